@@ -1,0 +1,66 @@
+# pacpfl — build, test, benchmark, run.
+#   make test    everything CI runs (installs missing system packages first)
+#   make run     the main job
+#   make bench   the benchmark suite
+
+GO        ?= go
+NETLIB_LD := -lopenblas -llapacke
+# Packages with goroutines; they also run under the race detector.
+RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/...
+BENCH_REPS ?= 5
+
+.PHONY: all deps test fmt-check vet test-go test-race test-purego test-netlib test-arm64 bench run build
+
+all: build
+
+build:
+	$(GO) build -o bin/pacpfl ./cmd/pacpfl
+
+deps:
+	@echo "==> deps"
+	@bash scripts/deps.sh
+
+test: deps fmt-check vet test-go test-race test-purego test-netlib test-arm64
+	@echo "==> all test steps passed"
+
+fmt-check:
+	@echo "==> gofmt"
+	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
+
+vet:
+	@echo "==> go vet (amd64, purego, netlib, arm64)"
+	$(GO) vet ./...
+	$(GO) vet -tags purego ./...
+	CGO_LDFLAGS='$(NETLIB_LD)' $(GO) vet -tags netlib ./...
+	GOARCH=arm64 $(GO) vet ./...
+
+test-go:
+	@echo "==> go test ./..."
+	$(GO) test ./...
+
+test-race:
+	@echo "==> go test -race (concurrent packages)"
+	$(GO) test -race $(RACE_PKGS)
+
+test-purego:
+	@echo "==> go test -tags purego ./..."
+	$(GO) test -tags purego ./...
+
+test-netlib:
+	@echo "==> go test -tags netlib ./... (OpenBLAS/LAPACKE via cgo)"
+	CGO_LDFLAGS='$(NETLIB_LD)' $(GO) test -tags netlib ./...
+
+test-arm64:
+	@echo "==> GOARCH=arm64 go test under qemu-aarch64-static"
+	GOARCH=arm64 $(GO) test -exec qemu-aarch64-static ./...
+
+bench:
+	@echo "==> go test -bench (kernels and routines)"
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	@echo "==> pacpfl bench (with OpenBLAS)"
+	CGO_LDFLAGS='$(NETLIB_LD)' $(GO) build -tags netlib -o bin/pacpfl-netlib ./cmd/pacpfl
+	./bin/pacpfl-netlib bench all --reps $(BENCH_REPS)
+
+run:
+	$(GO) run ./cmd/pacpfl version

@@ -1,0 +1,127 @@
+// Command pacpfl is the command-line front end of the pacpfl library:
+// version and build information, benchmarks, training and experiments.
+//
+// Each subcommand lives in its own file and registers itself in init, so the
+// command table below is the only shared piece.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/pacpfl/pacpfl/asm"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1 // the command ran and failed (bad data file, numerical failure, …)
+	exitUsage = 2 // the command line or the environment is wrong
+)
+
+// command is one subcommand. run gets the arguments after the subcommand name
+// and returns the exit status.
+type command struct {
+	name    string
+	summary string // one line for `pacpfl help`
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]*command{}
+
+// configError reports an unusable PACPFL_SIMD; a variable so tests can replay
+// the start-up failure in-process.
+var configError = asm.ConfigError
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("pacpfl: duplicate subcommand " + c.name)
+	}
+	commands[c.name] = c
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is main without the process: it is what the tests call.
+func run(args []string, stdout, stderr io.Writer) int {
+	if err := configError(); err != nil {
+		fmt.Fprintf(stderr, "pacpfl: %v\n", err)
+		return exitUsage
+	}
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "-help" {
+		name = "help"
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "pacpfl: unknown subcommand %q\n\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: pacpfl <subcommand> [flags]")
+	fmt.Fprintln(w, "\nsubcommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'pacpfl <subcommand> -h' for a subcommand's flags.")
+}
+
+// newFlagSet returns a flag set that reports errors to stderr without exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("pacpfl "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args and returns the exit status to use if parsing
+// failed (ok=false): 0 for -h, 2 for a bad flag. Positional arguments are
+// refused unless allowArgs.
+func parseFlags(fs *flag.FlagSet, args []string, allowArgs bool) (status int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if !allowArgs && fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+func init() {
+	register(&command{
+		name:    "help",
+		summary: "list the subcommands",
+		run: func(args []string, stdout, stderr io.Writer) int {
+			if len(args) > 0 {
+				if c, ok := commands[args[0]]; ok {
+					return c.run([]string{"-h"}, stdout, stderr)
+				}
+				fmt.Fprintf(stderr, "pacpfl help: unknown subcommand %q\n", args[0])
+				return exitUsage
+			}
+			usage(stdout)
+			return exitOK
+		},
+	})
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/linalg"
+)
+
+// runCLI runs the CLI in-process and returns status, stdout, stderr.
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	st := run(args, &out, &errb)
+	return st, out.String(), errb.String()
+}
+
+func TestVersion(t *testing.T) {
+	st, out, errs := runCLI("version")
+	require.Equal(t, 0, st, errs)
+	assert.Contains(t, out, "pacpfl "+Version)
+	assert.Contains(t, out, "chosen "+asm.Current().String())
+	assert.Contains(t, out, "detected "+asm.Detected().String())
+	for _, b := range linalg.Backends() {
+		assert.Contains(t, out, b)
+	}
+	assert.Contains(t, out, "gonum")
+}
+
+func TestVersionReportsForcedLevel(t *testing.T) {
+	defer asm.Configure("")
+	for _, l := range asm.Supported() {
+		require.NoError(t, asm.Configure(l.String()))
+		st, out, _ := runCLI("version")
+		require.Equal(t, 0, st)
+		assert.Contains(t, out, "chosen "+l.String())
+	}
+}
+
+func TestBadSIMDEnvironmentIsAStartupError(t *testing.T) {
+	defer asm.Configure("")
+	// What init does with PACPFL_SIMD=bogus, replayed in-process.
+	err := asm.Configure("bogus")
+	require.Error(t, err)
+	restore := setConfigErrForTest(err)
+	defer restore()
+	st, out, errs := runCLI("version")
+	assert.Equal(t, exitUsage, st)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "bogus")
+	assert.Contains(t, errs, asm.EnvVar)
+}
+
+func TestUnknownSubcommandAndBadFlag(t *testing.T) {
+	st, out, errs := runCLI("frobnicate")
+	assert.Equal(t, exitUsage, st)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, `unknown subcommand "frobnicate"`)
+	assert.Contains(t, errs, "usage: pacpfl")
+
+	st, _, errs = runCLI("version", "--no-such-flag")
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "no-such-flag")
+
+	st, _, errs = runCLI("version", "extra")
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "unexpected argument")
+
+	st, _, _ = runCLI()
+	assert.Equal(t, exitUsage, st)
+}
+
+func TestHelpListsEverySubcommand(t *testing.T) {
+	st, out, _ := runCLI("help")
+	require.Equal(t, 0, st)
+	for name, c := range commands {
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), name+" ") {
+				line = l
+			}
+		}
+		assert.Contains(t, line, c.summary, "help line for %s", name)
+	}
+	st, _, _ = runCLI("help", "nope")
+	assert.Equal(t, exitUsage, st)
+	st, _, _ = runCLI("version", "-h")
+	assert.Equal(t, 0, st)
+}
+
+func setConfigErrForTest(err error) (restore func()) {
+	old := configError
+	configError = func() error { return err }
+	return func() { configError = old }
+}
