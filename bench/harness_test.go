@@ -50,3 +50,13 @@ func TestJSONLine(t *testing.T) {
 		t.Fatalf("got %q", b.String())
 	}
 }
+
+func TestPeakArithmetic(t *testing.T) {
+	p := Peak{Cores: 2, GHz: 2.5, FlopsPerCycle: 16}
+	if p.GFLOPS() != 80 {
+		t.Fatalf("GFLOPS = %v, want 80", p.GFLOPS())
+	}
+	if m := MachinePeak(); m.Cores < 1 || m.FlopsPerCycle < 2 || !strings.Contains(m.String(), "FLOP/cycle") {
+		t.Fatalf("MachinePeak() = %+v", m)
+	}
+}

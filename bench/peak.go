@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/pacpfl/pacpfl/asm"
+)
+
+// Peak is a machine's theoretical double-precision peak:
+// cores × GHz × FLOP per cycle per core at a SIMD level.
+type Peak struct {
+	Cores          int
+	GHz            float64
+	FlopsPerCycle  int
+	Level          asm.Level
+	FrequencySource string
+}
+
+// GFLOPS is the peak in GFLOP/s.
+func (p Peak) GFLOPS() float64 { return float64(p.Cores) * p.GHz * float64(p.FlopsPerCycle) }
+
+// String says how the peak was computed.
+func (p Peak) String() string {
+	return fmt.Sprintf("peak %.1f GFLOP/s = %d cores × %.2f GHz (%s) × %d FLOP/cycle (%s: %s)",
+		p.GFLOPS(), p.Cores, p.GHz, p.FrequencySource, p.FlopsPerCycle, p.Level, flopsWhy(p.Level))
+}
+
+// flopsPerCycle assumes two FMA pipes per core, as on every x86 server core
+// since Haswell and on Zen; one FMA is two FLOP per lane.
+func flopsPerCycle(l asm.Level) int {
+	switch l {
+	case asm.AVX512:
+		return 2 * 8 * 2
+	case asm.AVX2:
+		return 2 * 4 * 2
+	case asm.NEON:
+		return 2 * 2 * 2
+	default:
+		return 2 // scalar: one multiply and one add per cycle
+	}
+}
+
+func flopsWhy(l asm.Level) string {
+	switch l {
+	case asm.AVX512:
+		return "2 FMA pipes × 8 doubles × 2"
+	case asm.AVX2:
+		return "2 FMA pipes × 4 doubles × 2"
+	case asm.NEON:
+		return "2 FMA pipes × 2 doubles × 2"
+	default:
+		return "scalar multiply + add"
+	}
+}
+
+// MachinePeak computes the peak for the current SIMD level and GOMAXPROCS
+// cores. The clock is the maximum frequency from cpufreq where the kernel
+// exposes it, else the highest "cpu MHz" in /proc/cpuinfo.
+func MachinePeak() Peak {
+	ghz, src := cpuGHz()
+	return Peak{
+		Cores:          runtime.GOMAXPROCS(0),
+		GHz:            ghz,
+		FlopsPerCycle:  flopsPerCycle(asm.Current()),
+		Level:          asm.Current(),
+		FrequencySource: src,
+	}
+}
+
+func cpuGHz() (float64, string) {
+	if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"); err == nil {
+		if khz, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && khz > 0 {
+			return khz / 1e6, "cpufreq max"
+		}
+	}
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return 0, "unknown"
+	}
+	defer f.Close()
+	best := 0.0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "cpu MHz" {
+			if mhz, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && mhz > best {
+				best = mhz
+			}
+		}
+	}
+	if best == 0 {
+		return 0, "unknown"
+	}
+	return best / 1000, "/proc/cpuinfo cpu MHz"
+}
