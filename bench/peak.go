@@ -14,10 +14,10 @@ import (
 // Peak is a machine's theoretical double-precision peak:
 // cores × GHz × FLOP per cycle per core at a SIMD level.
 type Peak struct {
-	Cores          int
-	GHz            float64
-	FlopsPerCycle  int
-	Level          asm.Level
+	Cores           int
+	GHz             float64
+	FlopsPerCycle   int
+	Level           asm.Level
 	FrequencySource string
 }
 
@@ -64,10 +64,10 @@ func flopsWhy(l asm.Level) string {
 func MachinePeak() Peak {
 	ghz, src := cpuGHz()
 	return Peak{
-		Cores:          runtime.GOMAXPROCS(0),
-		GHz:            ghz,
-		FlopsPerCycle:  flopsPerCycle(asm.Current()),
-		Level:          asm.Current(),
+		Cores:           runtime.GOMAXPROCS(0),
+		GHz:             ghz,
+		FlopsPerCycle:   flopsPerCycle(asm.Current()),
+		Level:           asm.Current(),
 		FrequencySource: src,
 	}
 }
