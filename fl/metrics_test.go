@@ -9,7 +9,7 @@ import (
 )
 
 func TestRSMSEHandComputed(t *testing.T) {
-	y := []float64{1, 2, 3, 4}     // mean 2.5, population var 1.25
+	y := []float64{1, 2, 3, 4}    // mean 2.5, population var 1.25
 	pred := []float64{1, 2, 3, 6} // squared errors 0,0,0,4 → MSE 1
 	got, err := RSMSE(pred, y)
 	if err != nil {
