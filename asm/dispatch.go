@@ -1,0 +1,132 @@
+package asm
+
+import "fmt"
+
+// The exported kernels below read the SIMD level once per call and run the
+// matching implementation. At AVX512 they run the AVX2+FMA code: every
+// AVX-512 CPU has AVX2 and FMA, and no AVX-512 kernel exists because none
+// could be executed (and so tested) on the machines this was written on.
+//
+// The assembly does no bounds checks of its own, so each entry point checks
+// up front, in O(1), that every element it will touch lies inside its slice
+// and panics like an index out of range otherwise, exactly where the generic
+// twin would have panicked. Memory safety never depends on the level.
+
+// DotUnitary returns the sum of x[i]*y[i] for i < len(x); len(y) >= len(x).
+func DotUnitary(x, y []float64) float64 {
+	if len(y) < len(x) {
+		panic(fmt.Sprintf("asm.DotUnitary: len(y)=%d < len(x)=%d", len(y), len(x)))
+	}
+	switch Current() {
+	case AVX2, AVX512:
+		return dotUnitaryAVX2(x, y)
+	case NEON:
+		return dotUnitaryNEON(x, y)
+	default:
+		return DotUnitaryGeneric(x, y)
+	}
+}
+
+// DotInc returns the sum over i < n of x[ix+i*incX]*y[iy+i*incY], with gonum
+// internal/asm/f64.DotInc semantics: a negative increment is passed as
+// uintptr(inc) and the start offset then points at the far end.
+func DotInc(x, y []float64, n, incX, incY, ix, iy uintptr) float64 {
+	checkInc("DotInc", "x", len(x), n, incX, ix)
+	checkInc("DotInc", "y", len(y), n, incY, iy)
+	switch Current() {
+	case AVX2, AVX512:
+		return dotIncAVX2(x, y, n, incX, incY, ix, iy)
+	case NEON:
+		return dotIncNEON(x, y, n, incX, incY, ix, iy)
+	default:
+		return DotIncGeneric(x, y, n, incX, incY, ix, iy)
+	}
+}
+
+// AxpyUnitary computes y[i] += alpha*x[i] for i < len(x); len(y) >= len(x).
+// The SIMD code uses fused multiply-add, so a result may differ from the
+// generic twin's by one rounding.
+func AxpyUnitary(alpha float64, x, y []float64) {
+	if len(y) < len(x) {
+		panic(fmt.Sprintf("asm.AxpyUnitary: len(y)=%d < len(x)=%d", len(y), len(x)))
+	}
+	switch Current() {
+	case AVX2, AVX512:
+		axpyUnitaryAVX2(alpha, x, y)
+	case NEON:
+		axpyUnitaryNEON(alpha, x, y)
+	default:
+		AxpyUnitaryGeneric(alpha, x, y)
+	}
+}
+
+// AxpyInc computes y[iy+i*incY] += alpha*x[ix+i*incX] for i < n, with gonum
+// internal/asm/f64.AxpyInc semantics (see DotInc for negative increments).
+func AxpyInc(alpha float64, x, y []float64, n, incX, incY, ix, iy uintptr) {
+	checkInc("AxpyInc", "x", len(x), n, incX, ix)
+	checkInc("AxpyInc", "y", len(y), n, incY, iy)
+	switch Current() {
+	case AVX2, AVX512:
+		axpyIncAVX2(alpha, x, y, n, incX, incY, ix, iy)
+	case NEON:
+		axpyIncNEON(alpha, x, y, n, incX, incY, ix, iy)
+	default:
+		AxpyIncGeneric(alpha, x, y, n, incX, incY, ix, iy)
+	}
+}
+
+// ScalUnitary computes x[i] *= alpha.
+func ScalUnitary(alpha float64, x []float64) {
+	switch Current() {
+	case AVX2, AVX512:
+		scalUnitaryAVX2(alpha, x)
+	case NEON:
+		scalUnitaryNEON(alpha, x)
+	default:
+		ScalUnitaryGeneric(alpha, x)
+	}
+}
+
+// ScalInc computes x[i*incX] *= alpha for i < n; incX must be positive.
+func ScalInc(alpha float64, x []float64, n, incX uintptr) {
+	if int(incX) <= 0 && n > 0 {
+		panic(fmt.Sprintf("asm.ScalInc: incX=%d is not positive", int(incX)))
+	}
+	checkInc("ScalInc", "x", len(x), n, incX, 0)
+	switch Current() {
+	case AVX2, AVX512:
+		scalIncAVX2(alpha, x, n, incX)
+	case NEON:
+		scalIncNEON(alpha, x, n, incX)
+	default:
+		ScalIncGeneric(alpha, x, n, incX)
+	}
+}
+
+// checkInc panics unless the n elements start, start+inc, ... (inc read as
+// a signed step) all lie in [0, length).
+func checkInc(kernel, name string, length int, n, inc, start uintptr) {
+	if n == 0 {
+		return
+	}
+	first := int(start)
+	if int(n) < 0 || first < 0 || first >= length {
+		panic(fmt.Sprintf("asm.%s: %s start %d out of range (len %d, n %d)", kernel, name, first, length, int(n)))
+	}
+	// The last index, computed without overflow: |inc| <= length is
+	// required whenever n > 1 for the span to fit at all.
+	step := int(inc)
+	if n > 1 {
+		if step > length || step < -length {
+			panic(fmt.Sprintf("asm.%s: %s increment %d too large for len %d", kernel, name, step, length))
+		}
+		if step != 0 && int(n)-1 >= length {
+			panic(fmt.Sprintf("asm.%s: %s holds %d elements, fewer than n=%d at increment %d", kernel, name, length, int(n), step))
+		}
+		last := first + (int(n)-1)*step
+		if last < 0 || last >= length {
+			panic(fmt.Sprintf("asm.%s: %s index %d out of range (len %d, n %d, inc %d, start %d)",
+				kernel, name, last, length, int(n), step, first))
+		}
+	}
+}

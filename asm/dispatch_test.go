@@ -1,0 +1,162 @@
+package asm
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// forEachLevel runs f once at every SIMD level this CPU and build support,
+// as a subtest named after the level, and restores the detected level.
+func forEachLevel(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	defer Configure("")
+	for _, l := range Supported() {
+		if err := SetLevel(l); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(l.String(), f)
+	}
+}
+
+// guardNaN fills everything a kernel must not touch; its payload is unusual
+// so that an overwrite, even with another NaN, is detected bit for bit.
+var guardNaN = math.Float64frombits(0x7ff8_dead_beef_0001)
+
+const guardLen = 8
+
+func isGuard(v float64) bool { return math.Float64bits(v) == math.Float64bits(guardNaN) }
+
+// testLengths are the vector lengths every kernel is checked at: all of 0..67
+// (every remainder of every unrolling) and a few large ones.
+func testLengths() []int {
+	ls := make([]int, 0, 72)
+	for n := 0; n <= 67; n++ {
+		ls = append(ls, n)
+	}
+	ls = append(ls, 1000)
+	if !modestSizes() {
+		ls = append(ls, 4097)
+	}
+	return ls
+}
+
+// modestSizes reports whether tests should keep their sizes small: under
+// -short, and on arm64, where this project's CI runs the tests under qemu.
+func modestSizes() bool {
+	return testing.Short() || runtime.GOARCH == "arm64"
+}
+
+// strided is a vector of n elements at increment inc laid out inside a
+// guarded buffer: view is the slice a kernel receives, start the index of
+// element 0 in view (the far end for a negative inc), idx the index in view
+// of every element in order. Everything in buf but the n elements is guardNaN.
+type strided struct {
+	buf, view []float64
+	lo        int // where view starts in buf
+	start     uintptr
+	idx       []int
+}
+
+func newStrided(rng *rand.Rand, n, inc, off int) strided {
+	a := inc
+	if a < 0 {
+		a = -a
+	}
+	span := 0
+	if n > 0 {
+		span = (n-1)*a + 1
+	}
+	buf := make([]float64, guardLen+off+span+guardLen)
+	for i := range buf {
+		buf[i] = guardNaN
+	}
+	lo := guardLen + off
+	s := strided{buf: buf, view: buf[lo : lo+span : lo+span], lo: lo}
+	if inc < 0 && n > 0 {
+		s.start = uintptr((n - 1) * a)
+	}
+	for i := 0; i < n; i++ {
+		j := int(s.start) + i*inc
+		s.idx = append(s.idx, j)
+		s.view[j] = randValue(rng)
+	}
+	return s
+}
+
+// randValue is uniform in [-1, 1) times a random power of two in
+// [2^-8, 2^8], so that sums mix magnitudes.
+func randValue(rng *rand.Rand) float64 {
+	return (2*rng.Float64() - 1) * math.Ldexp(1, rng.IntN(17)-8)
+}
+
+// clone copies a strided vector so that a second kernel can run on the same
+// input.
+func (s strided) clone() strided {
+	c := s
+	c.buf = append([]float64(nil), s.buf...)
+	c.view = c.buf[s.lo : s.lo+len(s.view) : s.lo+len(s.view)]
+	return c
+}
+
+// checkGuards fails if anything outside the n elements of s changed.
+func (s strided) checkGuards(t *testing.T, what string) {
+	t.Helper()
+	in := map[int]bool{}
+	lo := s.lo
+	for _, j := range s.idx {
+		in[lo+j] = true
+	}
+	for i, v := range s.buf {
+		if !in[i] && !isGuard(v) {
+			t.Fatalf("%s: wrote %v at buffer position %d outside the vector (view starts at %d, len %d)", what, v, i, lo, len(s.view))
+		}
+	}
+}
+
+// sameFloat reports a == b, treating any two NaNs as equal.
+func sameFloat(a, b float64) bool {
+	return a == b || math.IsNaN(a) && math.IsNaN(b)
+}
+
+func TestBoundsChecksPanic(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		x := make([]float64, 10)
+		cases := map[string]func(){
+			"DotUnitary short y":  func() { DotUnitary(x, x[:9]) },
+			"AxpyUnitary short y": func() { AxpyUnitary(1, x, x[:9]) },
+			"DotInc past end":     func() { DotInc(x, x, 6, 2, 1, 0, 0) },
+			"DotInc negative":     func() { DotInc(x, x, 3, 1, uintptr(1<<64-1), 0, 1) },
+			"AxpyInc past end":    func() { AxpyInc(1, x, x, 4, 1, 3, 0, 1) },
+			"AxpyInc bad start":   func() { AxpyInc(1, x, x, 1, 1, 1, 10, 0) },
+			"ScalInc past end":    func() { ScalInc(2, x, 4, 4) },
+			"ScalInc zero inc":    func() { ScalInc(2, x, 4, 0) },
+		}
+		for name, f := range cases {
+			func() {
+				defer func() {
+					r := recover()
+					if r == nil {
+						t.Errorf("%s: no panic", name)
+						return
+					}
+					if s, ok := r.(string); !ok || !strings.HasPrefix(s, "asm.") {
+						t.Errorf("%s: panic %v does not name the kernel", name, r)
+					}
+				}()
+				f()
+			}()
+		}
+		// In-range calls at the edges do not panic.
+		DotInc(x, x, 5, 2, 2, 0, 1)
+		DotInc(x, x, 10, uintptr(1<<64-1), 1, 9, 0)
+		ScalInc(2, x, 4, 3)
+		for _, v := range x {
+			if v != 0 {
+				t.Fatalf("in-range calls changed zeros: %v", x)
+			}
+		}
+	})
+}

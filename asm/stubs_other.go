@@ -1,0 +1,28 @@
+//go:build purego || !(amd64 || arm64)
+
+package asm
+
+// Without assembly every SIMD name runs the pure-Go twin; Current() reports
+// only Generic in such builds, so these are never reached in practice.
+
+func dotUnitaryAVX2(x, y []float64) float64 { return DotUnitaryGeneric(x, y) }
+func dotIncAVX2(x, y []float64, n, incX, incY, ix, iy uintptr) float64 {
+	return DotIncGeneric(x, y, n, incX, incY, ix, iy)
+}
+func axpyUnitaryAVX2(alpha float64, x, y []float64) { AxpyUnitaryGeneric(alpha, x, y) }
+func axpyIncAVX2(alpha float64, x, y []float64, n, incX, incY, ix, iy uintptr) {
+	AxpyIncGeneric(alpha, x, y, n, incX, incY, ix, iy)
+}
+func scalUnitaryAVX2(alpha float64, x []float64)              { ScalUnitaryGeneric(alpha, x) }
+func scalIncAVX2(alpha float64, x []float64, n, incX uintptr) { ScalIncGeneric(alpha, x, n, incX) }
+
+func dotUnitaryNEON(x, y []float64) float64 { return DotUnitaryGeneric(x, y) }
+func dotIncNEON(x, y []float64, n, incX, incY, ix, iy uintptr) float64 {
+	return DotIncGeneric(x, y, n, incX, incY, ix, iy)
+}
+func axpyUnitaryNEON(alpha float64, x, y []float64) { AxpyUnitaryGeneric(alpha, x, y) }
+func axpyIncNEON(alpha float64, x, y []float64, n, incX, incY, ix, iy uintptr) {
+	AxpyIncGeneric(alpha, x, y, n, incX, incY, ix, iy)
+}
+func scalUnitaryNEON(alpha float64, x []float64)              { ScalUnitaryGeneric(alpha, x) }
+func scalIncNEON(alpha float64, x []float64, n, incX uintptr) { ScalIncGeneric(alpha, x, n, incX) }
