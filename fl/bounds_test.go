@@ -106,7 +106,7 @@ func TestBoundsValidate(t *testing.T) {
 
 type gauss1 struct{}
 
-func (gauss1) Dim() int                              { return 1 }
+func (gauss1) Dim() int                             { return 1 }
 func (gauss1) Sample(dst []float64, rng *rand.Rand) { dst[0] = rng.NormFloat64() }
 
 // ln Z^C(φ, i) = w_i φ with φ ∼ N(0,1): ln Z^S = τ²W²/2 exactly.
