@@ -1,0 +1,474 @@
+package linalg
+
+import (
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/pacpfl/pacpfl/asm"
+)
+
+// Panic messages: gonum's (gonum.org/v1/gonum/blas/gonum/errors.go), so a
+// caller sees the same text whichever backend it runs on.
+const (
+	zeroIncX     = "blas: zero x index increment"
+	zeroIncY     = "blas: zero y index increment"
+	mLT0         = "blas: m < 0"
+	nLT0         = "blas: n < 0"
+	kLT0         = "blas: k < 0"
+	badUplo      = "blas: illegal triangle"
+	badTranspose = "blas: illegal transpose"
+	badDiag      = "blas: illegal diagonal"
+	badSide      = "blas: illegal side"
+	badLdA       = "blas: bad leading dimension of A"
+	badLdB       = "blas: bad leading dimension of B"
+	badLdC       = "blas: bad leading dimension of C"
+	shortX       = "blas: insufficient length of x"
+	shortY       = "blas: insufficient length of y"
+	shortA       = "blas: insufficient length of a"
+	shortB       = "blas: insufficient length of b"
+	shortC       = "blas: insufficient length of c"
+)
+
+// parallelMinFlops is the work (in FLOP) below which a call stays on one
+// goroutine: handing parts to the pool costs a few microseconds.
+var parallelMinFlops = float64(1 << 21)
+
+// Dgemm computes C = alpha * op(A) * op(B) + beta * C, where op(X) is X or Xᵀ,
+// op(A) is m×k, op(B) is k×n and C is m×n, all row-major.
+func (nat *Native) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	switch tA {
+	default:
+		panic(badTranspose)
+	case blas.NoTrans, blas.Trans, blas.ConjTrans:
+	}
+	switch tB {
+	default:
+		panic(badTranspose)
+	case blas.NoTrans, blas.Trans, blas.ConjTrans:
+	}
+	if m < 0 {
+		panic(mLT0)
+	}
+	if n < 0 {
+		panic(nLT0)
+	}
+	if k < 0 {
+		panic(kLT0)
+	}
+	aTrans := tA == blas.Trans || tA == blas.ConjTrans
+	if aTrans {
+		if lda < max(1, m) {
+			panic(badLdA)
+		}
+	} else {
+		if lda < max(1, k) {
+			panic(badLdA)
+		}
+	}
+	bTrans := tB == blas.Trans || tB == blas.ConjTrans
+	if bTrans {
+		if ldb < max(1, k) {
+			panic(badLdB)
+		}
+	} else {
+		if ldb < max(1, n) {
+			panic(badLdB)
+		}
+	}
+	if ldc < max(1, n) {
+		panic(badLdC)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if aTrans {
+		if len(a) < (k-1)*lda+m {
+			panic(shortA)
+		}
+	} else {
+		if len(a) < (m-1)*lda+k {
+			panic(shortA)
+		}
+	}
+	if bTrans {
+		if len(b) < (n-1)*ldb+k {
+			panic(shortB)
+		}
+	} else {
+		if len(b) < (k-1)*ldb+n {
+			panic(shortB)
+		}
+	}
+	if len(c) < (m-1)*ldc+n {
+		panic(shortC)
+	}
+	if alpha == 0 || k == 0 {
+		// BLAS: A and B are not read, so their NaNs do not reach C.
+		scaleRect(m, n, beta, c, ldc)
+		return
+	}
+	nat.gemm(gemmProblem{
+		tA: aTrans, tB: bTrans, m: m, n: n, k: k, alpha: alpha,
+		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, tri: blas.All,
+	}, nat.Threads())
+}
+
+// scaleRect sets C = beta*C on an m×n block (beta == 0 overwrites NaNs).
+func scaleRect(m, n int, beta float64, c []float64, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// gemmProblem is C = alpha*op(A)*op(B) + beta*C restricted, when tri is
+// blas.Upper or blas.Lower, to the elements C[i][j] with j >= i or j <= i
+// (SYRK). Arguments are already checked; alpha != 0 and k > 0.
+type gemmProblem struct {
+	tA, tB  bool
+	m, n, k int
+	alpha   float64
+	a       []float64
+	lda     int
+	b       []float64
+	ldb     int
+	beta    float64
+	c       []float64
+	ldc     int
+	tri     blas.Uplo
+}
+
+// region is the block C[i0:i1, j0:j1] one goroutine computes.
+type region struct{ i0, i1, j0, j1 int }
+
+// gemmCall is one parallel GEMM: the problem and the parts of C.
+type gemmCall struct {
+	p     gemmProblem
+	kern  *asm.GemmKernel
+	blk   Blocking
+	parts [maxThreads]region
+	wg    sync.WaitGroup
+}
+
+func (g *gemmCall) part(id int) {
+	ws := getWorkspace()
+	gemmRegion(ws, g.kern, &g.p, g.blk, g.parts[id])
+	putWorkspace(ws)
+}
+
+var gemmCalls freeList[gemmCall]
+
+// gemm runs p on up to threads goroutines, splitting C into a grid of
+// independent blocks (each goroutine packs its own panels: no barriers).
+func (nat *Native) gemm(p gemmProblem, threads int) {
+	kern := asm.GemmKernelFor(asm.Current())
+	blk := roundBlocking(nat.Blocking(), kern)
+	g := gemmCalls.get()
+	g.p, g.kern, g.blk = p, kern, blk
+	np := 1
+	flops := 2 * float64(p.m) * float64(p.n) * float64(p.k)
+	if p.tri != blas.All {
+		flops /= 2
+	}
+	if threads > 1 && flops >= parallelMinFlops {
+		if p.tri != blas.All {
+			np = splitTriangle(g.parts[:], p.n, kern.MR, threads, p.tri)
+		} else {
+			np = splitGrid(g.parts[:], p.m, p.n, kern.MR, kern.NR, threads)
+		}
+	} else {
+		g.parts[0] = region{0, p.m, 0, p.n}
+	}
+	runParallel(np, g, &g.wg)
+	g.p = gemmProblem{} // drop references to the caller's slices
+	gemmCalls.put(g)
+}
+
+func roundBlocking(b Blocking, k *asm.GemmKernel) Blocking {
+	b.MC = max(k.MR, b.MC/k.MR*k.MR)
+	b.NC = max(k.NR, b.NC/k.NR*k.NR)
+	return b
+}
+
+// splitGrid cuts an m×n C into tm×tn blocks (tm*tn <= threads), choosing the
+// grid whose blocks have the smallest perimeter (packing traffic), with block
+// edges on tile boundaries. It returns the number of blocks.
+func splitGrid(parts []region, m, n, mr, nr, threads int) int {
+	mu, nu := ceilDiv(m, mr), ceilDiv(n, nr)
+	threads = min(threads, mu*nu)
+	bestTm, bestTn, best := 1, 1, -1.0
+	for tm := 1; tm <= threads; tm++ {
+		tn := threads / tm
+		if tm*tn != threads || tm > mu || tn > nu {
+			continue
+		}
+		cost := float64(m)/float64(tm) + float64(n)/float64(tn)
+		if best < 0 || cost < best {
+			bestTm, bestTn, best = tm, tn, cost
+		}
+	}
+	if best < 0 { // no exact factorisation fits: split the longer side only
+		if mu >= nu {
+			bestTm, bestTn = min(threads, mu), 1
+		} else {
+			bestTm, bestTn = 1, min(threads, nu)
+		}
+	}
+	np := 0
+	for x := 0; x < bestTm; x++ {
+		i0, i1 := min(m, mu*x/bestTm*mr), min(m, mu*(x+1)/bestTm*mr)
+		for y := 0; y < bestTn; y++ {
+			j0, j1 := min(n, nu*y/bestTn*nr), min(n, nu*(y+1)/bestTn*nr)
+			parts[np] = region{i0, i1, j0, j1}
+			np++
+		}
+	}
+	return np
+}
+
+// splitTriangle cuts the rows of an n×n triangle into bands of about equal
+// area (on tile boundaries); each band covers only the columns its part of
+// the triangle reaches.
+func splitTriangle(parts []region, n, mr, threads int, ul blas.Uplo) int {
+	mu := ceilDiv(n, mr)
+	threads = min(threads, mu)
+	total := float64(n) * float64(n+1) / 2
+	np, i0 := 0, 0
+	for t := 0; t < threads && i0 < n; t++ {
+		i1 := n
+		if t < threads-1 {
+			target := total * float64(t+1) / float64(threads)
+			// area of rows [0,i): lower: i(i+1)/2; upper: total - (n-i)(n-i+1)/2.
+			lo, hi := i0, n
+			for lo < hi {
+				mid := (lo + hi) / 2
+				var area float64
+				if ul == blas.Lower {
+					area = float64(mid) * float64(mid+1) / 2
+				} else {
+					area = total - float64(n-mid)*float64(n-mid+1)/2
+				}
+				if area < target {
+					lo = mid + 1
+				} else {
+					hi = mid
+				}
+			}
+			i1 = min(n, ceilDiv(lo, mr)*mr)
+		}
+		if i1 <= i0 {
+			continue
+		}
+		if ul == blas.Lower {
+			parts[np] = region{i0, i1, 0, i1}
+		} else {
+			parts[np] = region{i0, i1, i0, n}
+		}
+		np++
+		i0 = i1
+	}
+	return np
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// Tile classes against the SYRK triangle.
+const (
+	tileIn = iota
+	tilePartial
+	tileOut
+)
+
+// classify tells where the block rows [i, i+mr) × cols [j, j+nr) lies
+// relative to the triangle ul (blas.All: everywhere inside).
+func classify(ul blas.Uplo, i, mr, j, nr int) int {
+	switch ul {
+	case blas.Upper: // keep j >= i
+		if j >= i+mr-1 {
+			return tileIn
+		}
+		if j+nr-1 < i {
+			return tileOut
+		}
+		return tilePartial
+	case blas.Lower: // keep j <= i
+		if j+nr-1 <= i {
+			return tileIn
+		}
+		if j > i+mr-1 {
+			return tileOut
+		}
+		return tilePartial
+	}
+	return tileIn
+}
+
+// gemmRegion computes the block r of C on one goroutine: the GotoBLAS loops
+// jc (NC) → pc (KC, pack B) → ic (MC, pack A) → macro-kernel.
+func gemmRegion(ws *workspace, kern *asm.GemmKernel, p *gemmProblem, blk Blocking, r region) {
+	mr, nr := kern.MR, kern.NR
+	mc, kc, nc := blk.MC, blk.KC, blk.NC
+	ws.ensure(mc*kc, nc*kc, mr*nr)
+	for jc := r.j0; jc < r.j1; jc += nc {
+		nb := min(nc, r.j1-jc)
+		for pc := 0; pc < p.k; pc += kc {
+			kb := min(kc, p.k-pc)
+			beta := 1.0
+			if pc == 0 {
+				beta = p.beta
+			}
+			packed := false
+			for ic := r.i0; ic < r.i1; ic += mc {
+				mb := min(mc, r.i1-ic)
+				if p.tri != blas.All && classify(p.tri, ic, mb, jc, nb) == tileOut {
+					continue
+				}
+				if !packed {
+					packB(ws.b, p, pc, kb, jc, nb, nr)
+					packed = true
+				}
+				packA(ws.a, p, ic, mb, pc, kb, mr)
+				macroKernel(ws, kern, p, ic, mb, jc, nb, kb, beta)
+			}
+		}
+	}
+}
+
+// macroKernel multiplies the packed mb×kb block of A by the packed kb×nb
+// block of B into C[ic:ic+mb, jc:jc+nb], one MR×NR tile at a time. Column
+// micro-panels outermost so a B micro-panel stays in L1 while the A block
+// streams from L2.
+func macroKernel(ws *workspace, kern *asm.GemmKernel, p *gemmProblem, ic, mb, jc, nb, kb int, beta float64) {
+	mr, nr := kern.MR, kern.NR
+	ldc := p.ldc
+	for jr := 0; jr < nb; jr += nr {
+		ncols := min(nr, nb-jr)
+		bp := ws.b[(jr/nr)*kb*nr:]
+		j := jc + jr
+		for ir := 0; ir < mb; ir += mr {
+			nrows := min(mr, mb-ir)
+			i := ic + ir
+			cls := classify(p.tri, i, nrows, j, ncols)
+			if cls == tileOut {
+				continue
+			}
+			ap := ws.a[(ir/mr)*kb*mr:]
+			if cls == tileIn && nrows == mr && ncols == nr {
+				kern.Run(kb, ap, bp, p.c[i*ldc+j:], ldc, p.alpha, beta)
+				continue
+			}
+			// Edge or diagonal tile: compute into the scratch tile, then
+			// merge the valid part.
+			t := ws.tile[:mr*nr]
+			kern.Run(kb, ap, bp, t, nr, 1, 0)
+			for x := 0; x < nrows; x++ {
+				crow := p.c[(i+x)*ldc+j : (i+x)*ldc+j+ncols]
+				trow := t[x*nr : x*nr+ncols]
+				lo, hi := 0, ncols
+				switch p.tri {
+				case blas.Upper:
+					lo = max(0, i+x-j)
+				case blas.Lower:
+					hi = min(ncols, i+x-j+1)
+				}
+				for y := lo; y < hi; y++ {
+					if beta == 0 {
+						crow[y] = p.alpha * trow[y]
+					} else {
+						crow[y] = beta*crow[y] + p.alpha*trow[y]
+					}
+				}
+			}
+		}
+	}
+}
+
+// packA copies op(A)[ic:ic+mb, pc:pc+kb] into micro-panels of mr rows:
+// dst[panel*kb*mr + l*mr + r]. Rows past mb are zero.
+func packA(dst []float64, p *gemmProblem, ic, mb, pc, kb, mr int) {
+	lda := p.lda
+	for ir := 0; ir < mb; ir += mr {
+		rows := min(mr, mb-ir)
+		d := dst[(ir/mr)*kb*mr : (ir/mr+1)*kb*mr]
+		if !p.tA { // op(A)[i][l] = a[i*lda+l]: read rows, scatter with stride mr
+			for x := 0; x < rows; x++ {
+				src := p.a[(ic+ir+x)*lda+pc : (ic+ir+x)*lda+pc+kb]
+				for l, v := range src {
+					d[l*mr+x] = v
+				}
+			}
+		} else { // op(A)[i][l] = a[l*lda+i]: each panel column is contiguous
+			for l := 0; l < kb; l++ {
+				off := (pc+l)*lda + ic + ir
+				copy(d[l*mr:l*mr+rows], p.a[off:off+rows])
+			}
+		}
+		if rows < mr {
+			for l := 0; l < kb; l++ {
+				clear(d[l*mr+rows : l*mr+mr])
+			}
+		}
+	}
+}
+
+// packB copies op(B)[pc:pc+kb, jc:jc+nb] into micro-panels of nr columns:
+// dst[panel*kb*nr + l*nr + c]. Columns past nb are zero.
+func packB(dst []float64, p *gemmProblem, pc, kb, jc, nb, nr int) {
+	ldb := p.ldb
+	for jr := 0; jr < nb; jr += nr {
+		cols := min(nr, nb-jr)
+		d := dst[(jr/nr)*kb*nr : (jr/nr+1)*kb*nr]
+		if !p.tB { // op(B)[l][j] = b[l*ldb+j]: panel rows are contiguous
+			for l := 0; l < kb; l++ {
+				off := (pc+l)*ldb + jc + jr
+				copy(d[l*nr:l*nr+cols], p.b[off:off+cols])
+			}
+		} else { // op(B)[l][j] = b[j*ldb+l]
+			for y := 0; y < cols; y++ {
+				src := p.b[(jc+jr+y)*ldb+pc : (jc+jr+y)*ldb+pc+kb]
+				for l, v := range src {
+					d[l*nr+y] = v
+				}
+			}
+		}
+		if cols < nr {
+			for l := 0; l < kb; l++ {
+				clear(d[l*nr+cols : l*nr+nr])
+			}
+		}
+	}
+}
+
+// freeList is a mutex-guarded stack of reusable values (see wsFree for why
+// not sync.Pool).
+type freeList[T any] struct {
+	mu   sync.Mutex
+	list []*T
+}
+
+func (f *freeList[T]) get() *T {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.list); n > 0 {
+		v := f.list[n-1]
+		f.list = f.list[:n-1]
+		return v
+	}
+	return new(T)
+}
+
+func (f *freeList[T]) put(v *T) {
+	f.mu.Lock()
+	f.list = append(f.list, v)
+	f.mu.Unlock()
+}

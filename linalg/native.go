@@ -1,0 +1,100 @@
+package linalg
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/klauspost/cpuid/v2"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// Native is pacpfl's BLAS. Dgemm, Dsyrk, Dtrsm and Dgemv (and Ddot, Daxpy,
+// Dscal) run on packed, cache-blocked panels with SIMD micro-kernels and
+// several goroutines; every other routine is gonum's, through the embedded
+// Implementation. Argument checks and their panic messages are gonum's.
+//
+// A Native is safe for concurrent use by several goroutines: its settings are
+// atomics and every call takes its packing buffers from a shared pool.
+type Native struct {
+	gonum.Implementation
+
+	threads  atomic.Int64 // <= 0: follow GOMAXPROCS at call time
+	blocking atomic.Pointer[Blocking]
+}
+
+// Blocking holds the cache block sizes of the GEMM loops: an MC×KC block of A
+// is packed to stay in L2, a KC×NC block of B in L3, and a KC×NR micro-panel
+// of B in L1. MC and NC are rounded down to multiples of the micro-kernel's
+// tile (at least one tile).
+type Blocking struct{ MC, KC, NC int }
+
+// DefaultNative is the instance registered as backend "native"; it uses
+// GOMAXPROCS goroutines.
+var DefaultNative = NewNative(0)
+
+func init() {
+	register("native", func() blas.Float64 { return DefaultNative })
+}
+
+var _ blas.Float64 = (*Native)(nil)
+
+// NewNative returns a Native that runs on up to threads goroutines;
+// threads <= 0 follows GOMAXPROCS at call time.
+func NewNative(threads int) *Native {
+	n := &Native{}
+	n.threads.Store(int64(threads))
+	b := DefaultBlocking()
+	n.blocking.Store(&b)
+	return n
+}
+
+// SetThreads sets the number of goroutines a call may use (<= 0: GOMAXPROCS).
+func (n *Native) SetThreads(t int) { n.threads.Store(int64(t)) }
+
+// Threads returns the number of goroutines a call may use now.
+func (n *Native) Threads() int {
+	t := int(n.threads.Load())
+	if t <= 0 {
+		t = runtime.GOMAXPROCS(0)
+	}
+	return min(t, maxThreads)
+}
+
+// Blocking returns the current block sizes.
+func (n *Native) Blocking() Blocking { return *n.blocking.Load() }
+
+// SetBlocking overrides the block sizes. All must be positive; KC at most
+// 1<<16 (so the packed buffers stay sane).
+func (n *Native) SetBlocking(mc, kc, nc int) error {
+	if mc < 1 || kc < 1 || nc < 1 || mc > 1<<16 || kc > 1<<16 || nc > 1<<20 {
+		return fmt.Errorf("linalg: bad GEMM blocking mc=%d kc=%d nc=%d (want 1 <= mc,kc <= 65536, 1 <= nc <= 1048576)", mc, kc, nc)
+	}
+	n.blocking.Store(&Blocking{MC: mc, KC: kc, NC: nc})
+	return nil
+}
+
+// DefaultBlocking derives block sizes from the cache sizes cpuid reports:
+// the KC×NR micro-panel of B (NR = 8 doubles) takes about half of L1D, the
+// MC×KC block of A about half of L2, the KC×NC block of B about half of L3
+// (shared by the cores). Unknown sizes fall back to 32 KiB / 512 KiB / 8 MiB.
+func DefaultBlocking() Blocking {
+	l1, l2, l3 := cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2, cpuid.CPU.Cache.L3
+	if l1 <= 0 {
+		l1 = 32 << 10
+	}
+	if l2 <= 0 {
+		l2 = 512 << 10
+	}
+	if l3 <= 0 {
+		l3 = 8 << 20
+	}
+	const nr, mr = 8, 6
+	kc := clamp(l1/2/(8*nr), 128, 384)
+	mc := clamp(l2/2/(8*kc), 4*mr, 480) / mr * mr
+	nc := clamp(l3/4/(8*kc), 512, 8192) / 64 * 64
+	return Blocking{MC: mc, KC: kc, NC: nc}
+}
+
+func clamp(x, lo, hi int) int { return max(lo, min(hi, x)) }

@@ -1,0 +1,156 @@
+package linalg
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+func panicText(f func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	f()
+	return ""
+}
+
+// Bad arguments panic with gonum's messages, checked in gonum's order.
+func TestPanicMessagesMatchGonum(t *testing.T) {
+	a, b, c := make([]float64, 100), make([]float64, 100), make([]float64, 100)
+	cases := map[string]func(impl blas.Float64){
+		"gemm bad trans":   func(impl blas.Float64) { impl.Dgemm('X', blas.NoTrans, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2) },
+		"gemm m<0":         func(impl blas.Float64) { impl.Dgemm(blas.NoTrans, blas.NoTrans, -1, 2, 2, 1, a, 2, b, 2, 0, c, 2) },
+		"gemm k<0 and lda": func(impl blas.Float64) { impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, -1, 1, a, 0, b, 2, 0, c, 2) },
+		"gemm lda":         func(impl blas.Float64) { impl.Dgemm(blas.Trans, blas.NoTrans, 3, 2, 2, 1, a, 2, b, 2, 0, c, 2) },
+		"gemm ldc":         func(impl blas.Float64) { impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 3, 2, 1, a, 2, b, 3, 0, c, 2) },
+		"gemm short b": func(impl blas.Float64) {
+			impl.Dgemm(blas.NoTrans, blas.Trans, 2, 20, 10, 1, a, 10, b[:50], 10, 0, c, 20)
+		},
+		"gemm short c": func(impl blas.Float64) { impl.Dgemm(blas.NoTrans, blas.NoTrans, 9, 9, 2, 1, a, 2, b, 9, 0, c[:80], 9) },
+		"syrk uplo":    func(impl blas.Float64) { impl.Dsyrk(blas.All, blas.NoTrans, 2, 2, 1, a, 2, 0, c, 2) },
+		"syrk ldc":     func(impl blas.Float64) { impl.Dsyrk(blas.Upper, blas.Trans, 3, 2, 1, a, 3, 0, c, 2) },
+		"syrk short a": func(impl blas.Float64) {
+			impl.Dsyrk(blas.Upper, blas.NoTrans, 20, 10, 1, a, 10, 0, make([]float64, 400), 20)
+		},
+		"trsm side": func(impl blas.Float64) { impl.Dtrsm('X', blas.Upper, blas.NoTrans, blas.Unit, 2, 2, 1, a, 2, b, 2) },
+		"trsm diag": func(impl blas.Float64) { impl.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, 'X', 2, 2, 1, a, 2, b, 2) },
+		"trsm n<0": func(impl blas.Float64) {
+			impl.Dtrsm(blas.Right, blas.Upper, blas.NoTrans, blas.Unit, 2, -2, 1, a, 2, b, 2)
+		},
+		"trsm lda right": func(impl blas.Float64) {
+			impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.Unit, 5, 3, 1, a, 2, b, 3)
+		},
+		"trsm short b": func(impl blas.Float64) {
+			impl.Dtrsm(blas.Left, blas.Lower, blas.Trans, blas.Unit, 11, 10, 1, a, 10, b, 10)
+		},
+		"gemv incx":    func(impl blas.Float64) { impl.Dgemv(blas.NoTrans, 2, 2, 1, a, 2, b, 0, 0, c, 1) },
+		"gemv short y": func(impl blas.Float64) { impl.Dgemv(blas.Trans, 2, 20, 1, a, 20, b, 1, 0, c[:19], 1) },
+	}
+	nat := NewNative(2)
+	for name, call := range cases {
+		want := panicText(func() { call(gonum.Implementation{}) })
+		if want == "" {
+			t.Fatalf("%s: gonum did not panic (bad test case)", name)
+		}
+		if got := panicText(func() { call(nat) }); got != want {
+			t.Errorf("%s: native panics %q, gonum %q", name, got, want)
+		}
+	}
+}
+
+func TestSettings(t *testing.T) {
+	n := NewNative(3)
+	if n.Threads() != 3 {
+		t.Errorf("Threads() = %d, want 3", n.Threads())
+	}
+	n.SetThreads(0)
+	if n.Threads() != runtime.GOMAXPROCS(0) {
+		t.Errorf("Threads() = %d with SetThreads(0), want GOMAXPROCS %d", n.Threads(), runtime.GOMAXPROCS(0))
+	}
+	if err := n.SetBlocking(0, 10, 10); err == nil {
+		t.Error("SetBlocking(0, 10, 10) succeeded")
+	}
+	if err := n.SetBlocking(10, 20, 30); err != nil || n.Blocking() != (Blocking{10, 20, 30}) {
+		t.Errorf("SetBlocking(10,20,30): %v, Blocking() = %+v", err, n.Blocking())
+	}
+	d := DefaultBlocking()
+	if d.MC < 1 || d.KC < 1 || d.NC < 1 {
+		t.Errorf("DefaultBlocking() = %+v", d)
+	}
+	impl, err := Backend("native")
+	if err != nil || impl != blas.Float64(DefaultNative) {
+		t.Errorf(`Backend("native") = %v, %v; want DefaultNative`, impl, err)
+	}
+}
+
+// Steady-state calls allocate nothing, on one goroutine and on several.
+func TestNoAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	rnd := rand.New(rand.NewPCG(9, 9))
+	const n = 150 // above parallelMinFlops for GEMM/SYRK/TRSM
+	a, b, c := randMat(rnd, n, n, n), randMat(rnd, n, n, n), randMat(rnd, n, n, n)
+	for i := 0; i < n; i++ {
+		a[i*n+i] = 4
+	}
+	for _, th := range []int{1, 2} {
+		nat := NewNative(th)
+		calls := map[string]func(){
+			"Dgemm": func() { nat.Dgemm(blas.NoTrans, blas.Trans, n, n, n, 1, a, n, b, n, 0, c, n) },
+			"Dsyrk": func() { nat.Dsyrk(blas.Lower, blas.NoTrans, n, n, 1, a, n, 0, c, n) },
+			"Dtrsm": func() { nat.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, n, n, 1, a, n, c, n) },
+			"Dgemv": func() { nat.Dgemv(blas.NoTrans, n, n, 1, a, n, b, 1, 0, c, 1) },
+		}
+		for name, f := range calls {
+			if allocs := testing.AllocsPerRun(5, f); allocs != 0 {
+				t.Errorf("%s with %d threads: %v allocations per call", name, th, allocs)
+			}
+		}
+	}
+}
+
+// Several goroutines share one Native (and the worker pool): results must be
+// those of a lone call. Meant for -race.
+func TestConcurrentUse(t *testing.T) {
+	forceParallel(t)
+	rnd := rand.New(rand.NewPCG(10, 11))
+	const m, n, k = 37, 29, 41
+	a, b := randMat(rnd, m, k, k), randMat(rnd, k, n, n)
+	want := make([]float64, m*n)
+	gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, b, n, 0, want, n)
+	nat := NewNative(2)
+	if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := make([]float64, m*n)
+			for r := 0; r < 10; r++ {
+				nat.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, b, n, 0, c, n)
+				for i := range c {
+					if !closeEnough(c[i], want[i], 10, k) {
+						errs <- fmt.Sprintf("C[%d] = %v, want %v", i, c[i], want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}

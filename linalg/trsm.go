@@ -1,0 +1,205 @@
+package linalg
+
+import (
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// trsmBlock is the order up to which a triangular diagonal block is solved
+// directly (gonum's substitution, vectorised along the rows of B); larger
+// triangles are halved recursively and the off-diagonal coupling is a GEMM
+// update, so most of the work runs in the GEMM kernel with a large k.
+const trsmBlock = 64
+
+// trsmMinPiece is the narrowest slab of B a goroutine solves on its own.
+const trsmMinPiece = 32
+
+// Dtrsm solves op(A) * X = alpha * B (side Left) or X * op(A) = alpha * B
+// (side Right) for X, overwriting B, where A is triangular (ul) with a unit
+// or non-unit diagonal (d).
+func (nat *Native) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	if s != blas.Left && s != blas.Right {
+		panic(badSide)
+	}
+	if ul != blas.Lower && ul != blas.Upper {
+		panic(badUplo)
+	}
+	if tA != blas.NoTrans && tA != blas.Trans && tA != blas.ConjTrans {
+		panic(badTranspose)
+	}
+	if d != blas.NonUnit && d != blas.Unit {
+		panic(badDiag)
+	}
+	if m < 0 {
+		panic(mLT0)
+	}
+	if n < 0 {
+		panic(nLT0)
+	}
+	k := n
+	if s == blas.Left {
+		k = m
+	}
+	if lda < max(1, k) {
+		panic(badLdA)
+	}
+	if ldb < max(1, n) {
+		panic(badLdB)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if len(a) < lda*(k-1)+k {
+		panic(shortA)
+	}
+	if len(b) < ldb*(m-1)+n {
+		panic(shortB)
+	}
+	if alpha == 0 {
+		scaleRect(m, n, 0, b, ldb)
+		return
+	}
+	if tA == blas.ConjTrans {
+		tA = blas.Trans
+	}
+	// The columns of B (side Left) or its rows (side Right) are independent
+	// systems: cut them into slabs, one per goroutine, each solved with
+	// single-goroutine GEMM updates. Too few to cut: one slab, parallel GEMMs.
+	threads := nat.Threads()
+	width := n
+	if s == blas.Right {
+		width = m
+	}
+	flops := float64(m) * float64(n) * float64(k)
+	np := 1
+	if threads > 1 && flops >= parallelMinFlops {
+		np = min(threads, width/trsmMinPiece)
+	}
+	t := trsmCalls.get()
+	*t = trsmCall{nat: nat, s: s, ul: ul, tA: tA, d: d, m: m, n: n, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb}
+	if np <= 1 {
+		t.np, t.gemmThreads = 1, threads
+		t.part(0)
+	} else {
+		t.np, t.gemmThreads = np, 1
+		runParallel(np, t, &t.wg)
+	}
+	*t = trsmCall{}
+	trsmCalls.put(t)
+}
+
+type trsmCall struct {
+	nat         *Native
+	s           blas.Side
+	ul          blas.Uplo
+	tA          blas.Transpose
+	d           blas.Diag
+	m, n        int
+	alpha       float64
+	a           []float64
+	lda         int
+	b           []float64
+	ldb         int
+	np          int
+	gemmThreads int
+	wg          sync.WaitGroup
+}
+
+var trsmCalls freeList[trsmCall]
+
+func (t *trsmCall) part(id int) {
+	m, n, b := t.m, t.n, t.b
+	if t.s == blas.Left {
+		lo, hi := n*id/t.np, n*(id+1)/t.np
+		b, n = b[lo:], hi-lo
+	} else {
+		lo, hi := m*id/t.np, m*(id+1)/t.np
+		b, m = b[lo*t.ldb:], hi-lo
+	}
+	if n == 0 || m == 0 {
+		return
+	}
+	if t.alpha != 1 {
+		scaleRect(m, n, t.alpha, b, t.ldb)
+	}
+	t.solve(m, n, t.a, b)
+}
+
+// solve is the recursive blocked solve with alpha = 1 on the m×n block b.
+func (t *trsmCall) solve(m, n int, a, b []float64) {
+	lda, ldb := t.lda, t.ldb
+	trans := t.tA == blas.Trans
+	if t.s == blas.Left {
+		if m <= trsmBlock {
+			gonum.Implementation{}.Dtrsm(blas.Left, t.ul, t.tA, t.d, m, n, 1, a, lda, b, ldb)
+			return
+		}
+		m1 := halve(m)
+		m2 := m - m1
+		a11, a12, a21, a22 := a, a[m1:], a[m1*lda:], a[m1*lda+m1:]
+		b1, b2 := b, b[m1*ldb:]
+		if (t.ul == blas.Lower) != trans { // op(A) lower: forward
+			t.solve(m1, n, a11, b1)
+			if trans { // op(A)21 = A12ᵀ
+				t.update(true, false, m2, n, m1, a12, lda, b1, ldb, b2, ldb)
+			} else {
+				t.update(false, false, m2, n, m1, a21, lda, b1, ldb, b2, ldb)
+			}
+			t.solve(m2, n, a22, b2)
+			return
+		}
+		t.solve(m2, n, a22, b2)
+		if trans { // op(A)12 = A21ᵀ
+			t.update(true, false, m1, n, m2, a21, lda, b2, ldb, b1, ldb)
+		} else {
+			t.update(false, false, m1, n, m2, a12, lda, b2, ldb, b1, ldb)
+		}
+		t.solve(m1, n, a11, b1)
+		return
+	}
+	if n <= trsmBlock {
+		gonum.Implementation{}.Dtrsm(blas.Right, t.ul, t.tA, t.d, m, n, 1, a, lda, b, ldb)
+		return
+	}
+	n1 := halve(n)
+	n2 := n - n1
+	a11, a12, a21, a22 := a, a[n1:], a[n1*lda:], a[n1*lda+n1:]
+	b1, b2 := b, b[n1:]
+	if (t.ul == blas.Upper) != trans { // op(A) upper: X1 first
+		t.solve(m, n1, a11, b1)
+		if trans { // op(A)12 = A21ᵀ
+			t.update(false, true, m, n2, n1, b1, ldb, a21, lda, b2, ldb)
+		} else {
+			t.update(false, false, m, n2, n1, b1, ldb, a12, lda, b2, ldb)
+		}
+		t.solve(m, n2, a22, b2)
+		return
+	}
+	t.solve(m, n2, a22, b2)
+	if trans { // op(A)21 = A12ᵀ
+		t.update(false, true, m, n1, n2, b2, ldb, a12, lda, b1, ldb)
+	} else {
+		t.update(false, false, m, n1, n2, b2, ldb, a21, lda, b1, ldb)
+	}
+	t.solve(m, n1, a11, b1)
+}
+
+// update is C -= op(X)·op(Y) with the native GEMM (arguments known valid).
+func (t *trsmCall) update(tx, ty bool, m, n, k int, x []float64, ldx int, y []float64, ldy int, c []float64, ldc int) {
+	t.nat.gemm(gemmProblem{
+		tA: tx, tB: ty, m: m, n: n, k: k, alpha: -1,
+		a: x, lda: ldx, b: y, ldb: ldy, beta: 1, c: c, ldc: ldc, tri: blas.All,
+	}, t.gemmThreads)
+}
+
+// halve splits a dimension in two, the first part a multiple of 16 so the
+// GEMM updates see whole tiles where possible.
+func halve(m int) int {
+	h := (m / 2) / 16 * 16
+	if h == 0 {
+		h = m / 2
+	}
+	return h
+}
