@@ -1,0 +1,370 @@
+package fl
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/pacpfl/pacpfl/svgd"
+)
+
+// Client is one existing client as the server sees it (Algorithm 2). The loop
+// never looks inside: a GP client and a BNN client both fit.
+type Client interface {
+	// Update writes into grad (k×dphi, row-major) the gradient
+	// ∇_{φ_κ} ln Z^C_{m_i}(P_{φ_κ}, S_i^(b)) for every particle row of
+	// particles (k×dphi), on a mini-batch of size batch drawn with rng
+	// (batch ≤ 0 or ≥ m_i: all of S_i), and returns the mean over the k
+	// particles of ln Z^C. Update is called by one goroutine at a time per
+	// client, but different clients run concurrently.
+	Update(particles []float64, k, dphi, batch int, rng *rand.Rand, grad []float64) (meanLML float64, err error)
+}
+
+// HyperPrior is the data-free hyper-prior 𝒫 over prior parameters φ.
+type HyperPrior interface {
+	Dim() int
+	Sample(dst []float64, rng *rand.Rand)
+	// AddGrad adds ∇ ln 𝒫(φ) to dst.
+	AddGrad(dst, phi []float64)
+}
+
+// Aggregation says how the c client gradients of a round become the data term
+// of the score (40).
+type Aggregation int
+
+const (
+	// AggregateSum is τ·(n/c)·Σ_{i∈C_t} G_i: unbiased for τ Σ_{i=1}^n ∇ ln Z^C_i
+	// of (40), so τ keeps its meaning in the bounds (SPEC §4.3 [!], default).
+	AggregateSum Aggregation = iota
+	// AggregateMean is Algorithm 1's literal line 5: τ·(1/c)·Σ_{i∈C_t} G_i.
+	AggregateMean
+)
+
+// DPConfig switches on Algorithm 3: each client's update is clipped to norm
+// Clip (per particle row) and Laplace noise of scale T·Clip/(Epsilon·c) is
+// added to every coordinate of the mean of the clipped updates.
+type DPConfig struct {
+	Epsilon float64
+	Clip    float64
+}
+
+// Config holds the parameters of Algorithm 1 (and 3).
+type Config struct {
+	K               int     // particles k
+	Rounds          int     // T
+	ClientsPerRound int     // c (0 → min(n, 24))
+	Batch           int     // b (0 → all of S_i)
+	LR              float64 // η
+	Optimizer       string  // "adam" (default) or "sgd" (plain ascent, as the paper)
+	Tau             float64 // server temperature τ
+	Aggregation     Aggregation
+	Seed            uint64
+	Workers         int       // concurrent client updates (0 → GOMAXPROCS)
+	DP              *DPConfig // nil: no differential privacy
+	// Progress, if set, is called after each round with the round (1-based)
+	// and the mean ln Z^C of that round's clients.
+	Progress func(round int, meanLML float64)
+}
+
+// Validate reports the first unusable parameter for n clients.
+func (c *Config) Validate(n int) error {
+	switch {
+	case n < 1:
+		return errors.New("server: no clients")
+	case c.K < 1:
+		return fmt.Errorf("server: k = %d particles; need k ≥ 1", c.K)
+	case c.Rounds < 0:
+		return fmt.Errorf("server: negative number of rounds %d", c.Rounds)
+	case c.ClientsPerRound < 0 || c.ClientsPerRound > n:
+		return fmt.Errorf("server: %d clients per round but only %d clients", c.ClientsPerRound, n)
+	case c.Batch < 0:
+		return fmt.Errorf("server: negative batch size %d", c.Batch)
+	case !(c.LR > 0) || math.IsInf(c.LR, 0):
+		return fmt.Errorf("server: learning rate %v must be positive and finite", c.LR)
+	case !(c.Tau > 0) || math.IsInf(c.Tau, 0):
+		return fmt.Errorf("server: τ = %v must be positive and finite", c.Tau)
+	case c.Optimizer != "" && c.Optimizer != "adam" && c.Optimizer != "sgd":
+		return fmt.Errorf("server: unknown optimiser %q (want adam or sgd)", c.Optimizer)
+	case c.Aggregation != AggregateSum && c.Aggregation != AggregateMean:
+		return fmt.Errorf("server: unknown aggregation %d", c.Aggregation)
+	case c.Workers < 0:
+		return fmt.Errorf("server: negative worker count %d", c.Workers)
+	}
+	if c.DP != nil {
+		if !(c.DP.Epsilon > 0) || math.IsInf(c.DP.Epsilon, 0) {
+			return fmt.Errorf("server: DP ε = %v must be positive and finite", c.DP.Epsilon)
+		}
+		if !(c.DP.Clip > 0) || math.IsInf(c.DP.Clip, 0) {
+			return fmt.Errorf("server: DP clip norm γ = %v must be positive and finite", c.DP.Clip)
+		}
+	}
+	return nil
+}
+
+// DefaultClientsPerRound is c when Config.ClientsPerRound is 0 (SPEC §14).
+const DefaultClientsPerRound = 24
+
+// Result is the outcome of a training run.
+type Result struct {
+	Particles []float64 // k×dφ, the hyper-posterior approximation
+	K, Dim    int
+	// MeanLML[t] is the mean ln Z^C over the clients of round t+1.
+	MeanLML []float64
+	Elapsed time.Duration
+	// Epsilon is the DP level of the run (Algorithm 3), or +Inf without DP:
+	// deterministic SVGD loses the inherent privacy of Lemma 4.5.
+	Epsilon float64
+}
+
+// Server runs Algorithm 1 (Algorithm 3 with Config.DP).
+type Server struct {
+	cfg     Config
+	prior   HyperPrior
+	clients []Client
+	n, c, k int
+	dim     int
+	workers int
+
+	particles []float64
+	scores    []float64
+	grads     [][]float64 // per round slot, k×dφ
+	lmls      []float64
+	errs      []error
+	perm      []int
+	chosen    []int
+	round     int
+	sv        *svgd.SVGD
+	opt       svgd.Optimizer
+	// Per-slot random streams, reseeded for every (round, client): a client's
+	// mini-batch never depends on which worker ran it.
+	pcgs []*rand.PCG
+	rngs []*rand.Rand
+	// Round-level stream: client selection and DP noise.
+	rpcg *rand.PCG
+	rrng *rand.Rand
+}
+
+// Random-stream tags.
+const (
+	tagInit   = 0x696e6974
+	tagRound  = 0x726f756e64
+	tagClient = 0x636c69656e74
+)
+
+// NewServer draws the k initial particles from the hyper-prior (line 1).
+func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) {
+	n := len(clients)
+	if cfg.ClientsPerRound == 0 {
+		cfg.ClientsPerRound = min(n, DefaultClientsPerRound)
+	}
+	if err := cfg.Validate(n); err != nil {
+		return nil, err
+	}
+	if prior == nil || prior.Dim() < 1 {
+		return nil, errors.New("server: hyper-prior missing or of dimension 0")
+	}
+	s := &Server{cfg: cfg, prior: prior, clients: clients, n: n, c: cfg.ClientsPerRound, k: cfg.K, dim: prior.Dim()}
+	s.workers = cfg.Workers
+	if s.workers == 0 {
+		s.workers = runtime.GOMAXPROCS(0)
+	}
+	s.workers = min(s.workers, s.c)
+	kd := s.k * s.dim
+	s.particles = make([]float64, kd)
+	s.scores = make([]float64, kd)
+	s.grads = make([][]float64, s.c)
+	s.pcgs = make([]*rand.PCG, s.c)
+	s.rngs = make([]*rand.Rand, s.c)
+	for i := range s.grads {
+		s.grads[i] = make([]float64, kd)
+		s.pcgs[i] = rand.NewPCG(0, 0)
+		s.rngs[i] = rand.New(s.pcgs[i])
+	}
+	s.lmls = make([]float64, s.c)
+	s.errs = make([]error, s.c)
+	s.perm = make([]int, n)
+	s.chosen = make([]int, s.c)
+	s.rpcg = rand.NewPCG(0, 0)
+	s.rrng = rand.New(s.rpcg)
+	init := rand.New(rand.NewPCG(cfg.Seed, streamID(tagInit)))
+	for r := 0; r < s.k; r++ {
+		prior.Sample(s.particles[r*s.dim:(r+1)*s.dim], init)
+	}
+	var err error
+	if s.sv, err = svgd.New(s.k, s.dim); err != nil {
+		return nil, err
+	}
+	if cfg.Optimizer == "sgd" {
+		s.opt = &svgd.Ascent{LR: cfg.LR}
+	} else {
+		s.opt = svgd.NewAdam(cfg.LR)
+	}
+	return s, nil
+}
+
+// Particles returns the current particles (k×dφ; a view, do not modify).
+func (s *Server) Particles() []float64 { return s.particles }
+
+// Run performs the T rounds and returns the result.
+func (s *Server) Run() (*Result, error) {
+	start := time.Now()
+	res := &Result{K: s.k, Dim: s.dim, MeanLML: make([]float64, 0, s.cfg.Rounds), Epsilon: math.Inf(1)}
+	if s.cfg.DP != nil {
+		res.Epsilon = s.cfg.DP.Epsilon
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < s.workers; w++ {
+		go func() {
+			for slot := range jobs {
+				s.runClient(slot)
+				wg.Done()
+			}
+		}()
+	}
+	defer close(jobs)
+	for t := 0; t < s.cfg.Rounds; t++ {
+		s.selectClients(t)
+		wg.Add(s.c)
+		for slot := 0; slot < s.c; slot++ {
+			jobs <- slot
+		}
+		wg.Wait()
+		lml, err := s.finishRound()
+		if err != nil {
+			return nil, fmt.Errorf("round %d: %w", t+1, err)
+		}
+		res.MeanLML = append(res.MeanLML, lml)
+		if s.cfg.Progress != nil {
+			s.cfg.Progress(t+1, lml)
+		}
+	}
+	res.Particles = append([]float64(nil), s.particles...)
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// selectClients draws C_t: c of the n clients without replacement (partial
+// Fisher–Yates on the round stream).
+func (s *Server) selectClients(t int) {
+	s.round = t
+	s.rpcg.Seed(s.cfg.Seed, streamID(tagRound, uint64(t)))
+	for i := range s.perm {
+		s.perm[i] = i
+	}
+	for i := 0; i < s.c; i++ {
+		j := i + s.rrng.IntN(s.n-i)
+		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
+		s.chosen[i] = s.perm[i]
+	}
+}
+
+func (s *Server) runClient(slot int) {
+	ci := s.chosen[slot]
+	s.pcgs[slot].Seed(s.cfg.Seed, streamID(tagClient, uint64(s.round), uint64(ci)))
+	g := s.grads[slot]
+	lml, err := s.clients[ci].Update(s.particles, s.k, s.dim, s.cfg.Batch, s.rngs[slot], g)
+	if err != nil {
+		err = fmt.Errorf("client %d: %w", ci, err)
+	} else {
+		for j, v := range g {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				err = fmt.Errorf("client %d returned a non-finite gradient (%v at particle %d, coordinate %d)", ci, v, j/s.dim, j%s.dim)
+				break
+			}
+		}
+	}
+	s.lmls[slot], s.errs[slot] = lml, err
+}
+
+// finishRound aggregates the client gradients in slot order (deterministic),
+// forms the score (40) and takes the SVGD step (39).
+func (s *Server) finishRound() (float64, error) {
+	for _, err := range s.errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	meanLML := 0.0
+	for _, v := range s.lmls {
+		meanLML += v
+	}
+	meanLML /= float64(s.c)
+	agg := s.scores
+	for i := range agg {
+		agg[i] = 0
+	}
+	for slot := 0; slot < s.c; slot++ {
+		g := s.grads[slot]
+		if s.cfg.DP != nil {
+			ClipRows(g, s.k, s.dim, s.cfg.DP.Clip)
+		}
+		for i, v := range g {
+			agg[i] += v
+		}
+	}
+	// agg ← (1/c) Σ G_i (+ Laplace noise under DP, calibrated to this mean).
+	invC := 1 / float64(s.c)
+	for i := range agg {
+		agg[i] *= invC
+	}
+	if s.cfg.DP != nil {
+		scale := LaplaceScale(s.cfg.Rounds, s.cfg.DP.Clip, s.cfg.DP.Epsilon, s.c)
+		for i := range agg {
+			agg[i] += Laplace(s.rrng, scale)
+		}
+	}
+	// Data term: τ·n·mean = τ(n/c)Σ (default) or τ·mean (literal). Scaling the
+	// noisy mean is post-processing and keeps the DP guarantee.
+	f := s.cfg.Tau
+	if s.cfg.Aggregation == AggregateSum {
+		f *= float64(s.n)
+	}
+	for i := range agg {
+		agg[i] *= f
+	}
+	for r := 0; r < s.k; r++ {
+		s.prior.AddGrad(agg[r*s.dim:(r+1)*s.dim], s.particles[r*s.dim:(r+1)*s.dim])
+	}
+	if err := s.sv.Step(s.particles, agg, s.opt); err != nil {
+		return 0, err
+	}
+	return meanLML, nil
+}
+
+// ClipRows scales every row of g (k×d) to Euclidean norm at most gamma:
+// ĝ = g / max(1, ‖g‖/γ) (Algorithm 3, line 6, per particle).
+func ClipRows(g []float64, k, d int, gamma float64) {
+	for r := 0; r < k; r++ {
+		row := g[r*d : (r+1)*d]
+		ss := 0.0
+		for _, v := range row {
+			ss += v * v
+		}
+		if nrm := math.Sqrt(ss); nrm > gamma {
+			f := gamma / nrm
+			for i := range row {
+				row[i] *= f
+			}
+		}
+	}
+}
+
+// LaplaceScale is Algorithm 3's noise scale Tγ/(εc).
+func LaplaceScale(rounds int, gamma, eps float64, c int) float64 {
+	return float64(rounds) * gamma / (eps * float64(c))
+}
+
+// Laplace draws from the Laplace distribution with location 0 and scale s
+// (density e^{−|x|/s}/(2s)) by inversion: x = −s·sgn(u)·ln(1−2|u|), u ∼ U(−½, ½).
+func Laplace(rng *rand.Rand, s float64) float64 {
+	u := rng.Float64() - 0.5
+	if u < 0 {
+		return s * math.Log1p(2*u)
+	}
+	return -s * math.Log1p(-2*u)
+}
