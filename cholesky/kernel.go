@@ -1,0 +1,124 @@
+package cholesky
+
+import "math"
+
+// The unblocked kernels below work on row-major lower-triangular matrices and
+// run at the leaves of the recursive algorithms (recursive.go). Every loop
+// reads rows, which are contiguous in row-major storage, so the leaves stay
+// in L1 and do not need the BLAS.
+
+// maxLeaf bounds every leaf size: the kernels that need a scratch row keep it
+// in a stack array of this length.
+const maxLeaf = 128
+
+// dot returns Σ x[i]·y[i] for i < len(x), four independent partial sums so
+// the adds pipeline.
+func dot(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// potf2 factors the n×n lower triangle of a in place, a = L·Lᵀ, by the
+// left-looking (Crout) order whose inner products run along rows. It returns
+// col = −1 on success; otherwise the first column whose pivot
+// a_jj − Σ_k L_jk² is not positive (or is NaN or +Inf), and that pivot. On
+// failure the columns before col hold L and the pivot is stored in a_jj, as
+// LAPACK does.
+func potf2(n int, a []float64, lda int) (col int, pivot float64) {
+	for j := 0; j < n; j++ {
+		rj := a[j*lda : j*lda+j+1]
+		d := rj[j] - dot(rj[:j], rj[:j])
+		if !(d > 0) || math.IsInf(d, 1) {
+			rj[j] = d
+			return j, d
+		}
+		d = math.Sqrt(d)
+		rj[j] = d
+		inv := 1 / d
+		for i := j + 1; i < n; i++ {
+			ri := a[i*lda : i*lda+j+1]
+			ri[j] = (ri[j] - dot(ri[:j], rj[:j])) * inv
+		}
+	}
+	return -1, 0
+}
+
+// trsmRLTLeaf solves X·Lᵀ = B for X (overwriting B), L n×n lower, B m×n.
+// Each row of B is an independent forward substitution along contiguous rows.
+func trsmRLTLeaf(m, n int, l []float64, ldl int, b []float64, ldb int) {
+	for r := 0; r < m; r++ {
+		x := b[r*ldb : r*ldb+n]
+		for j := 0; j < n; j++ {
+			lj := l[j*ldl : j*ldl+j+1]
+			x[j] = (x[j] - dot(x[:j], lj[:j])) / lj[j]
+		}
+	}
+}
+
+// trti2 inverts the n×n lower-triangular matrix in a in place (n ≤ maxLeaf).
+// Row i of L⁻¹ is −(1/L_ii)·Σ_{k<i} L_ik·(row k of L⁻¹), accumulated by axpys
+// over rows already inverted; the diagonal is 1 when unit is set.
+func trti2(unit bool, n int, a []float64, lda int) {
+	var buf [maxLeaf]float64
+	for i := 0; i < n; i++ {
+		ri := a[i*lda : i*lda+i+1]
+		dii := 1.0
+		if !unit {
+			dii = 1 / ri[i]
+		}
+		t := buf[:i]
+		for k := range t {
+			t[k] = 0
+		}
+		for k := 0; k < i; k++ {
+			lik := ri[k]
+			rk := a[k*lda : k*lda+k+1]
+			for c, v := range rk[:k] {
+				t[c] += lik * v
+			}
+			if unit {
+				t[k] += lik // the unit diagonal is not stored
+			} else {
+				t[k] += lik * rk[k]
+			}
+		}
+		for c := range t {
+			ri[c] = -dii * t[c]
+		}
+		if !unit {
+			ri[i] = dii
+		}
+	}
+}
+
+// lauu2 overwrites the n×n lower triangle L in a with the lower triangle of
+// Lᵀ·L (n ≤ maxLeaf). Row i of the product is Σ_{k≥i} L_ki·(row k of L)[0..i];
+// it needs only rows k ≥ i, so rows can be overwritten in increasing order.
+func lauu2(n int, a []float64, lda int) {
+	var buf [maxLeaf]float64
+	for i := 0; i < n; i++ {
+		t := buf[:i+1]
+		for k := range t {
+			t[k] = 0
+		}
+		for k := i; k < n; k++ {
+			rk := a[k*lda : k*lda+i+1]
+			lki := rk[i]
+			for c, v := range rk {
+				t[c] += lki * v
+			}
+		}
+		copy(a[i*lda:i*lda+i+1], t)
+	}
+}

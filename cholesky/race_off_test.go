@@ -1,0 +1,5 @@
+//go:build !race
+
+package cholesky
+
+const raceEnabled = false

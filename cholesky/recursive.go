@@ -1,0 +1,209 @@
+package cholesky
+
+import "gonum.org/v1/gonum/blas"
+
+// engine runs the recursive algorithms on row-major lower-triangular
+// matrices. Row-major lower L is column-major upper Lᵀ, so every split below
+// is the mirror image of the column-major LAPACK one.
+//
+// Why recursive: splitting the matrix in halves (instead of sweeping a
+// fixed-width panel) turns almost all of the n³/3 flops into a few large
+// Dgemm calls whose operands are long and square-ish, which is the shape a
+// packed multi-core GEMM runs fastest; the triangular solves and symmetric
+// updates are themselves split recursively into Dgemm down to the leaf sizes,
+// so the algorithm needs only a fast Dgemm from the BLAS (leaves use the
+// BLAS's Dtrsm/Dsyrk/Dtrmm on small operands, or the kernels in kernel.go).
+// Parallelism comes from the BLAS: with its threads busy on the large GEMMs
+// there is little left to gain from running independent leaves concurrently.
+type engine struct {
+	b blas.Float64
+	p params
+}
+
+// params are the recursion leaf sizes (see defaultParams).
+type params struct {
+	potrf int // diagonal blocks factored by potf2
+	trsm  int // triangular solves handed to the BLAS Dtrsm
+	syrk  int // symmetric updates handed to the BLAS Dsyrk
+	trtri int // triangular inverses done by trti2
+	lauum int // Lᵀ·L products done by lauu2
+	trmm  int // triangular products handed to the BLAS Dtrmm
+}
+
+// defaultParams are the leaf sizes chosen by BenchmarkLeaf* (see doc.go).
+var defaultParams = params{potrf: 64, trsm: 64, syrk: 128, trtri: 64, lauum: 64, trmm: 64}
+
+// split returns the size of the leading half of a problem of size n > 1: n/2
+// rounded up to a multiple of 16 so the sub-blocks start on aligned columns.
+func split(n int) int {
+	n1 := (n/2 + 15) &^ 15
+	if n1 >= n {
+		n1 = n / 2
+	}
+	return n1
+}
+
+// potrf factors the n×n lower triangle of a in place. It returns col = −1 on
+// success, else the first failing column and its pivot.
+func (e engine) potrf(n int, a []float64, lda int) (col int, pivot float64) {
+	if n <= e.p.potrf {
+		return potf2(n, a, lda)
+	}
+	n1 := split(n)
+	n2 := n - n1
+	if c, p := e.potrf(n1, a, lda); c >= 0 {
+		return c, p
+	}
+	a21 := a[n1*lda:]
+	e.trsmRLT(n2, n1, a, lda, a21, lda)                // L21 = A21·L11⁻ᵀ
+	e.syrkLN(n2, n1, -1, a21, lda, a[n1*lda+n1:], lda) // A22 −= L21·L21ᵀ
+	c, p := e.potrf(n2, a[n1*lda+n1:], lda)
+	if c >= 0 {
+		return c + n1, p
+	}
+	return -1, 0
+}
+
+// trsmRLT solves X·Lᵀ = B, overwriting the m×n matrix B; L is n×n lower.
+func (e engine) trsmRLT(m, n int, l []float64, ldl int, b []float64, ldb int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if n <= e.p.trsm {
+		e.b.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, b, ldb)
+		return
+	}
+	n1 := split(n)
+	n2 := n - n1
+	e.trsmRLT(m, n1, l, ldl, b, ldb)
+	// B2 −= X1·L21ᵀ
+	e.b.Dgemm(blas.NoTrans, blas.Trans, m, n2, n1, -1, b, ldb, l[n1*ldl:], ldl, 1, b[n1:], ldb)
+	e.trsmRLT(m, n2, l[n1*ldl+n1:], ldl, b[n1:], ldb)
+}
+
+// syrkLN updates the lower triangle of the n×n matrix C += alpha·A·Aᵀ, A n×k.
+func (e engine) syrkLN(n, k int, alpha float64, a []float64, lda int, c []float64, ldc int) {
+	if n == 0 || k == 0 {
+		return
+	}
+	if n <= e.p.syrk {
+		e.b.Dsyrk(blas.Lower, blas.NoTrans, n, k, alpha, a, lda, 1, c, ldc)
+		return
+	}
+	n1 := split(n)
+	n2 := n - n1
+	e.syrkLN(n1, k, alpha, a, lda, c, ldc)
+	e.b.Dgemm(blas.NoTrans, blas.Trans, n2, n1, k, alpha, a[n1*lda:], lda, a, lda, 1, c[n1*ldc:], ldc)
+	e.syrkLN(n2, k, alpha, a[n1*lda:], lda, c[n1*ldc+n1:], ldc)
+}
+
+// syrkLT updates the lower triangle of the n×n matrix C += alpha·Aᵀ·A, A k×n.
+func (e engine) syrkLT(n, k int, alpha float64, a []float64, lda int, c []float64, ldc int) {
+	if n == 0 || k == 0 {
+		return
+	}
+	if n <= e.p.syrk {
+		e.b.Dsyrk(blas.Lower, blas.Trans, n, k, alpha, a, lda, 1, c, ldc)
+		return
+	}
+	n1 := split(n)
+	n2 := n - n1
+	e.syrkLT(n1, k, alpha, a, lda, c, ldc)
+	e.b.Dgemm(blas.Trans, blas.NoTrans, n2, n1, k, alpha, a[n1:], lda, a, lda, 1, c[n1*ldc:], ldc)
+	e.syrkLT(n2, k, alpha, a[n1:], lda, c[n1*ldc+n1:], ldc)
+}
+
+// trsmLLN solves L·X = alpha·B, overwriting the m×n matrix B; L is m×m lower.
+func (e engine) trsmLLN(diag blas.Diag, m, n int, alpha float64, l []float64, ldl int, b []float64, ldb int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if m <= e.p.trsm {
+		e.b.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, diag, m, n, alpha, l, ldl, b, ldb)
+		return
+	}
+	m1 := split(m)
+	m2 := m - m1
+	e.trsmLLN(diag, m1, n, alpha, l, ldl, b, ldb)
+	// B2 = alpha·B2 − L21·X1
+	e.b.Dgemm(blas.NoTrans, blas.NoTrans, m2, n, m1, -1, l[m1*ldl:], ldl, b, ldb, alpha, b[m1*ldb:], ldb)
+	e.trsmLLN(diag, m2, n, 1, l[m1*ldl+m1:], ldl, b[m1*ldb:], ldb)
+}
+
+// trsmRLN solves X·L = B, overwriting the m×n matrix B; L is n×n lower.
+func (e engine) trsmRLN(diag blas.Diag, m, n int, l []float64, ldl int, b []float64, ldb int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if n <= e.p.trsm {
+		e.b.Dtrsm(blas.Right, blas.Lower, blas.NoTrans, diag, m, n, 1, l, ldl, b, ldb)
+		return
+	}
+	n1 := split(n)
+	n2 := n - n1
+	// X·[L11 0; L21 L22] = [B1 B2]: X2 = B2·L22⁻¹, then X1 = (B1 − X2·L21)·L11⁻¹.
+	e.trsmRLN(diag, m, n2, l[n1*ldl+n1:], ldl, b[n1:], ldb)
+	e.b.Dgemm(blas.NoTrans, blas.NoTrans, m, n1, n2, -1, b[n1:], ldb, l[n1*ldl:], ldl, 1, b, ldb)
+	e.trsmRLN(diag, m, n1, l, ldl, b, ldb)
+}
+
+// trmmLLT overwrites the m×n matrix B with Lᵀ·B; L is m×m lower.
+func (e engine) trmmLLT(m, n int, l []float64, ldl int, b []float64, ldb int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if m <= e.p.trmm {
+		e.b.Dtrmm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, b, ldb)
+		return
+	}
+	m1 := split(m)
+	m2 := m - m1
+	// [L11ᵀ L21ᵀ; 0 L22ᵀ]·[B1; B2]: B1 = L11ᵀ·B1 + L21ᵀ·B2, then B2 = L22ᵀ·B2.
+	e.trmmLLT(m1, n, l, ldl, b, ldb)
+	e.b.Dgemm(blas.Trans, blas.NoTrans, m1, n, m2, 1, l[m1*ldl:], ldl, b[m1*ldb:], ldb, 1, b, ldb)
+	e.trmmLLT(m2, n, l[m1*ldl+m1:], ldl, b[m1*ldb:], ldb)
+}
+
+// trtri inverts the n×n lower-triangular matrix in a in place. The diagonal
+// must be nonzero (callers check).
+func (e engine) trtri(diag blas.Diag, n int, a []float64, lda int) {
+	if n <= e.p.trtri {
+		trti2(diag == blas.Unit, n, a, lda)
+		return
+	}
+	n1 := split(n)
+	n2 := n - n1
+	// [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; −L22⁻¹·L21·L11⁻¹ L22⁻¹]: both solves use
+	// the factors before they are inverted.
+	a21 := a[n1*lda:]
+	a22 := a[n1*lda+n1:]
+	e.trsmLLN(diag, n2, n1, -1, a22, lda, a21, lda)
+	e.trsmRLN(diag, n2, n1, a, lda, a21, lda)
+	e.trtri(diag, n1, a, lda)
+	e.trtri(diag, n2, a22, lda)
+}
+
+// lauum overwrites the n×n lower triangle L in a with the lower triangle of
+// Lᵀ·L.
+func (e engine) lauum(n int, a []float64, lda int) {
+	if n <= e.p.lauum {
+		lauu2(n, a, lda)
+		return
+	}
+	n1 := split(n)
+	n2 := n - n1
+	a21 := a[n1*lda:]
+	a22 := a[n1*lda+n1:]
+	// Lᵀ·L = [L11ᵀL11 + L21ᵀL21, ·; L22ᵀL21, L22ᵀL22].
+	e.lauum(n1, a, lda)
+	e.syrkLT(n1, n2, 1, a21, lda, a, lda)
+	e.trmmLLT(n2, n1, a22, lda, a21, lda)
+	e.lauum(n2, a22, lda)
+}
+
+// potri overwrites the Cholesky factor L in the lower triangle of a with the
+// lower triangle of (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹.
+func (e engine) potri(n int, a []float64, lda int) {
+	e.trtri(blas.NonUnit, n, a, lda)
+	e.lauum(n, a, lda)
+}
