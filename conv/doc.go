@@ -1,3 +1,17 @@
-// Package conv holds the layers of the Bayesian CNN: 2-D convolution, pooling,
-// dense layers, activations and softmax cross-entropy, forward and backward.
+// Package conv holds the layers of the Bayesian CNN: 2-D convolution, max
+// pooling, dense layers, ReLU and tanh activations and softmax cross-entropy,
+// forward and backward, in float64 with NCHW tensors (batch first).
+//
+// Every layer owns its output and gradient buffers: Forward returns a tensor
+// that stays valid until the layer's next Forward, and the buffers are sized
+// once (and regrown only if the batch grows), so a training loop does not
+// allocate in steady state.
+//
+// Bayesian layers evaluate S weight samples at once. A layer built with
+// Samples = S holds S weight sets one after another; its output has S·C
+// channels, sample s in channels [s·C, (s+1)·C). An input with the layer's
+// own channel count is shared by all samples (the first layer of a network:
+// one im2col, one GEMM with S·C_out stacked filters); an input with S times as
+// many channels carries one slice per sample (every later layer). Pooling and
+// activations act per channel and need no special handling.
 package conv

@@ -1,0 +1,239 @@
+package conv
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// Conv2DConfig describes a 2-D convolution layer.
+type Conv2DConfig struct {
+	Name                 string
+	InChannels, InH, InW int // input image: channels and size (per weight sample)
+	OutChannels          int
+	KernelH, KernelW     int
+	Stride               int // 0 means 1
+	Pad                  int // zero padding on every side
+	// Samples is the number of weight samples evaluated together (0 means 1).
+	Samples int
+	// SkipInputGrad makes Backward compute only the weight and bias
+	// gradients (a network's first layer needs no input gradient).
+	SkipInputGrad bool
+	Options
+}
+
+// Conv2D is a 2-D convolution with bias, computed per image as im2col and a
+// GEMM and parallel over the batch, every worker with its own single-threaded
+// BLAS and workspace.
+//
+// With S samples, Weight holds S filter banks [S][C_out][C_in][KH][KW] and
+// Bias [S][C_out]; the output has S·C_out channels. An input with C_in
+// channels is shared by the samples: its im2col is built once and multiplied
+// by all S·C_out filters in one GEMM. An input with S·C_in channels gives
+// sample s the channels [s·C_in, (s+1)·C_in).
+type Conv2D struct {
+	Name                 string
+	Cin, H, W, Cout, S   int
+	KH, KW, Stride, Pad  int
+	OH, OW               int
+	Weight, Bias         []float64
+	GradWeight, GradBias []float64 // set by Backward (overwritten, not accumulated)
+	SkipInputGrad        bool
+	shared, sep          geom // im2col geometry for a shared input (C_in) and per-sample input (S·C_in)
+	k, p                 int  // GEMM sizes: K = C_in·KH·KW, P = OH·OW
+	opt                  Options
+	split                *splitter
+	ws                   []convWorker
+	x, dy                *Tensor
+	out, dx              Tensor
+	fwdFn, bwdFn         func(worker, lo, hi int)
+}
+
+type convWorker struct {
+	blas      blas.Float64
+	col, dcol []float64 // (S·K) × P
+	gw, gb    []float64
+}
+
+// NewConv2D validates the configuration and sizes the layer's workspaces.
+// The weights start at zero.
+func NewConv2D(cfg Conv2DConfig) (*Conv2D, error) {
+	if cfg.Stride == 0 {
+		cfg.Stride = 1
+	}
+	if cfg.Samples == 0 {
+		cfg.Samples = 1
+	}
+	name := cfg.Name
+	switch {
+	case cfg.InChannels < 1 || cfg.OutChannels < 1 || cfg.InH < 1 || cfg.InW < 1:
+		return nil, fmt.Errorf("conv2d %q: channels and input size must be ≥ 1 (in %d×%d×%d, out %d)", name, cfg.InChannels, cfg.InH, cfg.InW, cfg.OutChannels)
+	case cfg.KernelH < 1 || cfg.KernelW < 1 || cfg.Stride < 1 || cfg.Pad < 0 || cfg.Samples < 1:
+		return nil, fmt.Errorf("conv2d %q: kernel %d×%d, stride %d, pad %d, samples %d: kernel, stride and samples must be ≥ 1, pad ≥ 0", name, cfg.KernelH, cfg.KernelW, cfg.Stride, cfg.Pad, cfg.Samples)
+	case cfg.KernelH > cfg.InH+2*cfg.Pad || cfg.KernelW > cfg.InW+2*cfg.Pad:
+		return nil, fmt.Errorf("conv2d %q: kernel %d×%d larger than the padded input %d×%d", name, cfg.KernelH, cfg.KernelW, cfg.InH+2*cfg.Pad, cfg.InW+2*cfg.Pad)
+	}
+	opt, err := cfg.Options.resolve()
+	if err != nil {
+		return nil, fmt.Errorf("conv2d %q: %w", name, err)
+	}
+	l := &Conv2D{Name: name, Cin: cfg.InChannels, H: cfg.InH, W: cfg.InW, Cout: cfg.OutChannels, S: cfg.Samples,
+		KH: cfg.KernelH, KW: cfg.KernelW, Stride: cfg.Stride, Pad: cfg.Pad, SkipInputGrad: cfg.SkipInputGrad, opt: opt}
+	l.shared = newGeom(l.Cin, l.H, l.W, l.KH, l.KW, l.Stride, l.Pad)
+	l.sep = newGeom(l.S*l.Cin, l.H, l.W, l.KH, l.KW, l.Stride, l.Pad)
+	l.OH, l.OW = l.shared.OH, l.shared.OW
+	l.k, l.p = l.Cin*l.KH*l.KW, l.OH*l.OW
+	nw := l.S * l.Cout * l.k
+	l.Weight, l.GradWeight = make([]float64, nw), make([]float64, nw)
+	l.Bias, l.GradBias = make([]float64, l.S*l.Cout), make([]float64, l.S*l.Cout)
+	l.split = newSplitter(opt.Workers)
+	l.ws = make([]convWorker, opt.Workers)
+	for i := range l.ws {
+		l.ws[i] = convWorker{blas: opt.WorkerBLAS(),
+			col: make([]float64, l.S*l.k*l.p), dcol: make([]float64, l.S*l.k*l.p),
+			gw: make([]float64, nw), gb: make([]float64, l.S*l.Cout)}
+	}
+	l.fwdFn, l.bwdFn = l.forwardChunk, l.backwardChunk
+	return l, nil
+}
+
+// isShared reports whether x (already validated) is shared by all samples.
+func (l *Conv2D) isShared(x *Tensor) bool { return x.C == l.Cin }
+
+func (l *Conv2D) checkInput(x *Tensor) error {
+	if err := check("conv2d", l.Name, "input", x); err != nil {
+		return err
+	}
+	if (x.C != l.Cin && x.C != l.S*l.Cin) || x.H != l.H || x.W != l.W {
+		want := fmt.Sprint([4]int{x.N, l.Cin, l.H, l.W})
+		if l.S > 1 {
+			want += fmt.Sprintf(" (shared by the %d samples) or %v (one slice per sample)", l.S, [4]int{x.N, l.S * l.Cin, l.H, l.W})
+		}
+		return shapeError("conv2d", l.Name, "input", x.Shape(), want)
+	}
+	return nil
+}
+
+// Forward computes the convolution of x. The result is owned by the layer
+// and valid until its next Forward; x must stay unchanged until Backward.
+func (l *Conv2D) Forward(x *Tensor) (*Tensor, error) {
+	if err := l.checkInput(x); err != nil {
+		return nil, err
+	}
+	l.x = x
+	l.out.resize(x.N, l.S*l.Cout, l.OH, l.OW)
+	l.split.run(x.N, l.fwdFn)
+	return &l.out, nil
+}
+
+func (l *Conv2D) forwardChunk(worker, lo, hi int) {
+	w := &l.ws[worker]
+	x := l.x
+	inSize := x.C * x.H * x.W
+	outSize := l.S * l.Cout * l.p
+	shared := l.isShared(x)
+	g := &l.sep
+	if shared {
+		g = &l.shared
+	}
+	k, p, m := l.k, l.p, l.Cout
+	for n := lo; n < hi; n++ {
+		g.im2col(x.Data[n*inSize:(n+1)*inSize], w.col)
+		out := l.out.Data[n*outSize : (n+1)*outSize]
+		if shared {
+			w.blas.Dgemm(blas.NoTrans, blas.NoTrans, l.S*m, p, k, 1, l.Weight, k, w.col, p, 0, out, p)
+		} else {
+			for s := 0; s < l.S; s++ {
+				w.blas.Dgemm(blas.NoTrans, blas.NoTrans, m, p, k, 1, l.Weight[s*m*k:], k, w.col[s*k*p:], p, 0, out[s*m*p:], p)
+			}
+		}
+		for r, b := range l.Bias {
+			row := out[r*p : (r+1)*p]
+			for i := range row {
+				row[i] += b
+			}
+		}
+	}
+}
+
+// Backward takes the gradient of the loss with respect to the last output
+// and sets GradWeight and GradBias; it returns the gradient with respect to
+// the input (nil with SkipInputGrad), owned by the layer.
+func (l *Conv2D) Backward(dy *Tensor) (*Tensor, error) {
+	if err := sameShape("conv2d", l.Name, dy, &l.out); err != nil {
+		return nil, err
+	}
+	l.dy = dy
+	if !l.SkipInputGrad {
+		l.dx.resize(l.x.N, l.x.C, l.x.H, l.x.W)
+	}
+	nw := l.split.run(dy.N, l.bwdFn)
+	copy(l.GradWeight, l.ws[0].gw)
+	copy(l.GradBias, l.ws[0].gb)
+	for i := 1; i < nw; i++ {
+		for j, v := range l.ws[i].gw {
+			l.GradWeight[j] += v
+		}
+		for j, v := range l.ws[i].gb {
+			l.GradBias[j] += v
+		}
+	}
+	if l.SkipInputGrad {
+		return nil, nil
+	}
+	return &l.dx, nil
+}
+
+func (l *Conv2D) backwardChunk(worker, lo, hi int) {
+	w := &l.ws[worker]
+	clear(w.gw)
+	clear(w.gb)
+	x := l.x
+	inSize := x.C * x.H * x.W
+	outSize := l.S * l.Cout * l.p
+	shared := l.isShared(x)
+	g := &l.sep
+	if shared {
+		g = &l.shared
+	}
+	k, p, m, S := l.k, l.p, l.Cout, l.S
+	for n := lo; n < hi; n++ {
+		g.im2col(x.Data[n*inSize:(n+1)*inSize], w.col)
+		dy := l.dy.Data[n*outSize : (n+1)*outSize]
+		for r := range w.gb {
+			sum := 0.0
+			for _, v := range dy[r*p : (r+1)*p] {
+				sum += v
+			}
+			w.gb[r] += sum
+		}
+		if shared {
+			w.blas.Dgemm(blas.NoTrans, blas.Trans, S*m, k, p, 1, dy, p, w.col, p, 1, w.gw, k)
+		} else {
+			for s := 0; s < S; s++ {
+				w.blas.Dgemm(blas.NoTrans, blas.Trans, m, k, p, 1, dy[s*m*p:], p, w.col[s*k*p:], p, 1, w.gw[s*m*k:], k)
+			}
+		}
+		if l.SkipInputGrad {
+			continue
+		}
+		if shared {
+			w.blas.Dgemm(blas.Trans, blas.NoTrans, k, p, S*m, 1, l.Weight, k, dy, p, 0, w.dcol, p)
+		} else {
+			for s := 0; s < S; s++ {
+				w.blas.Dgemm(blas.Trans, blas.NoTrans, k, p, m, 1, l.Weight[s*m*k:], k, dy[s*m*p:], p, 0, w.dcol[s*k*p:], p)
+			}
+		}
+		dx := l.dx.Data[n*inSize : (n+1)*inSize]
+		clear(dx)
+		g.col2im(w.dcol, dx)
+	}
+}
+
+// Params returns the weights and biases with their gradients.
+func (l *Conv2D) Params() []Param {
+	return []Param{
+		{Name: l.Name + ".weight", Value: l.Weight, Grad: l.GradWeight, Samples: l.S},
+		{Name: l.Name + ".bias", Value: l.Bias, Grad: l.GradBias, Samples: l.S},
+	}
+}

@@ -1,0 +1,175 @@
+package conv
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// smallBCNN is the paper's architecture shrunk so that finite differences
+// over it stay fast.
+func smallBCNN(opt Options) BCNNConfig {
+	return BCNNConfig{InChannels: 1, InH: 14, InW: 13, Conv1: 3, Conv2: 4, Kernel: 3, Hidden: 6, Classes: 5, Options: opt}
+}
+
+func newBayesInit(t *testing.T, cfg BCNNConfig, S int, stacked bool, seed uint64) *Bayes {
+	t.Helper()
+	b, err := NewBayes(cfg, S, stacked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for j := range b.Mu {
+		for i := range b.Mu[j] {
+			b.Mu[j][i] = 0.5 * rng.NormFloat64()
+			b.Rho[j][i] = -2 + 0.5*rng.NormFloat64()
+		}
+	}
+	return b
+}
+
+func batch(rng *rand.Rand, n, c, h, w, classes int) (*Tensor, []int) {
+	x := randTensor(rng, n, c, h, w)
+	labels := make([]int, n)
+	for i := range labels {
+		labels[i] = rng.IntN(classes)
+	}
+	return x, labels
+}
+
+func TestBayesStackedEqualsSeparate(t *testing.T) {
+	for _, cfg := range []BCNNConfig{smallBCNN(Options{}), {Samples: 0}} {
+		const S = 3
+		n := 4
+		if cfg.InH == 0 && (testing.Short() || underEmulation()) {
+			n = 2
+		}
+		st := newBayesInit(t, cfg, S, true, 7)
+		sep := newBayesInit(t, cfg, S, false, 7)
+		c := cfg
+		c.defaults()
+		x, labels := batch(rand.New(rand.NewPCG(8, 9)), n, c.InChannels, c.InH, c.InW, c.Classes)
+		l1, err := st.Step(x, labels, rand.New(rand.NewPCG(10, 11)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l2, err := sep.Step(x, labels, rand.New(rand.NewPCG(10, 11)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(l1-l2) > 1e-12 {
+			t.Errorf("%dx%d: loss stacked %.17g, separate %.17g", c.InH, c.InW, l1, l2)
+		}
+		for j := range st.GradMu {
+			if d := maxAbsDiff(st.GradMu[j], sep.GradMu[j]); d > 1e-12 {
+				t.Errorf("%dx%d param %d: dμ differs by %g", c.InH, c.InW, j, d)
+			}
+			if d := maxAbsDiff(st.GradRho[j], sep.GradRho[j]); d > 1e-12 {
+				t.Errorf("%dx%d param %d: dρ differs by %g", c.InH, c.InW, j, d)
+			}
+		}
+	}
+}
+
+// The whole network's gradients (through conv, ReLU, pooling, dense and the
+// loss) and the reparameterisation's chain rule, against finite differences
+// of the loss with the noise held fixed.
+func TestBayesFiniteDifferences(t *testing.T) {
+	for _, stacked := range []bool{true, false} {
+		b := newBayesInit(t, smallBCNN(Options{}), 2, stacked, 3)
+		rng := rand.New(rand.NewPCG(4, 5))
+		x, labels := batch(rng, 3, 1, 14, 13, 5)
+		if _, err := b.Step(x, labels, rng); err != nil {
+			t.Fatal(err)
+		}
+		loss := func() float64 {
+			v, err := b.Evaluate(x, labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		gm := make([][]float64, len(b.Mu))
+		gr := make([][]float64, len(b.Mu))
+		for j := range b.Mu {
+			gm[j] = append([]float64(nil), b.GradMu[j]...)
+			gr[j] = append([]float64(nil), b.GradRho[j]...)
+		}
+		params := b.Net.Params()
+		for j := range b.Mu {
+			name := params[j].Name
+			fdCheck(t, name+" dμ", 1e-5, rng, b.Mu[j], gm[j], loss)
+			fdCheck(t, name+" dρ", 1e-5, rng, b.Rho[j], gr[j], loss)
+		}
+	}
+}
+
+func TestNetErrors(t *testing.T) {
+	net, err := NewBCNN(BCNNConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = net.Forward(NewTensor(2, 1, 28, 27), []int{0, 1})
+	if err == nil || err.Error() != `conv2d "conv1": input shape [2 1 28 27], want [2 1 28 28]` {
+		t.Errorf("wrong input: %v", err)
+	}
+	if err := net.Backward(); err == nil {
+		t.Error("Backward before Forward accepted")
+	}
+	if _, err := NewBCNN(BCNNConfig{InH: 10, InW: 10}); err == nil {
+		t.Error("10×10 input accepted for two 5×5 convolutions and poolings")
+	}
+	if _, err := NewBayes(BCNNConfig{}, 0, true); err == nil {
+		t.Error("zero samples accepted")
+	}
+}
+
+func TestSoftplus(t *testing.T) {
+	for _, u := range []float64{-800, -30, -1, 0, 1, 29, 31, 800} {
+		want := math.Log1p(math.Exp(u))
+		if u > 700 {
+			want = u
+		}
+		if got := softplus(u); math.Abs(got-want) > 1e-15*math.Max(1, want) {
+			t.Errorf("softplus(%g) = %g, want %g", u, got, want)
+		}
+		if got, want := sigmoid(u), 1/(1+math.Exp(-u)); math.Abs(got-want) > 1e-16 {
+			t.Errorf("sigmoid(%g) = %g, want %g", u, got, want)
+		}
+	}
+}
+
+// Steady state: forward+backward of the whole network and a stacked
+// Bayesian step allocate nothing (the naive BLAS keeps the BLAS out of the
+// count; the pool's goroutines count, AllocsPerRun reads global stats).
+func TestNoAllocsSteadyState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	cfg := smallBCNN(naiveOptions())
+	net, err := NewBCNN(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range net.Params() {
+		fill(rng, p.Value)
+	}
+	x, labels := batch(rng, 4, 1, 14, 13, 5)
+	run := func() {
+		if _, err := net.Forward(x, labels); err != nil {
+			t.Fatal(err)
+		}
+		if err := net.Backward(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := testing.AllocsPerRun(20, run); a != 0 {
+		t.Errorf("network forward+backward: %v allocations per run", a)
+	}
+	b := newBayesInit(t, cfg, 3, true, 2)
+	if a := testing.AllocsPerRun(20, func() {
+		if _, err := b.Step(x, labels, rng); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("stacked Bayesian step: %v allocations per run", a)
+	}
+}

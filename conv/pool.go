@@ -1,0 +1,107 @@
+package conv
+
+import "fmt"
+
+// MaxPool2D is max pooling over KH×KW windows with a stride, no padding.
+// It acts on every channel alike and accepts any input at least one window
+// large; Backward routes each output gradient to its window's argmax (the
+// first maximum; a NaN in a window is its maximum, so it propagates).
+type MaxPool2D struct {
+	Name           string
+	KH, KW, Stride int
+	x, bwdDy       *Tensor
+	out, dx        Tensor
+	argmax         []int32 // per output element, the offset of its input in the H×W plane
+	split          *splitter
+	fwdFn, bwdFn   func(worker, lo, hi int)
+	oh, ow         int
+}
+
+// NewMaxPool2D makes a max-pooling layer; stride 0 means the window size.
+func NewMaxPool2D(name string, kh, kw, stride int, opt Options) (*MaxPool2D, error) {
+	if stride == 0 {
+		stride = kh
+	}
+	if kh < 1 || kw < 1 || stride < 1 {
+		return nil, fmt.Errorf("maxpool2d %q: window %d×%d, stride %d: all must be ≥ 1", name, kh, kw, stride)
+	}
+	opt, err := opt.resolve()
+	if err != nil {
+		return nil, fmt.Errorf("maxpool2d %q: %w", name, err)
+	}
+	l := &MaxPool2D{Name: name, KH: kh, KW: kw, Stride: stride, split: newSplitter(opt.Workers)}
+	l.fwdFn, l.bwdFn = l.forwardChunk, l.backwardChunk
+	return l, nil
+}
+
+// Forward pools x.
+func (l *MaxPool2D) Forward(x *Tensor) (*Tensor, error) {
+	if err := check("maxpool2d", l.Name, "input", x); err != nil {
+		return nil, err
+	}
+	if x.H < l.KH || x.W < l.KW {
+		return nil, shapeError("maxpool2d", l.Name, "input", x.Shape(), fmt.Sprintf("[N C H W] with H ≥ %d and W ≥ %d", l.KH, l.KW))
+	}
+	l.x = x
+	l.oh, l.ow = (x.H-l.KH)/l.Stride+1, (x.W-l.KW)/l.Stride+1
+	l.out.resize(x.N, x.C, l.oh, l.ow)
+	if cap(l.argmax) < len(l.out.Data) {
+		l.argmax = make([]int32, len(l.out.Data))
+	}
+	l.argmax = l.argmax[:len(l.out.Data)]
+	l.split.run(x.N*x.C, l.fwdFn)
+	return &l.out, nil
+}
+
+func (l *MaxPool2D) forwardChunk(_, lo, hi int) {
+	H, W := l.x.H, l.x.W
+	po := l.oh * l.ow
+	for plane := lo; plane < hi; plane++ {
+		in := l.x.Data[plane*H*W : (plane+1)*H*W]
+		out := l.out.Data[plane*po : (plane+1)*po]
+		arg := l.argmax[plane*po : (plane+1)*po]
+		for oh := 0; oh < l.oh; oh++ {
+			for ow := 0; ow < l.ow; ow++ {
+				base := oh*l.Stride*W + ow*l.Stride
+				best, bi := in[base], base
+				for ki := 0; ki < l.KH; ki++ {
+					row := base + ki*W
+					for kj := 0; kj < l.KW; kj++ {
+						if v := in[row+kj]; v > best || (v != v && best == best) {
+							best, bi = v, row+kj
+						}
+					}
+				}
+				out[oh*l.ow+ow], arg[oh*l.ow+ow] = best, int32(bi)
+			}
+		}
+	}
+}
+
+// Backward routes dy to the argmax of every window.
+func (l *MaxPool2D) Backward(dy *Tensor) (*Tensor, error) {
+	if err := sameShape("maxpool2d", l.Name, dy, &l.out); err != nil {
+		return nil, err
+	}
+	l.dx.resize(l.x.N, l.x.C, l.x.H, l.x.W)
+	l.bwdDy = dy
+	l.split.run(dy.N*dy.C, l.bwdFn)
+	return &l.dx, nil
+}
+
+func (l *MaxPool2D) backwardChunk(_, lo, hi int) {
+	hw := l.x.H * l.x.W
+	po := l.oh * l.ow
+	for plane := lo; plane < hi; plane++ {
+		dx := l.dx.Data[plane*hw : (plane+1)*hw]
+		dy := l.bwdDy.Data[plane*po : (plane+1)*po]
+		arg := l.argmax[plane*po : (plane+1)*po]
+		clear(dx)
+		for i, g := range dy {
+			dx[arg[i]] += g
+		}
+	}
+}
+
+// Params returns nil: pooling has no parameters.
+func (l *MaxPool2D) Params() []Param { return nil }
