@@ -48,7 +48,7 @@ func naiveConv(x *Tensor, w, b []float64, S, cin, cout, kh, kw, stride, pad int)
 
 type convCase struct {
 	n, cin, h, w, cout, kh, kw, stride, pad, S int
-	shared                                    bool
+	shared                                     bool
 }
 
 func (c convCase) String() string {
@@ -57,15 +57,15 @@ func (c convCase) String() string {
 
 func convCases(rng *rand.Rand) []convCase {
 	cases := []convCase{
-		{n: 1, cin: 1, h: 28, w: 28, cout: 10, kh: 5, kw: 5, stride: 1, pad: 0, S: 1, shared: true},   // paper conv1, batch 1
-		{n: 3, cin: 10, h: 12, w: 12, cout: 62, kh: 5, kw: 5, stride: 1, pad: 0, S: 1, shared: true},  // paper conv2
-		{n: 2, cin: 3, h: 7, w: 9, cout: 4, kh: 1, kw: 1, stride: 1, pad: 0, S: 1, shared: true},      // 1×1, non-square
-		{n: 2, cin: 2, h: 9, w: 6, cout: 3, kh: 3, kw: 3, stride: 2, pad: 1, S: 1, shared: true},      // stride 2
-		{n: 2, cin: 1, h: 5, w: 8, cout: 2, kh: 3, kw: 2, stride: 2, pad: 2, S: 1, shared: true},      // pad 2, odd kernel
-		{n: 3, cin: 1, h: 10, w: 10, cout: 3, kh: 5, kw: 5, stride: 1, pad: 0, S: 4, shared: true},    // stacked samples
-		{n: 2, cin: 2, h: 8, w: 7, cout: 3, kh: 3, kw: 3, stride: 1, pad: 1, S: 3, shared: false},     // per-sample inputs
-		{n: 1, cin: 2, h: 4, w: 4, cout: 2, kh: 4, kw: 4, stride: 1, pad: 0, S: 2, shared: true},      // kernel = image
-		{n: 5, cin: 3, h: 6, w: 11, cout: 2, kh: 2, kw: 3, stride: 3, pad: 1, S: 2, shared: false},    // stride 3
+		{n: 1, cin: 1, h: 28, w: 28, cout: 10, kh: 5, kw: 5, stride: 1, pad: 0, S: 1, shared: true},  // paper conv1, batch 1
+		{n: 3, cin: 10, h: 12, w: 12, cout: 62, kh: 5, kw: 5, stride: 1, pad: 0, S: 1, shared: true}, // paper conv2
+		{n: 2, cin: 3, h: 7, w: 9, cout: 4, kh: 1, kw: 1, stride: 1, pad: 0, S: 1, shared: true},     // 1×1, non-square
+		{n: 2, cin: 2, h: 9, w: 6, cout: 3, kh: 3, kw: 3, stride: 2, pad: 1, S: 1, shared: true},     // stride 2
+		{n: 2, cin: 1, h: 5, w: 8, cout: 2, kh: 3, kw: 2, stride: 2, pad: 2, S: 1, shared: true},     // pad 2, odd kernel
+		{n: 3, cin: 1, h: 10, w: 10, cout: 3, kh: 5, kw: 5, stride: 1, pad: 0, S: 4, shared: true},   // stacked samples
+		{n: 2, cin: 2, h: 8, w: 7, cout: 3, kh: 3, kw: 3, stride: 1, pad: 1, S: 3, shared: false},    // per-sample inputs
+		{n: 1, cin: 2, h: 4, w: 4, cout: 2, kh: 4, kw: 4, stride: 1, pad: 0, S: 2, shared: true},     // kernel = image
+		{n: 5, cin: 3, h: 6, w: 11, cout: 2, kh: 2, kw: 3, stride: 3, pad: 1, S: 2, shared: false},   // stride 3
 	}
 	for range 12 {
 		c := convCase{n: 1 + rng.IntN(4), cin: 1 + rng.IntN(4), h: 1 + rng.IntN(12), w: 1 + rng.IntN(12),
