@@ -130,3 +130,22 @@ func checkInc(kernel, name string, length int, n, inc, start uintptr) {
 		}
 	}
 }
+
+// Exp computes dst[i] = exp(x[i]) for i < len(x); len(dst) >= len(x), and
+// dst may be x itself. Results are within about one ulp of the exact value
+// (see exp_generic.go) and identical at every SIMD level; exp(-Inf) = 0,
+// exp(+Inf) = +Inf, NaN stays NaN, tiny results are subnormal, and the
+// result underflows to 0 below about -745.13 and overflows above 709.78.
+func Exp(dst, x []float64) {
+	if len(dst) < len(x) {
+		panic(fmt.Sprintf("asm.Exp: len(dst)=%d < len(x)=%d", len(dst), len(x)))
+	}
+	switch Current() {
+	case AVX2, AVX512:
+		expBlocks(dst, x, 4, expAVX2)
+	case NEON:
+		expBlocks(dst, x, 2, expNEON)
+	default:
+		ExpGeneric(dst, x)
+	}
+}
