@@ -55,17 +55,9 @@ func (f *Factor) blasImpl() (blas.Float64, error) {
 	return b, nil
 }
 
-// defaultBLAS is linalg's default backend.
+// defaultBLAS is linalg's default backend (native).
 func defaultBLAS() (blas.Float64, error) {
-	b, err := linalg.Backend(linalg.DefaultBackend)
-	if err == nil {
-		return b, nil
-	}
-	if _, gerr := linalg.Backend("gonum"); gerr != nil {
-		return nil, err
-	}
-	// TODO(native): remove once linalg registers "native".
-	return linalg.Backend("gonum")
+	return linalg.Backend(linalg.DefaultBackend)
 }
 
 // Factorize computes A = L·Lᵀ from the lower triangle of the n×n row-major

@@ -259,3 +259,17 @@ func transposeLowerToUpper(n int, src []float64, lds int, dst []float64, ldd int
 		}
 	}
 }
+
+// KnownBackends returns the names of every LAPACK backend, compiled in or not.
+func KnownBackends() []string { return append([]string(nil), knownBackends...) }
+
+// Backends returns the names of the LAPACK backends compiled into this binary.
+func Backends() []string {
+	out := []string{"native"}
+	for _, n := range knownBackends[1:] {
+		if _, ok := lapackRegistry[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}

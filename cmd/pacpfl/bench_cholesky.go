@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/cholesky"
+)
+
+// `pacpfl bench cholesky`: Dpotrf (or Dpotri) of an n×n SPD matrix, lower
+// triangle, row-major, on each LAPACK backend, alternated within each
+// repetition; minimum of R runs after one warm-up. The copy of the input
+// before each run is not timed.
+func init() {
+	registerBench(&benchKernel{
+		name:    "cholesky",
+		summary: "Cholesky Dpotrf / inverse Dpotri per size and LAPACK backend (GFLOP/s, % of peak)",
+		run:     runBenchCholesky,
+	})
+}
+
+type choleskyResult struct {
+	Kernel  string  `json:"kernel"`
+	Op      string  `json:"op"`
+	N       int     `json:"n,omitempty"`
+	Backend string  `json:"backend"`
+	Seconds float64 `json:"seconds,omitempty"`
+	GFLOPS  float64 `json:"gflops,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench cholesky", stderr)
+	sizes := intList{500, 1000, 2000, 4000}
+	backends := stringList{"native", "gonum", "openblas"}
+	fs.Var(&sizes, "n", "comma-separated matrix orders")
+	fs.Var(&backends, "backends", "comma-separated LAPACK backends ("+strings.Join(cholesky.KnownBackends(), ", ")+")")
+	op := fs.String("op", "potrf", "potrf (factorization, n³/3 flop) or potri (inverse from the factor, 2n³/3 flop)")
+	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
+	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	if *reps < 1 {
+		fmt.Fprintf(stderr, "pacpfl bench cholesky: --reps %d: want at least 1\n", *reps)
+		return exitUsage
+	}
+	if *op != "potrf" && *op != "potri" {
+		fmt.Fprintf(stderr, "pacpfl bench cholesky: --op %q: want potrf or potri\n", *op)
+		return exitUsage
+	}
+	known := cholesky.KnownBackends()
+	for _, name := range backends {
+		if !slices.Contains(known, name) {
+			fmt.Fprintf(stderr, "pacpfl bench cholesky: unknown backend %q (known: %s)\n", name, strings.Join(known, ", "))
+			return exitUsage
+		}
+	}
+
+	// Backends missing from this build are reported, not skipped silently.
+	var names []string
+	var impls []cholesky.Lapack
+	var failed []choleskyResult
+	for _, name := range backends {
+		impl, err := cholesky.Backend(name)
+		if err != nil {
+			failed = append(failed, choleskyResult{Kernel: "cholesky", Op: *op, Backend: name, Error: err.Error()})
+			continue
+		}
+		names = append(names, name)
+		impls = append(impls, impl)
+	}
+	// The potri input, a Cholesky factor, is made by the native backend.
+	native, err := cholesky.Backend("native")
+	if err != nil {
+		fmt.Fprintf(stderr, "pacpfl bench cholesky: %v\n", err)
+		return exitError
+	}
+
+	peak := bench.MachinePeak()
+	if *asJSON {
+		for _, f := range failed {
+			bench.JSONLine(stdout, f)
+		}
+	} else {
+		fmt.Fprintln(stdout, peak.String())
+		for _, f := range failed {
+			fmt.Fprintf(stdout, "error: backend %s: %s\n", f.Backend, f.Error)
+		}
+		fmt.Fprintf(stdout, "%6s  %-6s %-10s %12s %10s %8s\n", "n", "op", "backend", "seconds", "GFLOP/s", "% peak")
+	}
+	if slices.Contains(names, "gonum") && slices.Max(sizes) >= 4000 {
+		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes many seconds per run; it is measured anyway")
+	}
+
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, n := range sizes {
+		input := diagDominantSPD(rnd, n)
+		if *op == "potri" && !native.Dpotrf(blas.Lower, n, input, n) {
+			fmt.Fprintf(stderr, "pacpfl bench cholesky: factoring the potri input failed at n=%d\n", n)
+			return exitError
+		}
+		contenders := make([]bench.Contender, len(impls))
+		for i := range impls {
+			impl, w := impls[i], make([]float64, n*n)
+			contenders[i] = bench.Contender{
+				Name:  names[i],
+				Setup: func() { copy(w, input) },
+				Run: func() error {
+					var ok bool
+					if *op == "potrf" {
+						ok = impl.Dpotrf(blas.Lower, n, w, n)
+					} else {
+						ok = impl.Dpotri(blas.Lower, n, w, n)
+					}
+					if !ok {
+						return fmt.Errorf("D%s reported failure on an SPD matrix", *op)
+					}
+					return nil
+				},
+			}
+		}
+		best, errs := bench.Alternate(*reps, contenders)
+		flops := float64(n) * float64(n) * float64(n) / 3
+		if *op == "potri" {
+			flops *= 2
+		}
+		for i, name := range names {
+			r := choleskyResult{Kernel: "cholesky", Op: *op, N: n, Backend: name}
+			if errs[i] != nil {
+				r.Error = errs[i].Error()
+			} else {
+				r.Seconds = best[i]
+				r.GFLOPS = flops / best[i] / 1e9
+			}
+			if *asJSON {
+				bench.JSONLine(stdout, r)
+				continue
+			}
+			if r.Error != "" {
+				fmt.Fprintf(stdout, "%6d  %-6s %-10s error: %s\n", n, *op, name, r.Error)
+				continue
+			}
+			pct := 0.0
+			if p := peak.GFLOPS(); p > 0 {
+				pct = 100 * r.GFLOPS / p
+			}
+			fmt.Fprintf(stdout, "%6d  %-6s %-10s %12.6f %10.2f %7.1f%%\n", n, *op, name, r.Seconds, r.GFLOPS, pct)
+		}
+	}
+	return exitOK
+}
+
+// diagDominantSPD returns a random symmetric n×n matrix with off-diagonal
+// entries in (−1, 1) and n on the diagonal: strictly diagonally dominant with
+// a positive diagonal, hence SPD, and made in O(n²).
+func diagDominantSPD(rnd *rand.Rand, n int) []float64 {
+	a := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			v := rnd.Float64()*2 - 1
+			a[i*n+j], a[j*n+i] = v, v
+		}
+		a[i*n+i] = float64(n)
+	}
+	return a
+}
