@@ -66,8 +66,8 @@ func (c *BoundConfig) Validate() error {
 	case c.MTilde != nil && len(c.MTilde) != n:
 		return fmt.Errorf("bounds: %d m̃_i for %d clients", len(c.MTilde), n)
 	}
-	if lo := 1 / (1 + float64(n)*c.Beta*(float64(c.N2())+c.upsilon())); !(c.Tau > lo && c.Tau < 1) {
-		// τ > 1/(1+nβ(n₂+υ)) ⇔ λ > n₂+υ (for n₂ = n the paper's τ > 1/(1+nβ)).
+	if lo := 1 / (1 + float64(n)*c.Beta); !(c.Tau > lo && c.Tau < 1) {
+		// λ > n₂+υ ⇔ τ = λ/(λ+βn(n₂+υ)) > 1/(1+nβ), whatever n₂.
 		return fmt.Errorf("bounds: τ = %v must lie in (%v, 1) (equivalently λ > n₂+υ)", c.Tau, lo)
 	}
 	for i, m := range c.M {
