@@ -285,3 +285,42 @@ func sigmoid(u float64) float64 {
 	e := math.Exp(u)
 	return e / (1 + e)
 }
+
+// GEMMFlops is the floating-point work of the matrix products of one
+// forward+backward pass of the last batch (biases, activations and pooling
+// not counted): what a GFLOP/s figure divides.
+func (n *Net) GEMMFlops() float64 {
+	total := 0.0
+	for _, l := range n.Layers {
+		if f, ok := l.(interface{ GEMMFlops() float64 }); ok {
+			total += f.GEMMFlops()
+		}
+	}
+	return total
+}
+
+// GEMMFlops is the work of the last forward+backward's products:
+// 2·N·S·C_out·K·P each for the output, the weight gradient and (unless
+// skipped) the input gradient.
+func (l *Conv2D) GEMMFlops() float64 {
+	if l.x == nil {
+		return 0
+	}
+	one := 2 * float64(l.x.N) * float64(l.S*l.Cout) * float64(l.k) * float64(l.p)
+	if l.SkipInputGrad {
+		return 2 * one
+	}
+	return 3 * one
+}
+
+// GEMMFlops is the work of the last forward+backward's products.
+func (l *Dense) GEMMFlops() float64 {
+	if l.x == nil {
+		return 0
+	}
+	one := 2 * float64(l.x.N) * float64(l.S*l.Out) * float64(l.In)
+	if l.SkipInputGrad {
+		return 2 * one
+	}
+	return 3 * one
+}

@@ -5,7 +5,6 @@ import (
 	"runtime"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/pacpfl/pacpfl/linalg"
 )
@@ -89,23 +88,13 @@ type Options struct {
 	Workers int
 }
 
-// backendName is the BLAS the layers use by default.
-// TODO(native): switch to linalg.DefaultBackend once "native" is registered.
-const backendName = "gonum"
+// DefaultBLAS returns the default layer-level BLAS: the project's default
+// backend (pacpfl's native BLAS, on all cores).
+func DefaultBLAS() (blas.Float64, error) { return linalg.Backend(linalg.DefaultBackend) }
 
-// DefaultBLAS returns the default layer-level BLAS.
-func DefaultBLAS() (blas.Float64, error) { return linalg.Backend(backendName) }
-
-// DefaultWorkerBLAS returns the default per-worker BLAS.
-func DefaultWorkerBLAS() blas.Float64 {
-	b, err := linalg.Backend(backendName)
-	if err != nil {
-		// Backend only fails on an unusable PACPFL_SIMD, which
-		// Options.resolve has already reported through DefaultBLAS.
-		return gonum.Implementation{}
-	}
-	return b
-}
+// DefaultWorkerBLAS returns the default per-worker BLAS: a single-threaded
+// native BLAS.
+func DefaultWorkerBLAS() blas.Float64 { return linalg.NewNative(1) }
 
 // resolve fills the defaults in.
 func (o Options) resolve() (Options, error) {
