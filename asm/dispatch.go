@@ -149,3 +149,56 @@ func Exp(dst, x []float64) {
 		ExpGeneric(dst, x)
 	}
 }
+
+// SqDist computes the squared Euclidean distances dst[i*ldd+j] =
+// ||a_i - b_j||^2 between the m rows of a (m×d, row stride lda) and the n
+// rows of b (n×d, row stride ldb) into the m×n matrix dst (row stride ldd).
+// Results are identical at every SIMD level. It panics, naming the
+// argument, on negative shapes, short strides or short slices.
+func SqDist(dst []float64, ldd int, a []float64, lda int, b []float64, ldb int, m, n, d int) {
+	checkSqDist("SqDist", dst, ldd, a, lda, b, ldb, m, n, d)
+	if m == 0 || n == 0 {
+		return
+	}
+	switch l := Current(); l {
+	case AVX2, AVX512, NEON:
+		if d == 0 {
+			fillRows(dst, ldd, m, n, 0)
+			return
+		}
+		sqdistBlocked(l, dst, ldd, a, lda, b, ldb, m, n, d, 1, false)
+	default:
+		SqDistGeneric(dst, ldd, a, lda, b, ldb, m, n, d)
+	}
+}
+
+// SEKernel computes the squared-exponential kernel matrix dst[i*ldd+j] =
+// exp(-0.5*||a_i - b_j||^2) (unit length scale and variance: scale the
+// inputs for others), with the shapes of SqDist. Distances and exponentials
+// are computed block by block while the block is in L1. Results are
+// identical at every SIMD level.
+func SEKernel(dst []float64, ldd int, a []float64, lda int, b []float64, ldb int, m, n, d int) {
+	checkSqDist("SEKernel", dst, ldd, a, lda, b, ldb, m, n, d)
+	if m == 0 || n == 0 {
+		return
+	}
+	switch l := Current(); l {
+	case AVX2, AVX512, NEON:
+		if d == 0 {
+			fillRows(dst, ldd, m, n, 1)
+			return
+		}
+		sqdistBlocked(l, dst, ldd, a, lda, b, ldb, m, n, d, -0.5, true)
+	default:
+		SEKernelGeneric(dst, ldd, a, lda, b, ldb, m, n, d)
+	}
+}
+
+func fillRows(dst []float64, ldd, m, n int, v float64) {
+	for i := 0; i < m; i++ {
+		row := dst[i*ldd : i*ldd+n]
+		for j := range row {
+			row[j] = v
+		}
+	}
+}

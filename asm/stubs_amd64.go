@@ -40,3 +40,8 @@ func scalIncNEON(alpha float64, x []float64, n, incX uintptr) { ScalIncGeneric(a
 func expAVX2(dst, x []float64) int
 
 func expNEON(dst, x []float64) int { return 0 }
+
+//go:noescape
+func sqdistRowAVX2(dst, a, bT []float64, scale float64)
+
+func sqdistRowNEON(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT, scale) }

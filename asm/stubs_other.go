@@ -31,3 +31,6 @@ func scalIncNEON(alpha float64, x []float64, n, incX uintptr) { ScalIncGeneric(a
 
 func expAVX2(dst, x []float64) int { return 0 }
 func expNEON(dst, x []float64) int { return 0 }
+
+func sqdistRowAVX2(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT, scale) }
+func sqdistRowNEON(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT, scale) }
