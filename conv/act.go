@@ -17,15 +17,9 @@ func (l *ReLU) Forward(x *Tensor) (*Tensor, error) {
 		return nil, err
 	}
 	l.out.resize(x.N, x.C, x.H, x.W)
-	out := l.out.Data
+	out := l.out.Data[:len(x.Data)]
 	for i, v := range x.Data {
-		if v > 0 {
-			out[i] = v
-		} else if v != v {
-			out[i] = v // NaN propagates
-		} else {
-			out[i] = 0
-		}
+		out[i] = max(v, 0) // branch-free; NaN propagates
 	}
 	return &l.out, nil
 }
@@ -36,19 +30,27 @@ func (l *ReLU) Backward(dy *Tensor) (*Tensor, error) {
 		return nil, err
 	}
 	l.dx.resize(dy.N, dy.C, dy.H, dy.W)
-	dx, y := l.dx.Data, l.out.Data
+	dx, y := l.dx.Data[:len(dy.Data)], l.out.Data[:len(dy.Data)]
 	for i, g := range dy.Data {
-		if y[i] > 0 {
-			dx[i] = g
-		} else {
-			dx[i] = 0
-		}
+		dx[i] = math.Float64frombits(math.Float64bits(g) & positiveMask(y[i]))
 	}
 	return &l.dx, nil
 }
 
 // Params returns nil.
 func (l *ReLU) Params() []Param { return nil }
+
+// positiveMask is all ones if y > 0 (not NaN) and zero otherwise, computed
+// without a branch: the signs of the activations are random, so a branch
+// would mispredict half the time.
+func positiveMask(y float64) uint64 {
+	// y > 0 ⟺ sign bit clear and 0 < bits ≤ bits(+Inf).
+	b := math.Float64bits(y)
+	pos := ^b >> 63                                // 1 if the sign bit is clear
+	nonzero := (b | -b) >> 63                      // 1 if b ≠ 0
+	notNaN := ((0x7FF0000000000000 - b) >> 63) ^ 1 // with the sign clear: 1 if b ≤ bits(+Inf)
+	return -(pos & nonzero & notNaN)
+}
 
 // Tanh is tanh(x) elementwise.
 type Tanh struct {

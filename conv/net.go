@@ -54,7 +54,8 @@ func (n *Net) Backward() error {
 
 // BCNNConfig describes the paper's convolutional network:
 // conv K×K (valid) → ReLU → maxpool 2×2 → conv K×K → ReLU → maxpool 2×2 →
-// flatten → dense Hidden → ReLU → dense Classes → softmax cross-entropy.
+// flatten → dense Hidden → ReLU → dense Classes → softmax cross-entropy
+// (built with each ReLU after its pooling, which computes the same thing).
 type BCNNConfig struct {
 	InChannels, InH, InW int // 0 means 1×28×28
 	Conv1, Conv2         int // output channels; 0 means 10 and 62
@@ -124,7 +125,10 @@ func NewBCNN(cfg BCNNConfig) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewNet(loss, c1, NewReLU("relu1"), p1, c2, NewReLU("relu2"), p2,
+	// ReLU is monotone, so max-pooling commutes with it: pooling first
+	// gives the same outputs and gradients (up to which of several zero
+	// maxima gets a zero gradient) on a quarter of the elements.
+	return NewNet(loss, c1, p1, NewReLU("relu1"), c2, p2, NewReLU("relu2"),
 		NewFlatten("flatten"), d1, NewReLU("relu3"), d2), nil
 }
 

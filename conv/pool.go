@@ -60,6 +60,9 @@ func (l *MaxPool2D) forwardChunk(_, lo, hi int) {
 		in := l.x.Data[plane*H*W : (plane+1)*H*W]
 		out := l.out.Data[plane*po : (plane+1)*po]
 		arg := l.argmax[plane*po : (plane+1)*po]
+		if l.KH == 2 && l.KW == 2 && l.Stride == 2 && pool2x2(in, out, arg, W, l.oh, l.ow) {
+			continue
+		}
 		for oh := 0; oh < l.oh; oh++ {
 			for ow := 0; ow < l.ow; ow++ {
 				base := oh*l.Stride*W + ow*l.Stride
@@ -105,3 +108,37 @@ func (l *MaxPool2D) backwardChunk(_, lo, hi int) {
 
 // Params returns nil: pooling has no parameters.
 func (l *MaxPool2D) Params() []Param { return nil }
+
+// pool2x2 is the 2×2, stride-2 case without data-dependent branches (the
+// maxima of random activations are unpredictable). It reports false, having
+// written garbage, if the plane holds a NaN; the caller then redoes the
+// plane with the general loop, which propagates it.
+func pool2x2(in, out []float64, arg []int32, W, oh, ow int) bool {
+	ok := true
+	for i := 0; i < oh; i++ {
+		r0 := in[2*i*W : 2*i*W+2*ow]
+		r1 := in[(2*i+1)*W : (2*i+1)*W+2*ow]
+		o := out[i*ow : (i+1)*ow]
+		a := arg[i*ow : (i+1)*ow]
+		base := int32(2 * i * W)
+		for j := range o {
+			v0, v1, v2, v3 := r0[2*j], r0[2*j+1], r1[2*j], r1[2*j+1]
+			m := max(max(v0, v1), max(v2, v3))
+			// The first maximum in row-major window order, as the
+			// general loop picks it.
+			k := int32(W + 1)
+			if v2 == m {
+				k = int32(W)
+			}
+			if v1 == m {
+				k = 1
+			}
+			if v0 == m {
+				k = 0
+			}
+			o[j], a[j] = m, base+int32(2*j)+k
+			ok = ok && m == m
+		}
+	}
+	return ok
+}
