@@ -33,10 +33,19 @@ func (g *GemmKernel) Run(k int, a, b, c []float64, ldc int, alpha, beta float64)
 
 // GemmKernelFor returns the micro-kernel used at level l.
 func GemmKernelFor(l Level) *GemmKernel {
-	if k := gemmKernelAsm(l); k != nil {
-		return k
+	if ks := gemmKernelsAsm(l); len(ks) > 0 {
+		return ks[0]
 	}
 	return &gemmGeneric4x4
+}
+
+// gemmKernelsFor lists every micro-kernel compiled for level l (tests run
+// them all), the default first.
+func gemmKernelsFor(l Level) []*GemmKernel {
+	if ks := gemmKernelsAsm(l); len(ks) > 0 {
+		return ks
+	}
+	return []*GemmKernel{&gemmGeneric4x4}
 }
 
 // GemmKernelGenericFor returns the pure-Go reference kernel with the same

@@ -131,9 +131,9 @@ loop1:
 
 done:
 	VBROADCASTSD alpha+40(FP), Y14
-	MOVSD        beta+48(FP), X15
+	VMOVSD       beta+48(FP), X15
 	VXORPD       X12, X12, X12
-	UCOMISD      X12, X15
+	VUCOMISD     X12, X15
 	JNE          withbeta
 	JPS          withbeta
 
@@ -154,5 +154,141 @@ withbeta:
 	ROW_BETA(R11, Y6, Y7)
 	ROW_BETA(R12, Y8, Y9)
 	ROW_BETA(R13, Y10, Y11)
+	VZEROUPPER
+	RET
+
+// func gemmKernel4x12AVX2(k int, a, b, c *float64, ldc int, alpha, beta float64)
+//
+// The 4×12 shape: each row of the tile in three ymm accumulators; per k step
+// three loads of B (Y12..Y14), four broadcasts of A (Y15) and twelve FMAs —
+// one load fewer per step than 6×8.
+
+#define KSTEP12(aoff, boff) \
+	VMOVUPD      boff(B_PTR), Y12    \
+	VMOVUPD      boff+32(B_PTR), Y13 \
+	VMOVUPD      boff+64(B_PTR), Y14 \
+	VBROADCASTSD aoff(A_PTR), Y15    \
+	VFMADD231PD  Y12, Y15, Y0        \
+	VFMADD231PD  Y13, Y15, Y1        \
+	VFMADD231PD  Y14, Y15, Y2        \
+	VBROADCASTSD aoff+8(A_PTR), Y15  \
+	VFMADD231PD  Y12, Y15, Y3        \
+	VFMADD231PD  Y13, Y15, Y4        \
+	VFMADD231PD  Y14, Y15, Y5        \
+	VBROADCASTSD aoff+16(A_PTR), Y15 \
+	VFMADD231PD  Y12, Y15, Y6        \
+	VFMADD231PD  Y13, Y15, Y7        \
+	VFMADD231PD  Y14, Y15, Y8        \
+	VBROADCASTSD aoff+24(A_PTR), Y15 \
+	VFMADD231PD  Y12, Y15, Y9        \
+	VFMADD231PD  Y13, Y15, Y10       \
+	VFMADD231PD  Y14, Y15, Y11
+
+#define ROW12_BETA(ptr, acc0, acc1, acc2) \
+	VMULPD      Y14, acc0, acc0 \
+	VMULPD      Y14, acc1, acc1 \
+	VMULPD      Y14, acc2, acc2 \
+	VMOVUPD     (ptr), Y12      \
+	VFMADD231PD Y15, Y12, acc0  \
+	VMOVUPD     32(ptr), Y13    \
+	VFMADD231PD Y15, Y13, acc1  \
+	VMOVUPD     64(ptr), Y12    \
+	VFMADD231PD Y15, Y12, acc2  \
+	VMOVUPD     acc0, (ptr)     \
+	VMOVUPD     acc1, 32(ptr)   \
+	VMOVUPD     acc2, 64(ptr)
+
+#define ROW12_NOBETA(ptr, acc0, acc1, acc2) \
+	VMULPD  Y14, acc0, acc0 \
+	VMULPD  Y14, acc1, acc1 \
+	VMULPD  Y14, acc2, acc2 \
+	VMOVUPD acc0, (ptr)     \
+	VMOVUPD acc1, 32(ptr)   \
+	VMOVUPD acc2, 64(ptr)
+
+TEXT ·gemmKernel4x12AVX2(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), K
+	MOVQ a+8(FP), A_PTR
+	MOVQ b+16(FP), B_PTR
+	MOVQ c+24(FP), C_PTR
+	MOVQ ldc+32(FP), LDC
+	SHLQ $3, LDC
+
+	LEAQ (C_PTR)(LDC*1), R9
+	LEAQ (C_PTR)(LDC*2), R10
+	LEAQ (R10)(LDC*1), R11
+
+	PREFETCHT0 (C_PTR)
+	PREFETCHT0 88(C_PTR)
+	PREFETCHT0 (R9)
+	PREFETCHT0 88(R9)
+	PREFETCHT0 (R10)
+	PREFETCHT0 88(R10)
+	PREFETCHT0 (R11)
+	PREFETCHT0 88(R11)
+
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+
+	MOVQ K, BX
+	SHRQ $2, BX
+	JZ   tail12
+
+loop12x4:
+	PREFETCHT0 256(A_PTR)
+	KSTEP12(0, 0)
+	PREFETCHT0 768(B_PTR)
+	KSTEP12(32, 96)
+	PREFETCHT0 832(B_PTR)
+	KSTEP12(64, 192)
+	PREFETCHT0 896(B_PTR)
+	KSTEP12(96, 288)
+	ADDQ $128, A_PTR
+	ADDQ $384, B_PTR
+	DECQ BX
+	JNZ  loop12x4
+
+tail12:
+	ANDQ $3, K
+	JZ   done12
+
+loop12x1:
+	KSTEP12(0, 0)
+	ADDQ $32, A_PTR
+	ADDQ $96, B_PTR
+	DECQ K
+	JNZ  loop12x1
+
+done12:
+	VBROADCASTSD alpha+40(FP), Y14
+	VMOVSD       beta+48(FP), X15
+	VXORPD       X12, X12, X12
+	VUCOMISD     X12, X15
+	JNE          withbeta12
+	JPS          withbeta12
+
+	ROW12_NOBETA(C_PTR, Y0, Y1, Y2)
+	ROW12_NOBETA(R9, Y3, Y4, Y5)
+	ROW12_NOBETA(R10, Y6, Y7, Y8)
+	ROW12_NOBETA(R11, Y9, Y10, Y11)
+	VZEROUPPER
+	RET
+
+withbeta12:
+	VBROADCASTSD beta+48(FP), Y15
+	ROW12_BETA(C_PTR, Y0, Y1, Y2)
+	ROW12_BETA(R9, Y3, Y4, Y5)
+	ROW12_BETA(R10, Y6, Y7, Y8)
+	ROW12_BETA(R11, Y9, Y10, Y11)
 	VZEROUPPER
 	RET

@@ -1,8 +1,10 @@
 package asm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -17,55 +19,56 @@ func TestGemmKernelsMatchGeneric(t *testing.T) {
 	ks = append(ks, 256, 1001)
 	rnd := rand.New(rand.NewPCG(1, 1))
 	for _, l := range Supported() {
-		kern := GemmKernelFor(l)
-		ref := GemmKernelGenericFor(kern)
-		t.Run(l.String(), func(t *testing.T) {
-			mr, nr := kern.MR, kern.NR
-			for _, k := range ks {
-				for _, ab := range [][2]float64{{1, 0}, {1, 1}, {-1.5, 0.5}, {2, 0}, {0.25, -1}} {
-					alpha, beta := ab[0], ab[1]
-					a := make([]float64, k*mr)
-					b := make([]float64, k*nr)
-					for i := range a {
-						a[i] = rnd.Float64()*2 - 1
-					}
-					for i := range b {
-						b[i] = rnd.Float64()*2 - 1
-					}
-					// C tile inside a larger, NaN-guarded array: ldc > nr and
-					// guard cells before, after and between the rows.
-					ldc := nr + 3
-					const pad = 5
-					c := make([]float64, pad+(mr-1)*ldc+nr+pad)
-					for i := range c {
-						c[i] = math.NaN()
-					}
-					for r := 0; r < mr; r++ {
-						for j := 0; j < nr; j++ {
-							if beta != 0 {
-								c[pad+r*ldc+j] = rnd.Float64()
+		for _, kern := range gemmKernelsFor(l) {
+			ref := GemmKernelGenericFor(kern)
+			t.Run(fmt.Sprintf("%s/%dx%d", l, kern.MR, kern.NR), func(t *testing.T) {
+				mr, nr := kern.MR, kern.NR
+				for _, k := range ks {
+					for _, ab := range [][2]float64{{1, 0}, {1, 1}, {-1.5, 0.5}, {2, 0}, {0.25, -1}} {
+						alpha, beta := ab[0], ab[1]
+						a := make([]float64, k*mr)
+						b := make([]float64, k*nr)
+						for i := range a {
+							a[i] = rnd.Float64()*2 - 1
+						}
+						for i := range b {
+							b[i] = rnd.Float64()*2 - 1
+						}
+						// C tile inside a larger, NaN-guarded array: ldc > nr and
+						// guard cells before, after and between the rows.
+						ldc := nr + 3
+						const pad = 5
+						c := make([]float64, pad+(mr-1)*ldc+nr+pad)
+						for i := range c {
+							c[i] = math.NaN()
+						}
+						for r := 0; r < mr; r++ {
+							for j := 0; j < nr; j++ {
+								if beta != 0 {
+									c[pad+r*ldc+j] = rnd.Float64()
+								}
 							}
 						}
-					}
-					want := append([]float64(nil), c...)
-					kern.Run(k, a, b, c[pad:], ldc, alpha, beta)
-					ref.Run(k, a, b, want[pad:], ldc, alpha, beta)
-					for i := range c {
-						r, j := (i-pad)/ldc, (i-pad)%ldc
-						inTile := i >= pad && r < mr && j < nr
-						if !inTile {
-							if !math.IsNaN(c[i]) {
-								t.Fatalf("k=%d: guard cell %d overwritten with %v", k, i, c[i])
+						want := append([]float64(nil), c...)
+						kern.Run(k, a, b, c[pad:], ldc, alpha, beta)
+						ref.Run(k, a, b, want[pad:], ldc, alpha, beta)
+						for i := range c {
+							r, j := (i-pad)/ldc, (i-pad)%ldc
+							inTile := i >= pad && r < mr && j < nr
+							if !inTile {
+								if !math.IsNaN(c[i]) {
+									t.Fatalf("k=%d: guard cell %d overwritten with %v", k, i, c[i])
+								}
+								continue
 							}
-							continue
-						}
-						if math.IsNaN(c[i]) || math.Abs(c[i]-want[i]) > 1e-13*float64(k+1) {
-							t.Fatalf("k=%d alpha=%v beta=%v: C[%d][%d] = %v, want %v", k, alpha, beta, r, j, c[i], want[i])
+							if math.IsNaN(c[i]) || math.Abs(c[i]-want[i]) > 1e-13*float64(k+1) {
+								t.Fatalf("k=%d alpha=%v beta=%v: C[%d][%d] = %v, want %v", k, alpha, beta, r, j, c[i], want[i])
+							}
 						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -103,22 +106,26 @@ func TestGemmKernelRejectsShortPanels(t *testing.T) {
 }
 
 func BenchmarkGemmKernel(b *testing.B) {
-	const k = 256
+	k := 256
+	if s := os.Getenv("GEMM_K"); s != "" {
+		fmt.Sscan(s, &k)
+	}
 	for _, l := range Supported() {
-		kern := GemmKernelFor(l)
-		b.Run(l.String(), func(b *testing.B) {
-			a, bb := make([]float64, k*kern.MR), make([]float64, k*kern.NR)
-			c := make([]float64, kern.MR*kern.NR)
-			for i := range a {
-				a[i] = 1
-			}
-			for i := range bb {
-				bb[i] = 1
-			}
-			for b.Loop() {
-				kern.Run(k, a, bb, c, kern.NR, 1, 1)
-			}
-			b.ReportMetric(float64(2*k*kern.MR*kern.NR)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+		for _, kern := range gemmKernelsFor(l) {
+			b.Run(fmt.Sprintf("%s/%dx%d", l, kern.MR, kern.NR), func(b *testing.B) {
+				a, bb := make([]float64, k*kern.MR), make([]float64, k*kern.NR)
+				c := make([]float64, kern.MR*kern.NR)
+				for i := range a {
+					a[i] = 1
+				}
+				for i := range bb {
+					bb[i] = 1
+				}
+				for b.Loop() {
+					kern.Run(k, a, bb, c, kern.NR, 1, 1)
+				}
+				b.ReportMetric(float64(2*k*kern.MR*kern.NR)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

@@ -2,5 +2,5 @@
 
 package asm
 
-// gemmKernelAsm: no assembly in this build; the generic kernel is used.
-func gemmKernelAsm(Level) *GemmKernel { return nil }
+// gemmKernelsAsm: no assembly kernels here; the generic kernel is used.
+func gemmKernelsAsm(Level) []*GemmKernel { return nil }
