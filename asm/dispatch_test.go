@@ -160,3 +160,14 @@ func TestBoundsChecksPanic(t *testing.T) {
 		}
 	})
 }
+
+// benchEachLevel runs f as a sub-benchmark at every supported level.
+func benchEachLevel(b *testing.B, f func(b *testing.B)) {
+	defer Configure("")
+	for _, l := range Supported() {
+		if err := SetLevel(l); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(l.String(), f)
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBenchExpJSON(t *testing.T) {
+	st, out, errs := runCLI("bench", "exp", "--n", "1000", "--reps", "1", "--json")
+	require.Equal(t, exitOK, st, errs)
+	impls := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		assert.Equal(t, "exp", r["kernel"])
+		assert.Equal(t, 1000.0, r["n"])
+		assert.Greater(t, r["seconds"].(float64), 0.0)
+		assert.Greater(t, r["elements_per_s"].(float64), 0.0)
+		impls[r["impl"].(string)] = true
+	}
+	assert.Equal(t, map[string]bool{"simd": true, "math.Exp": true}, impls)
+}
+
+func TestBenchSEKernelJSON(t *testing.T) {
+	st, out, errs := runCLI("bench", "sekernel", "--m", "5,40", "--reps", "1", "--json")
+	require.Equal(t, exitOK, st, errs)
+	seen := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		assert.Equal(t, "sekernel", r["kernel"])
+		assert.Contains(t, []any{5.0, 40.0}, r["m"])
+		assert.Greater(t, r["seconds"].(float64), 0.0)
+		seen[r["impl"].(string)]++
+	}
+	assert.Equal(t, map[string]int{"fused": 2, "sqdist+exp": 2, "generic": 2}, seen)
+}
+
+func TestBenchExpTableAndErrors(t *testing.T) {
+	st, out, errs := runCLI("bench", "exp", "--n", "100", "--reps", "1")
+	require.Equal(t, exitOK, st, errs)
+	assert.Contains(t, out, "math.Exp")
+	assert.Contains(t, out, "simd")
+	st, out, errs = runCLI("bench", "sekernel", "--m", "7", "--reps", "1")
+	require.Equal(t, exitOK, st, errs)
+	assert.Contains(t, out, "sqdist+exp")
+	st, _, errs = runCLI("bench", "exp", "--n", "0")
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "--n 0")
+	st, _, _ = runCLI("bench", "sekernel", "--m", "x")
+	assert.Equal(t, exitUsage, st)
+	st, _, errs = runCLI("bench", "sekernel", "--reps", "0")
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "--reps 0")
+}
