@@ -47,13 +47,22 @@ type Conv2D struct {
 	x, dy                *Tensor
 	out, dx              Tensor
 	fwdFn, bwdFn         func(worker, lo, hi int)
+	group                int // images per worker GEMM
 }
 
 type convWorker struct {
 	blas      blas.Float64
-	col, dcol []float64 // (S·K) × P
+	col, dcol []float64 // (S·K) × (group·P)
+	tmp       []float64 // (S·C_out) × (group·P): a group's outputs or output gradients
 	gw, gb    []float64
 }
+
+// groupColumns is how many output positions a worker's GEMM should span at
+// least: small images are grouped until their columns reach it, so that
+// each GEMM call amortises its packing of the weights over more work (and
+// the weight gradient's inner dimension grows the same way). Measured on
+// the paper's conv2 (8×8 outputs): see BenchmarkConv2Group.
+var groupColumns = 256
 
 // NewConv2D validates the configuration and sizes the layer's workspaces.
 // The weights start at zero.
@@ -87,11 +96,16 @@ func NewConv2D(cfg Conv2DConfig) (*Conv2D, error) {
 	l.Weight, l.GradWeight = make([]float64, nw), make([]float64, nw)
 	l.Bias, l.GradBias = make([]float64, l.S*l.Cout), make([]float64, l.S*l.Cout)
 	l.split = newSplitter(opt.Workers)
+	l.group = max(1, groupColumns/l.p)
 	l.ws = make([]convWorker, opt.Workers)
+	cols := l.group * l.p
 	for i := range l.ws {
 		l.ws[i] = convWorker{blas: opt.WorkerBLAS(),
-			col: make([]float64, l.S*l.k*l.p), dcol: make([]float64, l.S*l.k*l.p),
+			col: make([]float64, l.S*l.k*cols), dcol: make([]float64, l.S*l.k*cols),
 			gw: make([]float64, nw), gb: make([]float64, l.S*l.Cout)}
+		if l.group > 1 {
+			l.ws[i].tmp = make([]float64, l.S*l.Cout*cols)
+		}
 	}
 	l.fwdFn, l.bwdFn = l.forwardChunk, l.backwardChunk
 	return l, nil
@@ -130,30 +144,53 @@ func (l *Conv2D) forwardChunk(worker, lo, hi int) {
 	w := &l.ws[worker]
 	x := l.x
 	inSize := x.C * x.H * x.W
-	outSize := l.S * l.Cout * l.p
+	rows := l.S * l.Cout
+	outSize := rows * l.p
 	shared := l.isShared(x)
-	g := &l.sep
-	if shared {
-		g = &l.shared
-	}
+	g := l.geomFor(shared)
 	k, p, m := l.k, l.p, l.Cout
-	for n := lo; n < hi; n++ {
-		g.im2col(x.Data[n*inSize:(n+1)*inSize], w.col)
-		out := l.out.Data[n*outSize : (n+1)*outSize]
+	for n0 := lo; n0 < hi; n0 += l.group {
+		gn := min(l.group, hi-n0)
+		ld := gn * p
+		for i := 0; i < gn; i++ {
+			g.im2col(x.Data[(n0+i)*inSize:(n0+i+1)*inSize], w.col[i*p:], ld)
+		}
+		// One image writes straight into the output; a group goes
+		// through tmp, whose columns hold the images side by side.
+		dst := w.tmp
+		if gn == 1 {
+			dst = l.out.Data[n0*outSize : (n0+1)*outSize]
+		}
 		if shared {
-			w.blas.Dgemm(blas.NoTrans, blas.NoTrans, l.S*m, p, k, 1, l.Weight, k, w.col, p, 0, out, p)
+			w.blas.Dgemm(blas.NoTrans, blas.NoTrans, rows, ld, k, 1, l.Weight, k, w.col, ld, 0, dst, ld)
 		} else {
 			for s := 0; s < l.S; s++ {
-				w.blas.Dgemm(blas.NoTrans, blas.NoTrans, m, p, k, 1, l.Weight[s*m*k:], k, w.col[s*k*p:], p, 0, out[s*m*p:], p)
+				w.blas.Dgemm(blas.NoTrans, blas.NoTrans, m, ld, k, 1, l.Weight[s*m*k:], k, w.col[s*k*ld:], ld, 0, dst[s*m*ld:], ld)
 			}
 		}
-		for r, b := range l.Bias {
-			row := out[r*p : (r+1)*p]
-			for i := range row {
-				row[i] += b
+		for i := 0; i < gn; i++ {
+			out := l.out.Data[(n0+i)*outSize : (n0+i+1)*outSize]
+			for r, b := range l.Bias {
+				row := out[r*p : (r+1)*p]
+				if gn == 1 {
+					for j := range row {
+						row[j] += b
+					}
+					continue
+				}
+				for j, v := range w.tmp[r*ld+i*p : r*ld+(i+1)*p] {
+					row[j] = v + b
+				}
 			}
 		}
 	}
+}
+
+func (l *Conv2D) geomFor(shared bool) *geom {
+	if shared {
+		return &l.shared
+	}
+	return &l.sep
 }
 
 // Backward takes the gradient of the loss with respect to the last output
@@ -190,43 +227,57 @@ func (l *Conv2D) backwardChunk(worker, lo, hi int) {
 	clear(w.gb)
 	x := l.x
 	inSize := x.C * x.H * x.W
-	outSize := l.S * l.Cout * l.p
+	rows := l.S * l.Cout
+	outSize := rows * l.p
 	shared := l.isShared(x)
-	g := &l.sep
-	if shared {
-		g = &l.shared
-	}
+	g := l.geomFor(shared)
 	k, p, m, S := l.k, l.p, l.Cout, l.S
-	for n := lo; n < hi; n++ {
-		g.im2col(x.Data[n*inSize:(n+1)*inSize], w.col)
-		dy := l.dy.Data[n*outSize : (n+1)*outSize]
+	for n0 := lo; n0 < hi; n0 += l.group {
+		gn := min(l.group, hi-n0)
+		ld := gn * p
+		for i := 0; i < gn; i++ {
+			g.im2col(x.Data[(n0+i)*inSize:(n0+i+1)*inSize], w.col[i*p:], ld)
+		}
+		// The output gradients of the group, side by side like the columns.
+		dy := l.dy.Data[n0*outSize : (n0+1)*outSize]
+		if gn > 1 {
+			dy = w.tmp[:rows*ld]
+			for i := 0; i < gn; i++ {
+				src := l.dy.Data[(n0+i)*outSize : (n0+i+1)*outSize]
+				for r := 0; r < rows; r++ {
+					copy(dy[r*ld+i*p:r*ld+(i+1)*p], src[r*p:(r+1)*p])
+				}
+			}
+		}
 		for r := range w.gb {
 			sum := 0.0
-			for _, v := range dy[r*p : (r+1)*p] {
+			for _, v := range dy[r*ld : (r+1)*ld] {
 				sum += v
 			}
 			w.gb[r] += sum
 		}
 		if shared {
-			w.blas.Dgemm(blas.NoTrans, blas.Trans, S*m, k, p, 1, dy, p, w.col, p, 1, w.gw, k)
+			w.blas.Dgemm(blas.NoTrans, blas.Trans, rows, k, ld, 1, dy, ld, w.col, ld, 1, w.gw, k)
 		} else {
 			for s := 0; s < S; s++ {
-				w.blas.Dgemm(blas.NoTrans, blas.Trans, m, k, p, 1, dy[s*m*p:], p, w.col[s*k*p:], p, 1, w.gw[s*m*k:], k)
+				w.blas.Dgemm(blas.NoTrans, blas.Trans, m, k, ld, 1, dy[s*m*ld:], ld, w.col[s*k*ld:], ld, 1, w.gw[s*m*k:], k)
 			}
 		}
 		if l.SkipInputGrad {
 			continue
 		}
 		if shared {
-			w.blas.Dgemm(blas.Trans, blas.NoTrans, k, p, S*m, 1, l.Weight, k, dy, p, 0, w.dcol, p)
+			w.blas.Dgemm(blas.Trans, blas.NoTrans, k, ld, rows, 1, l.Weight, k, dy, ld, 0, w.dcol, ld)
 		} else {
 			for s := 0; s < S; s++ {
-				w.blas.Dgemm(blas.Trans, blas.NoTrans, k, p, m, 1, l.Weight[s*m*k:], k, dy[s*m*p:], p, 0, w.dcol[s*k*p:], p)
+				w.blas.Dgemm(blas.Trans, blas.NoTrans, k, ld, m, 1, l.Weight[s*m*k:], k, dy[s*m*ld:], ld, 0, w.dcol[s*k*ld:], ld)
 			}
 		}
-		dx := l.dx.Data[n*inSize : (n+1)*inSize]
-		clear(dx)
-		g.col2im(w.dcol, dx)
+		for i := 0; i < gn; i++ {
+			dx := l.dx.Data[(n0+i)*inSize : (n0+i+1)*inSize]
+			clear(dx)
+			g.col2im(w.dcol[i*p:], dx, ld)
+		}
 	}
 }
 

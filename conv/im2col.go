@@ -41,9 +41,11 @@ func validRange(ksize, size, osize, stride, pad int) (lo, hi []int) {
 }
 
 // im2col writes the patches of one image x (C×H×W) as the columns of col
-// ((C·KH·KW) × (OH·OW), row-major): row (c, ki, kj), column (oh, ow) holds
-// x[c, oh·stride+ki−pad, ow·stride+kj−pad], zero outside the image.
-func (g *geom) im2col(x, col []float64) {
+// ((C·KH·KW) × (OH·OW), row-major with row stride ld ≥ OH·OW): row
+// (c, ki, kj), column (oh, ow) holds x[c, oh·stride+ki−pad, ow·stride+kj−pad],
+// zero outside the image. A stride above OH·OW lets several images share
+// one column matrix, side by side.
+func (g *geom) im2col(x, col []float64, ld int) {
 	P := g.OH * g.OW
 	r := 0
 	for c := 0; c < g.C; c++ {
@@ -51,7 +53,7 @@ func (g *geom) im2col(x, col []float64) {
 		for ki := 0; ki < g.KH; ki++ {
 			ohLo, ohHi := g.ohLo[ki], g.ohHi[ki]
 			for kj := 0; kj < g.KW; kj++ {
-				row := col[r*P : (r+1)*P]
+				row := col[r*ld : r*ld+P]
 				r++
 				owLo, owHi := g.owLo[kj], g.owHi[kj]
 				clear(row[:ohLo*g.OW])
@@ -64,7 +66,13 @@ func (g *geom) im2col(x, col []float64) {
 					clear(dst[owHi:])
 					iw0 := owLo*g.Stride + kj - g.Pad
 					if g.Stride == 1 {
-						copy(dst[owLo:owHi], src[iw0:])
+						// Rows are short (8 in the paper's
+						// conv2): a loop beats memmove's call.
+						d := dst[owLo:owHi]
+						s := src[iw0 : iw0+len(d)]
+						for i := range d {
+							d[i] = s[i]
+						}
 						continue
 					}
 					for ow, iw := owLo, iw0; ow < owHi; ow, iw = ow+1, iw+g.Stride {
@@ -76,9 +84,10 @@ func (g *geom) im2col(x, col []float64) {
 	}
 }
 
-// col2im adds the columns of col back onto the image x (the adjoint of
-// im2col); x must be zeroed by the caller if it is to hold just the sum.
-func (g *geom) col2im(col, x []float64) {
+// col2im adds the columns of col (row stride ld) back onto the image x (the
+// adjoint of im2col); x must be zeroed by the caller if it is to hold just
+// the sum.
+func (g *geom) col2im(col, x []float64, ld int) {
 	P := g.OH * g.OW
 	r := 0
 	for c := 0; c < g.C; c++ {
@@ -86,7 +95,7 @@ func (g *geom) col2im(col, x []float64) {
 		for ki := 0; ki < g.KH; ki++ {
 			ohLo, ohHi := g.ohLo[ki], g.ohHi[ki]
 			for kj := 0; kj < g.KW; kj++ {
-				row := col[r*P : (r+1)*P]
+				row := col[r*ld : r*ld+P]
 				r++
 				owLo, owHi := g.owLo[kj], g.owHi[kj]
 				if owHi <= owLo {
