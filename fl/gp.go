@@ -1,0 +1,268 @@
+package fl
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/pacpfl/pacpfl/linalg"
+	"github.com/pacpfl/pacpfl/lml"
+)
+
+// GPModel plugs the GP client model of package lml into the federated loop.
+type GPModel struct {
+	Model lml.Model
+	// LiteralBatch uses the plain LML of a mini-batch instead of the
+	// tempered objective ln Z^C_{m_i}(P, S^(b)) (SPEC §5.3) when b < m_i.
+	LiteralBatch bool
+}
+
+// NewGPModel returns the GP model with the default networks for d inputs.
+func NewGPModel(d int) *GPModel { return &GPModel{Model: lml.DefaultModel(d)} }
+
+// Dim is dφ.
+func (g *GPModel) Dim() int { return g.Model.NumParams() }
+
+// gpClient is one existing client's Client_Update (Algorithm 2). Each client
+// owns a single-threaded evaluator: the server already runs one client per
+// core, so the BLAS under each client must not spawn threads of its own.
+type gpClient struct {
+	model   *GPModel
+	x, y    []float64
+	d       int
+	ev      *lml.Evaluator
+	lmls    []float64
+	perm    []int
+	bx, by  []float64
+	scratch []float64
+}
+
+// NewClient returns the training client for S_i (never S̃_i).
+func (g *GPModel) NewClient(c *ClientData) (Client, error) {
+	if err := g.Model.CheckData(c.X, c.Y); err != nil {
+		return nil, err
+	}
+	ev, err := lml.NewEvaluator(g.Model, lml.EvaluatorOptions{Threads: 1, Split: lml.SplitParticles})
+	if err != nil {
+		return nil, err
+	}
+	return &gpClient{model: g, x: c.X, y: c.Y, d: g.Model.D, ev: ev}, nil
+}
+
+func (c *gpClient) Update(particles []float64, k, dphi, batch int, rng *rand.Rand, grad []float64) (float64, error) {
+	if dphi != c.model.Dim() {
+		return 0, fmt.Errorf("gp client: particles of dimension %d, model has dφ = %d", dphi, c.model.Dim())
+	}
+	if cap(c.lmls) < k {
+		c.lmls = make([]float64, k)
+	}
+	lmls := c.lmls[:k]
+	m := len(c.y)
+	var err error
+	if batch <= 0 || batch >= m {
+		err = c.ev.Evaluate(lmls, grad, particles, c.x, c.y)
+	} else {
+		bx, by := c.sample(batch, rng)
+		if c.model.LiteralBatch {
+			err = c.ev.Evaluate(lmls, grad, particles, bx, by)
+		} else {
+			err = c.ev.EvaluateTempered(lmls, grad, particles, bx, by, float64(m)/float64(batch))
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return Mean(lmls), nil
+}
+
+// sample draws b of the m rows uniformly without replacement (partial
+// Fisher–Yates from the identity, so the batch depends only on rng).
+func (c *gpClient) sample(b int, rng *rand.Rand) (bx, by []float64) {
+	m, d := len(c.y), c.d
+	if len(c.perm) != m {
+		c.perm = make([]int, m)
+		c.bx = make([]float64, m*d)
+		c.by = make([]float64, m)
+	}
+	for i := range c.perm {
+		c.perm[i] = i
+	}
+	for i := 0; i < b; i++ {
+		j := i + rng.IntN(m-i)
+		c.perm[i], c.perm[j] = c.perm[j], c.perm[i]
+		r := c.perm[i]
+		copy(c.bx[i*d:i*d+d], c.x[r*d:r*d+d])
+		c.by[i] = c.y[r]
+	}
+	return c.bx[:b*d], c.by[:b]
+}
+
+// PredictGroup personalises the k particles on each client's data and
+// evaluates the mixture predictive (35–37) on its test set. Existing clients
+// condition on S_i ∪ S̃_i, new clients on their own data. Clients are spread
+// over the cores, one single-threaded predictor per worker; the result does
+// not depend on the number of workers.
+func (g *GPModel) PredictGroup(particles []float64, clients []ClientData) ([]Prediction, error) {
+	return g.predictGroup(particles, clients, func(c *ClientData) (x, y []float64) { return c.PersonalisationData() })
+}
+
+// predictGroup with the conditioning data chosen by data(c).
+func (g *GPModel) predictGroup(particles []float64, clients []ClientData, data func(c *ClientData) (x, y []float64)) ([]Prediction, error) {
+	preds := make([]Prediction, len(clients))
+	errs := make([]error, len(clients))
+	workers := min(runtime.GOMAXPROCS(0), len(clients))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := lml.NewPredictor(g.Model, linalg.NewNative(1))
+			var mix lml.Mixture
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(clients) {
+					return
+				}
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				c := &clients[i]
+				x, y := data(c)
+				preds[i], errs[i] = predictOne(p, &mix, particles, x, y, c.XTest, c.YTest)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("predict client %d: %w", i, err)
+		}
+	}
+	return preds, nil
+}
+
+func predictOne(p *lml.Predictor, mix *lml.Mixture, particles, x, y, xTest, yTest []float64) (Prediction, error) {
+	if err := p.Fit(particles, x, y); err != nil {
+		return Prediction{}, err
+	}
+	if err := p.Predict(xTest, mix); err != nil {
+		return Prediction{}, err
+	}
+	n := len(yTest)
+	pr := Prediction{Mean: make([]float64, n), CDFAtY: make([]float64, n)}
+	for i := 0; i < n; i++ {
+		pr.Mean[i] = mix.Mean(i)
+		pr.CDFAtY[i] = math.Max(0, math.Min(1, mix.CDF(i, yTest[i])))
+	}
+	return pr, nil
+}
+
+// priorMoments evaluates the GP prior P_φ at the inputs X (m×D): the mean
+// vector m_φ(X), the kernel matrix K_φ(X, X) (m×m) and the noise std. It runs
+// the two tanh MLPs straight from Model.Layout, independently of package
+// lml's own forward pass (the test checks the two agree through the LML).
+func (g *GPModel) priorMoments(phi, X []float64) (mean, K []float64, sigma float64) {
+	md := g.Model
+	m := len(X) / md.D
+	blocks := md.Layout()
+	bi := 0
+	forward := func(hidden []int, out int) []float64 {
+		res := make([]float64, m*out)
+		for r := 0; r < m; r++ {
+			h := X[r*md.D : (r+1)*md.D]
+			for l := 0; l <= len(hidden); l++ {
+				wb, bb := blocks[bi+2*l], blocks[bi+2*l+1]
+				o, in := wb.Shape[0], wb.Shape[1]
+				a := make([]float64, o)
+				for i := 0; i < o; i++ {
+					s := phi[bb.Offset+i]
+					for j := 0; j < in; j++ {
+						s += phi[wb.Offset+i*in+j] * h[j]
+					}
+					if l < len(hidden) {
+						s = math.Tanh(s)
+					}
+					a[i] = s
+				}
+				h = a
+			}
+			copy(res[r*out:], h)
+		}
+		bi += 2 * (len(hidden) + 1)
+		return res
+	}
+	mean = forward(md.MeanHidden, 1)
+	F := forward(md.KernelHidden, md.DF)
+	K = make([]float64, m*m)
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			s := 0.0
+			for c := 0; c < md.DF; c++ {
+				d := F[i*md.DF+c] - F[j*md.DF+c]
+				s += d * d
+			}
+			K[i*m+j] = math.Exp(-0.5 * s)
+		}
+	}
+	return mean, K, lml.NoiseStd(phi[len(phi)-1])
+}
+
+// ClippedLogZ returns a LogZCFunc for the existing clients of ds: ln Z^C_β of
+// the Gaussian NLL clipped to [a, b], by Monte Carlo over nSamples functions
+// drawn from the GP prior at S_i (see ClippedGaussianLogZ).
+func (g *GPModel) ClippedLogZ(clients []ClientData, beta, a, b float64, nSamples int) LogZCFunc {
+	return func(phi []float64, i int, rng *rand.Rand) (float64, error) {
+		c := &clients[i]
+		mean, K, sigma := g.priorMoments(phi, c.X)
+		m := len(c.Y)
+		chol, err := cholJitter(K, m)
+		if err != nil {
+			return 0, err
+		}
+		return ClippedGaussianLogZ(c.Y, mean, chol, sigma, beta, a, b, nSamples, rng)
+	}
+}
+
+// cholJitter returns the lower Cholesky factor (m×m row-major) of K + εI for
+// the smallest ε in {0, 1e-10, …, 1e-4} that factorises: the deep-kernel
+// matrix of a prior sample is often numerically singular.
+func cholJitter(K []float64, m int) ([]float64, error) {
+	for eps := 0.0; eps <= 1e-4; {
+		s := mat.NewSymDense(m, nil)
+		for i := 0; i < m; i++ {
+			for j := i; j < m; j++ {
+				s.SetSym(i, j, K[i*m+j])
+			}
+			s.SetSym(i, i, K[i*m+i]+eps)
+		}
+		var ch mat.Cholesky
+		if ch.Factorize(s) {
+			var l mat.TriDense
+			ch.LTo(&l)
+			out := make([]float64, m*m)
+			for i := 0; i < m; i++ {
+				for j := 0; j <= i; j++ {
+					out[i*m+j] = l.At(i, j)
+				}
+			}
+			return out, nil
+		}
+		if eps == 0 {
+			eps = 1e-10
+		} else {
+			eps *= 10
+		}
+	}
+	return nil, errors.New("prior kernel matrix not positive definite even with jitter 1e-4")
+}

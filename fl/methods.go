@@ -1,0 +1,351 @@
+package fl
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/pacpfl/pacpfl/svgd"
+)
+
+// Method names of the experiment harness.
+const (
+	MethodPACPFL  = "pacpfl"
+	MethodPFedGP  = "pfedgp"
+	MethodVanilla = "vanilla"
+	MethodPooled  = "pooled"
+)
+
+// Methods lists the methods in table order.
+var Methods = []string{MethodPACPFL, MethodPFedGP, MethodVanilla, MethodPooled}
+
+// MethodResult is what one method achieved on one data set.
+type MethodResult struct {
+	Method   string        `json:"method"`
+	Existing GroupMetrics  `json:"existing"`
+	New      GroupMetrics  `json:"new"`
+	Bounds   *Bounds       `json:"bounds,omitempty"`
+	Train    *Result       `json:"-"`
+	Elapsed  time.Duration `json:"-"`
+	Seconds  float64       `json:"seconds"`
+}
+
+// BoundOptions configure the evaluation of the PAC-Bayesian bounds.
+type BoundOptions struct {
+	A, B         float64 // loss range; the NLL is clipped to it
+	Delta        float64
+	PriorSamples int // N hyper-prior draws for ln Z^S (0: no bounds)
+	FuncSamples  int // GP function draws per ln Z^C
+	Seed         uint64
+	Tau          float64 // τ used for Q* (the training τ)
+}
+
+// PACPFLOptions are the PAC-PFL (and pFedGP) parameters beyond Config.
+type PACPFLOptions struct {
+	Server Config
+	SigmaP float64 // hyper-prior std σ_P (diagonal, mean lml.HyperPriorMean)
+	// InitSigma, if > 0, draws the initial particles from N(mean, InitSigma²)
+	// instead of the hyper-prior (used by pFedGP, whose hyper-prior is very
+	// wide: random networks drawn at that scale are saturated).
+	InitSigma float64
+	Bounds    BoundOptions
+}
+
+// initPrior draws the initial particles but reports the gradient of the
+// real hyper-prior.
+type initPrior struct {
+	*svgd.Gaussian
+	init *svgd.Gaussian
+}
+
+func (p initPrior) Sample(dst []float64, rng *rand.Rand) { p.init.Sample(dst, rng) }
+
+// RunPACPFL trains PAC-PFL on the existing clients of ds (Algorithm 1, or 3
+// with DP) and evaluates it on existing and new clients.
+func RunPACPFL(ds *Dataset, g *GPModel, opt PACPFLOptions, name string) (*MethodResult, error) {
+	start := time.Now()
+	mean := g.Model.HyperPriorMean()
+	prior, err := svgd.Isotropic(mean, opt.SigmaP)
+	if err != nil {
+		return nil, err
+	}
+	var hp HyperPrior = prior
+	if opt.InitSigma > 0 {
+		ini, err := svgd.Isotropic(mean, opt.InitSigma)
+		if err != nil {
+			return nil, err
+		}
+		hp = initPrior{Gaussian: prior, init: ini}
+	}
+	clients := make([]Client, len(ds.Existing))
+	for i := range ds.Existing {
+		if clients[i], err = g.NewClient(&ds.Existing[i]); err != nil {
+			return nil, fmt.Errorf("client %d: %w", i, err)
+		}
+	}
+	srv, err := NewServer(opt.Server, hp, clients)
+	if err != nil {
+		return nil, err
+	}
+	res, err := srv.Run()
+	if err != nil {
+		return nil, err
+	}
+	out := &MethodResult{Method: name, Train: res}
+	if err := evaluateParticles(out, ds, g, res.Particles); err != nil {
+		return nil, err
+	}
+	if opt.Bounds.PriorSamples > 0 {
+		b, err := ComputeBounds(ds, g, prior, opt.Bounds)
+		if err != nil {
+			return nil, fmt.Errorf("bounds: %w", err)
+		}
+		out.Bounds = &b
+	}
+	out.Elapsed = time.Since(start)
+	out.Seconds = out.Elapsed.Seconds()
+	return out, nil
+}
+
+func evaluateParticles(out *MethodResult, ds *Dataset, g *GPModel, particles []float64) error {
+	pe, err := g.PredictGroup(particles, ds.Existing)
+	if err != nil {
+		return err
+	}
+	if out.Existing, err = Evaluate(pe, ds.Existing); err != nil {
+		return err
+	}
+	pn, err := g.PredictGroup(particles, ds.New)
+	if err != nil {
+		return err
+	}
+	out.New, err = Evaluate(pn, ds.New)
+	return err
+}
+
+// ComputeBounds evaluates Theorem 4.2 and Lemma 4.6 at the Gibbs
+// hyper-posterior 𝒬* for the hyper-prior, with β = min_i m_i, the clipped
+// Gaussian NLL and ln Z^S by Monte Carlo.
+func ComputeBounds(ds *Dataset, g *GPModel, prior PriorSampler, o BoundOptions) (Bounds, error) {
+	n := len(ds.Existing)
+	bc := BoundConfig{A: o.A, B: o.B, Delta: o.Delta, Beta: float64(ds.MinM()), Tau: o.Tau,
+		M: make([]int, n), MTilde: make([]int, n)}
+	for i := range ds.Existing {
+		bc.M[i] = ds.Existing[i].M()
+		bc.MTilde[i] = len(ds.Existing[i].YExtra)
+	}
+	if err := bc.Validate(); err != nil {
+		return Bounds{}, err
+	}
+	fs := max(o.FuncSamples, 1)
+	rng := rand.New(rand.NewPCG(o.Seed, streamID(0x626f756e64)))
+	lzs, err := EstimateLogZS(prior, o.PriorSamples, n, o.Tau, g.ClippedLogZ(ds.Existing, bc.Beta, o.A, o.B, fs), rng)
+	if err != nil {
+		return Bounds{}, err
+	}
+	b, err := bc.Evaluate(lzs)
+	b.Samples = o.PriorSamples
+	b.Description = fmt.Sprintf("Gaussian NLL clipped to [%g, %g], β = min m_i = %g, ln Z^S from %d hyper-prior draws × %d GP function draws per client", o.A, o.B, bc.Beta, o.PriorSamples, fs)
+	return b, err
+}
+
+// VanillaOptions: each client fits its own GP prior by maximising its own LML.
+type VanillaOptions struct {
+	Steps     int
+	LR        float64
+	InitSigma float64 // start from φ ~ N(hyper-prior mean, InitSigma²): the mean itself is a symmetric saddle of the networks
+	Seed      uint64
+}
+
+// RunVanilla fits one GP per client (existing: on S_i ∪ S̃_i; new: on its own
+// data) with Adam on its LML, then predicts with that single prior.
+func RunVanilla(ds *Dataset, g *GPModel, o VanillaOptions) (*MethodResult, error) {
+	start := time.Now()
+	out := &MethodResult{Method: MethodVanilla}
+	for gi, group := range [][]ClientData{ds.Existing, ds.New} {
+		phis := make([][]float64, len(group))
+		err := parallelFor(len(group), func(i int) error {
+			x, y := group[i].PersonalisationData()
+			phi, err := fitOwnLML(g, x, y, o, uint64(gi), uint64(i))
+			phis[i] = phi
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		preds := make([]Prediction, len(group))
+		err = parallelFor(len(group), func(i int) error {
+			c := &group[i]
+			x, y := c.PersonalisationData()
+			pp, err := g.predictGroup(phis[i], []ClientData{*c}, func(*ClientData) ([]float64, []float64) { return x, y })
+			if err == nil {
+				preds[i] = pp[0]
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		m, err := Evaluate(preds, group)
+		if err != nil {
+			return nil, err
+		}
+		if gi == 0 {
+			out.Existing = m
+		} else {
+			out.New = m
+		}
+	}
+	out.Elapsed = time.Since(start)
+	out.Seconds = out.Elapsed.Seconds()
+	return out, nil
+}
+
+// fitOwnLML maximises ln N(y | m_φ(X), K_φ + σ²I) over φ with Adam.
+func fitOwnLML(g *GPModel, x, y []float64, o VanillaOptions, tag ...uint64) ([]float64, error) {
+	rng := rand.New(rand.NewPCG(o.Seed, streamID(0x76616e696c6c61, tag...)))
+	init, err := svgd.Isotropic(g.Model.HyperPriorMean(), o.InitSigma)
+	if err != nil {
+		return nil, err
+	}
+	phi := make([]float64, g.Dim())
+	init.Sample(phi, rng)
+	cl, err := g.NewClient(&ClientData{X: x, Y: y})
+	if err != nil {
+		return nil, err
+	}
+	grad := make([]float64, len(phi))
+	adam := svgd.NewAdam(o.LR)
+	for s := 0; s < o.Steps; s++ {
+		if _, err := cl.Update(phi, 1, len(phi), 0, rng, grad); err != nil {
+			return nil, fmt.Errorf("step %d: %w", s, err)
+		}
+		if err := adam.Ascend(phi, grad); err != nil {
+			return nil, err
+		}
+	}
+	return phi, nil
+}
+
+// PooledOptions: one GP fitted centrally on (a subset of) all existing
+// clients' training data, used unchanged by every client.
+type PooledOptions struct {
+	Points    int // pooled points used (0: all); a random subset keeps the exact GP cheap
+	Steps     int
+	LR        float64
+	InitSigma float64
+	Seed      uint64
+}
+
+// RunPooled fits the pooled GP and predicts every client's test set from the
+// pooled data (no personalisation).
+func RunPooled(ds *Dataset, g *GPModel, o PooledOptions) (*MethodResult, error) {
+	start := time.Now()
+	var px, py []float64
+	for i := range ds.Existing {
+		px = append(px, ds.Existing[i].X...)
+		py = append(py, ds.Existing[i].Y...)
+	}
+	d := ds.D
+	if o.Points > 0 && o.Points < len(py) {
+		rng := rand.New(rand.NewPCG(o.Seed, streamID(0x706f6f6c)))
+		perm := rng.Perm(len(py))[:o.Points]
+		sx, sy := make([]float64, 0, o.Points*d), make([]float64, 0, o.Points)
+		for _, r := range perm {
+			sx = append(sx, px[r*d:(r+1)*d]...)
+			sy = append(sy, py[r])
+		}
+		px, py = sx, sy
+	}
+	phi, err := fitOwnLML(g, px, py, VanillaOptions{Steps: o.Steps, LR: o.LR, InitSigma: o.InitSigma, Seed: o.Seed}, 0x706f6f6c)
+	if err != nil {
+		return nil, fmt.Errorf("pooled fit: %w", err)
+	}
+	out := &MethodResult{Method: MethodPooled}
+	pooled := func(*ClientData) ([]float64, []float64) { return px, py }
+	pe, err := g.predictGroup(phi, ds.Existing, pooled)
+	if err != nil {
+		return nil, err
+	}
+	if out.Existing, err = Evaluate(pe, ds.Existing); err != nil {
+		return nil, err
+	}
+	pn, err := g.predictGroup(phi, ds.New, pooled)
+	if err != nil {
+		return nil, err
+	}
+	if out.New, err = Evaluate(pn, ds.New); err != nil {
+		return nil, err
+	}
+	out.Elapsed = time.Since(start)
+	out.Seconds = out.Elapsed.Seconds()
+	return out, nil
+}
+
+// parallelFor runs f(0..n-1) on GOMAXPROCS workers and returns the error of
+// the lowest failing index.
+func parallelFor(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < min(n, runtime.GOMAXPROCS(0)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					return
+				}
+				errs[i] = f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Defaults of the harness (SPEC §14 where it speaks; measured otherwise).
+
+// DefaultPACPFLOptions: k = 4, T = 3000, c = min(n, 24), full batches, Adam
+// 10⁻³, τ = 0.5, σ_P = 0.5, bounds with the NLL clipped to [−2, 2], δ = 0.05.
+func DefaultPACPFLOptions() PACPFLOptions {
+	return PACPFLOptions{
+		Server: Config{K: 4, Rounds: 3000, LR: svgd.DefaultAdamLR, Optimizer: "adam", Tau: 0.5},
+		SigmaP: 0.5,
+		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 100, FuncSamples: 100, Tau: 0.5},
+	}
+}
+
+// DefaultPFedGPOptions: PAC-PFL with k = 1 and a very wide hyper-prior
+// (σ_P = 10, so ∇ln𝒫 is negligible: the average-LML maximisation of pFedGP),
+// started from N(mean, 0.5²) like PAC-PFL.
+func DefaultPFedGPOptions() PACPFLOptions {
+	o := DefaultPACPFLOptions()
+	o.Server.K = 1
+	o.SigmaP = 10
+	o.InitSigma = 0.5
+	o.Bounds.PriorSamples = 0
+	return o
+}
+
+// DefaultVanillaOptions: 300 Adam steps of 10⁻² per client.
+func DefaultVanillaOptions() VanillaOptions {
+	return VanillaOptions{Steps: 300, LR: 1e-2, InitSigma: 0.5}
+}
+
+// DefaultPooledOptions: exact GP on 300 random pooled points, 300 Adam steps.
+func DefaultPooledOptions() PooledOptions {
+	return PooledOptions{Points: 300, Steps: 300, LR: 1e-2, InitSigma: 0.5}
+}

@@ -1,0 +1,66 @@
+package fl
+
+import (
+	"math"
+	"testing"
+)
+
+// A short end-to-end PAC-PFL run: the mean training LML improves, every
+// metric is finite, and the bounds are computed and consistent.
+func TestPACPFLEndToEnd(t *testing.T) {
+	ds, err := Polynomial(smallPoly(11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := smallGP()
+	o := PACPFLOptions{
+		Server: Config{K: 2, Rounds: 150, ClientsPerRound: 4, LR: 1e-2, Tau: 0.5, Seed: 3},
+		SigmaP: 0.5,
+		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 4, FuncSamples: 20, Tau: 0.5, Seed: 1},
+	}
+	r, err := RunPACPFL(ds, g, o, MethodPACPFL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Train.MeanLML
+	first, last := Mean(h[:20]), Mean(h[len(h)-20:])
+	if !(last > first+1) {
+		t.Fatalf("training LML %v → %v: no improvement", first, last)
+	}
+	for _, v := range []float64{r.Existing.MeanRSMSE, r.Existing.MeanCE, r.New.MeanRSMSE, r.New.MeanCE} {
+		if math.IsNaN(v) || v < 0 {
+			t.Fatalf("bad metric %v", v)
+		}
+	}
+	if r.Existing.MeanRSMSE > 1.2 {
+		t.Fatalf("existing RSMSE %v after training", r.Existing.MeanRSMSE)
+	}
+	b := r.Bounds
+	if b == nil || math.IsNaN(b.Server) || math.IsNaN(b.NewClient) || !(b.NewClient >= b.Server-1e-9) {
+		t.Fatalf("bounds %+v (the new-client bound is never tighter, SPEC §3)", b)
+	}
+}
+
+func TestBaselinesRun(t *testing.T) {
+	ds, err := Polynomial(smallPoly(12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := smallGP()
+	v, err := RunVanilla(ds, g, VanillaOptions{Steps: 30, LR: 1e-2, InitSigma: 0.5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := RunPooled(ds, g, PooledOptions{Points: 40, Steps: 30, LR: 1e-2, InitSigma: 0.5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*MethodResult{v, p} {
+		if len(r.Existing.RSMSE) != len(ds.Existing) || len(r.New.RSMSE) != len(ds.New) || math.IsNaN(r.New.MeanCE) {
+			t.Fatalf("%s: %+v", r.Method, r)
+		}
+	}
+	if p.Existing.MeanRSMSE <= 0 || v.Existing.MeanRSMSE <= 0 {
+		t.Fatal("zero error")
+	}
+}
