@@ -1,0 +1,194 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/pacpfl/pacpfl/fl"
+)
+
+func init() {
+	register(&command{
+		name:    "experiment",
+		summary: "compare PAC-PFL, pFedGP, Vanilla and Pooled over several seeds (pacpfl experiment polynomial)",
+		run:     runExperiment,
+	})
+}
+
+// paperTable6 is the Polynomial column of the paper's Table 6: RSMSE and CE,
+// existing / new clients, mean ± 95% CI over 5 seeds.
+var paperTable6 = map[string][4]fl.Summary{
+	fl.MethodPACPFL:  {{Mean: 0.58, CI95: 0.05}, {Mean: 0.14, CI95: 0.02}, {Mean: 0.65, CI95: 0.02}, {Mean: 0.16, CI95: 0.01}},
+	fl.MethodPFedGP:  {{Mean: 0.80, CI95: 0.15}, {Mean: 0.12, CI95: 0.01}, {Mean: 0.87, CI95: 0.41}, {Mean: 0.15, CI95: 0.02}},
+	fl.MethodVanilla: {{Mean: 0.73, CI95: 0.07}, {Mean: 0.18, CI95: 0.01}, {Mean: 0.76, CI95: 0.05}, {Mean: 0.24, CI95: 0.03}},
+	fl.MethodPooled:  {{Mean: 2.33, CI95: 0.55}, {Mean: 0.33, CI95: 0.04}, {Mean: 2.32, CI95: 0.37}, {Mean: 0.36, CI95: 0.02}},
+}
+
+var methodLabel = map[string]string{
+	fl.MethodPACPFL: "PAC-PFL", fl.MethodPFedGP: "pFedGP", fl.MethodVanilla: "Vanilla", fl.MethodPooled: "Pooled",
+}
+
+// groupSummary is one group's metrics over the seeds.
+type groupSummary struct {
+	RSMSE fl.Summary `json:"rsmse"`
+	CE    fl.Summary `json:"ce"`
+}
+
+type methodSummary struct {
+	Existing groupSummary `json:"existing"`
+	New      groupSummary `json:"new"`
+	// Per-seed group averages, in seed order.
+	PerSeed map[string][]float64 `json:"per_seed"`
+	Seconds float64              `json:"seconds"`
+}
+
+type experimentReport struct {
+	Dataset string                    `json:"dataset"`
+	Seeds   []uint64                  `json:"seeds"`
+	Methods map[string]*methodSummary `json:"methods"`
+	Seconds float64                   `json:"seconds"`
+}
+
+func runExperiment(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		w := stderr
+		if len(args) > 0 {
+			w = stdout
+		}
+		fmt.Fprintln(w, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,vanilla,pooled] [--json FILE] [train flags]")
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] != "polynomial" {
+		fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial)\n", args[0])
+		return exitUsage
+	}
+	fs := newFlagSet("experiment polynomial", stderr)
+	var f trainFlags
+	addTrainFlags(fs, &f)
+	seeds := fs.Int("seeds", 5, "number of seeds")
+	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
+	methods := stringList(slices.Clone(fl.Methods))
+	fs.Var(&methods, "methods", "comma-separated methods to run")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	if st, ok := parseFlags(fs, args[1:], false); !ok {
+		return st
+	}
+	if *seeds < 1 {
+		fmt.Fprintf(stderr, "pacpfl experiment: --seeds %d must be ≥ 1\n", *seeds)
+		return exitUsage
+	}
+	for _, m := range methods {
+		if !slices.Contains(fl.Methods, m) {
+			fmt.Fprintf(stderr, "pacpfl experiment: unknown method %q (available: %v)\n", m, fl.Methods)
+			return exitUsage
+		}
+	}
+	// Bounds are not part of the comparison.
+	f.boundSamples = 0
+	start := time.Now()
+	rep := experimentReport{Dataset: "polynomial", Methods: map[string]*methodSummary{}}
+	vals := map[string]map[string][]float64{} // method → metric key → per-seed values
+	secs := map[string]float64{}
+	for s := 0; s < *seeds; s++ {
+		seed := *seedBase + uint64(s)
+		rep.Seeds = append(rep.Seeds, seed)
+		ds, err := f.dataset(seed)
+		if err != nil {
+			return fail(stderr, "experiment", err)
+		}
+		g := fl.NewGPModel(ds.D)
+		for _, m := range methods {
+			res, err := runMethod(m, ds, g, &f, seed, *quiet, stderr, s, *seeds)
+			if err != nil {
+				return fail(stderr, "experiment", fmt.Errorf("%s, seed %d: %w", m, seed, err))
+			}
+			if vals[m] == nil {
+				vals[m] = map[string][]float64{}
+			}
+			v := vals[m]
+			v["existing_rsmse"] = append(v["existing_rsmse"], res.Existing.MeanRSMSE)
+			v["existing_ce"] = append(v["existing_ce"], res.Existing.MeanCE)
+			v["new_rsmse"] = append(v["new_rsmse"], res.New.MeanRSMSE)
+			v["new_ce"] = append(v["new_ce"], res.New.MeanCE)
+			secs[m] += res.Seconds
+			if !*quiet {
+				fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %.3f CE %.3f | new RSMSE %.3f CE %.3f (%.1fs)\n",
+					seed, m, res.Existing.MeanRSMSE, res.Existing.MeanCE, res.New.MeanRSMSE, res.New.MeanCE, res.Seconds)
+			}
+		}
+	}
+	for _, m := range methods {
+		v := vals[m]
+		rep.Methods[m] = &methodSummary{
+			Existing: groupSummary{fl.Summarise(v["existing_rsmse"]), fl.Summarise(v["existing_ce"])},
+			New:      groupSummary{fl.Summarise(v["new_rsmse"]), fl.Summarise(v["new_ce"])},
+			PerSeed:  v, Seconds: secs[m],
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	printTable(stdout, &rep, methods)
+	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients, wall time %.0fs\n",
+		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, rep.Seconds)
+	if *jsonPath != "" {
+		if err := writeJSON(*jsonPath, rep); err != nil {
+			return fail(stderr, "experiment", err)
+		}
+	}
+	return exitOK
+}
+
+// runMethod runs one method on one seed's data with the flags' settings.
+func runMethod(m string, ds *fl.Dataset, g *fl.GPModel, f *trainFlags, seed uint64, quiet bool, stderr io.Writer, s, seeds int) (*fl.MethodResult, error) {
+	switch m {
+	case fl.MethodPACPFL, fl.MethodPFedGP:
+		o, err := f.options(ds, seed)
+		if err != nil {
+			return nil, err
+		}
+		if m == fl.MethodPFedGP {
+			p := fl.DefaultPFedGPOptions()
+			o.Server.K, o.SigmaP, o.InitSigma = p.Server.K, p.SigmaP, f.sigmaP
+		}
+		prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), o.Server.Rounds, quiet)
+		o.Server.Progress = prog.update
+		r, err := fl.RunPACPFL(ds, g, o, m)
+		prog.done()
+		return r, err
+	case fl.MethodVanilla:
+		o := fl.DefaultVanillaOptions()
+		o.Seed = seed
+		return fl.RunVanilla(ds, g, o)
+	case fl.MethodPooled:
+		o := fl.DefaultPooledOptions()
+		o.Seed = seed
+		return fl.RunPooled(ds, g, o)
+	}
+	return nil, usagef("unknown method %q", m)
+}
+
+func fmtSummary(s fl.Summary) string {
+	if math.IsNaN(s.Mean) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f ± %.2f", s.Mean, s.CI95)
+}
+
+func printTable(w io.Writer, rep *experimentReport, methods []string) {
+	fmt.Fprintf(w, "Polynomial: mean ± 95%% CI over %d seeds (ours | paper, Table 6)\n\n", len(rep.Seeds))
+	fmt.Fprintln(w, "| method | RSMSE existing | RSMSE new | CE existing | CE new |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, m := range methods {
+		r := rep.Methods[m]
+		p := paperTable6[m]
+		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel[m],
+			fmtSummary(r.Existing.RSMSE), fmtSummary(p[0]), fmtSummary(r.New.RSMSE), fmtSummary(p[2]),
+			fmtSummary(r.Existing.CE), fmtSummary(p[1]), fmtSummary(r.New.CE), fmtSummary(p[3]))
+	}
+}

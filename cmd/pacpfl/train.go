@@ -1,0 +1,345 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pacpfl/pacpfl/fl"
+)
+
+func init() {
+	register(&command{
+		name:    "train",
+		summary: "train PAC-PFL on the Polynomial data set and print metrics and bounds",
+		run:     runTrain,
+	})
+}
+
+// trainFlags are the Algorithm 1/3 parameters shared by train and experiment.
+type trainFlags struct {
+	k, rounds, clientsPerRound, batch int
+	lr, sigmaP, lambda, tau           float64
+	optimizer, aggregate              string
+	seed                              uint64
+	dpEpsilon, dpClip                 float64
+	delta                             float64
+	lossRange                         string
+	boundSamples, funcSamples         int
+	clients, newClients, extra        int
+}
+
+func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
+	d := fl.DefaultPACPFLOptions()
+	dp := fl.DefaultPolynomial()
+	fs.IntVar(&f.k, "k", d.Server.K, "number of SVGD particles (priors) k")
+	fs.IntVar(&f.rounds, "rounds", d.Server.Rounds, "server iterations T")
+	fs.IntVar(&f.rounds, "T", d.Server.Rounds, "shorthand for --rounds")
+	fs.IntVar(&f.clientsPerRound, "clients-per-round", 0, "clients sampled per round c (0: min(n, 24))")
+	fs.IntVar(&f.clientsPerRound, "c", 0, "shorthand for --clients-per-round")
+	fs.IntVar(&f.batch, "batch", 0, "client mini-batch size b (0: all of S_i, the exact LML)")
+	fs.Float64Var(&f.lr, "lr", d.Server.LR, "server learning rate η")
+	fs.StringVar(&f.optimizer, "optimizer", "adam", "SVGD optimiser: adam or sgd (plain ascent)")
+	fs.StringVar(&f.aggregate, "aggregate", "sum", "aggregation of client gradients: sum (τ·n/c·Σ, unbiased for eq. 40) or mean (Algorithm 1 literally)")
+	fs.Float64Var(&f.sigmaP, "sigma-p", d.SigmaP, "hyper-prior std σ_P (also the initial particle spread)")
+	fs.Float64Var(&f.lambda, "lambda", 0, "server constant λ; sets τ = λ/(λ + βn(n₂+υ)), β = min m_i (exclusive with --tau)")
+	fs.Float64Var(&f.tau, "tau", d.Server.Tau, "server temperature τ")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed (data, initialisation, client sampling)")
+	fs.Float64Var(&f.dpEpsilon, "dp-epsilon", 0, "Algorithm 3: differential-privacy level ε (0: no DP)")
+	fs.Float64Var(&f.dpClip, "dp-clip", 1, "Algorithm 3: per-particle clip norm γ of client updates")
+	fs.Float64Var(&f.delta, "delta", d.Bounds.Delta, "confidence δ of the bounds")
+	fs.StringVar(&f.lossRange, "loss-range", fmt.Sprintf("%g,%g", d.Bounds.A, d.Bounds.B), "loss range a,b of the bounds (the NLL is clipped to it)")
+	fs.IntVar(&f.boundSamples, "bound-samples", d.Bounds.PriorSamples, "hyper-prior draws for ln Z^S (0: skip the bounds)")
+	fs.IntVar(&f.funcSamples, "func-samples", d.Bounds.FuncSamples, "GP function draws per ln Z^C of the bounds")
+	fs.IntVar(&f.clients, "clients", dp.Existing, "existing clients n of the Polynomial data set")
+	fs.IntVar(&f.newClients, "new-clients", dp.New, "new clients of the Polynomial data set")
+	fs.IntVar(&f.extra, "extra", dp.Extra, "personalisation-only samples m̃_i per existing client")
+}
+
+// usageError is bad input: exit status 2.
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// dataset builds the Polynomial data set of the flags.
+func (f *trainFlags) dataset(seed uint64) (*fl.Dataset, error) {
+	c := fl.DefaultPolynomial()
+	c.Existing, c.New, c.Extra, c.Seed = f.clients, f.newClients, f.extra, seed
+	ds, err := fl.Polynomial(c)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return ds, nil
+}
+
+// options turns the flags into validated PAC-PFL options for ds.
+func (f *trainFlags) options(ds *fl.Dataset, seed uint64) (fl.PACPFLOptions, error) {
+	o := fl.DefaultPACPFLOptions()
+	n := len(ds.Existing)
+	s := &o.Server
+	s.K, s.Rounds, s.ClientsPerRound, s.Batch, s.LR, s.Optimizer, s.Seed = f.k, f.rounds, f.clientsPerRound, f.batch, f.lr, f.optimizer, seed
+	switch f.aggregate {
+	case "sum":
+		s.Aggregation = fl.AggregateSum
+	case "mean":
+		s.Aggregation = fl.AggregateMean
+	default:
+		return o, usagef("unknown --aggregate %q (want sum or mean)", f.aggregate)
+	}
+	if s.ClientsPerRound == 0 {
+		s.ClientsPerRound = min(n, fl.DefaultClientsPerRound)
+	}
+	o.SigmaP = f.sigmaP
+	if !(f.sigmaP > 0) || math.IsInf(f.sigmaP, 0) {
+		return o, usagef("--sigma-p %v must be positive and finite", f.sigmaP)
+	}
+	s.Tau = f.tau
+	if f.lambda != 0 {
+		if !(f.lambda > 0) || math.IsInf(f.lambda, 0) {
+			return o, usagef("--lambda %v must be positive and finite", f.lambda)
+		}
+		s.Tau = fl.TauFromLambda(f.lambda, float64(ds.MinM()), n, ds.N2(), fl.Upsilon)
+	}
+	if f.dpEpsilon < 0 {
+		return o, usagef("--dp-epsilon %v must be ≥ 0", f.dpEpsilon)
+	}
+	if f.dpEpsilon > 0 {
+		s.DP = &fl.DPConfig{Epsilon: f.dpEpsilon, Clip: f.dpClip}
+	}
+	if err := s.Validate(n); err != nil {
+		return o, usageError{err}
+	}
+	a, b, err := parseRange(f.lossRange)
+	if err != nil {
+		return o, usageError{err}
+	}
+	if f.boundSamples < 0 || f.funcSamples < 1 {
+		return o, usagef("--bound-samples must be ≥ 0 and --func-samples ≥ 1")
+	}
+	o.Bounds = fl.BoundOptions{A: a, B: b, Delta: f.delta, PriorSamples: f.boundSamples, FuncSamples: f.funcSamples, Tau: s.Tau, Seed: seed}
+	if f.boundSamples > 0 {
+		// Check the bound assumptions now rather than after training.
+		bc := fl.BoundConfig{A: a, B: b, Delta: f.delta, Beta: float64(ds.MinM()), Tau: s.Tau, M: make([]int, n)}
+		for i := range bc.M {
+			bc.M[i] = ds.Existing[i].M()
+		}
+		if err := bc.Validate(); err != nil {
+			return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
+		}
+	}
+	return o, nil
+}
+
+func parseRange(s string) (a, b float64, err error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 2 {
+		return 0, 0, fmt.Errorf("--loss-range %q: want a,b", s)
+	}
+	if a, err = strconv.ParseFloat(strings.TrimSpace(parts[0]), 64); err == nil {
+		b, err = strconv.ParseFloat(strings.TrimSpace(parts[1]), 64)
+	}
+	if err != nil || !(b > a) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return 0, 0, fmt.Errorf("--loss-range %q: want finite a,b with a < b", s)
+	}
+	return a, b, nil
+}
+
+// trainReport is the --json output of pacpfl train.
+type trainReport struct {
+	Dataset      string          `json:"dataset"`
+	Seed         uint64          `json:"seed"`
+	Config       map[string]any  `json:"config"`
+	TrainSeconds float64         `json:"train_seconds"`
+	TotalSeconds float64         `json:"total_seconds"`
+	FinalLML     float64         `json:"final_mean_lml"`
+	Epsilon      *float64        `json:"epsilon"` // null: no DP guarantee
+	Existing     summaryMetrics  `json:"existing"`
+	New          summaryMetrics  `json:"new"`
+	Bounds       *fl.Bounds      `json:"bounds,omitempty"`
+	LMLHistory   []float64       `json:"lml_history"`
+	PerClient    map[string]any  `json:"per_client"`
+	Options      json.RawMessage `json:"-"`
+}
+
+type summaryMetrics struct {
+	RSMSE float64 `json:"rsmse"`
+	CE    float64 `json:"ce"`
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("train", stderr)
+	var f trainFlags
+	addTrainFlags(fs, &f)
+	quiet := fs.Bool("quiet", false, "no progress output")
+	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	start := time.Now()
+	ds, err := f.dataset(f.seed)
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	o, err := f.options(ds, f.seed)
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	prog := newProgress(stderr, "train", o.Server.Rounds, *quiet)
+	o.Server.Progress = prog.update
+	g := fl.NewGPModel(ds.D)
+	res, err := fl.RunPACPFL(ds, g, o, fl.MethodPACPFL)
+	prog.done()
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	tr := res.Train
+	final := fl.Mean(tr.MeanLML[max(0, len(tr.MeanLML)-50):])
+	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, seed %d\n",
+		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, f.seed)
+	fmt.Fprintf(stdout, "training: %.1fs, mean client LML of the last rounds %.3f\n", tr.Elapsed.Seconds(), final)
+	fmt.Fprintf(stdout, "existing clients: RSMSE %.3f  CE %.3f\n", res.Existing.MeanRSMSE, res.Existing.MeanCE)
+	fmt.Fprintf(stdout, "new clients:      RSMSE %.3f  CE %.3f\n", res.New.MeanRSMSE, res.New.MeanCE)
+	var eps *float64
+	if !math.IsInf(tr.Epsilon, 1) {
+		eps = &tr.Epsilon
+		fmt.Fprintf(stdout, "differential privacy: ε = %g (Algorithm 3, γ = %g)\n", tr.Epsilon, f.dpClip)
+	} else {
+		fmt.Fprintln(stdout, "differential privacy: none (deterministic SVGD; use --dp-epsilon for Algorithm 3)")
+	}
+	if b := res.Bounds; b != nil {
+		fmt.Fprintf(stdout, "bounds (δ=%g, %s):\n", b.Delta, b.Description)
+		fmt.Fprintf(stdout, "  ln Z^S ≈ %.4g, λ = %.4g, ε_i of the exact Gibbs hyper-posterior ≤ %.4g\n", b.LogZS, b.Lambda, b.EpsilonMax)
+		fmt.Fprintf(stdout, "  server-level (Thm 4.2):  %.4g\n  new-client (Lemma 4.6):  %.4g\n", b.Server, b.NewClient)
+	}
+	if *jsonPath != "" {
+		rep := trainReport{
+			Dataset: "polynomial", Seed: f.seed,
+			Config: map[string]any{
+				"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
+				"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": f.aggregate,
+				"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
+				"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
+			},
+			TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
+			FinalLML: final, Epsilon: eps,
+			Existing:   summaryMetrics{res.Existing.MeanRSMSE, res.Existing.MeanCE},
+			New:        summaryMetrics{res.New.MeanRSMSE, res.New.MeanCE},
+			Bounds:     res.Bounds,
+			LMLHistory: tr.MeanLML,
+			PerClient: map[string]any{
+				"existing_rsmse": res.Existing.RSMSE, "existing_ce": res.Existing.CE,
+				"new_rsmse": res.New.RSMSE, "new_ce": res.New.CE,
+			},
+		}
+		if err := writeJSON(*jsonPath, rep); err != nil {
+			return fail(stderr, "train", err)
+		}
+	}
+	return exitOK
+}
+
+// fail prints err and returns 2 for bad input, 1 otherwise.
+func fail(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "pacpfl %s: %v\n", cmd, err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitError
+}
+
+// writeJSON writes v to path through a temporary file and a rename, so a
+// reader never sees a half-written file.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err = tmp.Write(append(data, '\n')); err == nil {
+		err = tmp.Close()
+	} else {
+		tmp.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// progress reports training progress on stderr: a redrawn bar on a terminal,
+// otherwise one log line every few seconds; nothing with --quiet.
+type progress struct {
+	w          io.Writer
+	label      string
+	total      int
+	tty, quiet bool
+	start      time.Time
+	last       time.Time
+	drawn      bool
+}
+
+// logEvery is the interval of the log lines when stderr is not a terminal.
+const logEvery = 5 * time.Second
+
+func newProgress(w io.Writer, label string, total int, quiet bool) *progress {
+	p := &progress{w: w, label: label, total: total, quiet: quiet, start: time.Now()}
+	p.last = p.start
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(round int, lml float64) {
+	if p.quiet {
+		return
+	}
+	now := time.Now()
+	interval := logEvery
+	if p.tty {
+		interval = 100 * time.Millisecond
+	}
+	if now.Sub(p.last) < interval && round != p.total {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start)
+	eta := time.Duration(0)
+	if round > 0 {
+		eta = time.Duration(float64(el) * float64(p.total-round) / float64(round))
+	}
+	if p.tty {
+		const width = 30
+		filled := width * round / max(1, p.total)
+		bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
+		fmt.Fprintf(p.w, "\r%s [%s] round %d/%d  LML %8.3f  elapsed %s  ETA %s ", p.label, bar, round, p.total, lml, el.Round(time.Second), eta.Round(time.Second))
+		p.drawn = true
+	} else {
+		fmt.Fprintf(p.w, "%s: round %d/%d, mean client LML %.3f, elapsed %s, ETA %s\n", p.label, round, p.total, lml, el.Round(time.Second), eta.Round(time.Second))
+	}
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+}

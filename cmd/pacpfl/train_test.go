@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A short end-to-end training run through the CLI: metrics and bounds are
+// printed and the JSON file is complete and parseable.
+func TestTrainShortRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	code, out, errOut := runCLI("train", "--clients", "6", "--new-clients", "2", "-T", "40", "--k", "2", "-c", "3",
+		"--lr", "0.01", "--bound-samples", "3", "--func-samples", "5", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"existing clients: RSMSE", "new clients:", "server-level (Thm 4.2)", "new-client (Lemma 4.6)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if errOut != "" {
+		t.Errorf("--quiet printed %q", errOut)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Dataset  string `json:"dataset"`
+		Existing struct{ RSMSE, CE float64 }
+		Bounds   *struct{ Server float64 }
+		History  []float64 `json:"lml_history"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Dataset != "polynomial" || rep.Existing.RSMSE <= 0 || rep.Bounds == nil || len(rep.History) != 40 {
+		t.Fatalf("bad JSON report: %s", data)
+	}
+	// The training LML improves.
+	h := rep.History
+	if !(h[len(h)-1]+h[len(h)-2] > h[0]+h[1]) {
+		t.Fatalf("training LML did not improve: %v … %v", h[:2], h[len(h)-2:])
+	}
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*tmp*"))
+	if len(matches) != 0 {
+		t.Fatalf("temporary files left: %v", matches)
+	}
+}
+
+func TestTrainBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"--k", "0"},
+		{"-c", "500"},
+		{"--lr", "-1"},
+		{"--tau", "-0.5"},
+		{"--lambda", "-3"},
+		{"--optimizer", "lbfgs"},
+		{"--aggregate", "median"},
+		{"--dp-epsilon", "-1"},
+		{"--dp-epsilon", "1", "--dp-clip", "0"},
+		{"--loss-range", "3,1"},
+		{"--loss-range", "x"},
+		{"--delta", "1.5"},
+		{"--tau", "1"}, // bounds need τ < 1
+		{"--clients", "0"},
+		{"--sigma-p", "0"},
+		{"--batch", "-2"},
+		{"extra-arg"},
+		{"--no-such-flag"},
+	} {
+		code, _, errOut := runCLI(append([]string{"train"}, args...)...)
+		if code != exitUsage || errOut == "" {
+			t.Errorf("train %v: exit %d, stderr %q; want 2 with a message", args, code, errOut)
+		}
+	}
+}
+
+func TestExperimentBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"femnist"},
+		{"polynomial", "--methods", "pacpfl,maml"},
+		{"polynomial", "--seeds", "0"},
+		{"polynomial", "--k", "0"},
+	} {
+		code, _, errOut := runCLI(append([]string{"experiment"}, args...)...)
+		if code != exitUsage || errOut == "" {
+			t.Errorf("experiment %v: exit %d, stderr %q; want 2 with a message", args, code, errOut)
+		}
+	}
+}
+
+// Two seeds, tiny budgets: the table has every method and the JSON the
+// documented shape.
+func TestExperimentShortRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four methods twice")
+	}
+	path := filepath.Join(t.TempDir(), "exp.json")
+	code, out, errOut := runCLI("experiment", "polynomial", "--seeds", "2", "--clients", "6", "--new-clients", "2",
+		"-T", "20", "--k", "2", "-c", "3", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"| PAC-PFL |", "| pFedGP |", "| Vanilla |", "| Pooled |", "paper 0.58 ± 0.05"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Dataset string   `json:"dataset"`
+		Seeds   []uint64 `json:"seeds"`
+		Methods map[string]struct {
+			Existing struct {
+				RSMSE struct{ Mean, CI95 float64 } `json:"rsmse"`
+				CE    struct{ Mean, CI95 float64 } `json:"ce"`
+			} `json:"existing"`
+			New struct {
+				RSMSE struct{ Mean, CI95 float64 } `json:"rsmse"`
+			} `json:"new"`
+		} `json:"methods"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Dataset != "polynomial" || len(rep.Seeds) != 2 || len(rep.Methods) != 4 {
+		t.Fatalf("bad JSON: %s", data)
+	}
+	for m, r := range rep.Methods {
+		if r.Existing.RSMSE.Mean <= 0 || r.New.RSMSE.Mean <= 0 || r.Existing.CE.Mean <= 0 {
+			t.Errorf("%s: %+v", m, r)
+		}
+	}
+}
