@@ -29,6 +29,7 @@ type Factor struct {
 	ok     bool      // l holds a successful factorization
 	jitter float64
 	logdet float64
+	ws     workspace
 }
 
 // SetBLAS sets the BLAS the factorization runs on; nil selects the default
@@ -160,7 +161,7 @@ func (f *Factor) attempt(a []float64, lda int, jitter float64) error {
 		row[i] += jitter
 		clear(row[i+1:])
 	}
-	e := engine{b: f.bl, p: defaultParams}
+	e := engine{b: f.bl, p: defaultParams, ws: &f.ws}
 	if col, piv := e.potrf(n, l, n); col >= 0 {
 		return &NotPDError{Column: col, Pivot: piv, Jitter: jitter}
 	}
@@ -323,7 +324,7 @@ func (f *Factor) Inverse(dst []float64, ldd int) error {
 	for i := 0; i < n; i++ {
 		copy(dst[i*ldd:i*ldd+i+1], f.l[i*n:i*n+i+1])
 	}
-	e := engine{b: f.bl, p: defaultParams}
+	e := engine{b: f.bl, p: defaultParams, ws: &f.ws}
 	e.potri(n, dst, ldd)
 	mirrorLower(n, dst, ldd)
 	return nil

@@ -141,7 +141,7 @@ func lapackBackends(t *testing.T) map[string]Lapack {
 		}
 		out["native/blas="+bn] = NewNative(b)
 		tiny := NewNative(b)
-		tiny.e.p = params{potrf: 3, trsm: 2, syrk: 5, trtri: 3, lauum: 2, trmm: 4}
+		tiny.p = params{potrf: 3, trsm: 2, syrk: 5, trtri: 3, lauum: 2, trmm: 4}
 		out["native/tiny-leaves/blas="+bn] = tiny
 	}
 	return out

@@ -62,13 +62,24 @@ func Backend(name string) (Lapack, error) {
 // pooled workspace, worked as lower and transposed back, which costs O(n²)
 // against the O(n³) of the factorization.
 type Native struct {
-	e engine
+	b blas.Float64
+	p params
 }
 
 // NewNative returns the native Lapack on top of the BLAS b.
 func NewNative(b blas.Float64) *Native {
-	return &Native{e: engine{b: b, p: defaultParams}}
+	return &Native{b: b, p: defaultParams}
 }
+
+// wsPool recycles leaf-kernel workspaces between calls.
+var wsPool = sync.Pool{New: func() any { return new(workspace) }}
+
+// engine returns an engine with a pooled workspace; release it with done.
+func (impl *Native) engine() engine {
+	return engine{b: impl.b, p: impl.p, ws: wsPool.Get().(*workspace)}
+}
+
+func (e engine) done() { wsPool.Put(e.ws) }
 
 // gonum's panic messages, which Native reproduces.
 const (
@@ -109,14 +120,16 @@ func (impl *Native) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) (ok bool) 
 	if !checkSquare(ul, n, a, lda) {
 		return true
 	}
+	e := impl.engine()
+	defer e.done()
 	if ul == blas.Lower {
-		col, _ := impl.e.potrf(n, a, lda)
+		col, _ := e.potrf(n, a, lda)
 		return col < 0
 	}
 	w := getWork(n)
 	defer putWork(w)
 	transposeUpperToLower(n, a, lda, *w, n)
-	col, _ := impl.e.potrf(n, *w, n)
+	col, _ := e.potrf(n, *w, n)
 	transposeLowerToUpper(n, *w, n, a, lda)
 	return col < 0
 }
@@ -145,7 +158,7 @@ func (impl *Native) Dpotrs(ul blas.Uplo, n, nrhs int, a []float64, lda int, b []
 	case len(b) < (n-1)*ldb+nrhs:
 		panic(shortB)
 	}
-	bl := impl.e.b
+	bl := impl.b
 	if ul == blas.Upper {
 		bl.Dtrsm(blas.Left, blas.Upper, blas.Trans, blas.NonUnit, n, nrhs, 1, a, lda, b, ldb)
 		bl.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, n, nrhs, 1, a, lda, b, ldb)
@@ -165,14 +178,16 @@ func (impl *Native) Dpotri(ul blas.Uplo, n int, a []float64, lda int) (ok bool) 
 	if !nonzeroDiag(n, a, lda) {
 		return false
 	}
+	e := impl.engine()
+	defer e.done()
 	if ul == blas.Lower {
-		impl.e.potri(n, a, lda)
+		e.potri(n, a, lda)
 		return true
 	}
 	w := getWork(n)
 	defer putWork(w)
 	transposeUpperToLower(n, a, lda, *w, n)
-	impl.e.potri(n, *w, n)
+	e.potri(n, *w, n)
 	transposeLowerToUpper(n, *w, n, a, lda)
 	return true
 }
@@ -192,15 +207,17 @@ func (impl *Native) Dtrtri(uplo blas.Uplo, diag blas.Diag, n int, a []float64, l
 	if diag == blas.NonUnit && !nonzeroDiag(n, a, lda) {
 		return false
 	}
+	e := impl.engine()
+	defer e.done()
 	if uplo == blas.Lower {
-		impl.e.trtri(diag, n, a, lda)
+		e.trtri(diag, n, a, lda)
 		return true
 	}
 	// inv(U) = inv(Uᵀ)ᵀ and Uᵀ is lower.
 	w := getWork(n)
 	defer putWork(w)
 	transposeUpperToLower(n, a, lda, *w, n)
-	impl.e.trtri(diag, n, *w, n)
+	e.trtri(diag, n, *w, n)
 	transposeLowerToUpper(n, *w, n, a, lda)
 	return true
 }

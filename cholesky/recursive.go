@@ -16,12 +16,21 @@ import "gonum.org/v1/gonum/blas"
 // Parallelism comes from the BLAS: with its threads busy on the large GEMMs
 // there is little left to gain from running independent leaves concurrently.
 type engine struct {
-	b blas.Float64
-	p params
+	b  blas.Float64
+	p  params
+	ws *workspace
+}
+
+// workspace is the scratch memory of the leaf kernels; a Factor keeps one,
+// Native takes one from a pool per call.
+type workspace struct {
+	rlt      rltLeaf
+	tri, tmp []float64 // trmmLeaf's dense triangle and copy of B
 }
 
 // params are the recursion leaf sizes (see defaultParams).
 type params struct {
+	right int // > 0: right-looking with panels of this width at the top level
 	potrf int // diagonal blocks factored by potf2
 	trsm  int // triangular solves handed to the BLAS Dtrsm
 	syrk  int // symmetric updates handed to the BLAS Dsyrk
@@ -46,6 +55,11 @@ func split(n int) int {
 // potrf factors the n×n lower triangle of a in place. It returns col = −1 on
 // success, else the first failing column and its pivot.
 func (e engine) potrf(n int, a []float64, lda int) (col int, pivot float64) {
+	if e.p.right > 0 && n > e.p.right {
+		nb := e.p.right
+		e.p.right = 0 // the diagonal blocks are factored recursively
+		return e.potrfRight(n, a, lda, nb)
+	}
 	if n <= e.p.potrf {
 		return potf2(n, a, lda)
 	}
@@ -70,7 +84,7 @@ func (e engine) trsmRLT(m, n int, l []float64, ldl int, b []float64, ldb int) {
 		return
 	}
 	if n <= e.p.trsm {
-		e.b.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, b, ldb)
+		e.ws.rlt.solve(threadsOf(e.b), m, n, l, ldl, b, ldb)
 		return
 	}
 	n1 := split(n)
@@ -113,38 +127,39 @@ func (e engine) syrkLT(n, k int, alpha float64, a []float64, lda int, c []float6
 	e.syrkLT(n2, k, alpha, a[n1:], lda, c[n1*ldc+n1:], ldc)
 }
 
-// trsmLLN solves L·X = alpha·B, overwriting the m×n matrix B; L is m×m lower.
-func (e engine) trsmLLN(diag blas.Diag, m, n int, alpha float64, l []float64, ldl int, b []float64, ldb int) {
+// trmmRLN overwrites the m×n matrix B with B·T; T is n×n lower (unit
+// diagonal if diag is Unit).
+func (e engine) trmmRLN(diag blas.Diag, m, n int, t []float64, ldt int, b []float64, ldb int) {
 	if m == 0 || n == 0 {
 		return
 	}
-	if m <= e.p.trsm {
-		e.b.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, diag, m, n, alpha, l, ldl, b, ldb)
-		return
-	}
-	m1 := split(m)
-	m2 := m - m1
-	e.trsmLLN(diag, m1, n, alpha, l, ldl, b, ldb)
-	// B2 = alpha·B2 − L21·X1
-	e.b.Dgemm(blas.NoTrans, blas.NoTrans, m2, n, m1, -1, l[m1*ldl:], ldl, b, ldb, alpha, b[m1*ldb:], ldb)
-	e.trsmLLN(diag, m2, n, 1, l[m1*ldl+m1:], ldl, b[m1*ldb:], ldb)
-}
-
-// trsmRLN solves X·L = B, overwriting the m×n matrix B; L is n×n lower.
-func (e engine) trsmRLN(diag blas.Diag, m, n int, l []float64, ldl int, b []float64, ldb int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if n <= e.p.trsm {
-		e.b.Dtrsm(blas.Right, blas.Lower, blas.NoTrans, diag, m, n, 1, l, ldl, b, ldb)
+	if n <= e.p.trmm {
+		e.trmmLeaf(blas.Right, blas.NoTrans, diag, m, n, 1, t, ldt, b, ldb)
 		return
 	}
 	n1 := split(n)
 	n2 := n - n1
-	// X·[L11 0; L21 L22] = [B1 B2]: X2 = B2·L22⁻¹, then X1 = (B1 − X2·L21)·L11⁻¹.
-	e.trsmRLN(diag, m, n2, l[n1*ldl+n1:], ldl, b[n1:], ldb)
-	e.b.Dgemm(blas.NoTrans, blas.NoTrans, m, n1, n2, -1, b[n1:], ldb, l[n1*ldl:], ldl, 1, b, ldb)
-	e.trsmRLN(diag, m, n1, l, ldl, b, ldb)
+	// [B1 B2]·[T11 0; T21 T22] = [B1·T11 + B2·T21, B2·T22].
+	e.trmmRLN(diag, m, n1, t, ldt, b, ldb)
+	e.b.Dgemm(blas.NoTrans, blas.NoTrans, m, n1, n2, 1, b[n1:], ldb, t[n1*ldt:], ldt, 1, b, ldb)
+	e.trmmRLN(diag, m, n2, t[n1*ldt+n1:], ldt, b[n1:], ldb)
+}
+
+// trmmLLN overwrites the m×n matrix B with alpha·T·B; T is m×m lower.
+func (e engine) trmmLLN(diag blas.Diag, m, n int, alpha float64, t []float64, ldt int, b []float64, ldb int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if m <= e.p.trmm {
+		e.trmmLeaf(blas.Left, blas.NoTrans, diag, m, n, alpha, t, ldt, b, ldb)
+		return
+	}
+	m1 := split(m)
+	m2 := m - m1
+	// [T11 0; T21 T22]·[B1; B2] = [T11·B1; T21·B1 + T22·B2].
+	e.trmmLLN(diag, m2, n, alpha, t[m1*ldt+m1:], ldt, b[m1*ldb:], ldb)
+	e.b.Dgemm(blas.NoTrans, blas.NoTrans, m2, n, m1, alpha, t[m1*ldt:], ldt, b, ldb, 1, b[m1*ldb:], ldb)
+	e.trmmLLN(diag, m1, n, alpha, t, ldt, b, ldb)
 }
 
 // trmmLLT overwrites the m×n matrix B with Lᵀ·B; L is m×m lower.
@@ -153,7 +168,7 @@ func (e engine) trmmLLT(m, n int, l []float64, ldl int, b []float64, ldb int) {
 		return
 	}
 	if m <= e.p.trmm {
-		e.b.Dtrmm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, b, ldb)
+		e.trmmLeaf(blas.Left, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, b, ldb)
 		return
 	}
 	m1 := split(m)
@@ -162,6 +177,56 @@ func (e engine) trmmLLT(m, n int, l []float64, ldl int, b []float64, ldb int) {
 	e.trmmLLT(m1, n, l, ldl, b, ldb)
 	e.b.Dgemm(blas.Trans, blas.NoTrans, m1, n, m2, 1, l[m1*ldl:], ldl, b[m1*ldb:], ldb, 1, b, ldb)
 	e.trmmLLT(m2, n, l[m1*ldl+m1:], ldl, b[m1*ldb:], ldb)
+}
+
+// trmmChunk is how many rows (side Right) or columns (side Left) of B one
+// leaf product handles at a time; it bounds the scratch copy of B.
+const trmmChunk = 512
+
+// trmmLeaf computes B = alpha·op(T)·B (side Left, T m×m) or B = alpha·B·T
+// (side Right, T n×n) for a small lower-triangular T by copying T into a
+// dense square with explicit zeros (and ones on a unit diagonal) and calling
+// the BLAS Dgemm on slices of B copied aside: the GEMM does up to twice the
+// leaf's flops but runs at GEMM speed, unlike a triangular product.
+func (e engine) trmmLeaf(side blas.Side, tr blas.Transpose, diag blas.Diag, m, n int, alpha float64, t []float64, ldt int, b []float64, ldb int) {
+	k := n
+	if side == blas.Left {
+		k = m
+	}
+	ws := e.ws
+	ws.tri = grow(ws.tri, k*k)
+	d := ws.tri
+	for i := 0; i < k; i++ {
+		row := d[i*k : i*k+k]
+		copy(row[:i], t[i*ldt:i*ldt+i])
+		if diag == blas.Unit {
+			row[i] = 1
+		} else {
+			row[i] = t[i*ldt+i]
+		}
+		clear(row[i+1:])
+	}
+	if side == blas.Right {
+		ws.tmp = grow(ws.tmp, min(m, trmmChunk)*n)
+		for r0 := 0; r0 < m; r0 += trmmChunk {
+			rows := min(trmmChunk, m-r0)
+			tmp := ws.tmp[:rows*n]
+			for i := 0; i < rows; i++ {
+				copy(tmp[i*n:i*n+n], b[(r0+i)*ldb:(r0+i)*ldb+n])
+			}
+			e.b.Dgemm(blas.NoTrans, blas.NoTrans, rows, n, n, alpha, tmp, n, d, k, 0, b[r0*ldb:], ldb)
+		}
+		return
+	}
+	ws.tmp = grow(ws.tmp, m*min(n, trmmChunk))
+	for c0 := 0; c0 < n; c0 += trmmChunk {
+		cols := min(trmmChunk, n-c0)
+		tmp := ws.tmp[:m*cols]
+		for i := 0; i < m; i++ {
+			copy(tmp[i*cols:i*cols+cols], b[i*ldb+c0:i*ldb+c0+cols])
+		}
+		e.b.Dgemm(tr, blas.NoTrans, m, cols, m, alpha, d, k, tmp, cols, 0, b[c0:], ldb)
+	}
 }
 
 // trtri inverts the n×n lower-triangular matrix in a in place. The diagonal
@@ -173,14 +238,15 @@ func (e engine) trtri(diag blas.Diag, n int, a []float64, lda int) {
 	}
 	n1 := split(n)
 	n2 := n - n1
-	// [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; −L22⁻¹·L21·L11⁻¹ L22⁻¹]: both solves use
-	// the factors before they are inverted.
+	// [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; −L22⁻¹·L21·L11⁻¹ L22⁻¹]: invert the
+	// diagonal blocks, then two triangular products (LAPACK's Dtrtri also
+	// multiplies by the inverted blocks).
 	a21 := a[n1*lda:]
 	a22 := a[n1*lda+n1:]
-	e.trsmLLN(diag, n2, n1, -1, a22, lda, a21, lda)
-	e.trsmRLN(diag, n2, n1, a, lda, a21, lda)
 	e.trtri(diag, n1, a, lda)
 	e.trtri(diag, n2, a22, lda)
+	e.trmmRLN(diag, n2, n1, a, lda, a21, lda)
+	e.trmmLLN(diag, n2, n1, -1, a22, lda, a21, lda)
 }
 
 // lauum overwrites the n×n lower triangle L in a with the lower triangle of
@@ -206,4 +272,25 @@ func (e engine) lauum(n int, a []float64, lda int) {
 func (e engine) potri(n int, a []float64, lda int) {
 	e.trtri(blas.NonUnit, n, a, lda)
 	e.lauum(n, a, lda)
+}
+
+// potrfRight is the right-looking blocked variant: for each panel of nb
+// columns, factor the diagonal block (recursively), solve the panel below it
+// with the leaf kernel, and update the whole trailing matrix with one Dsyrk
+// of inner dimension nb.
+func (e engine) potrfRight(n int, a []float64, lda int, nb int) (col int, pivot float64) {
+	for j := 0; j < n; j += nb {
+		jb := min(nb, n-j)
+		if c, p := e.potrf(jb, a[j*lda+j:], lda); c >= 0 {
+			return c + j, p
+		}
+		rest := n - j - jb
+		if rest == 0 {
+			break
+		}
+		a21 := a[(j+jb)*lda+j:]
+		e.trsmRLT(rest, jb, a[j*lda+j:], lda, a21, lda)
+		e.b.Dsyrk(blas.Lower, blas.NoTrans, rest, jb, -1, a21, lda, 1, a[(j+jb)*lda+j+jb:], lda)
+	}
+	return -1, 0
 }

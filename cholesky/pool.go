@@ -1,0 +1,72 @@
+package cholesky
+
+import (
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// maxThreads bounds the goroutines one kernel call uses.
+const maxThreads = 64
+
+// parallelWork is one call's work split into parts 0..n−1.
+type parallelWork interface{ part(id int) }
+
+type task struct {
+	work parallelWork
+	id   int
+	wg   *sync.WaitGroup
+}
+
+// workers are persistent goroutines, so a parallel leaf does not start
+// goroutines (which allocates) in steady state. A part that no worker is
+// free to take runs on the caller, so concurrent calls never wait on each
+// other.
+var workers struct {
+	once sync.Once
+	ch   chan task
+}
+
+func startWorkers() {
+	workers.ch = make(chan task)
+	for i := 0; i < maxThreads-1 && i < runtime.NumCPU()*2; i++ {
+		go func() {
+			for t := range workers.ch {
+				t.work.part(t.id)
+				t.wg.Done()
+			}
+		}()
+	}
+}
+
+// runParallel runs w.part(0..n−1) and returns when all are done; wg is owned
+// by the caller.
+func runParallel(n int, w parallelWork, wg *sync.WaitGroup) {
+	if n <= 1 {
+		w.part(0)
+		return
+	}
+	workers.once.Do(startWorkers)
+	wg.Add(n - 1)
+	for i := 1; i < n; i++ {
+		select {
+		case workers.ch <- task{work: w, id: i, wg: wg}:
+		default:
+			w.part(i)
+			wg.Done()
+		}
+	}
+	w.part(0)
+	wg.Wait()
+}
+
+// threadsOf returns how many goroutines work with the BLAS b may use: its
+// own setting when it has one (linalg.Native), else GOMAXPROCS.
+func threadsOf(b blas.Float64) int {
+	t := runtime.GOMAXPROCS(0)
+	if tb, ok := b.(interface{ Threads() int }); ok {
+		t = tb.Threads()
+	}
+	return max(1, min(t, maxThreads))
+}
