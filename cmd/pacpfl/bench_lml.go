@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/svgd"
+)
+
+// `pacpfl bench lml`: one GP client update (Algorithm 2 with b = m): the LML
+// and its full gradient for k particles, d = 15 features, networks
+// 15→32→32→1 and 15→32→32→2, random data. With several --split values the
+// splits are alternated in one process.
+func init() {
+	registerBench(&benchKernel{
+		name:    "lml",
+		summary: "GP client update: LML + gradient of k particles on m points (seconds, O(m³) GFLOP/s, % of peak)",
+		run:     runBenchLML,
+	})
+}
+
+type lmlResult struct {
+	Kernel  string  `json:"kernel"`
+	M       int     `json:"m"`
+	K       int     `json:"k"`
+	Split   string  `json:"split"`
+	Threads int     `json:"threads"`
+	Seconds float64 `json:"seconds,omitempty"`
+	GFLOPS  float64 `json:"gflops,omitempty"` // k·m³ / seconds: factor (m³/3) + inverse (2m³/3)
+	PeakPct float64 `json:"peak_pct,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+func runBenchLML(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench lml", stderr)
+	ms := intList{150, 610, 2000, 5000}
+	ks := intList{1, 4}
+	splits := stringList{"auto"}
+	fs.Var(&ms, "m", "comma-separated numbers of data points")
+	fs.Var(&ks, "k", "comma-separated numbers of particles")
+	fs.Var(&splits, "split", "comma-separated core splits to compare: auto, particles, blas")
+	threads := fs.Int("threads", 0, "cores to use (0: GOMAXPROCS)")
+	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
+	reps := fs.Int("reps", 3, "repetitions per figure (the minimum is reported), after one warm-up")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	if *reps < 1 {
+		fmt.Fprintf(stderr, "pacpfl bench lml: --reps %d: want at least 1\n", *reps)
+		return exitUsage
+	}
+	var splitVals []lml.Split
+	for _, s := range splits {
+		v, err := lml.ParseSplit(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "pacpfl bench lml: --split: %v\n", err)
+			return exitUsage
+		}
+		splitVals = append(splitVals, v)
+	}
+
+	const d = 15
+	model := lml.DefaultModel(d)
+	np := model.NumParams()
+	prior, err := svgd.Isotropic(model.HyperPriorMean(), 0.5)
+	if err != nil {
+		fmt.Fprintf(stderr, "pacpfl bench lml: %v\n", err)
+		return exitError
+	}
+	evals := make([]*lml.Evaluator, len(splitVals))
+	for i, s := range splitVals {
+		if evals[i], err = lml.NewEvaluator(model, lml.EvaluatorOptions{Threads: *threads, Split: s}); err != nil {
+			fmt.Fprintf(stderr, "pacpfl bench lml: %v\n", err)
+			return exitError
+		}
+	}
+
+	peak := bench.MachinePeak()
+	if !*asJSON {
+		fmt.Fprintln(stdout, peak.String())
+		fmt.Fprintf(stdout, "one client update = LML + gradient of k particles; d=%d, dφ=%d; O(m³) part ≈ m³ FLOP per particle\n", d, np)
+		fmt.Fprintf(stdout, "%6s %3s  %-10s %7s %12s %10s %8s\n", "m", "k", "split", "threads", "seconds", "GFLOP/s", "% peak")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	status := exitOK
+	for _, m := range ms {
+		X := make([]float64, m*d)
+		y := make([]float64, m)
+		for i := range X {
+			X[i] = rng.NormFloat64()
+		}
+		for i := range y {
+			y[i] = rng.NormFloat64()
+		}
+		for _, k := range ks {
+			phis := make([]float64, k*np)
+			if err := prior.SampleRows(phis, rng); err != nil {
+				fmt.Fprintf(stderr, "pacpfl bench lml: %v\n", err)
+				return exitError
+			}
+			lmls := make([]float64, k)
+			grads := make([]float64, k*np)
+			cs := make([]bench.Contender, len(evals))
+			for i, ev := range evals {
+				cs[i] = bench.Contender{
+					Name: splitVals[i].String(),
+					Run:  func() error { return ev.Evaluate(lmls, grads, phis, X, y) },
+				}
+			}
+			best, errs := bench.Alternate(*reps, cs)
+			flops := float64(k) * float64(m) * float64(m) * float64(m)
+			for i, ev := range evals {
+				r := lmlResult{Kernel: "gp_client_update", M: m, K: k, Split: splitVals[i].String(), Threads: ev.Threads()}
+				if errs[i] != nil {
+					r.Error = errs[i].Error()
+					status = exitError
+				} else {
+					r.Seconds = best[i]
+					r.GFLOPS = flops / best[i] / 1e9
+					if p := peak.GFLOPS(); p > 0 {
+						r.PeakPct = 100 * r.GFLOPS / p
+					}
+				}
+				if *asJSON {
+					bench.JSONLine(stdout, r)
+					continue
+				}
+				if r.Error != "" {
+					fmt.Fprintf(stdout, "%6d %3d  %-10s error: %s\n", m, k, r.Split, r.Error)
+					continue
+				}
+				fmt.Fprintf(stdout, "%6d %3d  %-10s %7d %12.6f %10.2f %7.1f%%\n", m, k, r.Split, r.Threads, r.Seconds, r.GFLOPS, r.PeakPct)
+			}
+		}
+	}
+	return status
+}

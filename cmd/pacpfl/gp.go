@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/svgd"
+)
+
+// `pacpfl gp eval`: the LML (eq. 33) of one GP prior φ on a data set, and
+// with --json its gradient and the layout of φ.
+func init() {
+	register(&command{
+		name:    "gp",
+		summary: "GP client model: 'pacpfl gp eval' prints the LML of φ on a CSV data set (and its gradient)",
+		run:     runGP,
+	})
+}
+
+func gpUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: pacpfl gp eval --data FILE.csv (--params FILE | --init-seed N) [--hidden 32,32] [--df 2] [--json]")
+}
+
+func runGP(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		gpUsage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "eval":
+		return runGPEval(args[1:], stdout, stderr)
+	case "-h", "--help", "-help", "help":
+		gpUsage(stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "pacpfl gp: unknown action %q\n", args[0])
+	gpUsage(stderr)
+	return exitUsage
+}
+
+// widthList is a flag.Value for hidden-layer widths: "32,32", or "none" (or
+// "") for a network without hidden layers.
+type widthList []int
+
+func (l *widthList) String() string {
+	if len(*l) == 0 {
+		return "none"
+	}
+	return (*intList)(l).String()
+}
+
+func (l *widthList) Set(v string) error {
+	if s := strings.TrimSpace(v); s == "" || s == "none" {
+		*l = widthList{}
+		return nil
+	}
+	return (*intList)(l).Set(v)
+}
+
+type gpEvalResult struct {
+	LML       float64     `json:"lml"`
+	M         int         `json:"m"`
+	D         int         `json:"d"`
+	NumParams int         `json:"num_params"`
+	NoiseStd  float64     `json:"noise_std"`
+	Jitter    float64     `json:"jitter"`
+	Grad      []float64   `json:"grad"`
+	Layout    []lml.Block `json:"layout"`
+}
+
+func runGPEval(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("gp eval", stderr)
+	data := fs.String("data", "", "CSV data set: one sample per row, features then y in the last column; a header row is allowed")
+	params := fs.String("params", "", "file with φ, one number per line, in the order of the layout (see --json)")
+	seed := fs.Int64("init-seed", -1, "instead of --params, draw φ from the default hyper-prior with this seed")
+	sigmaP := fs.Float64("sigma-p", 0.5, "hyper-prior standard deviation for --init-seed")
+	hidden := widthList(lml.DefaultHidden)
+	fs.Var(&hidden, "hidden", `hidden-layer widths of both networks ("none" for linear networks)`)
+	df := fs.Int("df", lml.DefaultDF, "output width of the kernel network")
+	asJSON := fs.Bool("json", false, `print {"lml", "grad", "layout", …} as JSON`)
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "pacpfl gp eval: "+format+"\n", a...)
+		return exitUsage
+	}
+	switch {
+	case *data == "":
+		return usageErr("--data is required")
+	case (*params == "") == (*seed < 0):
+		return usageErr("give exactly one of --params FILE and --init-seed N (N ≥ 0)")
+	case *df < 1:
+		return usageErr("--df %d: want at least 1", *df)
+	case !(*sigmaP > 0) || math.IsInf(*sigmaP, 0):
+		return usageErr("--sigma-p %v: want a positive number", *sigmaP)
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "pacpfl gp eval: %v\n", err)
+		return exitError
+	}
+
+	X, y, d, err := readCSVData(*data)
+	if err != nil {
+		return fail(err)
+	}
+	model := lml.Model{D: d, DF: *df, MeanHidden: hidden, KernelHidden: hidden}
+	var phi []float64
+	if *params != "" {
+		if phi, err = readParams(*params, model.NumParams()); err != nil {
+			return fail(err)
+		}
+	} else {
+		prior, err := svgd.Isotropic(model.HyperPriorMean(), *sigmaP)
+		if err != nil {
+			return fail(err)
+		}
+		phi = make([]float64, model.NumParams())
+		prior.Sample(phi, rand.New(rand.NewPCG(uint64(*seed), 0x9e3779b97f4a7c15)))
+	}
+
+	ws, err := lml.NewWorkspace(model, nil)
+	if err != nil {
+		return fail(err)
+	}
+	grad := make([]float64, model.NumParams())
+	v, err := ws.LML(phi, X, y, grad)
+	if err != nil {
+		return fail(err)
+	}
+	res := gpEvalResult{
+		LML: v, M: len(y), D: d, NumParams: model.NumParams(),
+		NoiseStd: lml.NoiseStd(phi[model.NoiseIndex()]), Jitter: ws.Jitter(),
+		Grad: grad, Layout: model.Layout(),
+	}
+	if *asJSON {
+		if err := bench.JSONLine(stdout, res); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "lml %.17g\n", v)
+	fmt.Fprintf(stdout, "m %d  d %d  dφ %d  noise std %.6g  jitter %g  |grad| %.6g\n",
+		res.M, res.D, res.NumParams, res.NoiseStd, res.Jitter, norm2(grad))
+	return exitOK
+}
+
+func norm2(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return math.Sqrt(s)
+}
+
+// readCSVData reads a numeric CSV: every row has the same number (≥ 2) of
+// comma-separated fields, the last being y. The first non-blank line may be a
+// header (it is one if any field is not a number). Blank lines and lines
+// starting with # are skipped. Errors name the file and line.
+func readCSVData(path string) (X, y []float64, d int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	cols, line, seenFirst := 0, 0, false
+	var row []float64
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.Split(text, ",")
+		first := !seenFirst
+		seenFirst = true
+		row = row[:0]
+		var bad error
+		for i, fld := range fields {
+			v, perr := strconv.ParseFloat(strings.TrimSpace(fld), 64)
+			if perr != nil {
+				bad = fmt.Errorf("%s:%d: field %d (%q) is not a number", path, line, i+1, strings.TrimSpace(fld))
+				break
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				bad = fmt.Errorf("%s:%d: field %d is %v; data must be finite", path, line, i+1, v)
+				break
+			}
+			row = append(row, v)
+		}
+		if bad != nil {
+			if first && !strings.Contains(bad.Error(), "must be finite") {
+				cols = len(fields) // a header: it fixes the column count
+				continue
+			}
+			return nil, nil, 0, bad
+		}
+		if cols == 0 {
+			cols = len(row)
+		}
+		if len(row) != cols {
+			return nil, nil, 0, fmt.Errorf("%s:%d: %d fields, want %d like the first row", path, line, len(row), cols)
+		}
+		if cols < 2 {
+			return nil, nil, 0, fmt.Errorf("%s:%d: need at least one feature column and the y column", path, line)
+		}
+		X = append(X, row[:cols-1]...)
+		y = append(y, row[cols-1])
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, 0, fmt.Errorf("%s:%d: %w", path, line+1, err)
+	}
+	if len(y) == 0 {
+		return nil, nil, 0, fmt.Errorf("%s: no data rows", path)
+	}
+	return X, y, cols - 1, nil
+}
+
+// readParams reads want numbers, one per line (blank lines and # comments
+// skipped).
+func readParams(path string, want int) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var phi []float64
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %q is not a number", path, line, text)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s:%d: %v is not finite", path, line, v)
+		}
+		phi = append(phi, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(phi) != want {
+		return nil, fmt.Errorf("%s: %d parameters, but this model (see --hidden, --df and the data's feature count) has %d",
+			path, len(phi), want)
+	}
+	return phi, nil
+}

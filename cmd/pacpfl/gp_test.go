@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacpfl/pacpfl/lml"
+)
+
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+const gpCSV = `x1,x2,y
+0.1,0.2,1.0
+-0.5,1.5,0.3
+
+0.7,-0.2,-0.4
+# a comment
+1.1,0.0,0.9
+`
+
+func TestGPEvalHappyPath(t *testing.T) {
+	data := writeTemp(t, "d.csv", gpCSV)
+	model := lml.Model{D: 2, DF: 2, MeanHidden: []int{3}, KernelHidden: []int{3}}
+	np := model.NumParams()
+	phi := make([]float64, np)
+	var sb strings.Builder
+	for i := range phi {
+		phi[i] = 0.1 * math.Sin(float64(i))
+		fmt.Fprintf(&sb, "%.17g\n", phi[i])
+	}
+	params := writeTemp(t, "phi.txt", sb.String())
+
+	st, out, errs := runCLI("gp", "eval", "--data", data, "--params", params, "--hidden", "3", "--json")
+	require.Equal(t, exitOK, st, errs)
+	var res struct {
+		LML    float64
+		Grad   []float64
+		Layout []lml.Block
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	X := []float64{0.1, 0.2, -0.5, 1.5, 0.7, -0.2, 1.1, 0.0}
+	y := []float64{1.0, 0.3, -0.4, 0.9}
+	ws, err := lml.NewWorkspace(model, nil)
+	require.NoError(t, err)
+	g := make([]float64, np)
+	want, err := ws.LML(phi, X, y, g)
+	require.NoError(t, err)
+	assert.Equal(t, want, res.LML)
+	assert.Equal(t, g, res.Grad)
+	assert.Equal(t, model.Layout(), res.Layout)
+
+	// Text output carries the same value.
+	st, out, _ = runCLI("gp", "eval", "--data", data, "--params", params, "--hidden", "3")
+	require.Equal(t, exitOK, st)
+	assert.Contains(t, out, fmt.Sprintf("lml %.17g", want))
+
+	// --init-seed: deterministic, and the default model's length.
+	st, out1, errs := runCLI("gp", "eval", "--data", data, "--init-seed", "7", "--json")
+	require.Equal(t, exitOK, st, errs)
+	_, out2, _ := runCLI("gp", "eval", "--data", data, "--init-seed", "7", "--json")
+	assert.Equal(t, out1, out2)
+	_, out3, _ := runCLI("gp", "eval", "--data", data, "--init-seed", "8", "--json")
+	assert.NotEqual(t, out1, out3)
+	require.NoError(t, json.Unmarshal([]byte(out1), &res))
+	assert.Len(t, res.Grad, lml.DefaultModel(2).NumParams())
+
+	// Linear networks.
+	st, _, errs = runCLI("gp", "eval", "--data", data, "--init-seed", "1", "--hidden", "none", "--df", "1")
+	assert.Equal(t, exitOK, st, errs)
+}
+
+func TestGPEvalErrors(t *testing.T) {
+	data := writeTemp(t, "d.csv", gpCSV)
+	okParams := writeTemp(t, "phi.txt", "1\n2\n")
+
+	cases := []struct {
+		name   string
+		args   []string
+		status int
+		msg    string
+	}{
+		{"no action", []string{"gp"}, exitUsage, "usage: pacpfl gp eval"},
+		{"bad action", []string{"gp", "fit"}, exitUsage, `unknown action "fit"`},
+		{"no data", []string{"gp", "eval", "--init-seed", "1"}, exitUsage, "--data is required"},
+		{"neither", []string{"gp", "eval", "--data", data}, exitUsage, "exactly one of"},
+		{"both", []string{"gp", "eval", "--data", data, "--params", okParams, "--init-seed", "1"}, exitUsage, "exactly one of"},
+		{"bad flag", []string{"gp", "eval", "--frob"}, exitUsage, "frob"},
+		{"bad hidden", []string{"gp", "eval", "--data", data, "--init-seed", "1", "--hidden", "3,x"}, exitUsage, "hidden"},
+		{"bad df", []string{"gp", "eval", "--data", data, "--init-seed", "1", "--df", "0"}, exitUsage, "--df"},
+		{"bad sigma", []string{"gp", "eval", "--data", data, "--init-seed", "1", "--sigma-p", "-1"}, exitUsage, "--sigma-p"},
+		{"missing file", []string{"gp", "eval", "--data", filepath.Join(t.TempDir(), "nope.csv"), "--init-seed", "1"}, exitError, "nope.csv"},
+		{"wrong φ length", []string{"gp", "eval", "--data", data, "--params", okParams}, exitError,
+			fmt.Sprintf("2 parameters, but this model (see --hidden, --df and the data's feature count) has %d", lml.DefaultModel(2).NumParams())},
+		{"bad φ line", []string{"gp", "eval", "--data", data, "--params", writeTemp(t, "p.txt", "1\n\nabc\n")}, exitError, "p.txt:3:"},
+		{"NaN φ", []string{"gp", "eval", "--data", data, "--params", writeTemp(t, "p.txt", "NaN\n")}, exitError, "p.txt:1:"},
+		{"ragged CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "r.csv", "1,2,3\n4,5\n")}, exitError, "r.csv:2: 2 fields, want 3"},
+		{"bad CSV field", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "b.csv", "a,b\n1,2\n3,x\n")}, exitError, `b.csv:3: field 2 ("x") is not a number`},
+		{"Inf in CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "i.csv", "1,2\n3,Inf\n")}, exitError, "i.csv:2: field 2 is +Inf"},
+		{"one column", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "o.csv", "1\n2\n")}, exitError, "at least one feature"},
+		{"empty CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "e.csv", "x,y\n")}, exitError, "no data rows"},
+	}
+	for _, c := range cases {
+		st, _, errs := runCLI(c.args...)
+		assert.Equal(t, c.status, st, c.name)
+		assert.Contains(t, errs, c.msg, c.name)
+	}
+	st, out, _ := runCLI("gp", "-h")
+	assert.Equal(t, exitOK, st)
+	assert.Contains(t, out, "usage")
+}

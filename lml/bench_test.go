@@ -1,0 +1,58 @@
+package lml
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pacpfl/pacpfl/linalg"
+)
+
+// BenchmarkWorkspaceLML times one particle's LML + gradient on one thread,
+// the unit of work of the particle-parallel split.
+func BenchmarkWorkspaceLML(b *testing.B) {
+	md := DefaultModel(15)
+	for _, m := range []int{150, 610, 2000} {
+		rng := rand.New(rand.NewPCG(1, uint64(m)))
+		phi, X, y := testProblem(rng, md, m, 0.5)
+		ws, _ := NewWorkspace(md, linalg.NewNative(1))
+		g := make([]float64, md.NumParams())
+		b.Run(fmt.Sprintf("m=%d", m), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := ws.LML(phi, X, y, g); err != nil {
+					b.Fatal(err)
+				}
+			}
+			fm := float64(m)
+			b.ReportMetric(fm*fm*fm/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkEvaluator times a client update of k = 4 particles per split.
+func BenchmarkEvaluator(b *testing.B) {
+	md := DefaultModel(15)
+	np := md.NumParams()
+	const k = 4
+	for _, m := range []int{150, 610, 2000} {
+		rng := rand.New(rand.NewPCG(2, uint64(m)))
+		_, X, y := testProblem(rng, md, m, 0.5)
+		phis := make([]float64, k*np)
+		for κ := 0; κ < k; κ++ {
+			p, _, _ := testProblem(rng, md, 1, 0.5)
+			copy(phis[κ*np:], p)
+		}
+		lmls := make([]float64, k)
+		grads := make([]float64, k*np)
+		for _, split := range []Split{SplitParticles, SplitBLAS} {
+			ev, _ := NewEvaluator(md, EvaluatorOptions{Split: split})
+			b.Run(fmt.Sprintf("m=%d/%v", m, split), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if err := ev.Evaluate(lmls, grads, phis, X, y); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
