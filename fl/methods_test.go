@@ -2,6 +2,8 @@ package fl
 
 import (
 	"math"
+	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -62,5 +64,28 @@ func TestBaselinesRun(t *testing.T) {
 	}
 	if p.Existing.MeanRSMSE <= 0 || v.Existing.MeanRSMSE <= 0 {
 		t.Fatal("zero error")
+	}
+}
+
+// The whole GP pipeline (training with concurrent clients, prediction on
+// all cores) gives bit-identical metrics whatever GOMAXPROCS is.
+func TestPACPFLDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	ds, err := Polynomial(smallPoly(13))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(procs int) *MethodResult {
+		prev := runtime.GOMAXPROCS(procs)
+		defer runtime.GOMAXPROCS(prev)
+		o := PACPFLOptions{Server: Config{K: 3, Rounds: 30, ClientsPerRound: 5, Batch: 6, LR: 1e-2, Tau: 0.5, Seed: 4}, SigmaP: 0.5}
+		r, err := RunPACPFL(ds, smallGP(), o, MethodPACPFL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := run(1), run(2)
+	if !slices.Equal(a.Train.Particles, b.Train.Particles) || !slices.Equal(a.Existing.RSMSE, b.Existing.RSMSE) || !slices.Equal(a.New.CE, b.New.CE) {
+		t.Fatal("results differ between GOMAXPROCS 1 and 2")
 	}
 }
