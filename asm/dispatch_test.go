@@ -44,9 +44,10 @@ func testLengths() []int {
 }
 
 // modestSizes reports whether tests should keep their sizes small: under
-// -short, and on arm64, where this project's CI runs the tests under qemu.
+// -short, -race, and on arm64, where this project's CI runs the tests under
+// qemu.
 func modestSizes() bool {
-	return testing.Short() || runtime.GOARCH == "arm64"
+	return testing.Short() || raceEnabled || runtime.GOARCH == "arm64"
 }
 
 // strided is a vector of n elements at increment inc laid out inside a

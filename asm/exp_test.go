@@ -333,3 +333,25 @@ func TestExpUlpError(t *testing.T) {
 		}
 	})
 }
+
+func TestKernelsNoAllocs(t *testing.T) {
+	x := make([]float64, 1003)
+	y := make([]float64, 1003)
+	forEachLevel(t, func(t *testing.T) {
+		for name, f := range map[string]func(){
+			"Exp":         func() { Exp(y, x) },
+			"DotUnitary":  func() { benchSinkTest += DotUnitary(x, y) },
+			"DotInc":      func() { benchSinkTest += DotInc(x, y, 500, 2, 2, 0, 1) },
+			"AxpyUnitary": func() { AxpyUnitary(0.5, x, y) },
+			"AxpyInc":     func() { AxpyInc(0.5, x, y, 500, 2, 2, 0, 1) },
+			"ScalUnitary": func() { ScalUnitary(0.5, x) },
+			"ScalInc":     func() { ScalInc(0.5, x, 500, 2) },
+		} {
+			if n := testing.AllocsPerRun(10, f); n != 0 {
+				t.Errorf("%s allocates %v times per call", name, n)
+			}
+		}
+	})
+}
+
+var benchSinkTest float64
