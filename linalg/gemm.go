@@ -157,13 +157,12 @@ type gemmCall struct {
 	kern  *asm.GemmKernel
 	blk   Blocking
 	parts [maxThreads]region
+	ws    [maxThreads]*workspace
 	wg    sync.WaitGroup
 }
 
 func (g *gemmCall) part(id int) {
-	ws := getWorkspace()
-	gemmRegion(ws, g.kern, &g.p, g.blk, g.parts[id])
-	putWorkspace(ws)
+	gemmRegion(g.ws[id], g.kern, &g.p, g.blk, g.parts[id])
 }
 
 var gemmCalls freeList[gemmCall]
@@ -189,7 +188,17 @@ func (nat *Native) gemm(p gemmProblem, threads int) {
 	} else {
 		g.parts[0] = region{0, p.m, 0, p.n}
 	}
+	// The caller takes every part's workspace up front, so a call with np
+	// parts always holds np workspaces: after the first such call the free
+	// list has them, however the parts happen to overlap in time.
+	for i := 0; i < np; i++ {
+		g.ws[i] = getWorkspace()
+	}
 	runParallel(np, g, &g.wg)
+	for i := 0; i < np; i++ {
+		putWorkspace(g.ws[i])
+		g.ws[i] = nil
+	}
 	g.p = gemmProblem{} // drop references to the caller's slices
 	gemmCalls.put(g)
 }

@@ -108,6 +108,9 @@ func getWorkspace() *workspace {
 		wsFree.list = wsFree.list[:n-1]
 		return w
 	}
+	if wsFree.list == nil {
+		wsFree.list = make([]*workspace, 0, 4*maxThreads)
+	}
 	return &workspace{}
 }
 
