@@ -49,14 +49,11 @@ func sqdistInputs(rng *rand.Rand, c sqdistCase) (a, b []float64, dst strided) {
 	if c.m > 0 && c.n > 0 {
 		size = (c.m-1)*c.ldd + c.n
 	}
-	dst = newStrided(rng, 0, 1, 1)
-	dst.buf = make([]float64, guardLen+size+guardLen)
-	for i := range dst.buf {
-		dst.buf[i] = guardNaN
+	buf := make([]float64, guardLen+size+guardLen)
+	for i := range buf {
+		buf[i] = guardNaN
 	}
-	dst.lo = guardLen
-	dst.view = dst.buf[guardLen : guardLen+size : guardLen+size]
-	dst.idx = nil
+	dst = strided{buf: buf, view: buf[guardLen : guardLen+size : guardLen+size], lo: guardLen}
 	for i := 0; i < c.m; i++ {
 		for j := 0; j < c.n; j++ {
 			dst.idx = append(dst.idx, i*c.ldd+j)
