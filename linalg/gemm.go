@@ -327,7 +327,12 @@ func classify(ul blas.Uplo, i, mr, j, nr int) int {
 func gemmRegion(ws *workspace, kern *asm.GemmKernel, p *gemmProblem, blk Blocking, r region) {
 	mr, nr := kern.MR, kern.NR
 	mc, kc, nc := blk.MC, blk.KC, blk.NC
-	ws.ensure(mc*kc, nc*kc, mr*nr)
+	// Buffers for the blocks this region can have, not the full block
+	// sizes: small problems keep small workspaces.
+	mcMax := min(mc, ceilDiv(r.i1-r.i0, mr)*mr)
+	ncMax := min(nc, ceilDiv(r.j1-r.j0, nr)*nr)
+	kcMax := min(kc, p.k)
+	ws.ensure(mcMax*kcMax, ncMax*kcMax, mr*nr)
 	for jc := r.j0; jc < r.j1; jc += nc {
 		nb := min(nc, r.j1-jc)
 		for pc := 0; pc < p.k; pc += kc {
@@ -409,13 +414,8 @@ func packA(dst []float64, p *gemmProblem, ic, mb, pc, kb, mr int) {
 	for ir := 0; ir < mb; ir += mr {
 		rows := min(mr, mb-ir)
 		d := dst[(ir/mr)*kb*mr : (ir/mr+1)*kb*mr]
-		if !p.tA { // op(A)[i][l] = a[i*lda+l]: read rows, scatter with stride mr
-			for x := 0; x < rows; x++ {
-				src := p.a[(ic+ir+x)*lda+pc : (ic+ir+x)*lda+pc+kb]
-				for l, v := range src {
-					d[l*mr+x] = v
-				}
-			}
+		if !p.tA { // op(A)[i][l] = a[i*lda+l]: interleave rows
+			interleave(d, p.a, (ic+ir)*lda+pc, lda, rows, kb, mr)
 		} else { // op(A)[i][l] = a[l*lda+i]: each panel column is contiguous
 			for l := 0; l < kb; l++ {
 				off := (pc+l)*lda + ic + ir
@@ -442,18 +442,66 @@ func packB(dst []float64, p *gemmProblem, pc, kb, jc, nb, nr int) {
 				off := (pc+l)*ldb + jc + jr
 				copy(d[l*nr:l*nr+cols], p.b[off:off+cols])
 			}
-		} else { // op(B)[l][j] = b[j*ldb+l]
-			for y := 0; y < cols; y++ {
-				src := p.b[(jc+jr+y)*ldb+pc : (jc+jr+y)*ldb+pc+kb]
-				for l, v := range src {
-					d[l*nr+y] = v
-				}
-			}
+		} else { // op(B)[l][j] = b[j*ldb+l]: interleave rows of b
+			interleave(d, p.b, (jc+jr)*ldb+pc, ldb, cols, kb, nr)
 		}
 		if cols < nr {
 			for l := 0; l < kb; l++ {
 				clear(d[l*nr+cols : l*nr+nr])
 			}
+		}
+	}
+}
+
+// interleave writes dst[l*w+x] = src[off+x*ld+l] for x < cnt, l < kb: cnt
+// contiguous source rows become the columns of a w-wide panel. The full
+// 4-, 6- and 8-row cases (the micro-kernel shapes) read all rows in step and
+// write each panel row at once.
+func interleave(dst, src []float64, off, ld, cnt, kb, w int) {
+	if cnt == w {
+		switch w {
+		case 6:
+			r0 := src[off : off+kb]
+			r1 := src[off+ld : off+ld+kb]
+			r2 := src[off+2*ld : off+2*ld+kb]
+			r3 := src[off+3*ld : off+3*ld+kb]
+			r4 := src[off+4*ld : off+4*ld+kb]
+			r5 := src[off+5*ld : off+5*ld+kb]
+			for l := range r0 {
+				d := dst[l*6 : l*6+6 : l*6+6]
+				d[0], d[1], d[2], d[3], d[4], d[5] = r0[l], r1[l], r2[l], r3[l], r4[l], r5[l]
+			}
+			return
+		case 8:
+			r0 := src[off : off+kb]
+			r1 := src[off+ld : off+ld+kb]
+			r2 := src[off+2*ld : off+2*ld+kb]
+			r3 := src[off+3*ld : off+3*ld+kb]
+			r4 := src[off+4*ld : off+4*ld+kb]
+			r5 := src[off+5*ld : off+5*ld+kb]
+			r6 := src[off+6*ld : off+6*ld+kb]
+			r7 := src[off+7*ld : off+7*ld+kb]
+			for l := range r0 {
+				d := dst[l*8 : l*8+8 : l*8+8]
+				d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
+				d[4], d[5], d[6], d[7] = r4[l], r5[l], r6[l], r7[l]
+			}
+			return
+		case 4:
+			r0 := src[off : off+kb]
+			r1 := src[off+ld : off+ld+kb]
+			r2 := src[off+2*ld : off+2*ld+kb]
+			r3 := src[off+3*ld : off+3*ld+kb]
+			for l := range r0 {
+				d := dst[l*4 : l*4+4 : l*4+4]
+				d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
+			}
+			return
+		}
+	}
+	for x := 0; x < cnt; x++ {
+		for l, v := range src[off+x*ld : off+x*ld+kb] {
+			dst[l*w+x] = v
 		}
 	}
 }
