@@ -90,6 +90,7 @@ func (p *Predictor) Fit(phis, X, y []float64) error {
 		f.sigma2 = sigma * sigma
 		// Build K + σ²I in the workspace and factor it into the particle's
 		// own Factor.
+		p.ws.ensureSquare(m, false)
 		a := p.ws.a[:m*m]
 		asm.SEKernel(a, m, F, df, F, df, m, m, df)
 		for j := 0; j < m; j++ {
@@ -176,39 +177,40 @@ func (p *Predictor) Predict(Xs []float64, mix *Mixture) error {
 	k := len(p.parts)
 	mix.resize(n, k)
 	copy(mix.Weights, p.alpha)
-	if cap(p.ks) < n*m {
-		p.ks = make([]float64, n*m)
+	// Test points go through in chunks so that the k_* block stays
+	// chunk×m whatever n is.
+	chunk := min(n, predictChunk)
+	if cap(p.ks) < chunk*m {
+		p.ks = make([]float64, chunk*m)
 	}
-	ks := p.ks[:n*m]
 	for κ := range p.parts {
 		f := &p.parts[κ]
-		mean, Fs := p.ws.features(f.phi, Xs, n)
-		// k_* rows: ks[i, j] = k(x*_i, x_j).
-		asm.SEKernel(ks, m, Fs, df, f.F, df, n, m, df)
-		for i := 0; i < n; i++ {
-			row := ks[i*m : i*m+m]
-			var mu float64
-			for j, kv := range row {
-				mu += kv * f.v[j]
-			}
-			mix.Means[i*k+κ] = mean[i] + mu
-		}
-		// Rows of ks ← (L⁻¹ k_*)ᵀ: solve X Lᵀ = K_*.
 		l, ldl := f.fac.L()
-		p.bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, n, m, 1, l, ldl, ks, m)
-		for i := 0; i < n; i++ {
-			row := ks[i*m : i*m+m]
-			var q float64
-			for _, w := range row {
-				q += w * w
+		for c0 := 0; c0 < n; c0 += chunk {
+			nc := min(chunk, n-c0)
+			ks := p.ks[:nc*m]
+			mean, Fs := p.ws.features(f.phi, Xs[c0*d:(c0+nc)*d], nc)
+			// k_* rows: ks[i, j] = k(x*_i, x_j).
+			asm.SEKernel(ks, m, Fs, df, f.F, df, nc, m, df)
+			for i := 0; i < nc; i++ {
+				mix.Means[(c0+i)*k+κ] = mean[i] + asm.DotUnitary(ks[i*m:i*m+m], f.v)
 			}
-			// k(x*, x*) = 1; the posterior variance of h is ≥ 0 in exact
-			// arithmetic, clamp the rounding.
-			mix.Vars[i*k+κ] = math.Max(0, 1-q) + f.sigma2
+			// Rows of ks ← (L⁻¹ k_*)ᵀ: solve X Lᵀ = K_*.
+			p.bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, nc, m, 1, l, ldl, ks, m)
+			for i := 0; i < nc; i++ {
+				row := ks[i*m : i*m+m]
+				q := asm.DotUnitary(row, row)
+				// k(x*, x*) = 1; the posterior variance of h is ≥ 0 in
+				// exact arithmetic, clamp the rounding.
+				mix.Vars[(c0+i)*k+κ] = math.Max(0, 1-q) + f.sigma2
+			}
 		}
 	}
 	return nil
 }
+
+// predictChunk is the number of test points whose k_* rows are held at once.
+const predictChunk = 256
 
 // Mixture is the predictive distribution at n test points: at point i, the
 // mixture Σ_κ α_κ N(Means[i,κ], Vars[i,κ]) (eq. 37a). Means and Vars are

@@ -140,3 +140,33 @@ func TestPredictorErrors(t *testing.T) {
 	_, err := NewPredictor(Model{}, nil)
 	assert.Error(t, err)
 }
+
+func TestPredictChunksAndReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 23))
+	md := testModels[0]
+	np := md.NumParams()
+	const k, m, n = 2, 25, 3*predictChunk + 17
+	_, X, y := testProblem(rng, md, m, 0.5)
+	_, Xs, _ := testProblem(rng, md, n, 0.5)
+	phis := make([]float64, k*np)
+	for κ := 0; κ < k; κ++ {
+		p, _, _ := testProblem(rng, md, 1, 0.5)
+		copy(phis[κ*np:], p)
+	}
+	pr, _ := NewPredictor(md, nil)
+	require.NoError(t, pr.Fit(phis, X, y))
+	var all, one Mixture
+	require.NoError(t, pr.Predict(Xs, &all))
+	for _, i := range []int{0, predictChunk - 1, predictChunk, 2*predictChunk + 5, n - 1} {
+		require.NoError(t, pr.Predict(Xs[i*md.D:(i+1)*md.D], &one))
+		for κ := 0; κ < k; κ++ {
+			assert.InDelta(t, one.Means[κ], all.Means[i*k+κ], 1e-12, "point %d", i)
+			assert.InDelta(t, one.Vars[κ], all.Vars[i*k+κ], 1e-12, "point %d", i)
+		}
+		mu, va := refPredict(md, phis[:np], X, y, Xs[i*md.D:(i+1)*md.D])
+		assert.InDelta(t, mu[0], all.Means[i*k], 1e-9)
+		assert.InDelta(t, va[0], all.Vars[i*k], 1e-9)
+	}
+	require.NoError(t, pr.Predict(Xs, &all))
+	assert.Equal(t, 0.0, testing.AllocsPerRun(3, func() { _ = pr.Predict(Xs, &all) }), "Predict")
+}

@@ -140,7 +140,7 @@ func (m Model) blockName(i int) string {
 	return "?"
 }
 
-// ensure sizes the buffers for m rows.
+// ensure sizes the per-row buffers for m rows.
 func (ws *Workspace) ensure(m int) {
 	if m <= ws.m {
 		return
@@ -157,8 +157,6 @@ func (ws *Workspace) ensure(m int) {
 	ws.kernActs = acts(&ws.kern)
 	df := ws.model.DF
 	ws.ft = make([]float64, df*m)
-	ws.a = make([]float64, m*m)
-	ws.ainv = make([]float64, m*m)
 	ws.r = make([]float64, m)
 	ws.v = make([]float64, m)
 	ws.w = make([]float64, m)
@@ -167,6 +165,17 @@ func (ws *Workspace) ensure(m int) {
 	mw := max(ws.mean.maxWidth(), ws.kern.maxWidth())
 	ws.g1 = make([]float64, m*mw)
 	ws.g2 = make([]float64, m*mw)
+}
+
+// ensureSquare sizes the m×m buffers: A always, A⁻¹ only for gradients
+// (it is not needed to evaluate or to predict).
+func (ws *Workspace) ensureSquare(m int, inverse bool) {
+	if cap(ws.a) < m*m {
+		ws.a = make([]float64, m*m)
+	}
+	if inverse && cap(ws.ainv) < m*m {
+		ws.ainv = make([]float64, m*m)
+	}
 }
 
 // features runs both networks on X and returns the mean vector (m) and the
@@ -182,6 +191,7 @@ func (ws *Workspace) features(phi, X []float64, m int) (mean, F []float64) {
 // F and factors it with jitter.
 func (ws *Workspace) factor(F []float64, m int, noiseVar, sigma float64) error {
 	df := ws.model.DF
+	ws.ensureSquare(m, false)
 	a := ws.a[:m*m]
 	asm.SEKernel(a, m, F, df, F, df, m, m, df)
 	for j := 0; j < m; j++ {
@@ -240,6 +250,7 @@ func (ws *Workspace) eval(phi, X, y []float64, scale float64, grad []float64) (f
 	}
 
 	// Γ = ½(vvᵀ − A⁻¹): ∂LML/∂K = Γ, ∂LML/∂(noise var) = tr Γ.
+	ws.ensureSquare(m, true)
 	ainv := ws.ainv[:m*m]
 	if err := ws.fac.Inverse(ainv, m); err != nil {
 		return math.NaN(), err
