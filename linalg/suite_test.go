@@ -25,6 +25,13 @@ const tMC, tKC, tNC = 12, 16, 24
 
 func testBackends(t *testing.T) []namedBLAS {
 	var out []namedBLAS
+	if raceEnabled {
+		nat := NewNative(3)
+		if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
+			t.Fatal(err)
+		}
+		return []namedBLAS{{"native-smallblocks-3threads", nat}}
+	}
 	for _, name := range Backends() {
 		impl, err := Backend(name)
 		if err != nil {
