@@ -163,6 +163,12 @@ func (f *Factor) attempt(a []float64, lda int, jitter float64) error {
 	}
 	e := engine{b: f.bl, p: defaultParams, ws: &f.ws}
 	if col, piv := e.potrf(n, l, n); col >= 0 {
+		if math.IsNaN(piv) || math.IsInf(piv, 0) {
+			// The input was finite, so the factorization overflowed: no
+			// jitter can help, and the matrix need not be indefinite.
+			return fmt.Errorf("%w: the factorization overflowed at column %d (pivot %v); rescale the matrix",
+				ErrNonFinite, col, piv)
+		}
 		return &NotPDError{Column: col, Pivot: piv, Jitter: jitter}
 	}
 	// potrf checked every pivot, so the diagonal is finite and positive;

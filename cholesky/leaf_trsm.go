@@ -6,6 +6,9 @@ import (
 	"github.com/pacpfl/pacpfl/asm"
 )
 
+// maxNR bounds the micro-kernel width the leaf solve supports.
+const maxNR = 16
+
 // maxTrsmLeaf is the largest triangle trsmRLTLeafGEMM accepts.
 const maxTrsmLeaf = 256
 
@@ -33,7 +36,7 @@ type rltLeaf struct {
 	ldl   int
 	b     []float64
 	ldb   int
-	inv   []float64 // 1/L_jj
+	dinv  []float64 // inverted NR×NR diagonal blocks, packed (see solve)
 	lpack []float64 // packed Lᵀ blocks (see pack)
 	tiles int       // row tiles
 	np    int       // parts
@@ -59,9 +62,23 @@ func (r *rltLeaf) solve(threads, m, n int, l []float64, ldl int, b []float64, ld
 	mr, nr := k.MR, k.NR
 	r.k, r.m, r.n, r.l, r.ldl, r.b, r.ldb = k, m, n, l, ldl, b, ldb
 	r.nPad = (n + nr - 1) / nr * nr
-	r.inv = grow(r.inv, n)
-	for j := 0; j < n; j++ {
-		r.inv[j] = 1 / l[j*ldl+j]
+	// dinv holds, per block J, L_JJ⁻ᵀ packed as a k×NR panel:
+	// dinv[J·NR² + q·NR + c] = (L_JJ⁻¹)[c][q], zero outside the block.
+	r.dinv = grow(r.dinv, r.nPad*nr)
+	var tri [maxNR * maxNR]float64
+	for j0 := 0; j0 < n; j0 += nr {
+		w := min(nr, n-j0)
+		for i := 0; i < w; i++ {
+			copy(tri[i*nr:i*nr+i+1], l[(j0+i)*ldl+j0:(j0+i)*ldl+j0+i+1])
+		}
+		trti2(false, w, tri[:], nr)
+		d := r.dinv[j0*nr : j0*nr+nr*nr]
+		clear(d)
+		for c := 0; c < w; c++ {
+			for q := 0; q <= c; q++ {
+				d[q*nr+c] = tri[c*nr+q]
+			}
+		}
 	}
 	// Block J (columns j0 = J·NR …) needs rows j0…j0+NR of L, columns 0…j0,
 	// packed as lp[q·NR + c] = L[j0+c][q]; blocks are stored one after the
@@ -132,26 +149,22 @@ func (r *rltLeaf) solveTile(tile int, t, x []float64) {
 			k.Run(j0, x[:j0*mr], r.lpack[off:off+j0*nr], t[j0:], nPad, -1, 1)
 		}
 		off += j0 * nr
-		// The NR×NR diagonal triangle, by substitution.
-		for c := 0; c < w; c++ {
-			jj := j0 + c
-			lrow := r.l[jj*r.ldl+j0 : jj*r.ldl+jj]
-			inv := r.inv[jj]
-			for i := 0; i < mr; i++ {
-				ti := t[i*nPad+j0 : i*nPad+jj+1]
-				s := ti[c]
-				for q, v := range lrow {
-					s -= ti[q] * v
-				}
-				ti[c] = s * inv
+		// The NR×NR diagonal block: X_J = T_J·L_JJ⁻ᵀ, one more micro-kernel
+		// call on the packed right-hand side.
+		xj := x[j0*mr : j0*mr+nr*mr]
+		for q := 0; q < nr; q++ {
+			xq := xj[q*mr : q*mr+mr]
+			for i := range xq {
+				xq[i] = t[i*nPad+j0+q]
 			}
 		}
-		if j0+nr < n {
+		k.Run(nr, xj, r.dinv[j0*nr:j0*nr+nr*nr], t[j0:], nPad, 1, 0)
+		if j0+w < n {
 			// Pack the solved columns: x[q·MR + i] = X[i][q].
-			for q := j0; q < j0+nr; q++ {
-				xq := x[q*mr : q*mr+mr]
+			for q := 0; q < nr; q++ {
+				xq := xj[q*mr : q*mr+mr]
 				for i := range xq {
-					xq[i] = t[i*nPad+q]
+					xq[i] = t[i*nPad+j0+q]
 				}
 			}
 		}

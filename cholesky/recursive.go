@@ -2,19 +2,13 @@ package cholesky
 
 import "gonum.org/v1/gonum/blas"
 
-// engine runs the recursive algorithms on row-major lower-triangular
-// matrices. Row-major lower L is column-major upper Lᵀ, so every split below
-// is the mirror image of the column-major LAPACK one.
-//
-// Why recursive: splitting the matrix in halves (instead of sweeping a
-// fixed-width panel) turns almost all of the n³/3 flops into a few large
-// Dgemm calls whose operands are long and square-ish, which is the shape a
-// packed multi-core GEMM runs fastest; the triangular solves and symmetric
-// updates are themselves split recursively into Dgemm down to the leaf sizes,
-// so the algorithm needs only a fast Dgemm from the BLAS (leaves use the
-// BLAS's Dtrsm/Dsyrk/Dtrmm on small operands, or the kernels in kernel.go).
-// Parallelism comes from the BLAS: with its threads busy on the large GEMMs
-// there is little left to gain from running independent leaves concurrently.
+// engine runs the blocked and recursive algorithms on row-major
+// lower-triangular matrices (see doc.go). Row-major lower L is column-major
+// upper Lᵀ, so every split below is the mirror image of the column-major
+// LAPACK one. Recursive halving turns most flops into a few large Dgemm
+// calls with long, square-ish operands, the shape a packed multi-core GEMM
+// runs fastest; the triangular solves, symmetric updates and triangular
+// products are themselves split into Dgemm down to the leaf sizes.
 type engine struct {
 	b  blas.Float64
 	p  params
@@ -39,8 +33,9 @@ type params struct {
 	trmm  int // triangular products handed to the BLAS Dtrmm
 }
 
-// defaultParams are the leaf sizes chosen by BenchmarkLeaf* (see doc.go).
-var defaultParams = params{potrf: 64, trsm: 64, syrk: 128, trtri: 64, lauum: 64, trmm: 64}
+// defaultParams are the leaf and panel sizes chosen with TestTuneParams
+// (see doc.go).
+var defaultParams = params{right: 192, potrf: 64, trsm: maxTrsmLeaf, syrk: 128, trtri: 64, lauum: 64, trmm: 64}
 
 // split returns the size of the leading half of a problem of size n > 1: n/2
 // rounded up to a multiple of 16 so the sub-blocks start on aligned columns.
