@@ -31,8 +31,12 @@ const (
 )
 
 // parallelMinFlops is the work (in FLOP) below which a call stays on one
-// goroutine: handing parts to the pool costs a few microseconds.
-var parallelMinFlops = float64(1 << 21)
+// goroutine: waking a pool worker costs microseconds. Measured on the 2-core
+// Zen 3 (square DGEMM, 1 vs 2 goroutines alternated, minimum of 300): two
+// goroutines lose below n ≈ 128 (4e6 FLOP) and win from n ≈ 160 on (1.07×;
+// 1.3× at 192, 1.6× at 256). That machine was shared with other jobs, so the
+// second core was often busy; 1<<22 is the measured break-even.
+var parallelMinFlops = float64(1 << 22)
 
 // Dgemm computes C = alpha * op(A) * op(B) + beta * C, where op(X) is X or Xᵀ,
 // op(A) is m×k, op(B) is k×n and C is m×n, all row-major.
