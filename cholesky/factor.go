@@ -1,7 +1,6 @@
 package cholesky
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -73,7 +72,14 @@ func (f *Factor) Factorize(a []float64, n, lda int) error {
 	if err := f.prepare(n); err != nil {
 		return err
 	}
-	return f.attempt(a, lda, 0)
+	col, piv, err := f.attempt(a, lda, 0)
+	if err != nil {
+		return err
+	}
+	if col >= 0 {
+		return &NotPDError{Column: col, Pivot: piv}
+	}
+	return nil
 }
 
 // FactorizeWithJitter is Factorize, except that when A is not positive
@@ -81,7 +87,7 @@ func (f *Factor) Factorize(a []float64, n, lda int) error {
 // each ε of the jitter ladder in turn, and keeps the first that succeeds
 // (Jitter reports it). If all fail it returns a *NotPDError from the largest
 // jitter. A non-positive mean diagonal cannot be helped by jitter; the error
-// of the plain attempt is returned.
+// of the plain attempt is returned. Success allocates nothing.
 func (f *Factor) FactorizeWithJitter(a []float64, n, lda int) error {
 	f.ok = false
 	if err := checkInput(a, n, lda); err != nil {
@@ -90,9 +96,8 @@ func (f *Factor) FactorizeWithJitter(a []float64, n, lda int) error {
 	if err := f.prepare(n); err != nil {
 		return err
 	}
-	err := f.attempt(a, lda, 0)
-	var npd *NotPDError
-	if err == nil || !errors.As(err, &npd) {
+	col, piv, err := f.attempt(a, lda, 0)
+	if err != nil || col < 0 {
 		return err
 	}
 	mean := 0.0
@@ -100,19 +105,20 @@ func (f *Factor) FactorizeWithJitter(a []float64, n, lda int) error {
 		mean += a[i*lda+i]
 	}
 	mean /= float64(n)
-	if !(mean > 0) {
-		return err
-	}
-	ladder := defaultLadder
-	if f.ladderSet {
-		ladder = f.ladder
-	}
-	for _, eps := range ladder {
-		if err = f.attempt(a, lda, eps*mean); err == nil || !errors.As(err, &npd) {
-			return err
+	jitter := 0.0
+	if mean > 0 {
+		ladder := defaultLadder
+		if f.ladderSet {
+			ladder = f.ladder
+		}
+		for _, eps := range ladder {
+			jitter = eps * mean
+			if col, piv, err = f.attempt(a, lda, jitter); err != nil || col < 0 {
+				return err
+			}
 		}
 	}
-	return err
+	return &NotPDError{Column: col, Pivot: piv, Jitter: jitter}
 }
 
 // checkInput validates the shape of a and that its lower triangle is finite.
@@ -151,8 +157,9 @@ func (f *Factor) prepare(n int) error {
 }
 
 // attempt copies the lower triangle of a plus jitter on the diagonal into
-// f.l, zeroes the upper triangle and factors it.
-func (f *Factor) attempt(a []float64, lda int, jitter float64) error {
+// f.l, zeroes the upper triangle and factors it. It returns col = −1 on
+// success, else the failing column and its pivot; err reports an overflow.
+func (f *Factor) attempt(a []float64, lda int, jitter float64) (col int, pivot float64, err error) {
 	n := f.n
 	l := f.l
 	for i := 0; i < n; i++ {
@@ -166,10 +173,10 @@ func (f *Factor) attempt(a []float64, lda int, jitter float64) error {
 		if math.IsNaN(piv) || math.IsInf(piv, 0) {
 			// The input was finite, so the factorization overflowed: no
 			// jitter can help, and the matrix need not be indefinite.
-			return fmt.Errorf("%w: the factorization overflowed at column %d (pivot %v); rescale the matrix",
+			return col, piv, fmt.Errorf("%w: the factorization overflowed at column %d (pivot %v); rescale the matrix",
 				ErrNonFinite, col, piv)
 		}
-		return &NotPDError{Column: col, Pivot: piv, Jitter: jitter}
+		return col, piv, nil
 	}
 	// potrf checked every pivot, so the diagonal is finite and positive;
 	// this guards against a BLAS that produced a NaN elsewhere anyway.
@@ -177,14 +184,14 @@ func (f *Factor) attempt(a []float64, lda int, jitter float64) error {
 	for j := 0; j < n; j++ {
 		d := l[j*n+j]
 		if !(d > 0) || math.IsInf(d, 0) {
-			return fmt.Errorf("%w: the factor has L[%d][%d] = %v (overflow)", ErrNonFinite, j, j, d)
+			return j, d, fmt.Errorf("%w: the factor has L[%d][%d] = %v (overflow)", ErrNonFinite, j, j, d)
 		}
 		ld += math.Log(d)
 	}
 	f.jitter = jitter
 	f.logdet = 2 * ld
 	f.ok = true
-	return nil
+	return -1, 0, nil
 }
 
 // N returns the order of the last successfully factorized matrix (0 before).

@@ -461,6 +461,23 @@ func TestFactorNoAllocs(t *testing.T) {
 		if allocs := testing.AllocsPerRun(10, run); allocs != 0 {
 			t.Errorf("%s: %v allocations per refactorization", bn, allocs)
 		}
+		// FactorizeWithJitter, both when no jitter is needed and when the
+		// ladder is climbed, allocates nothing on success either.
+		psd, _ := indefinite(n, 40, true)
+		for _, m := range [][]float64{a, psd} {
+			jit := func() {
+				if err := f.FactorizeWithJitter(m, n, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jit()
+			if allocs := testing.AllocsPerRun(10, jit); allocs != 0 {
+				t.Errorf("%s: %v allocations per FactorizeWithJitter", bn, allocs)
+			}
+		}
+		if f.Jitter() == 0 {
+			t.Error("the singular matrix needed no jitter")
+		}
 	}
 }
 
