@@ -95,8 +95,9 @@ func TestNoAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	forceParallel(t) // every routine takes its parallel path with 2 threads
 	rnd := rand.New(rand.NewPCG(9, 9))
-	const n = 150 // above parallelMinFlops for GEMM/SYRK/TRSM
+	const n = 150
 	a, b, c := randMat(rnd, n, n, n), randMat(rnd, n, n, n), randMat(rnd, n, n, n)
 	for i := 0; i < n; i++ {
 		a[i*n+i] = 4
