@@ -45,7 +45,7 @@ var _ blas.Float64 = (*Native)(nil)
 func NewNative(threads int) *Native {
 	n := &Native{}
 	n.threads.Store(int64(threads))
-	b := DefaultBlocking()
+	b := defaultBlocking
 	n.blocking.Store(&b)
 	return n
 }
@@ -62,8 +62,16 @@ func (n *Native) Threads() int {
 	return min(t, maxThreads)
 }
 
-// Blocking returns the current block sizes.
-func (n *Native) Blocking() Blocking { return *n.blocking.Load() }
+// Blocking returns the current block sizes (DefaultBlocking for a zero
+// Native, which is usable: one goroutine per GOMAXPROCS, default blocks).
+func (n *Native) Blocking() Blocking {
+	if b := n.blocking.Load(); b != nil {
+		return *b
+	}
+	return defaultBlocking
+}
+
+var defaultBlocking = DefaultBlocking()
 
 // SetBlocking overrides the block sizes. All must be positive; KC at most
 // 1<<16 (so the packed buffers stay sane).

@@ -84,6 +84,12 @@ func TestSettings(t *testing.T) {
 	if d.MC < 1 || d.KC < 1 || d.NC < 1 {
 		t.Errorf("DefaultBlocking() = %+v", d)
 	}
+	var zero Native // usable without NewNative
+	c := []float64{0}
+	zero.Dgemm(blas.NoTrans, blas.NoTrans, 1, 1, 1, 1, []float64{2}, 1, []float64{3}, 1, 0, c, 1)
+	if c[0] != 6 || zero.Blocking() != DefaultBlocking() {
+		t.Errorf("zero Native: 2*3 = %v, Blocking() = %+v", c[0], zero.Blocking())
+	}
 	impl, err := Backend("native")
 	if err != nil || impl != blas.Float64(DefaultNative) {
 		t.Errorf(`Backend("native") = %v, %v; want DefaultNative`, impl, err)
