@@ -20,6 +20,22 @@ type GPModel struct {
 	// LiteralBatch uses the plain LML of a mini-batch instead of the
 	// tempered objective ln Z^C_{m_i}(P, S^(b)) (SPEC §5.3) when b < m_i.
 	LiteralBatch bool
+	// FreezeMean keeps the mean network at zero (its gradient is dropped),
+	// giving the zero-mean GP of the original pFedGP. Particles must start
+	// with zero mean weights (RunPACPFL arranges it).
+	FreezeMean bool
+}
+
+// meanParams is the number of leading entries of φ that belong to the mean
+// network (Layout stores the mean network first).
+func (g *GPModel) meanParams() int {
+	n := 0
+	for _, b := range g.Model.Layout() {
+		if len(b.Name) >= 5 && b.Name[:5] == "mean." {
+			n = max(n, b.Offset+b.Size())
+		}
+	}
+	return n
 }
 
 // NewGPModel returns the GP model with the default networks for d inputs.
@@ -76,6 +92,12 @@ func (c *gpClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ran
 	}
 	if err != nil {
 		return 0, err
+	}
+	if c.model.FreezeMean {
+		nm := c.model.meanParams()
+		for r := 0; r < k; r++ {
+			clear(grad[r*dphi : r*dphi+nm])
+		}
 	}
 	return Mean(lmls), nil
 }

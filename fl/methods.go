@@ -50,7 +50,22 @@ type PACPFLOptions struct {
 	// instead of the hyper-prior (used by pFedGP, whose hyper-prior is very
 	// wide: random networks drawn at that scale are saturated).
 	InitSigma float64
-	Bounds    BoundOptions
+	// ZeroMean trains and predicts with a zero GP mean (the mean network is
+	// frozen at 0): the original pFedGP's model.
+	ZeroMean bool
+	Bounds   BoundOptions
+}
+
+// zeroMeanPrior samples like its hyper-prior but with the first nm entries
+// (the mean network) at exactly zero, where its gradient also vanishes.
+type zeroMeanPrior struct {
+	HyperPrior
+	nm int
+}
+
+func (p zeroMeanPrior) Sample(dst []float64, rng *rand.Rand) {
+	p.HyperPrior.Sample(dst, rng)
+	clear(dst[:p.nm])
 }
 
 // initPrior draws the initial particles but reports the gradient of the
@@ -78,6 +93,10 @@ func RunPACPFL(ds *Dataset, g *GPModel, opt PACPFLOptions, name string) (*Method
 			return nil, err
 		}
 		hp = initPrior{Gaussian: prior, init: ini}
+	}
+	if opt.ZeroMean {
+		g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: true}
+		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}
 	}
 	clients := make([]Client, len(ds.Existing))
 	for i := range ds.Existing {
@@ -328,14 +347,16 @@ func DefaultPACPFLOptions() PACPFLOptions {
 	}
 }
 
-// DefaultPFedGPOptions: PAC-PFL with k = 1 and a very wide hyper-prior
-// (σ_P = 10, so ∇ln𝒫 is negligible: the average-LML maximisation of pFedGP),
-// started from N(mean, 0.5²) like PAC-PFL.
+// DefaultPFedGPOptions: PAC-PFL with k = 1, a very wide hyper-prior
+// (σ_P = 10, so ∇ln𝒫 is negligible: the average-LML maximisation of pFedGP)
+// and the original pFedGP's zero GP mean (shared deep kernel only), started
+// from N(mean, 0.5²) like PAC-PFL.
 func DefaultPFedGPOptions() PACPFLOptions {
 	o := DefaultPACPFLOptions()
 	o.Server.K = 1
 	o.SigmaP = 10
 	o.InitSigma = 0.5
+	o.ZeroMean = true
 	o.Bounds.PriorSamples = 0
 	return o
 }

@@ -89,3 +89,39 @@ func TestPACPFLDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		t.Fatal("results differ between GOMAXPROCS 1 and 2")
 	}
 }
+
+// pFedGP's zero mean: the mean network stays exactly zero through training.
+func TestZeroMeanStaysZero(t *testing.T) {
+	ds, err := Polynomial(smallPoly(14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := smallGP()
+	o := PACPFLOptions{Server: Config{K: 1, Rounds: 20, ClientsPerRound: 3, LR: 1e-2, Tau: 0.5, Seed: 4}, SigmaP: 10, InitSigma: 0.5, ZeroMean: true}
+	r, err := RunPACPFL(ds, g, o, MethodPFedGP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm := g.meanParams()
+	if nm == 0 || nm >= g.Dim() {
+		t.Fatalf("mean network has %d of %d parameters", nm, g.Dim())
+	}
+	for i, v := range r.Train.Particles[:nm] {
+		if v != 0 {
+			t.Fatalf("mean parameter %d = %v after training", i, v)
+		}
+	}
+	moved := false
+	for _, v := range r.Train.Particles[nm:] {
+		moved = moved || v != 0
+	}
+	if !moved || g.FreezeMean {
+		t.Fatal("kernel parameters did not move, or the caller's model was modified")
+	}
+	mean, _, _ := g.priorMoments(r.Train.Particles, ds.New[0].X)
+	for _, v := range mean {
+		if v != 0 {
+			t.Fatalf("prior mean %v, want 0", v)
+		}
+	}
+}

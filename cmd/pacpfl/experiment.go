@@ -75,10 +75,15 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	methods := stringList(slices.Clone(fl.Methods))
 	fs.Var(&methods, "methods", "comma-separated methods to run")
+	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "zero", "pFedGP's GP mean: zero (the original pFedGP) or nn (PAC-PFL's mean network)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args[1:], false); !ok {
 		return st
+	}
+	if f.pfedgpMean != "zero" && f.pfedgpMean != "nn" {
+		fmt.Fprintf(stderr, "pacpfl experiment: unknown --pfedgp-mean %q (want zero or nn)\n", f.pfedgpMean)
+		return exitUsage
 	}
 	if *seeds < 1 {
 		fmt.Fprintf(stderr, "pacpfl experiment: --seeds %d must be ≥ 1\n", *seeds)
@@ -154,7 +159,7 @@ func runMethod(m string, ds *fl.Dataset, g *fl.GPModel, f *trainFlags, seed uint
 		}
 		if m == fl.MethodPFedGP {
 			p := fl.DefaultPFedGPOptions()
-			o.Server.K, o.SigmaP, o.InitSigma = p.Server.K, p.SigmaP, f.sigmaP
+			o.Server.K, o.SigmaP, o.InitSigma, o.ZeroMean = p.Server.K, p.SigmaP, f.sigmaP, f.pfedgpMean == "zero"
 		}
 		prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), o.Server.Rounds, quiet)
 		o.Server.Progress = prog.update

@@ -35,6 +35,7 @@ type trainFlags struct {
 	lossRange                         string
 	boundSamples, funcSamples         int
 	clients, newClients, extra        int
+	pfedgpMean                        string // experiment only
 }
 
 func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
