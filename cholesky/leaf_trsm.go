@@ -131,14 +131,22 @@ func (r *rltLeaf) solveTile(tile int, t, x []float64) {
 	mr, nr := k.MR, k.NR
 	r0 := tile * mr
 	rows := min(mr, r.m-r0)
-	// Copy the tile in; padding rows and columns are zero.
-	for i := 0; i < mr; i++ {
-		ti := t[i*nPad : i*nPad+nPad]
-		if i < rows {
-			copy(ti, r.b[(r0+i)*r.ldb:(r0+i)*r.ldb+n])
-			clear(ti[n:])
-		} else {
-			clear(ti)
+	// A full tile whose width is a multiple of NR is solved in place in B;
+	// an edge tile is copied into t, padded with zeros, and copied back.
+	ld := r.ldb
+	inPlace := rows == mr && n == nPad
+	if inPlace {
+		t = r.b[r0*r.ldb:]
+	} else {
+		ld = nPad
+		for i := 0; i < mr; i++ {
+			ti := t[i*nPad : i*nPad+nPad]
+			if i < rows {
+				copy(ti, r.b[(r0+i)*r.ldb:(r0+i)*r.ldb+n])
+				clear(ti[n:])
+			} else {
+				clear(ti)
+			}
 		}
 	}
 	off := 0
@@ -146,7 +154,7 @@ func (r *rltLeaf) solveTile(tile int, t, x []float64) {
 		w := min(nr, n-j0)
 		if j0 > 0 {
 			// T[:, j0:j0+NR] −= X[:, 0:j0]·L[j0:j0+NR, 0:j0]ᵀ
-			k.Run(j0, x[:j0*mr], r.lpack[off:off+j0*nr], t[j0:], nPad, -1, 1)
+			k.Run(j0, x[:j0*mr], r.lpack[off:off+j0*nr], t[j0:], ld, -1, 1)
 		}
 		off += j0 * nr
 		// The NR×NR diagonal block: X_J = T_J·L_JJ⁻ᵀ, one more micro-kernel
@@ -155,21 +163,23 @@ func (r *rltLeaf) solveTile(tile int, t, x []float64) {
 		for q := 0; q < nr; q++ {
 			xq := xj[q*mr : q*mr+mr]
 			for i := range xq {
-				xq[i] = t[i*nPad+j0+q]
+				xq[i] = t[i*ld+j0+q]
 			}
 		}
-		k.Run(nr, xj, r.dinv[j0*nr:j0*nr+nr*nr], t[j0:], nPad, 1, 0)
+		k.Run(nr, xj, r.dinv[j0*nr:j0*nr+nr*nr], t[j0:], ld, 1, 0)
 		if j0+w < n {
 			// Pack the solved columns: x[q·MR + i] = X[i][q].
 			for q := 0; q < nr; q++ {
 				xq := xj[q*mr : q*mr+mr]
 				for i := range xq {
-					xq[i] = t[i*nPad+j0+q]
+					xq[i] = t[i*ld+j0+q]
 				}
 			}
 		}
 	}
-	for i := 0; i < rows; i++ {
-		copy(r.b[(r0+i)*r.ldb:(r0+i)*r.ldb+n], t[i*nPad:i*nPad+n])
+	if !inPlace {
+		for i := 0; i < rows; i++ {
+			copy(r.b[(r0+i)*r.ldb:(r0+i)*r.ldb+n], t[i*nPad:i*nPad+n])
+		}
 	}
 }
