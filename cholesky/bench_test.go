@@ -52,3 +52,43 @@ func benchLapack(b *testing.B, op string) {
 
 func BenchmarkDpotrf(b *testing.B) { benchLapack(b, "potrf") }
 func BenchmarkDpotri(b *testing.B) { benchLapack(b, "potri") }
+
+// BenchmarkFactor measures the model-facing path: Factorize, LogDet,
+// SolveVec and Inverse with a reused Factor (no allocations).
+func BenchmarkFactor(b *testing.B) {
+	for _, n := range []int{50, 200, 1000} {
+		a := randSPD(rand.New(rand.NewPCG(2, 2)), n, n)
+		x := make([]float64, n)
+		inv := make([]float64, n*n)
+		var f Factor
+		if err := f.Factorize(a, n, n); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("Factorize/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := f.Factorize(a, n, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(n)*float64(n)/3*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("SolveVec/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := f.SolveVec(x, a[:n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("Inverse/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := f.Inverse(inv, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(2*float64(n)*float64(n)*float64(n)/3*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

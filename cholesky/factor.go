@@ -249,8 +249,8 @@ func (f *Factor) SolveVec(dst, b []float64) error {
 		return nil
 	}
 	copy(dst, b)
-	f.bl.Dtrsv(blas.Lower, blas.NoTrans, blas.NonUnit, f.n, f.l, f.n, dst, 1)
-	f.bl.Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, f.n, f.l, f.n, dst, 1)
+	trsvLN(f.n, f.l, f.n, dst)
+	trsvLT(f.n, f.l, f.n, dst)
 	return nil
 }
 
@@ -263,7 +263,7 @@ func (f *Factor) SolveLower(dst, b []float64) error {
 		return nil
 	}
 	copy(dst, b)
-	f.bl.Dtrsv(blas.Lower, blas.NoTrans, blas.NonUnit, f.n, f.l, f.n, dst, 1)
+	trsvLN(f.n, f.l, f.n, dst)
 	return nil
 }
 
@@ -276,7 +276,7 @@ func (f *Factor) SolveUpper(dst, b []float64) error {
 		return nil
 	}
 	copy(dst, b)
-	f.bl.Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, f.n, f.l, f.n, dst, 1)
+	trsvLT(f.n, f.l, f.n, dst)
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package cholesky
 
-import "math"
+import (
+	"math"
+
+	"github.com/pacpfl/pacpfl/asm"
+)
 
 // The unblocked kernels below work on row-major lower-triangular matrices and
 // run at the leaves of the recursive algorithms (recursive.go). Every loop
@@ -11,9 +15,16 @@ import "math"
 // in a stack array of this length.
 const maxLeaf = 128
 
+// dotSIMDMin is the length from which dot calls the SIMD kernel (shorter
+// vectors do not repay the call).
+const dotSIMDMin = 16
+
 // dot returns Σ x[i]·y[i] for i < len(x), four independent partial sums so
 // the adds pipeline.
 func dot(x, y []float64) float64 {
+	if len(x) >= dotSIMDMin {
+		return asm.DotUnitary(x, y)
+	}
 	y = y[:len(x)]
 	var s0, s1, s2, s3 float64
 	i := 0
@@ -120,5 +131,32 @@ func lauu2(n int, a []float64, lda int) {
 			}
 		}
 		copy(a[i*lda:i*lda+i+1], t)
+	}
+}
+
+// trsvLN solves L·x = b in place (x holds b on entry); L n×n lower,
+// row-major: x_i = (b_i − L_i,0:i · x_0:i) / L_ii, dot products along rows.
+func trsvLN(n int, l []float64, ldl int, x []float64) {
+	for i := 0; i < n; i++ {
+		row := l[i*ldl : i*ldl+i+1]
+		x[i] = (x[i] - dot(row[:i], x[:i])) / row[i]
+	}
+}
+
+// trsvLT solves Lᵀ·x = b in place; L n×n lower, row-major. Column i of Lᵀ
+// is row i of L, so the solve runs backwards with axpys along rows:
+// x_i = b_i / L_ii, then b_0:i −= x_i·L_i,0:i.
+func trsvLT(n int, l []float64, ldl int, x []float64) {
+	for i := n - 1; i >= 0; i-- {
+		row := l[i*ldl : i*ldl+i+1]
+		xi := x[i] / row[i]
+		x[i] = xi
+		if i >= dotSIMDMin {
+			asm.AxpyUnitary(-xi, row[:i], x[:i])
+			continue
+		}
+		for k, v := range row[:i] {
+			x[k] -= xi * v
+		}
 	}
 }
