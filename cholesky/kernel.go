@@ -41,26 +41,74 @@ func dot(x, y []float64) float64 {
 }
 
 // potf2 factors the n×n lower triangle of a in place, a = L·Lᵀ, by the
-// left-looking (Crout) order whose inner products run along rows. It returns
-// col = −1 on success; otherwise the first column whose pivot
-// a_jj − Σ_k L_jk² is not positive (or is NaN or +Inf), and that pivot. On
-// failure the columns before col hold L and the pivot is stored in a_jj, as
-// LAPACK does.
+// left-looking (Crout) order whose inner products run along rows, two
+// columns and two rows at a time so that each load feeds two multiply-adds.
+// It returns col = −1 on success; otherwise the first column whose pivot
+// a_jj − Σ_k L_jk² is not positive (or is NaN or +Inf), and that pivot,
+// which is also stored in a_jj (the rest of a is then unspecified, as in
+// LAPACK).
 func potf2(n int, a []float64, lda int) (col int, pivot float64) {
-	for j := 0; j < n; j++ {
+	j := 0
+	for ; j+1 < n; j += 2 {
+		rj := a[j*lda : j*lda+j+1]
+		rk := a[(j+1)*lda : (j+1)*lda+j+2]
+		d := rj[j] - dot(rj[:j], rj[:j])
+		if !(d > 0) || math.IsInf(d, 1) {
+			rj[j] = d
+			return j, d
+		}
+		ljj := math.Sqrt(d)
+		rj[j] = ljj
+		inv0 := 1 / ljj
+		lkj := (rk[j] - dot(rk[:j], rj[:j])) * inv0
+		rk[j] = lkj
+		d = rk[j+1] - dot(rk[:j+1], rk[:j+1])
+		if !(d > 0) || math.IsInf(d, 1) {
+			rk[j+1] = d
+			return j + 1, d
+		}
+		lkk := math.Sqrt(d)
+		rk[j+1] = lkk
+		inv1 := 1 / lkk
+		bj, bk := rj[:j], rk[:j]
+		i := j + 2
+		for ; i+1 < n; i += 2 {
+			ri := a[i*lda : i*lda+j+2]
+			rh := a[(i+1)*lda : (i+1)*lda+j+2]
+			xi, xh := ri[:j], rh[:j]
+			xi, xh = xi[:len(bj)], xh[:len(bj)]
+			bkk := bk[:len(bj)]
+			var s00, s01, s10, s11 float64
+			for q, b0 := range bj {
+				b1 := bkk[q]
+				u, v := xi[q], xh[q]
+				s00 += u * b0
+				s01 += u * b1
+				s10 += v * b0
+				s11 += v * b1
+			}
+			x := (ri[j] - s00) * inv0
+			ri[j] = x
+			ri[j+1] = (ri[j+1] - s01 - x*lkj) * inv1
+			x = (rh[j] - s10) * inv0
+			rh[j] = x
+			rh[j+1] = (rh[j+1] - s11 - x*lkj) * inv1
+		}
+		if i < n {
+			ri := a[i*lda : i*lda+j+2]
+			x := (ri[j] - dot(ri[:j], bj)) * inv0
+			ri[j] = x
+			ri[j+1] = (ri[j+1] - dot(ri[:j], bk) - x*lkj) * inv1
+		}
+	}
+	if j < n { // the last column of an odd order
 		rj := a[j*lda : j*lda+j+1]
 		d := rj[j] - dot(rj[:j], rj[:j])
 		if !(d > 0) || math.IsInf(d, 1) {
 			rj[j] = d
 			return j, d
 		}
-		d = math.Sqrt(d)
-		rj[j] = d
-		inv := 1 / d
-		for i := j + 1; i < n; i++ {
-			ri := a[i*lda : i*lda+j+1]
-			ri[j] = (ri[j] - dot(ri[:j], rj[:j])) * inv
-		}
+		rj[j] = math.Sqrt(d)
 	}
 	return -1, 0
 }
