@@ -14,16 +14,16 @@ import (
 type Split int
 
 const (
-	// SplitAuto runs particles concurrently, one core each, in rounds of
-	// as many particles as there are cores; a final round with fewer
-	// particles than cores gives each of them several BLAS threads when m
-	// is at least the crossover (below it extra threads do not pay).
+	// SplitAuto chooses by the number of data points m: SplitParticles
+	// below the crossover, SplitBLAS from it on.
 	SplitAuto Split = iota
 	// SplitParticles runs min(k, cores) particles at a time, each on a
-	// single-threaded BLAS.
+	// single-threaded BLAS: no synchronisation inside a factorization,
+	// best while the matrices are small.
 	SplitParticles
 	// SplitBLAS runs the particles one after another, each on a BLAS with
-	// all the cores.
+	// all the cores: one working set of m×m matrices instead of several,
+	// best when they no longer fit in the caches.
 	SplitBLAS
 )
 
@@ -49,11 +49,10 @@ func ParseSplit(s string) (Split, error) {
 	return 0, fmt.Errorf("lml: unknown split %q (valid: auto, particles, blas)", s)
 }
 
-// DefaultCrossover is the number of data points from which a particle that
-// has cores to itself gets a multi-threaded BLAS under SplitAuto. Below it
-// the factorization is too small for the threads to pay for their
-// synchronisation (measured with pacpfl bench lml --split; see docs/math.md).
-const DefaultCrossover = 384
+// DefaultCrossover is the number of data points from which SplitAuto
+// switches from particles in parallel to one multi-threaded factorization at
+// a time; measured with pacpfl bench lml --split particles,blas (docs/math.md).
+const DefaultCrossover = 3000
 
 // EvaluatorOptions configure an Evaluator. The zero value uses every core
 // (GOMAXPROCS), SplitAuto and DefaultCrossover.
@@ -85,7 +84,8 @@ type pool struct {
 	start sync.Once
 
 	// The call being served; read by the workers between wake and Done.
-	nw          int // workers used by this call
+	nw          int   // workers used by this call
+	resolved    Split // SplitParticles or SplitBLAS for this call
 	phis, x, y  []float64
 	lmls, grads []float64
 	scale       float64
@@ -178,8 +178,9 @@ func (p *pool) run(lmls, grads, phis, X, y []float64, scale float64) error {
 	p.errs = p.errs[:k]
 	clear(p.errs)
 
+	p.resolved = p.splitFor(len(y))
 	p.nw = min(k, p.threads)
-	if p.split == SplitBLAS {
+	if p.resolved == SplitBLAS {
 		p.nw = 1
 	}
 	if p.nw > 1 {
@@ -201,26 +202,26 @@ func (p *pool) run(lmls, grads, phis, X, y []float64, scale float64) error {
 	return nil
 }
 
-// threadsFor returns the BLAS threads worker i gives particle κ.
-func (p *pool) threadsFor(κ int) int {
-	k := len(p.lmls)
-	m := len(p.y)
-	switch p.split {
-	case SplitBLAS:
+// SplitFor returns the split used for a data set of m points: the configured
+// one, or for SplitAuto the one it chooses.
+func (e *Evaluator) SplitFor(m int) Split { return e.splitFor(m) }
+
+func (p *pool) splitFor(m int) Split {
+	if p.split != SplitAuto {
+		return p.split
+	}
+	if m >= p.crossover {
+		return SplitBLAS
+	}
+	return SplitParticles
+}
+
+// threadsFor returns the BLAS threads for the current call.
+func (p *pool) threadsFor() int {
+	if p.resolved == SplitBLAS {
 		return p.threads
-	case SplitParticles:
-		return 1
 	}
-	// Auto: particles in rounds of nw; the last, partial round of r
-	// particles shares the cores.
-	if m < p.crossover {
-		return 1
-	}
-	full := (k / p.nw) * p.nw
-	if κ < full {
-		return 1
-	}
-	return max(1, p.threads/(k-full))
+	return 1
 }
 
 // work evaluates particles i, i+nw, i+2nw, … on workspace i.
@@ -228,7 +229,7 @@ func (p *pool) work(i int) {
 	np := p.model.NumParams()
 	ws := p.ws[i]
 	for κ := i; κ < len(p.lmls); κ += p.nw {
-		p.blas[i].SetThreads(p.threadsFor(κ))
+		p.blas[i].SetThreads(p.threadsFor())
 		var g []float64
 		if p.grads != nil {
 			g = p.grads[κ*np : κ*np+np]

@@ -329,6 +329,15 @@ func TestEvaluatorErrors(t *testing.T) {
 	_, err = NewEvaluator(Model{}, EvaluatorOptions{})
 	assert.Error(t, err)
 
+	auto, _ := NewEvaluator(md, EvaluatorOptions{Crossover: 100})
+	assert.Equal(t, SplitParticles, auto.SplitFor(99))
+	assert.Equal(t, SplitBLAS, auto.SplitFor(100))
+	def, _ := NewEvaluator(md, EvaluatorOptions{})
+	assert.Equal(t, SplitParticles, def.SplitFor(DefaultCrossover-1))
+	assert.Equal(t, SplitBLAS, def.SplitFor(DefaultCrossover))
+	fixed, _ := NewEvaluator(md, EvaluatorOptions{Split: SplitParticles, Crossover: 1})
+	assert.Equal(t, SplitParticles, fixed.SplitFor(1e6))
+
 	s, err := ParseSplit("blas")
 	assert.NoError(t, err)
 	assert.Equal(t, SplitBLAS, s)

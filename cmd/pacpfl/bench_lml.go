@@ -82,7 +82,7 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	if !*asJSON {
 		fmt.Fprintln(stdout, peak.String())
 		fmt.Fprintf(stdout, "one client update = LML + gradient of k particles; d=%d, dφ=%d; O(m³) part ≈ m³ FLOP per particle\n", d, np)
-		fmt.Fprintf(stdout, "%6s %3s  %-10s %7s %12s %10s %8s\n", "m", "k", "split", "threads", "seconds", "GFLOP/s", "% peak")
+		fmt.Fprintf(stdout, "%6s %3s  %-16s %7s %12s %10s %8s\n", "m", "k", "split", "threads", "seconds", "GFLOP/s", "% peak")
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	status := exitOK
@@ -114,6 +114,9 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 			flops := float64(k) * float64(m) * float64(m) * float64(m)
 			for i, ev := range evals {
 				r := lmlResult{Kernel: "gp_client_update", M: m, K: k, Split: splitVals[i].String(), Threads: ev.Threads()}
+				if splitVals[i] == lml.SplitAuto {
+					r.Split += "→" + ev.SplitFor(m).String()
+				}
 				if errs[i] != nil {
 					r.Error = errs[i].Error()
 					status = exitError
@@ -129,10 +132,10 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 					continue
 				}
 				if r.Error != "" {
-					fmt.Fprintf(stdout, "%6d %3d  %-10s error: %s\n", m, k, r.Split, r.Error)
+					fmt.Fprintf(stdout, "%6d %3d  %-16s error: %s\n", m, k, r.Split, r.Error)
 					continue
 				}
-				fmt.Fprintf(stdout, "%6d %3d  %-10s %7d %12.6f %10.2f %7.1f%%\n", m, k, r.Split, r.Threads, r.Seconds, r.GFLOPS, r.PeakPct)
+				fmt.Fprintf(stdout, "%6d %3d  %-16s %7d %12.6f %10.2f %7.1f%%\n", m, k, r.Split, r.Threads, r.Seconds, r.GFLOPS, r.PeakPct)
 			}
 		}
 	}
