@@ -29,6 +29,15 @@ type Factor struct {
 	jitter float64
 	logdet float64
 	ws     workspace
+	p      params // zero: defaultParams (tests set small blocks)
+}
+
+func (f *Factor) engine() engine {
+	p := f.p
+	if p.potrf == 0 {
+		p = defaultParams
+	}
+	return engine{b: f.bl, p: p, ws: &f.ws}
 }
 
 // SetBLAS sets the BLAS the factorization runs on; nil selects the default
@@ -168,7 +177,7 @@ func (f *Factor) attempt(a []float64, lda int, jitter float64) (col int, pivot f
 		row[i] += jitter
 		clear(row[i+1:])
 	}
-	e := engine{b: f.bl, p: defaultParams, ws: &f.ws}
+	e := f.engine()
 	if col, piv := e.potrf(n, l, n); col >= 0 {
 		if math.IsNaN(piv) || math.IsInf(piv, 0) {
 			// The input was finite, so the factorization overflowed: no
@@ -337,7 +346,7 @@ func (f *Factor) Inverse(dst []float64, ldd int) error {
 	for i := 0; i < n; i++ {
 		copy(dst[i*ldd:i*ldd+i+1], f.l[i*n:i*n+i+1])
 	}
-	e := engine{b: f.bl, p: defaultParams, ws: &f.ws}
+	e := f.engine()
 	e.potri(n, dst, ldd)
 	mirrorLower(n, dst, ldd)
 	return nil

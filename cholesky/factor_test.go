@@ -263,6 +263,10 @@ func TestFactorNotPDColumn(t *testing.T) {
 			for _, singular := range []bool{false, true} {
 				a, lk := indefinite(n, k, singular)
 				var f Factor
+				if n > 30 && k%2 == 1 {
+					// Small panels: the failure is met inside the look-ahead steps.
+					f.p = params{right: 16, potrf: 5, trsm: 7, syrk: 5, trtri: 3, lauum: 2, trmm: 4}
+				}
 				err := f.Factorize(a, n, n)
 				var npd *NotPDError
 				if !errors.As(err, &npd) || !errors.Is(err, ErrNotPositiveDefinite) {

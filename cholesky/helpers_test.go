@@ -157,8 +157,13 @@ func lapackBackends(t *testing.T) map[string]Lapack {
 		tiny := NewNative(b)
 		tiny.p = params{potrf: 3, trsm: 2, syrk: 5, trtri: 3, lauum: 2, trmm: 4}
 		out["native/tiny-leaves/blas="+bn] = tiny
+		if bn == "native" {
+			la := NewNative(b)
+			la.p = params{right: 16, potrf: 5, trsm: 7, syrk: 5, trtri: 3, lauum: 2, trmm: 4}
+			out["native/lookahead-tiny"] = la
+		}
 		right := NewNative(b)
-		right.p = params{right: 7, potrf: 3, trsm: 5, syrk: 5, trtri: 3, lauum: 2, trmm: 4}
+		right.p = params{right: 7, potrf: 3, trsm: 5, syrk: 5, trtri: 3, lauum: 2, trmm: 4, noLookahead: true}
 		out["native/right-looking-tiny/blas="+bn] = right
 	}
 	return out

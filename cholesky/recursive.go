@@ -1,6 +1,10 @@
 package cholesky
 
-import "gonum.org/v1/gonum/blas"
+import (
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/pacpfl/pacpfl/linalg"
+)
 
 // engine runs the blocked and recursive algorithms on row-major
 // lower-triangular matrices (see doc.go). Row-major lower L is column-major
@@ -18,6 +22,7 @@ type engine struct {
 // workspace is the scratch memory of the leaf kernels; a Factor keeps one,
 // Native takes one from a pool per call.
 type workspace struct {
+	la       lookahead
 	rlt      rltLeaf
 	tri, tmp []float64 // trmmLeaf's dense triangle and copy of B
 }
@@ -25,12 +30,14 @@ type workspace struct {
 // params are the recursion leaf sizes (see defaultParams).
 type params struct {
 	right int // > 0: right-looking with panels of this width at the top level
-	potrf int // diagonal blocks factored by potf2
-	trsm  int // triangular solves handed to the BLAS Dtrsm
-	syrk  int // symmetric updates handed to the BLAS Dsyrk
-	trtri int // triangular inverses done by trti2
-	lauum int // Lᵀ·L products done by lauu2
-	trmm  int // triangular products handed to the BLAS Dtrmm
+	// noLookahead keeps the right-looking loop on the BLAS's own threads.
+	noLookahead bool
+	potrf       int // diagonal blocks factored by potf2
+	trsm        int // triangular solves handed to the BLAS Dtrsm
+	syrk        int // symmetric updates handed to the BLAS Dsyrk
+	trtri       int // triangular inverses done by trti2
+	lauum       int // Lᵀ·L products done by lauu2
+	trmm        int // triangular products handed to the BLAS Dtrmm
 }
 
 // defaultParams are the leaf and panel sizes chosen with TestTuneParams
@@ -52,6 +59,11 @@ func split(n int) int {
 func (e engine) potrf(n int, a []float64, lda int) (col int, pivot float64) {
 	if e.p.right > 0 && n > e.p.right {
 		nb := e.p.right
+		if _, native := e.b.(*linalg.Native); native && !e.p.noLookahead {
+			if w := threadsOf(e.b); w > 1 {
+				return e.potrfLookahead(n, a, lda, nb, w)
+			}
+		}
 		e.p.right = 0 // the diagonal blocks are factored recursively
 		return e.potrfRight(n, a, lda, nb)
 	}

@@ -38,9 +38,11 @@ func TestTuneParams(t *testing.T) {
 		p.trsm = tr
 		variants[fmt.Sprintf("rec,trsm=%d", tr)] = p
 	}
-	for _, nb := range []int{96, 128, 192, 256} {
+	for _, nb := range []int{128, 192, 256} {
 		p := defaultParams
 		p.trsm, p.right = 256, nb
+		variants[fmt.Sprintf("lookahead,nb=%d", nb)] = p
+		p.noLookahead = true
 		variants[fmt.Sprintf("right,nb=%d", nb)] = p
 	}
 	if op := os.Getenv("PACPFL_TUNE_OP"); op == "potri" {
