@@ -1,7 +1,6 @@
 package cholesky
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -47,8 +46,10 @@ type lookahead struct {
 	failCol  int
 	failPiv  float64
 
-	wg  sync.WaitGroup
-	wks [maxThreads]*workspace
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	cond sync.Cond // signals diagDone; L is &mu
+	wks  [maxThreads]*workspace
 }
 
 // potrfLookahead factors the n×n lower triangle of a with panels of width
@@ -56,7 +57,8 @@ type lookahead struct {
 // native BLAS.
 func (e engine) potrfLookahead(n int, a []float64, lda, nb, workers int) (col int, pivot float64) {
 	la := &e.ws.la
-	*la = lookahead{e: e, serial: serialNative(), a: a, lda: lda, n: n, nb: nb, workers: workers, upd: la.upd, wks: la.wks}
+	la.e, la.serial, la.a, la.lda, la.n, la.nb, la.workers = e, serialNative(), a, lda, n, nb, workers
+	la.cond.L = &la.mu
 	for w := 0; w < workers; w++ {
 		if la.wks[w] == nil {
 			la.wks[w] = new(workspace)
@@ -127,7 +129,12 @@ func (la *lookahead) part(id int) {
 			}
 			continue
 		}
-		runtime.Gosched() // only the critical path is left: wait for it
+		// Only the critical path is left: sleep until it is done.
+		la.mu.Lock()
+		for la.diagDone.Load() == 0 {
+			la.cond.Wait()
+		}
+		la.mu.Unlock()
 	}
 }
 
@@ -168,7 +175,10 @@ func (la *lookahead) criticalPath(ws *workspace) {
 		la.failCol, la.failPiv = c0+c, p
 		la.nTrsm = 0 // nothing to solve; the step ends with the updates
 	}
+	la.mu.Lock()
 	la.diagDone.Store(1)
+	la.cond.Broadcast()
+	la.mu.Unlock()
 }
 
 // solveTile solves row tile t of panel j+1 against its diagonal block.

@@ -19,18 +19,21 @@ type task struct {
 	wg   *sync.WaitGroup
 }
 
-// workers are persistent goroutines, so a parallel leaf does not start
-// goroutines (which allocates) in steady state. A part that no worker is
-// free to take runs on the caller, so concurrent calls never wait on each
-// other.
+// workers are persistent goroutines, so a parallel call does not start
+// goroutines (which allocates) in steady state. The queue is buffered and
+// parts are always handed to it: a part that found no idle worker at once
+// must not run inline, or two parts of one call could end up serialized.
+// Parts never wait for a part that is still queued (the look-ahead workers
+// wait only for a critical task that is already running), so the pool
+// cannot deadlock, however many calls share it.
 var workers struct {
 	once sync.Once
 	ch   chan task
 }
 
 func startWorkers() {
-	workers.ch = make(chan task)
-	for i := 0; i < maxThreads-1 && i < runtime.NumCPU()*2; i++ {
+	workers.ch = make(chan task, 4*maxThreads)
+	for i := 0; i < maxThreads-1; i++ {
 		go func() {
 			for t := range workers.ch {
 				t.work.part(t.id)
@@ -40,8 +43,8 @@ func startWorkers() {
 	}
 }
 
-// runParallel runs w.part(0..n−1) and returns when all are done; wg is owned
-// by the caller.
+// runParallel runs w.part(0..n−1), part 0 on the calling goroutine, and
+// returns when all are done; wg is owned by the caller.
 func runParallel(n int, w parallelWork, wg *sync.WaitGroup) {
 	if n <= 1 {
 		w.part(0)
@@ -50,12 +53,7 @@ func runParallel(n int, w parallelWork, wg *sync.WaitGroup) {
 	workers.once.Do(startWorkers)
 	wg.Add(n - 1)
 	for i := 1; i < n; i++ {
-		select {
-		case workers.ch <- task{work: w, id: i, wg: wg}:
-		default:
-			w.part(i)
-			wg.Done()
-		}
+		workers.ch <- task{work: w, id: i, wg: wg}
 	}
 	w.part(0)
 	wg.Wait()
