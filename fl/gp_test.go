@@ -178,3 +178,23 @@ func TestClippedLogZFromGP(t *testing.T) {
 		t.Fatalf("clipped ln Z^C %v outside [−βb, −βa] = [−20, 10]", clipped)
 	}
 }
+
+// Client_Update does not allocate in steady state (full data and batches).
+func TestGPClientUpdateDoesNotAllocate(t *testing.T) {
+	g := smallGP()
+	ds, _ := Polynomial(smallPoly(4))
+	cl, err := g.NewClient(&ds.Existing[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := g.Dim()
+	phis := randPhi(g, 3, 5)
+	grad := make([]float64, 3*d)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, b := range []int{0, 5} {
+		cl.Update(phis, 3, d, b, rng, grad)
+		if a := testing.AllocsPerRun(20, func() { cl.Update(phis, 3, d, b, rng, grad) }); a != 0 {
+			t.Errorf("batch %d: %v allocations per Update", b, a)
+		}
+	}
+}

@@ -75,6 +75,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	methods := stringList(slices.Clone(fl.Methods))
 	fs.Var(&methods, "methods", "comma-separated methods to run")
+	fs.IntVar(&f.baselineSteps, "baseline-steps", fl.DefaultVanillaOptions().Steps, "Adam steps of the Vanilla and Pooled fits")
 	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "zero", "pFedGP's GP mean: zero (the original pFedGP) or nn (PAC-PFL's mean network)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
@@ -83,6 +84,10 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.pfedgpMean != "zero" && f.pfedgpMean != "nn" {
 		fmt.Fprintf(stderr, "pacpfl experiment: unknown --pfedgp-mean %q (want zero or nn)\n", f.pfedgpMean)
+		return exitUsage
+	}
+	if f.baselineSteps < 1 {
+		fmt.Fprintf(stderr, "pacpfl experiment: --baseline-steps %d must be ≥ 1\n", f.baselineSteps)
 		return exitUsage
 	}
 	if *seeds < 1 {
@@ -168,11 +173,11 @@ func runMethod(m string, ds *fl.Dataset, g *fl.GPModel, f *trainFlags, seed uint
 		return r, err
 	case fl.MethodVanilla:
 		o := fl.DefaultVanillaOptions()
-		o.Seed = seed
+		o.Seed, o.Steps = seed, f.baselineSteps
 		return fl.RunVanilla(ds, g, o)
 	case fl.MethodPooled:
 		o := fl.DefaultPooledOptions()
-		o.Seed = seed
+		o.Seed, o.Steps = seed, f.baselineSteps
 		return fl.RunPooled(ds, g, o)
 	}
 	return nil, usagef("unknown method %q", m)

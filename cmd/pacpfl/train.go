@@ -36,6 +36,7 @@ type trainFlags struct {
 	boundSamples, funcSamples         int
 	clients, newClients, extra        int
 	pfedgpMean                        string // experiment only
+	baselineSteps                     int    // experiment only
 }
 
 func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {

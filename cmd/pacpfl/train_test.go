@@ -55,7 +55,7 @@ func TestTrainShortRun(t *testing.T) {
 func TestTrainBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"--k", "0"},
-		{"-c", "500"},
+		{"-c", "7"},
 		{"--lr", "-1"},
 		{"--tau", "-0.5"},
 		{"--lambda", "-3"},
@@ -73,7 +73,10 @@ func TestTrainBadInput(t *testing.T) {
 		{"extra-arg"},
 		{"--no-such-flag"},
 	} {
-		code, _, errOut := runCLI(append([]string{"train"}, args...)...)
+		// A small data set keeps the cases fast (under qemu too); the flags
+		// under test come last and override it.
+		full := append([]string{"train", "--clients", "6", "--new-clients", "2"}, args...)
+		code, _, errOut := runCLI(full...)
 		if code != exitUsage || errOut == "" {
 			t.Errorf("train %v: exit %d, stderr %q; want 2 with a message", args, code, errOut)
 		}
@@ -86,7 +89,9 @@ func TestExperimentBadInput(t *testing.T) {
 		{"femnist"},
 		{"polynomial", "--methods", "pacpfl,maml"},
 		{"polynomial", "--seeds", "0"},
-		{"polynomial", "--k", "0"},
+		{"polynomial", "--k", "0", "--clients", "4"},
+		{"polynomial", "--baseline-steps", "0"},
+		{"polynomial", "--pfedgp-mean", "linear"},
 	} {
 		code, _, errOut := runCLI(append([]string{"experiment"}, args...)...)
 		if code != exitUsage || errOut == "" {
@@ -103,7 +108,7 @@ func TestExperimentShortRun(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "exp.json")
 	code, out, errOut := runCLI("experiment", "polynomial", "--seeds", "2", "--clients", "6", "--new-clients", "2",
-		"-T", "20", "--k", "2", "-c", "3", "--quiet", "--json", path)
+		"-T", "20", "--k", "2", "-c", "3", "--baseline-steps", "5", "--quiet", "--json", path)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
