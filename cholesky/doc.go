@@ -23,21 +23,36 @@
 // entry points is transposed into a pooled workspace and back, O(n²)).
 //
 // Dpotrf is right-looking and blocked: for each panel of NB columns the
-// diagonal block is factored recursively (halves, down to potf2 on blocks
-// of at most 64), the panel below it is solved by the leaf triangular solve,
-// and the whole trailing matrix is updated by one Dsyrk of inner dimension
-// NB — a single large, well-shaped GEMM per step that the BLAS spreads over
-// all cores. The leaf solve X·Lᵀ = B (leaf_trsm.go) is the packed-GEMM
-// technique of optimized BLAS libraries: MR-row tiles of B, NR-column
-// blocks, the updates by the SIMD GEMM micro-kernel of package asm on packed
-// operands, the NR×NR diagonal blocks applied as their (tiny) inverses by
-// the same micro-kernel, row tiles spread over goroutines. Measured
-// alternatives (TestTuneParams with PACPFL_TUNE=1): a fully recursive
-// variant (trailing updates split into GEMMs of inner dimension up to n/2)
-// was 3–8% slower than the right-looking one with the native BLAS, and
-// panel widths 96…256 were within noise of each other; NB = 192 is the
-// default (a multiple of the micro-kernel tiles, under the GEMM's KC = 256
-// so each update is one pass over C).
+// diagonal block is factored recursively (halves, down to a 2×2
+// register-blocked potf2 on blocks of at most 64), the panel below it is
+// solved by the leaf triangular solve, and the trailing matrix is updated
+// with the panel (Dsyrk/Dgemm of inner dimension NB). The leaf solve
+// X·Lᵀ = B (leaf_trsm.go) is the packed-GEMM technique of optimized BLAS
+// libraries: MR-row tiles of B, NR-column blocks, the updates by the SIMD
+// GEMM micro-kernel of package asm on packed operands, the NR×NR diagonal
+// blocks applied as their (tiny) inverses by the same micro-kernel, row
+// tiles spread over goroutines.
+//
+// With linalg's native BLAS on more than one thread the steps run with
+// look-ahead (lookahead.go): each step is a pool of NB×NB tile tasks on
+// single-threaded BLAS calls over our own goroutines; one worker takes the
+// critical path (update the next panel, factor its diagonal block) while
+// the others update the rest of the trailing matrix, and the next panel's
+// solve is handed out as soon as its diagonal block is ready — one barrier
+// per step and no core idle through the serial parts. With another BLAS, or
+// one thread, the same loop runs with the BLAS's own parallel Dsyrk.
+//
+// Block sizes, measured with TestTuneParams (PACPFL_TUNE=1; bench.Alternate,
+// minimum of 5, in one process, 2-core Zen 3): NB = 192 (a multiple of the
+// 6×8 micro-tile, under the GEMM's KC = 256 so that each update is one pass
+// over C). In a quiet moment at n = 4000: look-ahead NB=128/192/256 gave
+// 69/77/78 GFLOP/s, the plain right-looking loop 71/79/80, a fully
+// recursive variant (updates split into GEMMs of inner dimension up to n/2)
+// 75, OpenBLAS's dpotrf 55; at n = 1000 look-ahead 192 gave 56 against
+// OpenBLAS 48. The variants are within noise of each other at large n;
+// look-ahead is kept because it does not depend on how well the BLAS
+// parallelizes one mid-sized call (at n = 1000 under load it was 1.5× the
+// plain loop).
 //
 // Dpotri is Dtrtri followed by the Dlauum product Lᵀ·L, both recursive:
 // halves, with the coupling blocks computed by GEMMs and triangular products
