@@ -13,8 +13,15 @@ import (
 // update, so most of the work runs in the GEMM kernel with a large k.
 const trsmBlock = 64
 
-// trsmMinPiece is the narrowest slab of B a goroutine solves on its own.
-const trsmMinPiece = 32
+// trsmMinPiece is the narrowest slab of B a goroutine solves on its own:
+// narrower slabs repack the same blocks of A in every goroutine (measured:
+// 64 rows × 1000, side Right, two 32-row slabs ran 1.8× slower than OpenBLAS).
+const trsmMinPiece = 128
+
+// trsmFewRows: with side Right and at most this many rows of B, gonum's
+// row-by-row substitution beats packing (measured on a 1000×1000 triangle:
+// 1 row 0.14 ms vs 0.53 ms; equal at 4 rows).
+const trsmFewRows = 3
 
 // Dtrsm solves op(A) * X = alpha * B (side Left) or X * op(A) = alpha * B
 // (side Right) for X, overwriting B, where A is triangular (ul) with a unit
@@ -63,6 +70,10 @@ func (nat *Native) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Di
 	}
 	if tA == blas.ConjTrans {
 		tA = blas.Trans
+	}
+	if s == blas.Right && m <= trsmFewRows {
+		gonum.Implementation{}.Dtrsm(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
 	}
 	// The columns of B (side Left) or its rows (side Right) are independent
 	// systems: cut them into slabs, one per goroutine, each solved with
