@@ -287,8 +287,10 @@ func TestDtrsmSuite(t *testing.T) {
 					for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 						for _, d := range []blas.Diag{blas.NonUnit, blas.Unit} {
 							for _, alpha := range alphas {
-								// Sizes past trsmBlock (64) exercise the recursion.
-								shapes := [][2]int{{1, 1}, {0, 3}, {3, 0}, {5, 7}, {65, 9}, {9, 65}, {70, 33}, {33, 70}, {129, 40}, {40, 129}}
+								// Sizes past trsmBlock (64) exercise the recursion; 300-wide B is cut
+								// into slabs (trsmMinPiece) solved by separate goroutines.
+								shapes := [][2]int{{1, 1}, {0, 3}, {3, 0}, {5, 7}, {65, 9}, {9, 65}, {70, 33}, {33, 70}, {129, 40}, {40, 129},
+									{20, 300}, {300, 20}} // the last two: 2+ slabs of trsmMinPiece
 								for r := 0; r < 3; r++ {
 									shapes = append(shapes, [2]int{dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))]})
 								}
