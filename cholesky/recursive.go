@@ -33,16 +33,17 @@ type params struct {
 	// noLookahead keeps the right-looking loop on the BLAS's own threads.
 	noLookahead bool
 	potrf       int // diagonal blocks factored by potf2
-	trsm        int // triangular solves handed to the BLAS Dtrsm
+	trsm        int // triangular solves done by the leaf kernel (rltLeaf)
 	syrk        int // symmetric updates handed to the BLAS Dsyrk
 	trtri       int // triangular inverses done by trti2
 	lauum       int // Lᵀ·L products done by lauu2
-	trmm        int // triangular products handed to the BLAS Dtrmm
+	trmm        int // triangular products done as GEMMs on a zero-padded triangle
+	chunk       int // rows/columns of B per leaf triangular product (trmmLeaf)
 }
 
 // defaultParams are the leaf and panel sizes chosen with TestTuneParams
 // (see doc.go).
-var defaultParams = params{right: 192, potrf: 64, trsm: maxTrsmLeaf, syrk: 128, trtri: 64, lauum: 64, trmm: 64}
+var defaultParams = params{right: 192, potrf: 64, trsm: maxTrsmLeaf, syrk: 128, trtri: 64, lauum: 64, trmm: 64, chunk: 512}
 
 // split returns the size of the leading half of a problem of size n > 1: n/2
 // rounded up to a multiple of 16 so the sub-blocks start on aligned columns.
@@ -186,10 +187,6 @@ func (e engine) trmmLLT(m, n int, l []float64, ldl int, b []float64, ldb int) {
 	e.trmmLLT(m2, n, l[m1*ldl+m1:], ldl, b[m1*ldb:], ldb)
 }
 
-// trmmChunk is how many rows (side Right) or columns (side Left) of B one
-// leaf product handles at a time; it bounds the scratch copy of B.
-const trmmChunk = 512
-
 // trmmLeaf computes B = alpha·op(T)·B (side Left, T m×m) or B = alpha·B·T
 // (side Right, T n×n) for a small lower-triangular T by copying T into a
 // dense square with explicit zeros (and ones on a unit diagonal) and calling
@@ -201,6 +198,7 @@ func (e engine) trmmLeaf(side blas.Side, tr blas.Transpose, diag blas.Diag, m, n
 		k = m
 	}
 	ws := e.ws
+	trmmChunk := max(e.p.chunk, 64)
 	ws.tri = grow(ws.tri, k*k)
 	d := ws.tri
 	for i := 0; i < k; i++ {
