@@ -47,7 +47,8 @@ type Conv2D struct {
 	x, dy                *Tensor
 	out, dx              Tensor
 	fwdFn, bwdFn         func(worker, lo, hi int)
-	group                int // images per worker GEMM
+	group                int  // images per worker GEMM
+	solo                 bool // one worker this call: it may use the multithreaded BLAS
 }
 
 type convWorker struct {
@@ -136,12 +137,19 @@ func (l *Conv2D) Forward(x *Tensor) (*Tensor, error) {
 	}
 	l.x = x
 	l.out.resize(x.N, l.S*l.Cout, l.OH, l.OW)
+	l.solo = l.split.workers(x.N) == 1
 	l.split.run(x.N, l.fwdFn)
 	return &l.out, nil
 }
 
 func (l *Conv2D) forwardChunk(worker, lo, hi int) {
 	w := &l.ws[worker]
+	bl := w.blas
+	if l.solo {
+		// A batch too small to split (one image, or GOMAXPROCS 1)
+		// gets its parallelism from the BLAS instead.
+		bl = l.opt.BLAS
+	}
 	x := l.x
 	inSize := x.C * x.H * x.W
 	rows := l.S * l.Cout
@@ -162,10 +170,10 @@ func (l *Conv2D) forwardChunk(worker, lo, hi int) {
 			dst = l.out.Data[n0*outSize : (n0+1)*outSize]
 		}
 		if shared {
-			w.blas.Dgemm(blas.NoTrans, blas.NoTrans, rows, ld, k, 1, l.Weight, k, w.col, ld, 0, dst, ld)
+			bl.Dgemm(blas.NoTrans, blas.NoTrans, rows, ld, k, 1, l.Weight, k, w.col, ld, 0, dst, ld)
 		} else {
 			for s := 0; s < l.S; s++ {
-				w.blas.Dgemm(blas.NoTrans, blas.NoTrans, m, ld, k, 1, l.Weight[s*m*k:], k, w.col[s*k*ld:], ld, 0, dst[s*m*ld:], ld)
+				bl.Dgemm(blas.NoTrans, blas.NoTrans, m, ld, k, 1, l.Weight[s*m*k:], k, w.col[s*k*ld:], ld, 0, dst[s*m*ld:], ld)
 			}
 		}
 		for i := 0; i < gn; i++ {
@@ -204,6 +212,7 @@ func (l *Conv2D) Backward(dy *Tensor) (*Tensor, error) {
 	if !l.SkipInputGrad {
 		l.dx.resize(l.x.N, l.x.C, l.x.H, l.x.W)
 	}
+	l.solo = l.split.workers(dy.N) == 1
 	nw := l.split.run(dy.N, l.bwdFn)
 	copy(l.GradWeight, l.ws[0].gw)
 	copy(l.GradBias, l.ws[0].gb)
@@ -223,6 +232,12 @@ func (l *Conv2D) Backward(dy *Tensor) (*Tensor, error) {
 
 func (l *Conv2D) backwardChunk(worker, lo, hi int) {
 	w := &l.ws[worker]
+	bl := w.blas
+	if l.solo {
+		// A batch too small to split (one image, or GOMAXPROCS 1)
+		// gets its parallelism from the BLAS instead.
+		bl = l.opt.BLAS
+	}
 	clear(w.gw)
 	clear(w.gb)
 	x := l.x
@@ -257,20 +272,20 @@ func (l *Conv2D) backwardChunk(worker, lo, hi int) {
 			w.gb[r] += sum
 		}
 		if shared {
-			w.blas.Dgemm(blas.NoTrans, blas.Trans, rows, k, ld, 1, dy, ld, w.col, ld, 1, w.gw, k)
+			bl.Dgemm(blas.NoTrans, blas.Trans, rows, k, ld, 1, dy, ld, w.col, ld, 1, w.gw, k)
 		} else {
 			for s := 0; s < S; s++ {
-				w.blas.Dgemm(blas.NoTrans, blas.Trans, m, k, ld, 1, dy[s*m*ld:], ld, w.col[s*k*ld:], ld, 1, w.gw[s*m*k:], k)
+				bl.Dgemm(blas.NoTrans, blas.Trans, m, k, ld, 1, dy[s*m*ld:], ld, w.col[s*k*ld:], ld, 1, w.gw[s*m*k:], k)
 			}
 		}
 		if l.SkipInputGrad {
 			continue
 		}
 		if shared {
-			w.blas.Dgemm(blas.Trans, blas.NoTrans, k, ld, rows, 1, l.Weight, k, dy, ld, 0, w.dcol, ld)
+			bl.Dgemm(blas.Trans, blas.NoTrans, k, ld, rows, 1, l.Weight, k, dy, ld, 0, w.dcol, ld)
 		} else {
 			for s := 0; s < S; s++ {
-				w.blas.Dgemm(blas.Trans, blas.NoTrans, k, ld, m, 1, l.Weight[s*m*k:], k, dy[s*m*ld:], ld, 0, w.dcol[s*k*ld:], ld)
+				bl.Dgemm(blas.Trans, blas.NoTrans, k, ld, m, 1, l.Weight[s*m*k:], k, dy[s*m*ld:], ld, 0, w.dcol[s*k*ld:], ld)
 			}
 		}
 		for i := 0; i < gn; i++ {

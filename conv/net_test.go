@@ -143,8 +143,20 @@ func TestSoftplus(t *testing.T) {
 // Bayesian step allocate nothing (the naive BLAS keeps the BLAS out of the
 // count; the pool's goroutines count, AllocsPerRun reads global stats).
 func TestNoAllocsSteadyState(t *testing.T) {
+	t.Run("naive", func(t *testing.T) { testNoAllocs(t, smallBCNN(naiveOptions()), 4) })
+	// The project's native BLAS promises no allocations either.
+	t.Run("native", func(t *testing.T) { testNoAllocs(t, smallBCNN(Options{}), 4) })
+	t.Run("native-batch1", func(t *testing.T) { testNoAllocs(t, smallBCNN(Options{}), 1) })
+	t.Run("native-paper", func(t *testing.T) {
+		if testing.Short() || underEmulation() {
+			t.Skip("paper-size network: skipped in short mode and under emulation")
+		}
+		testNoAllocs(t, BCNNConfig{}, 64)
+	})
+}
+
+func testNoAllocs(t *testing.T, cfg BCNNConfig, n int) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	cfg := smallBCNN(naiveOptions())
 	net, err := NewBCNN(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +164,8 @@ func TestNoAllocsSteadyState(t *testing.T) {
 	for _, p := range net.Params() {
 		fill(rng, p.Value)
 	}
-	x, labels := batch(rng, 4, 1, 14, 13, 5)
+	cfg.defaults()
+	x, labels := batch(rng, n, cfg.InChannels, cfg.InH, cfg.InW, cfg.Classes)
 	run := func() {
 		if _, err := net.Forward(x, labels); err != nil {
 			t.Fatal(err)
@@ -161,11 +174,11 @@ func TestNoAllocsSteadyState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if a := testing.AllocsPerRun(20, run); a != 0 {
+	if a := testing.AllocsPerRun(10, run); a != 0 {
 		t.Errorf("network forward+backward: %v allocations per run", a)
 	}
 	b := newBayesInit(t, cfg, 3, true, 2)
-	if a := testing.AllocsPerRun(20, func() {
+	if a := testing.AllocsPerRun(5, func() {
 		if _, err := b.Step(x, labels, rng); err != nil {
 			t.Fatal(err)
 		}

@@ -74,8 +74,9 @@ func sameShape(kind, name string, dy, out *Tensor) error {
 // Options choose the BLAS and the parallelism of a layer. The zero value is
 // the default: the project's default backend, GOMAXPROCS workers.
 type Options struct {
-	// BLAS performs the layer-level products (dense layers), which are large
-	// enough to use a multithreaded BLAS. nil means DefaultBLAS().
+	// BLAS performs the layer-level products (dense layers, and a
+	// convolution whose batch is too small to split over workers), which
+	// may use a multithreaded BLAS. nil means DefaultBLAS().
 	BLAS blas.Float64
 	// WorkerBLAS returns the BLAS for one worker goroutine of a
 	// batch-parallel layer (convolution). It should be single-threaded: the
