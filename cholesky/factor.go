@@ -3,6 +3,7 @@ package cholesky
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -46,9 +47,17 @@ func (f *Factor) engine() engine {
 func (f *Factor) SetBLAS(b blas.Float64) { f.bl = b }
 
 // SetJitterLadder sets the multiples of mean(diag(A)) that FactorizeWithJitter
-// tries, in order; nil restores the default 1e-10, 1e-9, …, 1e-4.
+// tries; nil restores the default 1e-10, 1e-9, …, 1e-4. The ladder is copied,
+// entries that are not finite and positive are dropped, and it is climbed in
+// increasing order, so the last jitter tried is the largest.
 func (f *Factor) SetJitterLadder(eps []float64) {
-	f.ladder = append(f.ladder[:0], eps...)
+	f.ladder = f.ladder[:0]
+	for _, e := range eps {
+		if e > 0 && !math.IsInf(e, 1) {
+			f.ladder = append(f.ladder, e)
+		}
+	}
+	slices.Sort(f.ladder)
 	f.ladderSet = eps != nil
 }
 

@@ -427,7 +427,7 @@ func TestJitterLadder(t *testing.T) {
 		t.Error("SolveVec after a failed ladder")
 	}
 	// A custom ladder.
-	f.SetJitterLadder([]float64{0.4, 2})
+	f.SetJitterLadder([]float64{5, math.NaN(), -1, 0.4, 2}) // sorted, bad entries dropped
 	// A_00 = −mean2/2 needs jitter > mean2/2 ≈ 0.5·mean3: 0.4 fails, 2 succeeds.
 	if err := f.FactorizeWithJitter(a, n, n); err != nil || f.Jitter() != 2*mean3 {
 		t.Errorf("custom ladder: err %v jitter %g", err, f.Jitter())
