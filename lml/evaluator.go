@@ -14,8 +14,10 @@ import (
 type Split int
 
 const (
-	// SplitAuto chooses by the number of data points m: SplitParticles
-	// below the crossover, SplitBLAS from it on.
+	// SplitAuto runs particles concurrently, one core each, in rounds of
+	// as many particles as there are cores; a final round with fewer
+	// particles than cores (k = 1, say) gives each of them several BLAS
+	// threads when m is at least the crossover.
 	SplitAuto Split = iota
 	// SplitParticles runs min(k, cores) particles at a time, each on a
 	// single-threaded BLAS: no synchronisation inside a factorization,
@@ -49,10 +51,11 @@ func ParseSplit(s string) (Split, error) {
 	return 0, fmt.Errorf("lml: unknown split %q (valid: auto, particles, blas)", s)
 }
 
-// DefaultCrossover is the number of data points from which SplitAuto
-// switches from particles in parallel to one multi-threaded factorization at
-// a time; measured with pacpfl bench lml --split particles,blas (docs/math.md).
-const DefaultCrossover = 3000
+// DefaultCrossover is the number of data points from which SplitAuto gives
+// a particle without a core-mate several BLAS threads. Below it one
+// factorization does not run faster on two threads than on one (measured
+// with pacpfl bench lml --k 1 --split particles,blas; docs/math.md).
+const DefaultCrossover = 2048
 
 // EvaluatorOptions configure an Evaluator. The zero value uses every core
 // (GOMAXPROCS), SplitAuto and DefaultCrossover.
@@ -84,8 +87,7 @@ type pool struct {
 	start sync.Once
 
 	// The call being served; read by the workers between wake and Done.
-	nw          int   // workers used by this call
-	resolved    Split // SplitParticles or SplitBLAS for this call
+	nw          int // workers used by this call
 	phis, x, y  []float64
 	lmls, grads []float64
 	scale       float64
@@ -178,9 +180,8 @@ func (p *pool) run(lmls, grads, phis, X, y []float64, scale float64) error {
 	p.errs = p.errs[:k]
 	clear(p.errs)
 
-	p.resolved = p.splitFor(len(y))
 	p.nw = min(k, p.threads)
-	if p.resolved == SplitBLAS {
+	if p.split == SplitBLAS {
 		p.nw = 1
 	}
 	if p.nw > 1 {
@@ -202,26 +203,22 @@ func (p *pool) run(lmls, grads, phis, X, y []float64, scale float64) error {
 	return nil
 }
 
-// SplitFor returns the split used for a data set of m points: the configured
-// one, or for SplitAuto the one it chooses.
-func (e *Evaluator) SplitFor(m int) Split { return e.splitFor(m) }
-
-func (p *pool) splitFor(m int) Split {
-	if p.split != SplitAuto {
-		return p.split
-	}
-	if m >= p.crossover {
-		return SplitBLAS
-	}
-	return SplitParticles
-}
-
-// threadsFor returns the BLAS threads for the current call.
-func (p *pool) threadsFor() int {
-	if p.resolved == SplitBLAS {
+// threadsFor returns the BLAS threads for particle κ of the current call.
+func (p *pool) threadsFor(κ int) int {
+	switch p.split {
+	case SplitBLAS:
 		return p.threads
+	case SplitParticles:
+		return 1
 	}
-	return 1
+	// Auto: particles i, i+nw, … run on worker i, so rounds of nw run
+	// together; the last, partial round of r particles shares the cores.
+	k := len(p.lmls)
+	full := (k / p.threads) * p.threads
+	if κ < full || len(p.y) < p.crossover {
+		return 1
+	}
+	return max(1, p.threads/(k-full))
 }
 
 // work evaluates particles i, i+nw, i+2nw, … on workspace i.
@@ -229,7 +226,7 @@ func (p *pool) work(i int) {
 	np := p.model.NumParams()
 	ws := p.ws[i]
 	for κ := i; κ < len(p.lmls); κ += p.nw {
-		p.blas[i].SetThreads(p.threadsFor())
+		p.blas[i].SetThreads(p.threadsFor(κ))
 		var g []float64
 		if p.grads != nil {
 			g = p.grads[κ*np : κ*np+np]

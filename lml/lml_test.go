@@ -329,15 +329,6 @@ func TestEvaluatorErrors(t *testing.T) {
 	_, err = NewEvaluator(Model{}, EvaluatorOptions{})
 	assert.Error(t, err)
 
-	auto, _ := NewEvaluator(md, EvaluatorOptions{Crossover: 100})
-	assert.Equal(t, SplitParticles, auto.SplitFor(99))
-	assert.Equal(t, SplitBLAS, auto.SplitFor(100))
-	def, _ := NewEvaluator(md, EvaluatorOptions{})
-	assert.Equal(t, SplitParticles, def.SplitFor(DefaultCrossover-1))
-	assert.Equal(t, SplitBLAS, def.SplitFor(DefaultCrossover))
-	fixed, _ := NewEvaluator(md, EvaluatorOptions{Split: SplitParticles, Crossover: 1})
-	assert.Equal(t, SplitParticles, fixed.SplitFor(1e6))
-
 	s, err := ParseSplit("blas")
 	assert.NoError(t, err)
 	assert.Equal(t, SplitBLAS, s)
@@ -411,4 +402,28 @@ func TestNoAllocationsInSteadyState(t *testing.T) {
 	bt := NewBatcher(rng)
 	_, _, _, _ = bt.Sample(X, y, md.D, 10)
 	assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _, _, _ = bt.Sample(X, y, md.D, 10) }), "Batcher")
+}
+
+func TestAutoSplitThreads(t *testing.T) {
+	p := &pool{threads: 2, split: SplitAuto, crossover: 100}
+	set := func(k, m int) {
+		p.lmls = make([]float64, k)
+		p.y = make([]float64, m)
+		p.nw = min(k, p.threads)
+	}
+	set(3, 100) // particles 0, 1 together; 2 alone with both cores
+	assert.Equal(t, []int{1, 1, 2}, []int{p.threadsFor(0), p.threadsFor(1), p.threadsFor(2)})
+	set(1, 500)
+	assert.Equal(t, 2, p.threadsFor(0))
+	set(1, 99) // below the crossover threads do not pay
+	assert.Equal(t, 1, p.threadsFor(0))
+	set(4, 5000)
+	for κ := 0; κ < 4; κ++ {
+		assert.Equal(t, 1, p.threadsFor(κ))
+	}
+	p.split = SplitBLAS
+	assert.Equal(t, 2, p.threadsFor(3))
+	p.split = SplitParticles
+	set(1, 5000)
+	assert.Equal(t, 1, p.threadsFor(0))
 }

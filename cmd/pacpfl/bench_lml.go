@@ -114,9 +114,6 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 			flops := float64(k) * float64(m) * float64(m) * float64(m)
 			for i, ev := range evals {
 				r := lmlResult{Kernel: "gp_client_update", M: m, K: k, Split: splitVals[i].String(), Threads: ev.Threads()}
-				if splitVals[i] == lml.SplitAuto {
-					r.Split += "→" + ev.SplitFor(m).String()
-				}
 				if errs[i] != nil {
 					r.Error = errs[i].Error()
 					status = exitError
