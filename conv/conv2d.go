@@ -39,7 +39,7 @@ type Conv2D struct {
 	Weight, Bias         []float64
 	GradWeight, GradBias []float64 // set by Backward (overwritten, not accumulated)
 	SkipInputGrad        bool
-	shared, sep          geom // im2col geometry for a shared input (C_in) and per-sample input (S·C_in)
+	geom                 geom // im2col geometry of one sample's C_in input channels
 	k, p                 int  // GEMM sizes: K = C_in·KH·KW, P = OH·OW
 	opt                  Options
 	split                *splitter
@@ -53,7 +53,7 @@ type Conv2D struct {
 
 type convWorker struct {
 	blas      blas.Float64
-	col, dcol []float64 // (S·K) × (group·P)
+	col, dcol []float64 // K × (group·P): one sample's patches
 	tmp       []float64 // (S·C_out) × (group·P): a group's outputs or output gradients
 	gw, gb    []float64
 }
@@ -89,9 +89,8 @@ func NewConv2D(cfg Conv2DConfig) (*Conv2D, error) {
 	}
 	l := &Conv2D{Name: name, Cin: cfg.InChannels, H: cfg.InH, W: cfg.InW, Cout: cfg.OutChannels, S: cfg.Samples,
 		KH: cfg.KernelH, KW: cfg.KernelW, Stride: cfg.Stride, Pad: cfg.Pad, SkipInputGrad: cfg.SkipInputGrad, opt: opt}
-	l.shared = newGeom(l.Cin, l.H, l.W, l.KH, l.KW, l.Stride, l.Pad)
-	l.sep = newGeom(l.S*l.Cin, l.H, l.W, l.KH, l.KW, l.Stride, l.Pad)
-	l.OH, l.OW = l.shared.OH, l.shared.OW
+	l.geom = newGeom(l.Cin, l.H, l.W, l.KH, l.KW, l.Stride, l.Pad)
+	l.OH, l.OW = l.geom.OH, l.geom.OW
 	l.k, l.p = l.Cin*l.KH*l.KW, l.OH*l.OW
 	nw := l.S * l.Cout * l.k
 	l.Weight, l.GradWeight = make([]float64, nw), make([]float64, nw)
@@ -102,7 +101,7 @@ func NewConv2D(cfg Conv2DConfig) (*Conv2D, error) {
 	cols := l.group * l.p
 	for i := range l.ws {
 		l.ws[i] = convWorker{blas: opt.WorkerBLAS(),
-			col: make([]float64, l.S*l.k*cols), dcol: make([]float64, l.S*l.k*cols),
+			col: make([]float64, l.k*cols), dcol: make([]float64, l.k*cols),
 			gw: make([]float64, nw), gb: make([]float64, l.S*l.Cout)}
 		if l.group > 1 {
 			l.ws[i].tmp = make([]float64, l.S*l.Cout*cols)
@@ -142,39 +141,50 @@ func (l *Conv2D) Forward(x *Tensor) (*Tensor, error) {
 	return &l.out, nil
 }
 
-func (l *Conv2D) forwardChunk(worker, lo, hi int) {
-	w := &l.ws[worker]
-	bl := w.blas
+// passes returns how the samples split into GEMMs: one pass over all
+// S·C_out filters for a shared input, else one pass of C_out filters per
+// sample, each on its own slice of the input channels (so the im2col buffer
+// holds one sample's patches and stays small).
+func (l *Conv2D) passes(shared bool) (n, rows int) {
+	if shared {
+		return 1, l.S * l.Cout
+	}
+	return l.S, l.Cout
+}
+
+// workerBLAS is the BLAS a worker uses this call.
+func (l *Conv2D) workerBLAS(w *convWorker) blas.Float64 {
 	if l.solo {
 		// A batch too small to split (one image, or GOMAXPROCS 1)
 		// gets its parallelism from the BLAS instead.
-		bl = l.opt.BLAS
+		return l.opt.BLAS
 	}
+	return w.blas
+}
+
+func (l *Conv2D) forwardChunk(worker, lo, hi int) {
+	w := &l.ws[worker]
+	bl := l.workerBLAS(w)
 	x := l.x
-	inSize := x.C * x.H * x.W
-	rows := l.S * l.Cout
-	outSize := rows * l.p
-	shared := l.isShared(x)
-	g := l.geomFor(shared)
+	inSize, sliceSize := x.C*x.H*x.W, l.Cin*l.H*l.W
+	outSize := l.S * l.Cout * l.p
+	passes, rows := l.passes(l.isShared(x))
 	k, p, m := l.k, l.p, l.Cout
 	for n0 := lo; n0 < hi; n0 += l.group {
 		gn := min(l.group, hi-n0)
 		ld := gn * p
-		for i := 0; i < gn; i++ {
-			g.im2col(x.Data[(n0+i)*inSize:(n0+i+1)*inSize], w.col[i*p:], ld)
-		}
 		// One image writes straight into the output; a group goes
 		// through tmp, whose columns hold the images side by side.
 		dst := w.tmp
 		if gn == 1 {
 			dst = l.out.Data[n0*outSize : (n0+1)*outSize]
 		}
-		if shared {
-			bl.Dgemm(blas.NoTrans, blas.NoTrans, rows, ld, k, 1, l.Weight, k, w.col, ld, 0, dst, ld)
-		} else {
-			for s := 0; s < l.S; s++ {
-				bl.Dgemm(blas.NoTrans, blas.NoTrans, m, ld, k, 1, l.Weight[s*m*k:], k, w.col[s*k*ld:], ld, 0, dst[s*m*ld:], ld)
+		for s := 0; s < passes; s++ {
+			for i := 0; i < gn; i++ {
+				off := (n0+i)*inSize + s*sliceSize
+				l.geom.im2col(x.Data[off:off+sliceSize], w.col[i*p:], ld)
 			}
+			bl.Dgemm(blas.NoTrans, blas.NoTrans, rows, ld, k, 1, l.Weight[s*m*k:], k, w.col, ld, 0, dst[s*m*ld:], ld)
 		}
 		for i := 0; i < gn; i++ {
 			out := l.out.Data[(n0+i)*outSize : (n0+i+1)*outSize]
@@ -192,13 +202,6 @@ func (l *Conv2D) forwardChunk(worker, lo, hi int) {
 			}
 		}
 	}
-}
-
-func (l *Conv2D) geomFor(shared bool) *geom {
-	if shared {
-		return &l.shared
-	}
-	return &l.sep
 }
 
 // Backward takes the gradient of the loss with respect to the last output
@@ -232,34 +235,25 @@ func (l *Conv2D) Backward(dy *Tensor) (*Tensor, error) {
 
 func (l *Conv2D) backwardChunk(worker, lo, hi int) {
 	w := &l.ws[worker]
-	bl := w.blas
-	if l.solo {
-		// A batch too small to split (one image, or GOMAXPROCS 1)
-		// gets its parallelism from the BLAS instead.
-		bl = l.opt.BLAS
-	}
+	bl := l.workerBLAS(w)
 	clear(w.gw)
 	clear(w.gb)
 	x := l.x
-	inSize := x.C * x.H * x.W
-	rows := l.S * l.Cout
-	outSize := rows * l.p
-	shared := l.isShared(x)
-	g := l.geomFor(shared)
-	k, p, m, S := l.k, l.p, l.Cout, l.S
+	inSize, sliceSize := x.C*x.H*x.W, l.Cin*l.H*l.W
+	allRows := l.S * l.Cout
+	outSize := allRows * l.p
+	passes, rows := l.passes(l.isShared(x))
+	k, p, m := l.k, l.p, l.Cout
 	for n0 := lo; n0 < hi; n0 += l.group {
 		gn := min(l.group, hi-n0)
 		ld := gn * p
-		for i := 0; i < gn; i++ {
-			g.im2col(x.Data[(n0+i)*inSize:(n0+i+1)*inSize], w.col[i*p:], ld)
-		}
 		// The output gradients of the group, side by side like the columns.
 		dy := l.dy.Data[n0*outSize : (n0+1)*outSize]
 		if gn > 1 {
-			dy = w.tmp[:rows*ld]
+			dy = w.tmp[:allRows*ld]
 			for i := 0; i < gn; i++ {
 				src := l.dy.Data[(n0+i)*outSize : (n0+i+1)*outSize]
-				for r := 0; r < rows; r++ {
+				for r := 0; r < allRows; r++ {
 					copy(dy[r*ld+i*p:r*ld+(i+1)*p], src[r*p:(r+1)*p])
 				}
 			}
@@ -271,27 +265,22 @@ func (l *Conv2D) backwardChunk(worker, lo, hi int) {
 			}
 			w.gb[r] += sum
 		}
-		if shared {
-			bl.Dgemm(blas.NoTrans, blas.Trans, rows, k, ld, 1, dy, ld, w.col, ld, 1, w.gw, k)
-		} else {
-			for s := 0; s < S; s++ {
-				bl.Dgemm(blas.NoTrans, blas.Trans, m, k, ld, 1, dy[s*m*ld:], ld, w.col[s*k*ld:], ld, 1, w.gw[s*m*k:], k)
+		for s := 0; s < passes; s++ {
+			for i := 0; i < gn; i++ {
+				off := (n0+i)*inSize + s*sliceSize
+				l.geom.im2col(x.Data[off:off+sliceSize], w.col[i*p:], ld)
 			}
-		}
-		if l.SkipInputGrad {
-			continue
-		}
-		if shared {
-			bl.Dgemm(blas.Trans, blas.NoTrans, k, ld, rows, 1, l.Weight, k, dy, ld, 0, w.dcol, ld)
-		} else {
-			for s := 0; s < S; s++ {
-				bl.Dgemm(blas.Trans, blas.NoTrans, k, ld, m, 1, l.Weight[s*m*k:], k, dy[s*m*ld:], ld, 0, w.dcol[s*k*ld:], ld)
+			bl.Dgemm(blas.NoTrans, blas.Trans, rows, k, ld, 1, dy[s*m*ld:], ld, w.col, ld, 1, w.gw[s*m*k:], k)
+			if l.SkipInputGrad {
+				continue
 			}
-		}
-		for i := 0; i < gn; i++ {
-			dx := l.dx.Data[(n0+i)*inSize : (n0+i+1)*inSize]
-			clear(dx)
-			g.col2im(w.dcol[i*p:], dx, ld)
+			bl.Dgemm(blas.Trans, blas.NoTrans, k, ld, rows, 1, l.Weight[s*m*k:], k, dy[s*m*ld:], ld, 0, w.dcol, ld)
+			for i := 0; i < gn; i++ {
+				off := (n0+i)*inSize + s*sliceSize
+				dx := l.dx.Data[off : off+sliceSize]
+				clear(dx)
+				l.geom.col2im(w.dcol[i*p:], dx, ld)
+			}
 		}
 	}
 }
