@@ -74,3 +74,37 @@ func BenchmarkConv2FwdBwd(b *testing.B) {
 		}
 	}
 }
+
+// The paper's first layer (shared 1×28×28 input) for 5 weight samples: one
+// stacked layer (one im2col, one GEMM with 50 filters) against five
+// single-sample calls.
+func benchConv1Samples(b *testing.B, stacked bool) {
+	const S = 5
+	rng := rand.New(rand.NewPCG(1, 2))
+	samples := 1
+	if stacked {
+		samples = S
+	}
+	l, err := NewConv2D(Conv2DConfig{Name: "conv1", InChannels: 1, InH: 28, InW: 28, OutChannels: 10, KernelH: 5, KernelW: 5,
+		Samples: samples, SkipInputGrad: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill(rng, l.Weight)
+	x := randTensor(rng, 64, 1, 28, 28)
+	dy := randTensor(rng, 64, samples*10, 24, 24)
+	b.ResetTimer()
+	for range b.N {
+		for range S / samples {
+			if _, err := l.Forward(x); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := l.Backward(dy); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkConv1L5Stacked(b *testing.B)  { benchConv1Samples(b, true) }
+func BenchmarkConv1L5Separate(b *testing.B) { benchConv1Samples(b, false) }

@@ -186,3 +186,28 @@ func testNoAllocs(t *testing.T, cfg BCNNConfig, n int) {
 		t.Errorf("stacked Bayesian step: %v allocations per run", a)
 	}
 }
+
+// The noise depends on the caller's seed only, not on how many workers
+// draw it.
+func TestBayesNoiseIndependentOfWorkers(t *testing.T) {
+	var eps [2][][]float64
+	var loss [2]float64
+	for k, workers := range []int{1, 3} {
+		cfg := smallBCNN(Options{Workers: workers})
+		b := newBayesInit(t, cfg, 2, true, 5)
+		x, labels := batch(rand.New(rand.NewPCG(6, 7)), 3, 1, 14, 13, 5)
+		var err error
+		if loss[k], err = b.Step(x, labels, rand.New(rand.NewPCG(8, 9))); err != nil {
+			t.Fatal(err)
+		}
+		eps[k] = b.Eps
+	}
+	for j := range eps[0] {
+		if d := maxAbsDiff(eps[0][j], eps[1][j]); d != 0 {
+			t.Errorf("param %d: noise differs by %g between 1 and 3 workers", j, d)
+		}
+	}
+	if math.Abs(loss[0]-loss[1]) > 1e-12 {
+		t.Errorf("loss %v with 1 worker, %v with 3", loss[0], loss[1])
+	}
+}
