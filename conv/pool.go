@@ -1,6 +1,9 @@
 package conv
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // MaxPool2D is max pooling over KH×KW windows with a stride, no padding.
 // It acts on every channel alike and accepts any input at least one window
@@ -99,6 +102,10 @@ func (l *MaxPool2D) backwardChunk(_, lo, hi int) {
 		dx := l.dx.Data[plane*hw : (plane+1)*hw]
 		dy := l.bwdDy.Data[plane*po : (plane+1)*po]
 		arg := l.argmax[plane*po : (plane+1)*po]
+		if l.KH == 2 && l.KW == 2 && l.Stride == 2 {
+			unpool2x2(dx, dy, arg, l.x.H, l.x.W, l.oh, l.ow)
+			continue
+		}
 		clear(dx)
 		for i, g := range dy {
 			dx[arg[i]] += g
@@ -141,4 +148,37 @@ func pool2x2(in, out []float64, arg []int32, W, oh, ow int) bool {
 		}
 	}
 	return ok
+}
+
+// unpool2x2 is the 2×2, stride-2 backward: the windows do not overlap, so
+// every input element is written once (its window's gradient or zero)
+// instead of clearing the plane and scattering into it.
+func unpool2x2(dx, dy []float64, arg []int32, H, W, oh, ow int) {
+	for i := 0; i < oh; i++ {
+		r0 := dx[2*i*W : 2*i*W+W]
+		r1 := dx[(2*i+1)*W : (2*i+1)*W+W]
+		g := dy[i*ow : (i+1)*ow]
+		a := arg[i*ow : (i+1)*ow]
+		base := int32(2 * i * W)
+		for j, v := range g {
+			// Branch-free: the argmax position is random.
+			k := a[j] - base - int32(2*j) // 0, 1, W or W+1
+			b := math.Float64bits(v)
+			r0[2*j] = math.Float64frombits(b & eqMask(k, 0))
+			r0[2*j+1] = math.Float64frombits(b & eqMask(k, 1))
+			r1[2*j] = math.Float64frombits(b & eqMask(k, int32(W)))
+			r1[2*j+1] = math.Float64frombits(b & eqMask(k, int32(W+1)))
+		}
+		// An odd width leaves a last column no window covers.
+		clear(r0[2*ow:])
+		clear(r1[2*ow:])
+	}
+	// An odd height leaves a last row.
+	clear(dx[2*oh*W : H*W])
+}
+
+// eqMask is all ones if a == b, else zero, without a branch.
+func eqMask(a, b int32) uint64 {
+	d := uint64(uint32(a ^ b)) // zero iff equal
+	return (d - 1) >> 63 * ^uint64(0)
 }
