@@ -59,6 +59,9 @@ func grow(s []float64, n int) []float64 {
 // solve runs the leaf solve with up to threads goroutines.
 func (r *rltLeaf) solve(threads, m, n int, l []float64, ldl int, b []float64, ldb int) {
 	k := asm.GemmKernelFor(asm.Current())
+	if k.NR > maxNR {
+		k = asm.GemmKernelFor(asm.Generic) // (no such kernel exists today)
+	}
 	mr, nr := k.MR, k.NR
 	r.k, r.m, r.n, r.l, r.ldl, r.b, r.ldb = k, m, n, l, ldl, b, ldb
 	r.nPad = (n + nr - 1) / nr * nr
