@@ -113,10 +113,47 @@ func (nat *Native) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []
 		scaleRect(m, n, beta, c, ldc)
 		return
 	}
+	if m*n*k <= tinyGemm {
+		gemmTiny(aTrans, bTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	nat.gemm(gemmProblem{
 		tA: aTrans, tB: bTrans, m: m, n: n, k: k, alpha: alpha,
 		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, tri: blas.All,
 	}, nat.Threads())
+}
+
+// tinyGemm is the size m·n·k up to which Dgemm uses plain loops: packing
+// and the pooled state cost ~150 ns, which loses to loops up to about 4×4×4
+// (measured: n=2 159 vs 46 ns, n=4 201 vs 108 ns, n=8 287 vs 426 ns).
+const tinyGemm = 64
+
+// gemmTiny is C = alpha*op(A)*op(B) + beta*C by definition (alpha != 0).
+func gemmTiny(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var sum float64
+			for l := 0; l < k; l++ {
+				var av, bv float64
+				if tA {
+					av = a[l*lda+i]
+				} else {
+					av = a[i*lda+l]
+				}
+				if tB {
+					bv = b[j*ldb+l]
+				} else {
+					bv = b[l*ldb+j]
+				}
+				sum += av * bv
+			}
+			if beta == 0 {
+				c[i*ldc+j] = alpha * sum
+			} else {
+				c[i*ldc+j] = beta*c[i*ldc+j] + alpha*sum
+			}
+		}
+	}
 }
 
 // scaleRect sets C = beta*C on an m×n block (beta == 0 overwrites NaNs).

@@ -118,7 +118,7 @@ func TestDgemmSuite(t *testing.T) {
 				for _, tB := range trans {
 					for _, alpha := range alphas {
 						for _, beta := range betas {
-							shapes := [][3]int{{1, 1, 1}, {0, 3, 2}, {3, 0, 2}, {3, 2, 0},
+							shapes := [][3]int{{1, 1, 1}, {0, 3, 2}, {3, 0, 2}, {3, 2, 0}, {4, 1, 1}, {1, 4, 1}, {1, 1, 4}, {4, 4, 4}, {5, 4, 3},
 								{tMC - 1, tNC + 1, tKC + 1}, {tMC + 1, tNC - 1, tKC - 1}, {tMC, tNC, tKC}, {2*tMC + 1, 2*tNC + 1, 2*tKC + 1}}
 							for r := 0; r < 6; r++ {
 								shapes = append(shapes, [3]int{dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))]})
