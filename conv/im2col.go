@@ -56,14 +56,24 @@ func (g *geom) im2col(x, col []float64, ld int) {
 				row := col[r*ld : r*ld+P]
 				r++
 				owLo, owHi := g.owLo[kj], g.owHi[kj]
-				clear(row[:ohLo*g.OW])
-				clear(row[ohHi*g.OW:])
+				// (Guarded clears: an empty clear still costs a
+				// call, and rows here are as short as 8.)
+				if ohLo > 0 {
+					clear(row[:ohLo*g.OW])
+				}
+				if ohHi < g.OH {
+					clear(row[ohHi*g.OW:])
+				}
 				for oh := ohLo; oh < ohHi; oh++ {
 					dst := row[oh*g.OW : (oh+1)*g.OW]
 					ih := oh*g.Stride + ki - g.Pad
 					src := xc[ih*g.W : (ih+1)*g.W]
-					clear(dst[:owLo])
-					clear(dst[owHi:])
+					if owLo > 0 {
+						clear(dst[:owLo])
+					}
+					if owHi < g.OW {
+						clear(dst[owHi:])
+					}
 					iw0 := owLo*g.Stride + kj - g.Pad
 					if g.Stride == 1 {
 						// Rows are short (8 in the paper's
