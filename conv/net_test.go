@@ -211,3 +211,42 @@ func TestBayesNoiseIndependentOfWorkers(t *testing.T) {
 		t.Errorf("loss %v with 1 worker, %v with 3", loss[0], loss[1])
 	}
 }
+
+// Distinct networks may run at once (the FL clients do): the shared worker
+// pool then runs some chunks inline, and the results must not change.
+func TestConcurrentNetworks(t *testing.T) {
+	const nets = 4
+	rng := rand.New(rand.NewPCG(21, 22))
+	x, labels := batch(rng, 5, 1, 14, 13, 5)
+	var bs [nets]*Bayes
+	var want [nets]float64
+	for i := range bs {
+		bs[i] = newBayesInit(t, smallBCNN(Options{}), 2, i%2 == 0, uint64(i))
+		var err error
+		if want[i], err = bs[i].Step(x, labels, rand.New(rand.NewPCG(uint64(i), 1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got [nets]float64
+	var errs [nets]error
+	done := make(chan int)
+	for i := range bs {
+		go func() {
+			for range 5 {
+				got[i], errs[i] = bs[i].Step(x, labels, rand.New(rand.NewPCG(uint64(i), 1)))
+			}
+			done <- i
+		}()
+	}
+	for range bs {
+		<-done
+	}
+	for i := range bs {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if got[i] != want[i] {
+			t.Errorf("network %d: loss %v concurrently, %v alone", i, got[i], want[i])
+		}
+	}
+}
