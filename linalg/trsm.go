@@ -5,6 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/pacpfl/pacpfl/asm"
 )
 
 // trsmBlock is the order up to which a triangular diagonal block is solved
@@ -135,16 +137,31 @@ func (t *trsmCall) part(id int) {
 	if t.alpha != 1 {
 		scaleRect(m, n, t.alpha, b, t.ldb)
 	}
-	t.solve(m, n, t.a, b)
+	var tmp *trsmTemp
+	if t.s == blas.Right {
+		tmp = trsmTemps.get()
+		if need := min(n, trsmBlock) * m; len(tmp.buf) < need {
+			tmp.buf = make([]float64, need)
+		}
+	}
+	t.solve(m, n, t.a, b, tmp)
+	if tmp != nil {
+		trsmTemps.put(tmp)
+	}
 }
 
+// trsmTemp is the scratch of one goroutine's Right-side diagonal solves.
+type trsmTemp struct{ buf []float64 }
+
+var trsmTemps freeList[trsmTemp]
+
 // solve is the recursive blocked solve with alpha = 1 on the m×n block b.
-func (t *trsmCall) solve(m, n int, a, b []float64) {
+func (t *trsmCall) solve(m, n int, a, b []float64, tmp *trsmTemp) {
 	lda, ldb := t.lda, t.ldb
 	trans := t.tA == blas.Trans
 	if t.s == blas.Left {
 		if m <= trsmBlock {
-			gonum.Implementation{}.Dtrsm(blas.Left, t.ul, t.tA, t.d, m, n, 1, a, lda, b, ldb)
+			trsmLeftBase((t.ul == blas.Lower) != trans, trans, t.d == blas.Unit, m, n, a, lda, b, ldb)
 			return
 		}
 		m1 := halve(m)
@@ -152,26 +169,42 @@ func (t *trsmCall) solve(m, n int, a, b []float64) {
 		a11, a12, a21, a22 := a, a[m1:], a[m1*lda:], a[m1*lda+m1:]
 		b1, b2 := b, b[m1*ldb:]
 		if (t.ul == blas.Lower) != trans { // op(A) lower: forward
-			t.solve(m1, n, a11, b1)
+			t.solve(m1, n, a11, b1, tmp)
 			if trans { // op(A)21 = A12ᵀ
 				t.update(true, false, m2, n, m1, a12, lda, b1, ldb, b2, ldb)
 			} else {
 				t.update(false, false, m2, n, m1, a21, lda, b1, ldb, b2, ldb)
 			}
-			t.solve(m2, n, a22, b2)
+			t.solve(m2, n, a22, b2, tmp)
 			return
 		}
-		t.solve(m2, n, a22, b2)
+		t.solve(m2, n, a22, b2, tmp)
 		if trans { // op(A)12 = A21ᵀ
 			t.update(true, false, m1, n, m2, a21, lda, b2, ldb, b1, ldb)
 		} else {
 			t.update(false, false, m1, n, m2, a12, lda, b2, ldb, b1, ldb)
 		}
-		t.solve(m1, n, a11, b1)
+		t.solve(m1, n, a11, b1, tmp)
 		return
 	}
 	if n <= trsmBlock {
-		gonum.Implementation{}.Dtrsm(blas.Right, t.ul, t.tA, t.d, m, n, 1, a, lda, b, ldb)
+		// X·op(A) = B is op(A)ᵀ·Xᵀ = Bᵀ: transpose the block into tmp
+		// (rows of length m, long vector operations), solve on the left
+		// with the transpose flipped, transpose back.
+		bt := tmp.buf[:n*m]
+		for r := 0; r < m; r++ {
+			for j, v := range b[r*ldb : r*ldb+n] {
+				bt[j*m+r] = v
+			}
+		}
+		// op(A)ᵀ is lower exactly when op(A) is upper.
+		trsmLeftBase((t.ul == blas.Upper) != trans, !trans, t.d == blas.Unit, n, m, a, lda, bt, m)
+		for r := 0; r < m; r++ {
+			row := b[r*ldb : r*ldb+n]
+			for j := range row {
+				row[j] = bt[j*m+r]
+			}
+		}
 		return
 	}
 	n1 := halve(n)
@@ -179,22 +212,22 @@ func (t *trsmCall) solve(m, n int, a, b []float64) {
 	a11, a12, a21, a22 := a, a[n1:], a[n1*lda:], a[n1*lda+n1:]
 	b1, b2 := b, b[n1:]
 	if (t.ul == blas.Upper) != trans { // op(A) upper: X1 first
-		t.solve(m, n1, a11, b1)
+		t.solve(m, n1, a11, b1, tmp)
 		if trans { // op(A)12 = A21ᵀ
 			t.update(false, true, m, n2, n1, b1, ldb, a21, lda, b2, ldb)
 		} else {
 			t.update(false, false, m, n2, n1, b1, ldb, a12, lda, b2, ldb)
 		}
-		t.solve(m, n2, a22, b2)
+		t.solve(m, n2, a22, b2, tmp)
 		return
 	}
-	t.solve(m, n2, a22, b2)
+	t.solve(m, n2, a22, b2, tmp)
 	if trans { // op(A)21 = A12ᵀ
 		t.update(false, true, m, n1, n2, b2, ldb, a12, lda, b1, ldb)
 	} else {
 		t.update(false, false, m, n1, n2, b2, ldb, a21, lda, b1, ldb)
 	}
-	t.solve(m, n1, a11, b1)
+	t.solve(m, n1, a11, b1, tmp)
 }
 
 // update is C -= op(X)·op(Y) with the native GEMM (arguments known valid).
@@ -203,6 +236,42 @@ func (t *trsmCall) update(tx, ty bool, m, n, k int, x []float64, ldx int, y []fl
 		tA: tx, tB: ty, m: m, n: n, k: k, alpha: -1,
 		a: x, lda: ldx, b: y, ldb: ldy, beta: 1, c: c, ldc: ldc, tri: blas.All,
 	}, t.gemmThreads)
+}
+
+// trsmLeftBase solves op(A)·X = B in place for a small nb×nb triangle (nb <=
+// trsmBlock) and B nb×w, by substitution along whole rows of B with the SIMD
+// axpy. (Measured, 1000×1000 B, thread CPU time: working on 64- or
+// 256-column chunks to stay in L1 was 25% / 10% slower than whole rows; whole
+// rows beat gonum's substitution by ~8% on the left and, through the
+// transposition in solve, by ~30% on the right.) lower tells whether op(A) is lower
+// triangular; only that triangle of op(A) is read (and not its diagonal
+// when unit). Zero entries are skipped, as reference BLAS does.
+func trsmLeftBase(lower, trans, unit bool, nb, w int, a []float64, lda int, b []float64, ldb int) {
+	opA := func(i, j int) float64 {
+		if trans {
+			return a[j*lda+i]
+		}
+		return a[i*lda+j]
+	}
+	for s := 0; s < nb; s++ {
+		i := s
+		if !lower {
+			i = nb - 1 - s
+		}
+		ri := b[i*ldb : i*ldb+w]
+		lo, hi := 0, i // the solved rows that feed row i
+		if !lower {
+			lo, hi = i+1, nb
+		}
+		for j := lo; j < hi; j++ {
+			if v := opA(i, j); v != 0 {
+				asm.AxpyUnitary(-v, b[j*ldb:j*ldb+w], ri)
+			}
+		}
+		if !unit {
+			asm.ScalUnitary(1/opA(i, i), ri)
+		}
+	}
 }
 
 // halve splits a dimension in two, the first part a multiple of 16 so the
