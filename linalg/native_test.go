@@ -111,10 +111,11 @@ func TestNoAllocs(t *testing.T) {
 	for _, th := range []int{1, 2} {
 		nat := NewNative(th)
 		calls := map[string]func(){
-			"Dgemm": func() { nat.Dgemm(blas.NoTrans, blas.Trans, n, n, n, 1, a, n, b, n, 0, c, n) },
-			"Dsyrk": func() { nat.Dsyrk(blas.Lower, blas.NoTrans, n, n, 1, a, n, 0, c, n) },
-			"Dtrsm": func() { nat.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, n, n, 1, a, n, c, n) },
-			"Dgemv": func() { nat.Dgemv(blas.NoTrans, n, n, 1, a, n, b, 1, 0, c, 1) },
+			"Dgemm":       func() { nat.Dgemm(blas.NoTrans, blas.Trans, n, n, n, 1, a, n, b, n, 0, c, n) },
+			"Dsyrk":       func() { nat.Dsyrk(blas.Lower, blas.NoTrans, n, n, 1, a, n, 0, c, n) },
+			"Dtrsm":       func() { nat.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, n, n, 1, a, n, c, n) },
+			"Dtrsm Right": func() { nat.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, n, n, 1, a, n, c, n) },
+			"Dgemv":       func() { nat.Dgemv(blas.NoTrans, n, n, 1, a, n, b, 1, 0, c, 1) },
 		}
 		for name, f := range calls {
 			if allocs := testing.AllocsPerRun(5, f); allocs != 0 {
