@@ -22,9 +22,10 @@ type Conv2DConfig struct {
 	Options
 }
 
-// Conv2D is a 2-D convolution with bias, computed per image as im2col and a
-// GEMM and parallel over the batch, every worker with its own single-threaded
-// BLAS and workspace.
+// Conv2D is a 2-D convolution with bias, computed as im2col and a GEMM per
+// group of images (small images are grouped side by side so that one GEMM
+// spans at least groupColumns output positions), parallel over the batch,
+// every worker with its own single-threaded BLAS and workspace.
 //
 // With S samples, Weight holds S filter banks [S][C_out][C_in][KH][KW] and
 // Bias [S][C_out]; the output has S·C_out channels. An input with C_in
