@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/pacpfl/pacpfl/asm"
 )
 
 func panicText(f func()) (msg string) {
@@ -160,5 +162,33 @@ func TestConcurrentUse(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// The native routines at every SIMD level this CPU/build supports (each
+// level has its own micro-kernel and tile shape).
+func TestEveryLevel(t *testing.T) {
+	forceParallel(t)
+	defer asm.Configure("")
+	for _, l := range asm.Supported() {
+		if err := asm.SetLevel(l); err != nil {
+			t.Fatal(err)
+		}
+		nat := NewNative(2)
+		if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
+			t.Fatal(err)
+		}
+		rnd := rand.New(rand.NewPCG(20, uint64(l)))
+		for _, s := range [][3]int{{1, 1, 1}, {7, 9, 5}, {tMC + 1, tNC + 1, tKC + 1}, {31, 17, 40}} {
+			for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+				for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+					checkDgemm(t, rnd, "native", nat, tA, tB, s[0], s[1], s[2], -1.5, 0.5)
+				}
+				checkDsyrk(t, rnd, "native", nat, blas.Lower, tA, s[0], s[2], 1, 0)
+				checkDsyrk(t, rnd, "native", nat, blas.Upper, tA, s[1], s[2], -1.5, 1)
+				checkDtrsm(t, rnd, nat, blas.Left, blas.Upper, tA, blas.NonUnit, s[0]+64, s[1], 1)
+				checkDtrsm(t, rnd, nat, blas.Right, blas.Lower, tA, blas.Unit, s[0], s[1]+64, -1.5)
+			}
+		}
 	}
 }
