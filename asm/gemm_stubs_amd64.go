@@ -36,7 +36,10 @@ func gemmKernelsAsm(l Level) []*GemmKernel {
 	return nil
 }
 
-// gemmUse4x12 picks the 4×12 kernel first. Measured on Zen 3 (alternated, k = 64..384):
-// both shapes run at the same rate in L1 (about 50 GFLOP/s per core); 6×8 is
-// the default because its k×8 B micro-panel leaves more of L1 free.
+// gemmUse4x12 picks the 4×12 kernel first. Measured on Zen 3: alone, k =
+// 64..384 alternated, both shapes run at the same rate (about 50 GFLOP/s per
+// core); in a whole 1200³ DGEMM on one core (thread CPU time, 3 runs) 4×12
+// with MC=128 was 0.5–1.7% faster than 6×8 with MC=126, inside the noise of
+// the shared machine. 6×8 stays the default: its k×8 B micro-panel leaves
+// more of L1 free and it matches the NEON kernel's packing.
 const gemmUse4x12 = false
