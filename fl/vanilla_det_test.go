@@ -15,7 +15,7 @@ func TestBaselinesDeterministic(t *testing.T) {
 	run := func(procs int) (*MethodResult, *MethodResult) {
 		prev := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(prev)
-		g := NewGPModel(1)
+		g := smallGP()
 		v, err := RunVanilla(ds, g, VanillaOptions{Steps: 40, LR: 1e-2, InitSigma: 0.5, Seed: 2})
 		if err != nil {
 			t.Fatal(err)
