@@ -63,4 +63,4 @@ bench:
 	./bin/pacpfl-netlib bench all --reps $(BENCH_REPS)
 
 run:
-	$(GO) run ./cmd/pacpfl version
+	$(GO) run ./cmd/pacpfl train
