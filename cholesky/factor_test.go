@@ -496,7 +496,7 @@ func TestConcurrentFactors(t *testing.T) {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			n := 150 + g
+			n := 150 + 70*g // from 290 on: the look-ahead path
 			a := randSPD(rand.New(rand.NewPCG(9, uint64(g))), n, n)
 			var f Factor
 			for r := 0; r < 2; r++ {

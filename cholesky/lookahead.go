@@ -57,6 +57,7 @@ type lookahead struct {
 // native BLAS.
 func (e engine) potrfLookahead(n int, a []float64, lda, nb, workers int) (col int, pivot float64) {
 	la := &e.ws.la
+	defer func() { la.e, la.a = engine{}, nil }() // keep no reference to a
 	la.e, la.serial, la.a, la.lda, la.n, la.nb, la.workers = e, serialNative(), a, lda, n, nb, workers
 	la.cond.L = &la.mu
 	for w := 0; w < workers; w++ {
@@ -82,7 +83,6 @@ func (e engine) potrfLookahead(n int, a []float64, lda, nb, workers int) (col in
 			return la.failCol, la.failPiv
 		}
 	}
-	la.e, la.a = engine{}, nil
 	return -1, 0
 }
 
