@@ -60,3 +60,15 @@ func TestPeakArithmetic(t *testing.T) {
 		t.Fatalf("MachinePeak() = %+v", m)
 	}
 }
+
+func TestMeasuredClockIsPlausible(t *testing.T) {
+	// Even under qemu or the race detector the chain runs at well over 50 MHz,
+	// and no CPU retires it at 10 GHz.
+	if g := measureGHz(); g < 0.05 || g > 10 {
+		t.Fatalf("measureGHz() = %v", g)
+	}
+	t.Setenv("PACPFL_CPU_GHZ", "4.5")
+	if p := MachinePeak(); p.GHz != 4.5 || p.FrequencySource != "PACPFL_CPU_GHZ" {
+		t.Fatalf("override ignored: %+v", p)
+	}
+}
