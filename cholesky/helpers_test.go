@@ -155,11 +155,11 @@ func lapackBackends(t *testing.T) map[string]Lapack {
 		}
 		out["native/blas="+bn] = NewNative(b)
 		tiny := NewNative(b)
-		tiny.p = params{potrf: 3, trsm: 2, syrk: 5, trtri: 3, lauum: 2, trmm: 4}
+		tiny.p = params{potrf: 3, trsm: 2, syrk: 5, trtri: 3, lauum: 2, trmm: 4, halvesMin: 16}
 		out["native/tiny-leaves/blas="+bn] = tiny
 		if bn == "native" {
 			la := NewNative(b)
-			la.p = params{right: 16, potrf: 5, trsm: 7, syrk: 5, trtri: 3, lauum: 2, trmm: 4}
+			la.p = params{right: 16, potrf: 5, trsm: 7, syrk: 5, trtri: 3, lauum: 2, trmm: 4, noHalves: true}
 			out["native/lookahead-tiny"] = la
 		}
 		right := NewNative(b)

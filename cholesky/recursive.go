@@ -1,6 +1,8 @@
 package cholesky
 
 import (
+	"sync"
+
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/pacpfl/pacpfl/linalg"
@@ -25,6 +27,9 @@ type workspace struct {
 	la       lookahead
 	rlt      rltLeaf
 	tri, tmp []float64 // trmmLeaf's dense triangle and copy of B
+	t        []float64 // lauum's L21ᵀL21 when the halves run concurrently
+	halves   halves
+	par      [2]*workspace // the halves' own workspaces
 }
 
 // params are the recursion leaf sizes (see defaultParams).
@@ -32,13 +37,17 @@ type params struct {
 	right int // > 0: right-looking with panels of this width at the top level
 	// noLookahead keeps the right-looking loop on the BLAS's own threads.
 	noLookahead bool
-	potrf       int // diagonal blocks factored by potf2
-	trsm        int // triangular solves done by the leaf kernel (rltLeaf)
-	syrk        int // symmetric updates handed to the BLAS Dsyrk
-	trtri       int // triangular inverses done by trti2
-	lauum       int // Lᵀ·L products done by lauu2
-	trmm        int // triangular products done as GEMMs on a zero-padded triangle
-	chunk       int // rows/columns of B per leaf triangular product (trmmLeaf)
+	// noHalves keeps trtri and lauum sequential (see concurrentHalves);
+	// halvesMin overrides concurrentHalvesMin (tests).
+	noHalves  bool
+	halvesMin int
+	potrf     int // diagonal blocks factored by potf2
+	trsm      int // triangular solves done by the leaf kernel (rltLeaf)
+	syrk      int // symmetric updates handed to the BLAS Dsyrk
+	trtri     int // triangular inverses done by trti2
+	lauum     int // Lᵀ·L products done by lauu2
+	trmm      int // triangular products done as GEMMs on a zero-padded triangle
+	chunk     int // rows/columns of B per leaf triangular product (trmmLeaf)
 }
 
 // defaultParams are the leaf and panel sizes chosen with TestTuneParams
@@ -244,12 +253,17 @@ func (e engine) trtri(diag blas.Diag, n int, a []float64, lda int) {
 	n1 := split(n)
 	n2 := n - n1
 	// [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; −L22⁻¹·L21·L11⁻¹ L22⁻¹]: invert the
-	// diagonal blocks, then two triangular products (LAPACK's Dtrtri also
-	// multiplies by the inverted blocks).
+	// diagonal blocks (independent: concurrently if we may), then two
+	// triangular products (LAPACK's Dtrtri also multiplies by the inverted
+	// blocks).
 	a21 := a[n1*lda:]
 	a22 := a[n1*lda+n1:]
-	e.trtri(diag, n1, a, lda)
-	e.trtri(diag, n2, a22, lda)
+	if e.concurrentHalves(n) {
+		e.runHalves(halfTrtri, diag, n1, n2, a, a22, lda)
+	} else {
+		e.trtri(diag, n1, a, lda)
+		e.trtri(diag, n2, a22, lda)
+	}
 	e.trmmRLN(diag, n2, n1, a, lda, a21, lda)
 	e.trmmLLN(diag, n2, n1, -1, a22, lda, a21, lda)
 }
@@ -266,10 +280,94 @@ func (e engine) lauum(n int, a []float64, lda int) {
 	a21 := a[n1*lda:]
 	a22 := a[n1*lda+n1:]
 	// Lᵀ·L = [L11ᵀL11 + L21ᵀL21, ·; L22ᵀL21, L22ᵀL22].
+	if e.concurrentHalves(n) {
+		// T = L21ᵀL21 aside, A21 = L22ᵀ·L21; then the two diagonal
+		// products are independent: A11 = lauum(L11) + T ∥ A22 = lauum(L22).
+		ws := e.ws
+		ws.t = grow(ws.t, n1*n1)
+		e.b.Dsyrk(blas.Lower, blas.Trans, n1, n2, 1, a21, lda, 0, ws.t, n1)
+		e.trmmLLT(n2, n1, a22, lda, a21, lda)
+		e.runHalves(halfLauum, blas.NonUnit, n1, n2, a, a22, lda)
+		return
+	}
 	e.lauum(n1, a, lda)
 	e.syrkLT(n1, n2, 1, a21, lda, a, lda)
 	e.trmmLLT(n2, n1, a22, lda, a21, lda)
 	e.lauum(n2, a22, lda)
+}
+
+// concurrentHalvesMin is the order from which the two independent halves of
+// trtri and lauum run on two goroutines.
+const concurrentHalvesMin = 256
+
+// concurrentHalves reports whether the independent diagonal halves of a
+// recursive step of order n should run concurrently, each on one thread:
+// with linalg's native BLAS on two or more threads (the halves then use
+// the single-threaded native BLAS, so they never nest).
+func (e engine) concurrentHalves(n int) bool {
+	least := e.p.halvesMin
+	if least == 0 {
+		least = concurrentHalvesMin
+	}
+	if e.p.noHalves || n < least {
+		return false
+	}
+	_, native := e.b.(*linalg.Native)
+	return native && threadsOf(e.b) >= 2
+}
+
+const (
+	halfTrtri = iota
+	halfLauum
+)
+
+// halves is the shared state of runHalves.
+type halves struct {
+	op       int
+	diag     blas.Diag
+	n1, n2   int
+	a11, a22 []float64
+	lda      int
+	t        []float64 // lauum: L21ᵀL21, added to A11
+	e        [2]engine
+	wg       sync.WaitGroup
+}
+
+// runHalves runs the diagonal halves of a trtri or lauum step (blocks
+// a11 of order n1 and a22 of order n2) on two goroutines.
+func (e engine) runHalves(op int, diag blas.Diag, n1, n2 int, a11, a22 []float64, lda int) {
+	ws := e.ws
+	h := &ws.halves
+	for i := range ws.par {
+		if ws.par[i] == nil {
+			ws.par[i] = new(workspace)
+		}
+		h.e[i] = engine{b: serialNative(), p: e.p, ws: ws.par[i]}
+	}
+	h.op, h.diag, h.n1, h.n2, h.a11, h.a22, h.lda, h.t = op, diag, n1, n2, a11, a22, lda, ws.t
+	runParallel(2, h, &h.wg)
+	h.a11, h.a22, h.t = nil, nil, nil
+}
+
+func (h *halves) part(id int) {
+	e := h.e[id]
+	switch {
+	case h.op == halfTrtri && id == 0:
+		e.trtri(h.diag, h.n1, h.a11, h.lda)
+	case h.op == halfTrtri:
+		e.trtri(h.diag, h.n2, h.a22, h.lda)
+	case id == 0:
+		e.lauum(h.n1, h.a11, h.lda)
+		n1 := h.n1
+		for i := 0; i < n1; i++ {
+			row := h.a11[i*h.lda : i*h.lda+i+1]
+			for j, v := range h.t[i*n1 : i*n1+i+1] {
+				row[j] += v
+			}
+		}
+	default:
+		e.lauum(h.n2, h.a22, h.lda)
+	}
 }
 
 // potri overwrites the Cholesky factor L in the lower triangle of a with the

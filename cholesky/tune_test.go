@@ -54,6 +54,9 @@ func TestTuneParams(t *testing.T) {
 				variants[fmt.Sprintf("trmm=%d,syrk=%d", tm, sy)] = p
 			}
 		}
+		p := defaultParams
+		p.noHalves = true
+		variants["sequential-halves"] = p
 	}
 	for _, n := range sizes {
 		a := randSPD(rand.New(rand.NewPCG(1, 1)), n, n)
