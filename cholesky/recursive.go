@@ -52,7 +52,7 @@ type params struct {
 
 // defaultParams are the leaf and panel sizes chosen with TestTuneParams
 // (see doc.go).
-var defaultParams = params{right: 192, potrf: 64, trsm: maxTrsmLeaf, syrk: 128, trtri: 64, lauum: 64, trmm: 64, chunk: 512}
+var defaultParams = params{right: 192, potrf: 64, trsm: maxTrsmLeaf, syrk: 1 << 30, trtri: 64, lauum: 64, trmm: 128, chunk: 512}
 
 // split returns the size of the leading half of a problem of size n > 1: n/2
 // rounded up to a multiple of 16 so the sub-blocks start on aligned columns.
