@@ -80,11 +80,13 @@ type pool struct {
 	split     Split
 	crossover int
 
-	ws    []*Workspace
-	blas  []*linalg.Native
-	wake  []chan struct{}
-	wg    sync.WaitGroup
-	start sync.Once
+	ws     []*Workspace
+	blas   []*linalg.Native
+	wake   []chan struct{}
+	wg     sync.WaitGroup
+	start  sync.Once
+	stop   sync.Once
+	closed bool
 
 	// The call being served; read by the workers between wake and Done.
 	nw          int // workers used by this call
@@ -127,6 +129,13 @@ func NewEvaluator(model Model, opt EvaluatorOptions) (*Evaluator, error) {
 	return e, nil
 }
 
+// Close stops the worker goroutines now rather than when the Evaluator is
+// garbage collected. Evaluate then returns an error.
+func (e *Evaluator) Close() {
+	e.closed = true
+	e.close()
+}
+
 // Model returns the model.
 func (e *Evaluator) Model() Model { return e.model }
 
@@ -160,6 +169,9 @@ func (e *Evaluator) EvaluateTempered(lmls, grads, phis, X, y []float64, scale fl
 
 func (p *pool) run(lmls, grads, phis, X, y []float64, scale float64) error {
 	k, np := len(lmls), p.model.NumParams()
+	if p.closed {
+		return fmt.Errorf("lml: Evaluate on a closed Evaluator")
+	}
 	if k == 0 {
 		return fmt.Errorf("lml: no particles (lmls is empty)")
 	}
@@ -251,11 +263,15 @@ func (p *pool) startWorkers() {
 	}
 }
 
-// close stops the worker goroutines; called when the Evaluator is garbage.
+// close stops the worker goroutines, once; called by Close or when the
+// Evaluator is garbage.
 func (p *pool) close() {
-	for _, ch := range p.wake {
-		if ch != nil {
-			close(ch)
+	p.stop.Do(func() {
+		p.start.Do(func() {}) // no workers may start after this
+		for _, ch := range p.wake {
+			if ch != nil {
+				close(ch)
+			}
 		}
-	}
+	})
 }

@@ -324,6 +324,13 @@ func TestEvaluatorErrors(t *testing.T) {
 	phis[2*np+4] = math.NaN()
 	err = ev.Evaluate(lmls, nil, phis, X, y)
 	assert.ErrorContains(t, err, "particle 2")
+	ev.Close()
+	ev.Close() // idempotent
+	assert.ErrorContains(t, ev.Evaluate(lmls, nil, phis, X, y), "closed")
+	fresh, _ := NewEvaluator(md, EvaluatorOptions{Threads: 2})
+	fresh.Close() // before any worker started
+	assert.Error(t, fresh.Evaluate(lmls, nil, phis, X, y))
+
 	_, err = NewEvaluator(md, EvaluatorOptions{Split: Split(9)})
 	assert.Error(t, err)
 	_, err = NewEvaluator(Model{}, EvaluatorOptions{})
