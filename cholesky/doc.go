@@ -55,10 +55,18 @@
 // plain loop).
 //
 // Dpotri is Dtrtri followed by the Dlauum product Lᵀ·L, both recursive:
-// halves, with the coupling blocks computed by GEMMs and triangular products
-// whose small leaves (≤ 64) run as GEMMs against a zero-padded copy of the
-// triangle, so that almost every flop runs in the BLAS GEMM; leaves of the
-// inversion and of the product (≤ 64) are the unblocked trti2/lauu2.
+// halves, with the coupling blocks computed by GEMMs, one Dsyrk, and
+// triangular products whose leaves (≤ 128) run as GEMMs against a
+// zero-padded copy of the triangle, so that almost every flop runs in the
+// BLAS GEMM; the leaves of the inversion and of the product (≤ 64) are the
+// unblocked trti2/lauu2. The two diagonal halves of a step are independent
+// (for Dlauum after setting L21ᵀL21 aside), so from order 256 on, with the
+// native BLAS, they run on two goroutines with the single-threaded BLAS
+// while the coupling products use all threads. Measured (TestTuneParams
+// with PACPFL_TUNE_OP=potri, n = 2000 and 4000): one Dsyrk per step beat a
+// recursively split one by 2–7%; trmm leaves 128 were at least as fast as
+// 64 and 256; the concurrent halves gained 5–10% in the quietest run and
+// were within noise in the others.
 //
 // Parallelism comes from the BLAS (linalg's native BLAS by default; pass a
 // single-threaded one with Factor.SetBLAS to keep a Factor on one core) and
