@@ -113,18 +113,6 @@ func potf2(n int, a []float64, lda int) (col int, pivot float64) {
 	return -1, 0
 }
 
-// trsmRLTLeaf solves X·Lᵀ = B for X (overwriting B), L n×n lower, B m×n.
-// Each row of B is an independent forward substitution along contiguous rows.
-func trsmRLTLeaf(m, n int, l []float64, ldl int, b []float64, ldb int) {
-	for r := 0; r < m; r++ {
-		x := b[r*ldb : r*ldb+n]
-		for j := 0; j < n; j++ {
-			lj := l[j*ldl : j*ldl+j+1]
-			x[j] = (x[j] - dot(x[:j], lj[:j])) / lj[j]
-		}
-	}
-}
-
 // trti2 inverts the n×n lower-triangular matrix in a in place (n ≤ maxLeaf).
 // Row i of L⁻¹ is −(1/L_ii)·Σ_{k<i} L_ik·(row k of L⁻¹), accumulated by axpys
 // over rows already inverted; the diagonal is 1 when unit is set.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 
@@ -94,6 +95,12 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "error: backend %s: %s\n", f.Backend, f.Error)
 		}
 		fmt.Fprintf(stdout, "%6s  %-6s %-10s %12s %10s %8s\n", "n", "op", "backend", "seconds", "GFLOP/s", "% peak")
+	}
+	if slices.Contains(names, "openblas") && len(names) > 1 && os.Getenv("OPENBLAS_THREAD_TIMEOUT") == "" {
+		// Measured: with the default timeout a contender run right after
+		// OpenBLAS at n = 1000 lost up to 40% of its speed to spinning threads.
+		fmt.Fprintln(stderr, "note: OpenBLAS's idle threads spin after each call and can slow the contender "+
+			"run after it; set OPENBLAS_THREAD_TIMEOUT=4 for a fair alternation")
 	}
 	if slices.Contains(names, "gonum") && slices.Max(sizes) >= 4000 {
 		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes many seconds per run; it is measured anyway")
