@@ -264,6 +264,13 @@ func (e engine) trtri(diag blas.Diag, n int, a []float64, lda int) {
 		e.trtri(diag, n1, a, lda)
 		e.trtri(diag, n2, a22, lda)
 	}
+	if e.concurrentHalves(n) {
+		// The rows (then the columns) of A21 are independent: two halves,
+		// each a whole recursive product on one thread.
+		e.runSplit(splitRLN, diag, n2, n1, 1, a, a21, lda)
+		e.runSplit(splitLLN, diag, n2, n1, -1, a22, a21, lda)
+		return
+	}
 	e.trmmRLN(diag, n2, n1, a, lda, a21, lda)
 	e.trmmLLN(diag, n2, n1, -1, a22, lda, a21, lda)
 }
@@ -286,7 +293,7 @@ func (e engine) lauum(n int, a []float64, lda int) {
 		ws := e.ws
 		ws.t = grow(ws.t, n1*n1)
 		e.b.Dsyrk(blas.Lower, blas.Trans, n1, n2, 1, a21, lda, 0, ws.t, n1)
-		e.trmmLLT(n2, n1, a22, lda, a21, lda)
+		e.runSplit(splitLLT, blas.NonUnit, n2, n1, 1, a22, a21, lda)
 		e.runHalves(halfLauum, blas.NonUnit, n1, n2, a, a22, lda)
 		return
 	}
@@ -319,6 +326,9 @@ func (e engine) concurrentHalves(n int) bool {
 const (
 	halfTrtri = iota
 	halfLauum
+	splitRLN // B = B·T, rows of B split
+	splitLLN // B = alpha·T·B, columns of B split
+	splitLLT // B = Tᵀ·B, columns of B split
 )
 
 // halves is the shared state of runHalves.
@@ -329,8 +339,33 @@ type halves struct {
 	a11, a22 []float64
 	lda      int
 	t        []float64 // lauum: L21ᵀL21, added to A11
+	m, n     int       // split*: B is m×n (in a22, stride lda), T in a11
+	alpha    float64
 	e        [2]engine
 	wg       sync.WaitGroup
+}
+
+// runSplit computes a triangular product B = B·T, alpha·T·B or Tᵀ·B (op)
+// with the m×n matrix B and triangle T sharing the stride ld, as two
+// independent halves of B on two goroutines with the single-threaded BLAS.
+func (e engine) runSplit(op int, diag blas.Diag, m, n int, alpha float64, t, b []float64, ld int) {
+	ws := e.ws
+	h := &ws.halves
+	e.prepareHalves()
+	h.op, h.diag, h.m, h.n, h.alpha, h.a11, h.a22, h.lda = op, diag, m, n, alpha, t, b, ld
+	runParallel(2, h, &h.wg)
+	h.a11, h.a22 = nil, nil
+}
+
+// prepareHalves gives the two halves their single-threaded engines.
+func (e engine) prepareHalves() {
+	ws := e.ws
+	for i := range ws.par {
+		if ws.par[i] == nil {
+			ws.par[i] = new(workspace)
+		}
+		ws.halves.e[i] = engine{b: serialNative(), p: e.p, ws: ws.par[i]}
+	}
 }
 
 // runHalves runs the diagonal halves of a trtri or lauum step (blocks
@@ -338,12 +373,7 @@ type halves struct {
 func (e engine) runHalves(op int, diag blas.Diag, n1, n2 int, a11, a22 []float64, lda int) {
 	ws := e.ws
 	h := &ws.halves
-	for i := range ws.par {
-		if ws.par[i] == nil {
-			ws.par[i] = new(workspace)
-		}
-		h.e[i] = engine{b: serialNative(), p: e.p, ws: ws.par[i]}
-	}
+	e.prepareHalves()
 	h.op, h.diag, h.n1, h.n2, h.a11, h.a22, h.lda, h.t = op, diag, n1, n2, a11, a22, lda, ws.t
 	runParallel(2, h, &h.wg)
 	h.a11, h.a22, h.t = nil, nil, nil
@@ -351,6 +381,20 @@ func (e engine) runHalves(op int, diag blas.Diag, n1, n2 int, a11, a22 []float64
 
 func (h *halves) part(id int) {
 	e := h.e[id]
+	switch h.op {
+	case splitRLN:
+		lo, hi := h.m*id/2, h.m*(id+1)/2
+		e.trmmRLN(h.diag, hi-lo, h.n, h.a11, h.lda, h.a22[lo*h.lda:], h.lda)
+		return
+	case splitLLN, splitLLT:
+		lo, hi := h.n*id/2, h.n*(id+1)/2
+		if h.op == splitLLN {
+			e.trmmLLN(h.diag, h.m, hi-lo, h.alpha, h.a11, h.lda, h.a22[lo:], h.lda)
+		} else {
+			e.trmmLLT(h.m, hi-lo, h.a11, h.lda, h.a22[lo:], h.lda)
+		}
+		return
+	}
 	switch {
 	case h.op == halfTrtri && id == 0:
 		e.trtri(h.diag, h.n1, h.a11, h.lda)
