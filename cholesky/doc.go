@@ -60,13 +60,16 @@
 // zero-padded copy of the triangle, so that almost every flop runs in the
 // BLAS GEMM; the leaves of the inversion and of the product (≤ 64) are the
 // unblocked trti2/lauu2. The two diagonal halves of a step are independent
-// (for Dlauum after setting L21ᵀL21 aside), so from order 256 on, with the
-// native BLAS, they run on two goroutines with the single-threaded BLAS
-// while the coupling products use all threads. Measured (TestTuneParams
-// with PACPFL_TUNE_OP=potri, n = 2000 and 4000): one Dsyrk per step beat a
-// recursively split one by 2–7%; trmm leaves 128 were at least as fast as
-// 64 and 256; the concurrent halves gained 5–10% in the quietest run and
-// were within noise in the others.
+// (for Dlauum after setting L21ᵀL21 aside), and the rows (or columns) of
+// the coupling block are independent in each triangular product; so from
+// order 256 on, with the native BLAS on two or more threads, the top-level
+// step runs the two halves, and each product as two halves of the block,
+// on two goroutines with the single-threaded native BLAS (a 2-way split,
+// sized for the 2-core development machine). Measured (TestTuneParams with
+// PACPFL_TUNE_OP=potri): one Dsyrk per step beat a recursively split one by
+// 2–7%; trmm leaves 128 were at least as fast as 64 and 256; the 2-way
+// splits gained 80% at n = 500, 35% at 1000 and 14% at 2000 over running
+// every step on the BLAS's own threads.
 //
 // Parallelism comes from the BLAS (linalg's native BLAS by default; pass a
 // single-threaded one with Factor.SetBLAS to keep a Factor on one core) and
