@@ -124,6 +124,8 @@ func addChain(n int) int {
 // escapes a busy machine's time slicing).
 func measureGHz() float64 {
 	const n = 4_000_000
+	// Spin ~100 ms first: a core coming out of idle ramps its clock up.
+	sink += addChain(25 * n)
 	best := 0.0
 	for r := 0; r < 20; r++ {
 		start := time.Now()
