@@ -70,7 +70,7 @@ func MachinePeak() Peak {
 	if v, err := strconv.ParseFloat(os.Getenv("PACPFL_CPU_GHZ"), 64); err == nil && v > 0 {
 		ghz, src = v, "PACPFL_CPU_GHZ"
 	} else if m := measureGHz(); m > ghz {
-		ghz, src = m, "measured: 1-cycle dependent add chain"
+		ghz, src = m, "measured: dependent add/xor chain"
 	}
 	return Peak{
 		Cores:           runtime.GOMAXPROCS(0),
