@@ -26,16 +26,6 @@ func init() {
 	})
 }
 
-type choleskyResult struct {
-	Kernel  string  `json:"kernel"`
-	Op      string  `json:"op"`
-	N       int     `json:"n,omitempty"`
-	Backend string  `json:"backend"`
-	Seconds float64 `json:"seconds,omitempty"`
-	GFLOPS  float64 `json:"gflops,omitempty"`
-	Error   string  `json:"error,omitempty"`
-}
-
 func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench cholesky", stderr)
 	sizes := intList{500, 1000, 2000, 4000}
@@ -48,30 +38,23 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if *reps < 1 {
-		fmt.Fprintf(stderr, "pacpfl bench cholesky: --reps %d: want at least 1\n", *reps)
-		return exitUsage
-	}
 	if *op != "potrf" && *op != "potri" {
 		fmt.Fprintf(stderr, "pacpfl bench cholesky: --op %q: want potrf or potri\n", *op)
 		return exitUsage
 	}
-	known := cholesky.KnownBackends()
-	for _, name := range backends {
-		if !slices.Contains(known, name) {
-			fmt.Fprintf(stderr, "pacpfl bench cholesky: unknown backend %q (known: %s)\n", name, strings.Join(known, ", "))
-			return exitUsage
-		}
+	sw := &backendSweep{cmd: "bench cholesky", kernel: "cholesky", op: *op, json: *asJSON, stdout: stdout, stderr: stderr}
+	if st, ok := sw.checkArgs(*reps, backends, cholesky.KnownBackends()); !ok {
+		return st
 	}
 
 	// Backends missing from this build are reported, not skipped silently.
 	var names []string
 	var impls []cholesky.Lapack
-	var failed []choleskyResult
+	missing := map[string]error{}
 	for _, name := range backends {
 		impl, err := cholesky.Backend(name)
 		if err != nil {
-			failed = append(failed, choleskyResult{Kernel: "cholesky", Op: *op, Backend: name, Error: err.Error()})
+			missing[name] = err
 			continue
 		}
 		names = append(names, name)
@@ -84,18 +67,7 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 
-	peak := bench.MachinePeak()
-	if *asJSON {
-		for _, f := range failed {
-			bench.JSONLine(stdout, f)
-		}
-	} else {
-		fmt.Fprintln(stdout, peak.String())
-		for _, f := range failed {
-			fmt.Fprintf(stdout, "error: backend %s: %s\n", f.Backend, f.Error)
-		}
-		fmt.Fprintf(stdout, "%6s  %-6s %-10s %12s %10s %8s\n", "n", "op", "backend", "seconds", "GFLOP/s", "% peak")
-	}
+	sw.header(missing, backends)
 	if slices.Contains(names, "openblas") && len(names) > 1 && os.Getenv("OPENBLAS_THREAD_TIMEOUT") == "" {
 		// Measured: with the default timeout a contender run right after
 		// OpenBLAS at n = 1000 lost up to 40% of its speed to spinning threads.
@@ -138,28 +110,7 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 		if *op == "potri" {
 			flops *= 2
 		}
-		for i, name := range names {
-			r := choleskyResult{Kernel: "cholesky", Op: *op, N: n, Backend: name}
-			if errs[i] != nil {
-				r.Error = errs[i].Error()
-			} else {
-				r.Seconds = best[i]
-				r.GFLOPS = flops / best[i] / 1e9
-			}
-			if *asJSON {
-				bench.JSONLine(stdout, r)
-				continue
-			}
-			if r.Error != "" {
-				fmt.Fprintf(stdout, "%6d  %-6s %-10s error: %s\n", n, *op, name, r.Error)
-				continue
-			}
-			pct := 0.0
-			if p := peak.GFLOPS(); p > 0 {
-				pct = 100 * r.GFLOPS / p
-			}
-			fmt.Fprintf(stdout, "%6d  %-6s %-10s %12.6f %10.2f %7.1f%%\n", n, *op, name, r.Seconds, r.GFLOPS, pct)
-		}
+		sw.rows(n, names, best, errs, flops)
 	}
 	return exitOK
 }

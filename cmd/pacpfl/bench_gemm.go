@@ -23,15 +23,6 @@ func init() {
 	})
 }
 
-type gemmResult struct {
-	Kernel  string  `json:"kernel"`
-	N       int     `json:"n,omitempty"`
-	Backend string  `json:"backend"`
-	Seconds float64 `json:"seconds,omitempty"`
-	GFLOPS  float64 `json:"gflops,omitempty"`
-	Error   string  `json:"error,omitempty"`
-}
-
 func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench gemm", stderr)
 	sizes := intList{500, 1000, 2000, 4000}
@@ -43,44 +34,25 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if *reps < 1 {
-		fmt.Fprintf(stderr, "pacpfl bench gemm: --reps %d: want at least 1\n", *reps)
-		return exitUsage
-	}
-	known := linalg.KnownBackends()
-	for _, name := range backends {
-		if !slices.Contains(known, name) {
-			fmt.Fprintf(stderr, "pacpfl bench gemm: unknown backend %q (known: %s)\n", name, strings.Join(known, ", "))
-			return exitUsage
-		}
+	sw := &backendSweep{cmd: "bench gemm", kernel: "gemm", json: *asJSON, stdout: stdout, stderr: stderr}
+	if st, ok := sw.checkArgs(*reps, backends, linalg.KnownBackends()); !ok {
+		return st
 	}
 
 	// Backends missing from this build are reported, not skipped silently.
 	var names []string
 	var impls []blas.Float64
-	var failed []gemmResult
+	missing := map[string]error{}
 	for _, name := range backends {
 		impl, err := linalg.Backend(name)
 		if err != nil {
-			failed = append(failed, gemmResult{Kernel: "gemm", Backend: name, Error: err.Error()})
+			missing[name] = err
 			continue
 		}
 		names = append(names, name)
 		impls = append(impls, impl)
 	}
-
-	peak := bench.MachinePeak()
-	if *asJSON {
-		for _, f := range failed {
-			bench.JSONLine(stdout, f)
-		}
-	} else {
-		fmt.Fprintln(stdout, peak.String())
-		for _, f := range failed {
-			fmt.Fprintf(stdout, "error: backend %s: %s\n", f.Backend, f.Error)
-		}
-		fmt.Fprintf(stdout, "%6s  %-10s %12s %10s %8s\n", "n", "backend", "seconds", "GFLOP/s", "% peak")
-	}
+	sw.header(missing, backends)
 	if slices.Contains(names, "gonum") && slices.Max(sizes) >= 4000 {
 		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes minutes per run; it is measured anyway")
 	}
@@ -99,29 +71,7 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 			}}
 		}
 		best, errs := bench.Alternate(*reps, contenders)
-		flops := 2 * float64(n) * float64(n) * float64(n)
-		for i, name := range names {
-			r := gemmResult{Kernel: "gemm", N: n, Backend: name}
-			if errs[i] != nil {
-				r.Error = errs[i].Error()
-			} else {
-				r.Seconds = best[i]
-				r.GFLOPS = flops / best[i] / 1e9
-			}
-			if *asJSON {
-				bench.JSONLine(stdout, r)
-				continue
-			}
-			if r.Error != "" {
-				fmt.Fprintf(stdout, "%6d  %-10s error: %s\n", n, name, r.Error)
-				continue
-			}
-			pct := 0.0
-			if p := peak.GFLOPS(); p > 0 {
-				pct = 100 * r.GFLOPS / p
-			}
-			fmt.Fprintf(stdout, "%6d  %-10s %12.6f %10.2f %7.1f%%\n", n, name, r.Seconds, r.GFLOPS, pct)
-		}
+		sw.rows(n, names, best, errs, 2*float64(n)*float64(n)*float64(n))
 	}
 	return exitOK
 }
