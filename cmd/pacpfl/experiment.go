@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -37,12 +38,24 @@ type groupSummary struct {
 	CE    fl.Summary `json:"ce"`
 }
 
+// MarshalJSON writes NaN (a group with no clients) and ±Inf as null.
+func (g groupSummary) MarshalJSON() ([]byte, error) {
+	type summary struct {
+		Mean jsonFloat `json:"mean"`
+		CI95 jsonFloat `json:"ci95"`
+	}
+	return json.Marshal(struct {
+		RSMSE summary `json:"rsmse"`
+		CE    summary `json:"ce"`
+	}{summary{jsonFloat(g.RSMSE.Mean), jsonFloat(g.RSMSE.CI95)}, summary{jsonFloat(g.CE.Mean), jsonFloat(g.CE.CI95)}})
+}
+
 type methodSummary struct {
 	Existing groupSummary `json:"existing"`
 	New      groupSummary `json:"new"`
 	// Per-seed group averages, in seed order.
-	PerSeed map[string][]float64 `json:"per_seed"`
-	Seconds float64              `json:"seconds"`
+	PerSeed map[string][]jsonFloat `json:"per_seed"`
+	Seconds float64                `json:"seconds"`
 }
 
 type experimentReport struct {
@@ -82,6 +95,9 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args[1:], false); !ok {
 		return st
 	}
+	if err := f.afterParse(fs, *jsonPath); err != nil {
+		return fail(stderr, "experiment", err)
+	}
 	if f.pfedgpMean != "zero" && f.pfedgpMean != "nn" {
 		fmt.Fprintf(stderr, "pacpfl experiment: unknown --pfedgp-mean %q (want zero or nn)\n", f.pfedgpMean)
 		return exitUsage
@@ -94,9 +110,15 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl experiment: --seeds %d must be ≥ 1\n", *seeds)
 		return exitUsage
 	}
-	for _, m := range methods {
+	for i, m := range methods {
 		if !slices.Contains(fl.Methods, m) {
 			fmt.Fprintf(stderr, "pacpfl experiment: unknown method %q (available: %v)\n", m, fl.Methods)
+			return exitUsage
+		}
+		// A repeated method would pool its runs as if they were more
+		// seeds and print a confidence interval that is too narrow.
+		if slices.Contains(methods[:i], m) {
+			fmt.Fprintf(stderr, "pacpfl experiment: method %q listed twice in --methods\n", m)
 			return exitUsage
 		}
 	}
@@ -139,7 +161,10 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		rep.Methods[m] = &methodSummary{
 			Existing: groupSummary{fl.Summarise(v["existing_rsmse"]), fl.Summarise(v["existing_ce"])},
 			New:      groupSummary{fl.Summarise(v["new_rsmse"]), fl.Summarise(v["new_ce"])},
-			PerSeed:  v, Seconds: secs[m],
+			PerSeed:  map[string][]jsonFloat{}, Seconds: secs[m],
+		}
+		for key, xs := range v {
+			rep.Methods[m].PerSeed[key] = jsonFloats(xs)
 		}
 	}
 	rep.Seconds = time.Since(start).Seconds()

@@ -36,6 +36,7 @@ type trainFlags struct {
 	boundSamples, funcSamples         int
 	clients, newClients, extra        int
 	pfedgpMean                        string // experiment only
+	tauSet                            bool   // --tau given explicitly (it excludes --lambda)
 	baselineSteps                     int    // experiment only
 }
 
@@ -64,6 +65,26 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
 	fs.IntVar(&f.clients, "clients", dp.Existing, "existing clients n of the Polynomial data set")
 	fs.IntVar(&f.newClients, "new-clients", dp.New, "new clients of the Polynomial data set")
 	fs.IntVar(&f.extra, "extra", dp.Extra, "personalisation-only samples m̃_i per existing client")
+}
+
+// afterParse records which flags were given explicitly and checks, before
+// any work, that the --json output can be created: a run of hours should not
+// end in "no such directory".
+func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "tau" {
+			f.tauSet = true
+		}
+	})
+	if jsonPath == "" {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(jsonPath), "."+filepath.Base(jsonPath)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("--json %s: %w", jsonPath, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }
 
 // usageError is bad input: exit status 2.
@@ -104,6 +125,11 @@ func (f *trainFlags) options(ds *fl.Dataset, seed uint64) (fl.PACPFLOptions, err
 		return o, usagef("--sigma-p %v must be positive and finite", f.sigmaP)
 	}
 	s.Tau = f.tau
+	if f.lambda != 0 && f.tauSet {
+		// λ sets τ; silently preferring one of the two would run a
+		// temperature the user did not ask for.
+		return o, usagef("--lambda and --tau both set τ: give only one")
+	}
 	if f.lambda != 0 {
 		if !(f.lambda > 0) || math.IsInf(f.lambda, 0) {
 			return o, usagef("--lambda %v must be positive and finite", f.lambda)
@@ -161,19 +187,39 @@ type trainReport struct {
 	Config       map[string]any  `json:"config"`
 	TrainSeconds float64         `json:"train_seconds"`
 	TotalSeconds float64         `json:"total_seconds"`
-	FinalLML     float64         `json:"final_mean_lml"`
+	FinalLML     jsonFloat       `json:"final_mean_lml"`
 	Epsilon      *float64        `json:"epsilon"` // null: no DP guarantee
 	Existing     summaryMetrics  `json:"existing"`
 	New          summaryMetrics  `json:"new"`
 	Bounds       *fl.Bounds      `json:"bounds,omitempty"`
-	LMLHistory   []float64       `json:"lml_history"`
+	LMLHistory   []jsonFloat     `json:"lml_history"`
 	PerClient    map[string]any  `json:"per_client"`
 	Options      json.RawMessage `json:"-"`
 }
 
 type summaryMetrics struct {
-	RSMSE float64 `json:"rsmse"`
-	CE    float64 `json:"ce"`
+	RSMSE jsonFloat `json:"rsmse"`
+	CE    jsonFloat `json:"ce"`
+}
+
+// jsonFloat is a float64 that marshals NaN and ±Inf as null: encoding/json
+// refuses them, and a metric with nothing to average (no new clients, zero
+// rounds) is NaN, which would otherwise lose the whole report.
+type jsonFloat float64
+
+func (x jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(x))
+}
+
+func jsonFloats(xs []float64) []jsonFloat {
+	out := make([]jsonFloat, len(xs))
+	for i, x := range xs {
+		out[i] = jsonFloat(x)
+	}
+	return out
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
@@ -184,6 +230,9 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
+	}
+	if err := f.afterParse(fs, *jsonPath); err != nil {
+		return fail(stderr, "train", err)
 	}
 	start := time.Now()
 	ds, err := f.dataset(f.seed)
@@ -231,11 +280,11 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 				"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
 			},
 			TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
-			FinalLML: final, Epsilon: eps,
-			Existing:   summaryMetrics{res.Existing.MeanRSMSE, res.Existing.MeanCE},
-			New:        summaryMetrics{res.New.MeanRSMSE, res.New.MeanCE},
+			FinalLML: jsonFloat(final), Epsilon: eps,
+			Existing:   summaryMetrics{jsonFloat(res.Existing.MeanRSMSE), jsonFloat(res.Existing.MeanCE)},
+			New:        summaryMetrics{jsonFloat(res.New.MeanRSMSE), jsonFloat(res.New.MeanCE)},
 			Bounds:     res.Bounds,
-			LMLHistory: tr.MeanLML,
+			LMLHistory: jsonFloats(tr.MeanLML),
 			PerClient: map[string]any{
 				"existing_rsmse": res.Existing.RSMSE, "existing_ce": res.Existing.CE,
 				"new_rsmse": res.New.RSMSE, "new_ce": res.New.CE,

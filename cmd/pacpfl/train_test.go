@@ -146,3 +146,93 @@ func TestExperimentShortRun(t *testing.T) {
 		}
 	}
 }
+
+// Review findings: flags that used to be accepted and then silently ignored
+// or misused, and reports that were lost at the very end of a run.
+func TestTrainExperimentReviewedInputs(t *testing.T) {
+	small := []string{"--clients", "4", "--new-clients", "2", "--bound-samples", "0", "--quiet"}
+	cases := []struct {
+		args []string
+		want int
+	}{
+		// --lambda and --tau both set τ; λ used to win silently.
+		{append([]string{"train", "--lambda", "1", "--tau", "0.1"}, small...), exitUsage},
+		// A repeated method pooled its runs as extra seeds: a too-narrow CI.
+		{append([]string{"experiment", "polynomial", "--methods", "pooled,pooled", "--seeds", "2"}, small...), exitUsage},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCLI(c.args...)
+		if code != c.want || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q; want %d with a message", c.args, code, errOut, c.want)
+		}
+	}
+	// An unwritable --json is refused before any work, not after training.
+	bad := filepath.Join(t.TempDir(), "no-such-dir", "out.json")
+	for _, args := range [][]string{
+		append([]string{"train", "-T", "1", "--json", bad}, small...),
+		append([]string{"experiment", "polynomial", "--seeds", "1", "-T", "1", "--json", bad}, small...),
+	} {
+		code, out, errOut := runCLI(args...)
+		if code != exitError || out != "" || !strings.Contains(errOut, "no-such-dir") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1, no output, a message naming the path", args, code, out, errOut)
+		}
+	}
+}
+
+// A metric with nothing to average (no new clients, zero rounds) is NaN;
+// the JSON report writes it as null instead of failing to marshal.
+func TestJSONReportWithNaNMetrics(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "train.json")
+	code, _, errOut := runCLI("train", "--clients", "4", "--new-clients", "0", "-T", "0", "--bound-samples", "0", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("train: exit %d, stderr %q", code, errOut)
+	}
+	var tr struct {
+		FinalLML *float64 `json:"final_mean_lml"`
+		New      struct {
+			RSMSE *float64 `json:"rsmse"`
+		} `json:"new"`
+		Existing struct {
+			RSMSE *float64 `json:"rsmse"`
+		} `json:"existing"`
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if tr.FinalLML != nil || tr.New.RSMSE != nil || tr.Existing.RSMSE == nil || !(*tr.Existing.RSMSE > 0) {
+		t.Fatalf("want null final LML and new RSMSE, a positive existing RSMSE: %s", data)
+	}
+
+	path = filepath.Join(dir, "exp.json")
+	code, _, errOut = runCLI("experiment", "polynomial", "--methods", "pooled", "--seeds", "2", "--baseline-steps", "2",
+		"--clients", "4", "--new-clients", "0", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("experiment: exit %d, stderr %q", code, errOut)
+	}
+	var ex struct {
+		Methods map[string]struct {
+			New struct {
+				RSMSE struct{ Mean *float64 } `json:"rsmse"`
+			} `json:"new"`
+			Existing struct {
+				RSMSE struct{ Mean *float64 } `json:"rsmse"`
+			} `json:"existing"`
+			PerSeed map[string][]*float64 `json:"per_seed"`
+		} `json:"methods"`
+	}
+	if data, err = os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &ex); err != nil {
+		t.Fatal(err)
+	}
+	p := ex.Methods["pooled"]
+	if p.New.RSMSE.Mean != nil || p.Existing.RSMSE.Mean == nil || len(p.PerSeed["new_rsmse"]) != 2 || p.PerSeed["new_rsmse"][0] != nil {
+		t.Fatalf("want null new-client metrics and finite existing ones: %s", data)
+	}
+}
