@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,4 +118,36 @@ func (l *stringList) Set(v string) error {
 	}
 	*l = out
 	return nil
+}
+
+// availableMemory is this machine's MemAvailable in bytes (/proc/meminfo), 0
+// when unknown; a variable so tests can pretend to be a small machine.
+var availableMemory = func() float64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+			if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// checkMemory refuses a size whose buffers cannot fit in the available
+// memory. Go cannot recover from a failed allocation (the process dies with
+// "fatal error: out of memory" and a stack dump), or the kernel's OOM killer
+// ends it, so an absurd --n must be caught before anything is allocated.
+// bytes is a lower bound of what the benchmark holds at once.
+func checkMemory(stderr io.Writer, cmd, what string, bytes float64) (status int, ok bool) {
+	avail := availableMemory()
+	if avail <= 0 || bytes <= avail {
+		return exitOK, true
+	}
+	fmt.Fprintf(stderr, "pacpfl %s: %s needs at least %.3g GiB, but only %.3g GiB of memory is available\n",
+		cmd, what, bytes/(1<<30), avail/(1<<30))
+	return exitUsage, false
 }

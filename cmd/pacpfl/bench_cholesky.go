@@ -47,6 +47,12 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 
+	// At least the matrix and one working copy, at the largest order.
+	nmax := float64(slices.Max(sizes))
+	if st, ok := checkMemory(stderr, "bench cholesky", fmt.Sprintf("--n %d", slices.Max(sizes)), 8*nmax*nmax*2); !ok {
+		return st
+	}
+
 	// Backends missing from this build are reported, not skipped silently.
 	var names []string
 	var impls []cholesky.Lapack

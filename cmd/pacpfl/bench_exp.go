@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
@@ -49,6 +50,9 @@ func runBenchExp(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	rnd := rand.New(rand.NewPCG(3, 4))
+	if st, ok := checkMemory(stderr, "bench exp", fmt.Sprintf("--n %d", *n), 8*2*float64(*n)); !ok {
+		return st
+	}
 	x := make([]float64, *n)
 	for i := range x {
 		x[i] = -50 + 100*rnd.Float64()
@@ -106,6 +110,11 @@ func runBenchSEKernel(args []string, stdout, stderr io.Writer) int {
 	if *reps < 1 {
 		fmt.Fprintf(stderr, "pacpfl bench sekernel: --reps %d: want at least 1\n", *reps)
 		return exitUsage
+	}
+	// The m×m matrix at the largest m.
+	mmax := float64(slices.Max(sizes))
+	if st, ok := checkMemory(stderr, "bench sekernel", fmt.Sprintf("--m %d", slices.Max(sizes)), 8*mmax*mmax); !ok {
+		return st
 	}
 	level := asm.Current().String()
 	if !*asJSON {

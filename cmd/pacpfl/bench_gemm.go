@@ -39,6 +39,12 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 
+	// A, B and one C per backend, at the largest order.
+	nmax := float64(slices.Max(sizes))
+	if st, ok := checkMemory(stderr, "bench gemm", fmt.Sprintf("--n %d", slices.Max(sizes)), 8*nmax*nmax*float64(2+len(backends))); !ok {
+		return st
+	}
+
 	// Backends missing from this build are reported, not skipped silently.
 	var names []string
 	var impls []blas.Float64

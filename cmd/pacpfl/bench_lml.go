@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/lml"
@@ -51,6 +52,16 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	if *reps < 1 {
 		fmt.Fprintf(stderr, "pacpfl bench lml: --reps %d: want at least 1\n", *reps)
 		return exitUsage
+	}
+	if *threads < 0 {
+		fmt.Fprintf(stderr, "pacpfl bench lml: --threads %d: want 0 (all cores) or more\n", *threads)
+		return exitUsage
+	}
+	// A particle in flight holds at least an m×m kernel matrix and its
+	// factor; a lower bound at the largest m.
+	mmax := float64(slices.Max(ms))
+	if st, ok := checkMemory(stderr, "bench lml", fmt.Sprintf("--m %d", slices.Max(ms)), 8*mmax*mmax*2); !ok {
+		return st
 	}
 	var splitVals []lml.Split
 	for _, s := range splits {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,4 +33,34 @@ func TestListFlags(t *testing.T) {
 	require.NoError(t, sl.Set("native, gonum"))
 	assert.Equal(t, stringList{"native", "gonum"}, sl)
 	assert.Error(t, sl.Set(" , "))
+}
+
+// A size whose buffers cannot fit in memory is a usage error with a message,
+// not a "fatal error: out of memory" crash (or the OOM killer) mid-run. The
+// machine is pretended to have 1 GiB available, so the refused sizes stay
+// modest and the test is the same everywhere.
+func TestBenchRefusesSizesBeyondMemory(t *testing.T) {
+	saved := availableMemory
+	defer func() { availableMemory = saved }()
+	availableMemory = func() float64 { return 1 << 30 }
+	for _, args := range [][]string{
+		{"gemm", "--n", "8,20000", "--backends", "native"},
+		{"cholesky", "--n", "20000", "--backends", "native"},
+		{"exp", "--n", "200000000"},
+		{"sekernel", "--m", "20000"},
+		{"lml", "--m", "20000", "--k", "1"},
+	} {
+		st, out, errs := runCLI(append([]string{"bench"}, args...)...)
+		if st != exitUsage || out != "" || !strings.Contains(errs, "GiB") {
+			t.Errorf("bench %v: exit %d, stdout %q, stderr %q; want 2 and a message about memory", args, st, out, errs)
+		}
+	}
+	// Sizes that fit still run.
+	if st, _, errs := runCLI("bench", "gemm", "--n", "8", "--backends", "native", "--reps", "1"); st != exitOK {
+		t.Errorf("bench gemm --n 8: exit %d, stderr %q", st, errs)
+	}
+	// A negative thread count was accepted and quietly meant "all cores".
+	if st, _, errs := runCLI("bench", "lml", "--threads", "-1", "--m", "8", "--k", "1", "--reps", "1"); st != exitUsage || errs == "" {
+		t.Errorf("bench lml --threads -1: exit %d, stderr %q; want 2 with a message", st, errs)
+	}
 }
