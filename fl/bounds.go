@@ -134,6 +134,11 @@ func (c *BoundConfig) Evaluate(logZS float64) (Bounds, error) {
 	if err := c.Validate(); err != nil {
 		return Bounds{}, err
 	}
+	// The loss is clipped to [a, b], so ln Z^S is finite; a NaN or ±Inf here
+	// is a failed estimate and would print as a NaN or ∓Inf "bound".
+	if math.IsNaN(logZS) || math.IsInf(logZS, 0) {
+		return Bounds{}, fmt.Errorf("bounds: ln Z^S = %v is not finite", logZS)
+	}
 	n := float64(len(c.M))
 	n2u := float64(c.N2()) + c.upsilon()
 	lambda := c.Lambda()

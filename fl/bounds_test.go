@@ -102,6 +102,12 @@ func TestBoundsValidate(t *testing.T) {
 	if _, err := c.Evaluate(0); err != nil {
 		t.Fatal(err)
 	}
+	// A failed ln Z^S estimate used to come back as a NaN or −Inf "bound".
+	for _, lz := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if b, err := c.Evaluate(lz); err == nil {
+			t.Errorf("ln Z^S = %v accepted: server bound %v", lz, b.Server)
+		}
+	}
 }
 
 type gauss1 struct{}
