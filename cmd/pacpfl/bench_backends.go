@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -58,6 +59,14 @@ func (s *backendSweep) header(missing map[string]error, order []string) {
 		if err, ok := missing[name]; ok {
 			failed = append(failed, backendResult{Kernel: s.kernel, Op: s.op, Backend: name, Error: err.Error()})
 		}
+	}
+	if len(order)-len(missing) > 1 &&
+		slices.Contains(order, "openblas") && missing["openblas"] == nil && os.Getenv("OPENBLAS_THREAD_TIMEOUT") == "" {
+		// Measured: with the default timeout a contender run right after
+		// OpenBLAS lost up to 40% (Cholesky, n = 1000) and up to half (GEMM,
+		// n = 500) of its speed to OpenBLAS's spinning threads.
+		fmt.Fprintln(s.stderr, "note: OpenBLAS's idle threads spin after each call and can slow the contender "+
+			"run after it; set OPENBLAS_THREAD_TIMEOUT=4 for a fair alternation")
 	}
 	if s.json {
 		for _, f := range failed {

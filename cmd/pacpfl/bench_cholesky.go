@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 
@@ -74,12 +73,6 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 	}
 
 	sw.header(missing, backends)
-	if slices.Contains(names, "openblas") && len(names) > 1 && os.Getenv("OPENBLAS_THREAD_TIMEOUT") == "" {
-		// Measured: with the default timeout a contender run right after
-		// OpenBLAS at n = 1000 lost up to 40% of its speed to spinning threads.
-		fmt.Fprintln(stderr, "note: OpenBLAS's idle threads spin after each call and can slow the contender "+
-			"run after it; set OPENBLAS_THREAD_TIMEOUT=4 for a fair alternation")
-	}
 	if slices.Contains(names, "gonum") && slices.Max(sizes) >= 4000 {
 		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes many seconds per run; it is measured anyway")
 	}
