@@ -161,9 +161,21 @@ func norm2(x []float64) float64 {
 	return math.Sqrt(s)
 }
 
+// anyNumber reports whether any of fields parses as a number.
+func anyNumber(fields []string) bool {
+	for _, f := range fields {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // readCSVData reads a numeric CSV: every row has the same number (≥ 2) of
 // comma-separated fields, the last being y. The first non-blank line may be a
-// header (it is one if any field is not a number). Blank lines and lines
+// header (it is one if none of its fields is a number: a first data row with
+// one malformed field is an error, not a header silently dropped, and the
+// data then has one sample less than the user thinks). Blank lines and lines
 // starting with # are skipped. Errors name the file and line.
 func readCSVData(path string) (X, y []float64, d int, err error) {
 	f, err := os.Open(path)
@@ -199,7 +211,7 @@ func readCSVData(path string) (X, y []float64, d int, err error) {
 			row = append(row, v)
 		}
 		if bad != nil {
-			if first && !strings.Contains(bad.Error(), "must be finite") {
+			if first && !strings.Contains(bad.Error(), "must be finite") && !anyNumber(fields) {
 				cols = len(fields) // a header: it fixes the column count
 				continue
 			}

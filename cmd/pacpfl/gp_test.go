@@ -110,6 +110,9 @@ func TestGPEvalErrors(t *testing.T) {
 		{"bad CSV field", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "b.csv", "a,b\n1,2\n3,x\n")}, exitError, `b.csv:3: field 2 ("x") is not a number`},
 		{"Inf in CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "i.csv", "1,2\n3,Inf\n")}, exitError, "i.csv:2: field 2 is +Inf"},
 		{"one column", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "o.csv", "1\n2\n")}, exitError, "at least one feature"},
+		// A first row with one typo used to be taken for a header and
+		// silently dropped.
+		{"bad first row", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "f.csv", "1,2x\n3,4\n5,6\n")}, exitError, `f.csv:1: field 2 ("2x") is not a number`},
 		{"empty CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "e.csv", "x,y\n")}, exitError, "no data rows"},
 	}
 	for _, c := range cases {
