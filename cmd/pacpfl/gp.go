@@ -113,6 +113,22 @@ func runGPEval(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	model := lml.Model{D: d, DF: *df, MeanHidden: hidden, KernelHidden: hidden}
+	// φ and its gradient, the m×m kernel matrix and its factor, counted in
+	// float64 (an absurd --hidden overflows an int count): a lower bound that
+	// turns a "fatal error: out of memory" crash into a message.
+	weights := func(out float64) float64 {
+		w, in := 0.0, float64(d)
+		for _, h := range hidden {
+			w += (in + 1) * float64(h)
+			in = float64(h)
+		}
+		return w + (in+1)*out
+	}
+	m := float64(len(y))
+	if st, ok := checkMemory(stderr, "gp eval", fmt.Sprintf("--hidden %v --df %d on %d samples", hidden, *df, len(y)),
+		8*(2*(weights(1)+weights(float64(*df)))+2*m*m)); !ok {
+		return st
+	}
 	var phi []float64
 	if *params != "" {
 		if phi, err = readParams(*params, model.NumParams()); err != nil {

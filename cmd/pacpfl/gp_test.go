@@ -124,3 +124,24 @@ func TestGPEvalErrors(t *testing.T) {
 	assert.Equal(t, exitOK, st)
 	assert.Contains(t, out, "usage")
 }
+
+// An absurd --hidden or --df is refused with a message instead of dying with
+// "fatal error: out of memory"; the machine is pretended to have 1 GiB.
+func TestGPEvalRefusesModelsBeyondMemory(t *testing.T) {
+	saved := availableMemory
+	defer func() { availableMemory = saved }()
+	availableMemory = func() float64 { return 1 << 30 }
+	data := writeTemp(t, "d.csv", gpCSV)
+	for _, args := range [][]string{
+		{"--hidden", "20000,20000"},
+		{"--df", "100000000"},
+		{"--hidden", "4000000000000,4000000000000"}, // the parameter count overflows an int
+	} {
+		st, out, errs := runCLI(append([]string{"gp", "eval", "--data", data, "--init-seed", "1"}, args...)...)
+		assert.Equal(t, exitUsage, st, "%v: %s", args, errs)
+		assert.Empty(t, out, args)
+		assert.Contains(t, errs, "GiB", args)
+	}
+	st, _, errs := runCLI("gp", "eval", "--data", data, "--init-seed", "1")
+	assert.Equal(t, exitOK, st, errs)
+}
