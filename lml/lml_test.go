@@ -170,6 +170,20 @@ func TestGradientDefaultModelSampled(t *testing.T) {
 	checkGradient(t, md, m, 1, 99, coords)
 }
 
+// Widths whose parameter count overflows an int used to make NewWorkspace
+// and NewEvaluator panic in makeslice instead of returning an error.
+func TestModelTooLarge(t *testing.T) {
+	huge := Model{D: 1, DF: 1, MeanHidden: []int{1 << 40, 1 << 40}, KernelHidden: []int{1}}
+	assert.ErrorContains(t, huge.Validate(), "too many")
+	assert.NotPanics(t, func() {
+		_, err := NewWorkspace(huge, nil)
+		assert.Error(t, err)
+		_, err = NewEvaluator(huge, EvaluatorOptions{Threads: 1})
+		assert.Error(t, err)
+	})
+	assert.NoError(t, DefaultModel(15).Validate())
+}
+
 func TestDataAndParamErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	md := testModels[0]

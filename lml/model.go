@@ -58,6 +58,19 @@ func (m Model) Validate() error {
 			return fmt.Errorf("lml: kernel hidden layer %d has width %d; widths must be ≥ 1", i, w)
 		}
 	}
+	// Counted in float64: with absurd widths the int count of NumParams
+	// overflows and allocating φ would panic instead of failing cleanly.
+	count := func(hidden []int, out int) float64 {
+		c, in := 0.0, float64(m.D)
+		for _, h := range hidden {
+			c += (in + 1) * float64(h)
+			in = float64(h)
+		}
+		return c + (in+1)*float64(out)
+	}
+	if n := count(m.MeanHidden, 1) + count(m.KernelHidden, m.DF); n > math.MaxInt/8 {
+		return fmt.Errorf("lml: model has %.3g parameters, too many to allocate", n)
+	}
 	return nil
 }
 
