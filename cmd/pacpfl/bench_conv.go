@@ -50,6 +50,12 @@ func runBenchConv(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl bench conv: --reps %d, --batch %d, --samples %d: each must be at least 1\n", *reps, *batch, *samples)
 		return exitUsage
 	}
+	// Per image: the 1×28×28 input and, per weight sample, at least conv1's
+	// 10×24×24 output; a lower bound.
+	if st, ok := checkMemory(stderr, "bench conv", fmt.Sprintf("--batch %d --samples %d", *batch, *samples),
+		8*float64(*batch)*(28*28+10*24*24*float64(*samples))); !ok {
+		return st
+	}
 	opt, err := convOptions(*backend)
 	if err != nil {
 		fmt.Fprintf(stderr, "pacpfl bench conv: %v\n", err)

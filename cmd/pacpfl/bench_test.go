@@ -49,6 +49,7 @@ func TestBenchRefusesSizesBeyondMemory(t *testing.T) {
 		{"exp", "--n", "200000000"},
 		{"sekernel", "--m", "20000"},
 		{"lml", "--m", "20000", "--k", "1"},
+		{"conv", "--batch", "1000000"},
 	} {
 		st, out, errs := runCLI(append([]string{"bench"}, args...)...)
 		if st != exitUsage || out != "" || !strings.Contains(errs, "GiB") {
