@@ -143,11 +143,18 @@ var availableMemory = func() float64 {
 // ends it, so an absurd --n must be caught before anything is allocated.
 // bytes is a lower bound of what the benchmark holds at once.
 func checkMemory(stderr io.Writer, cmd, what string, bytes float64) (status int, ok bool) {
+	if err := memoryError(what, bytes); err != nil {
+		fmt.Fprintf(stderr, "pacpfl %s: %v\n", cmd, err)
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// memoryError is checkMemory's test as a usage error (nil if it fits).
+func memoryError(what string, bytes float64) error {
 	avail := availableMemory()
 	if avail <= 0 || bytes <= avail {
-		return exitOK, true
+		return nil
 	}
-	fmt.Fprintf(stderr, "pacpfl %s: %s needs at least %.3g GiB, but only %.3g GiB of memory is available\n",
-		cmd, what, bytes/(1<<30), avail/(1<<30))
-	return exitUsage, false
+	return usagef("%s needs at least %.3g GiB, but only %.3g GiB of memory is available", what, bytes/(1<<30), avail/(1<<30))
 }

@@ -96,6 +96,14 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 func (f *trainFlags) dataset(seed uint64) (*fl.Dataset, error) {
 	c := fl.DefaultPolynomial()
 	c.Existing, c.New, c.Extra, c.Seed = f.clients, f.newClients, f.extra, seed
+	// Inputs and targets of every sample (D = 1), counted in float64: a
+	// lower bound that turns an absurd --clients or --extra into a message
+	// instead of an out-of-memory crash or hours of data generation.
+	samples := float64(c.Existing)*(float64(c.Train)+float64(c.Extra)+float64(c.Test)) +
+		float64(c.New)*(float64(max(c.NewTrain, c.Train))+float64(c.Test))
+	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra), 8*2*samples); err != nil {
+		return nil, err
+	}
 	ds, err := fl.Polynomial(c)
 	if err != nil {
 		return nil, usageError{err}
@@ -144,6 +152,16 @@ func (f *trainFlags) options(ds *fl.Dataset, seed uint64) (fl.PACPFLOptions, err
 	}
 	if err := s.Validate(n); err != nil {
 		return o, usageError{err}
+	}
+	// The particles, their gradients and the optimiser's state (k×dφ each),
+	// and the Monte Carlo terms of the bounds: lower bounds.
+	dphi := float64(fl.NewGPModel(ds.D).Dim())
+	if err := memoryError(fmt.Sprintf("--k %d", f.k), 8*3*float64(f.k)*dphi); err != nil {
+		return o, err
+	}
+	if err := memoryError(fmt.Sprintf("--bound-samples %d --func-samples %d", f.boundSamples, f.funcSamples),
+		8*float64(max(f.boundSamples, f.funcSamples))); err != nil {
+		return o, err
 	}
 	a, b, err := parseRange(f.lossRange)
 	if err != nil {

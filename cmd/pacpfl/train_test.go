@@ -236,3 +236,24 @@ func TestJSONReportWithNaNMetrics(t *testing.T) {
 		t.Fatalf("want null new-client metrics and finite existing ones: %s", data)
 	}
 }
+
+// Sizes whose data or particles cannot fit in memory are refused up front
+// (they used to crash with "fatal error: out of memory", or spend hours
+// generating data first); the machine is pretended to have 1 GiB.
+func TestTrainRefusesSizesBeyondMemory(t *testing.T) {
+	saved := availableMemory
+	defer func() { availableMemory = saved }()
+	availableMemory = func() float64 { return 1 << 30 }
+	for _, args := range [][]string{
+		{"train", "--clients", "100000000"},
+		{"train", "--clients", "4", "--extra", "100000000"},
+		{"train", "--clients", "4", "--k", "100000000"},
+		{"train", "--clients", "4", "--bound-samples", "1000000000"},
+		{"experiment", "polynomial", "--new-clients", "100000000"},
+	} {
+		code, out, errOut := runCLI(append(args, "-T", "1", "--quiet")...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "GiB") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and a message about memory", args, code, out, errOut)
+		}
+	}
+}
