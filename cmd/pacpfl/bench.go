@@ -56,7 +56,20 @@ func init() {
 				benchUsage(stdout)
 				return exitOK
 			case "all":
-				// Every kernel with its default sizes; the shared flags pass through.
+				// Every kernel with its default sizes; the shared flags pass
+				// through. They are checked first: a kernel-specific flag, or
+				// a bad --reps, used to surface only after the kernels that
+				// accepted it had run, once per kernel.
+				fs := newFlagSet("bench all", stderr)
+				fs.Bool("json", false, "one JSON object per line instead of a table")
+				reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
+				if st, ok := parseFlags(fs, args[1:], false); !ok {
+					return st
+				}
+				if *reps < 1 {
+					fmt.Fprintf(stderr, "pacpfl bench all: --reps %d: want at least 1\n", *reps)
+					return exitUsage
+				}
 				status := exitOK
 				for _, n := range benchNames() {
 					fmt.Fprintf(stdout, "== bench %s\n", n)

@@ -65,3 +65,18 @@ func TestBenchRefusesSizesBeyondMemory(t *testing.T) {
 		t.Errorf("bench lml --threads -1: exit %d, stderr %q; want 2 with a message", st, errs)
 	}
 }
+
+// `bench all` takes only --json and --reps, and checks them before running
+// anything: a kernel-specific flag used to run the kernels that accept it and
+// then fail in the others.
+func TestBenchAllChecksFlagsFirst(t *testing.T) {
+	for _, args := range [][]string{{"--n", "5"}, {"--reps", "0"}, {"extra"}} {
+		st, out, errs := runCLI(append([]string{"bench", "all"}, args...)...)
+		if st != exitUsage || out != "" || errs == "" {
+			t.Errorf("bench all %v: exit %d, stdout %q, stderr %q; want 2, nothing run, a message", args, st, out, errs)
+		}
+	}
+	if st, _, _ := runCLI("bench", "all", "-h"); st != exitOK {
+		t.Errorf("bench all -h: exit %d", st)
+	}
+}
