@@ -166,6 +166,14 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		for key, xs := range v {
 			rep.Methods[m].PerSeed[key] = jsonFloats(xs)
 		}
+		if *seeds == 1 {
+			// One seed has no spread to estimate: fl.Summarise's 0 would
+			// print as "± 0.00", a claim of no uncertainty at all.
+			ms := rep.Methods[m]
+			for _, s := range []*fl.Summary{&ms.Existing.RSMSE, &ms.Existing.CE, &ms.New.RSMSE, &ms.New.CE} {
+				s.CI95 = math.NaN()
+			}
+		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	printTable(stdout, &rep, methods)
@@ -211,6 +219,9 @@ func runMethod(m string, ds *fl.Dataset, g *fl.GPModel, f *trainFlags, seed uint
 func fmtSummary(s fl.Summary) string {
 	if math.IsNaN(s.Mean) {
 		return "–"
+	}
+	if math.IsNaN(s.CI95) {
+		return fmt.Sprintf("%.2f ± –", s.Mean)
 	}
 	return fmt.Sprintf("%.2f ± %.2f", s.Mean, s.CI95)
 }

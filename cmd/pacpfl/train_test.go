@@ -232,6 +232,12 @@ func TestJSONReportWithNaNMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := ex.Methods["pooled"]
+	// One seed: no confidence interval, not "± 0.00".
+	code, out, errOut := runCLI("experiment", "polynomial", "--methods", "pooled", "--seeds", "1", "--baseline-steps", "2",
+		"--clients", "4", "--new-clients", "2", "--quiet")
+	if code != exitOK || strings.Contains(out, "± 0.00 (paper") || !strings.Contains(out, "± – (paper") {
+		t.Errorf("one seed: exit %d, stderr %q, table:\n%s", code, errOut, out)
+	}
 	if p.New.RSMSE.Mean != nil || p.Existing.RSMSE.Mean == nil || len(p.PerSeed["new_rsmse"]) != 2 || p.PerSeed["new_rsmse"][0] != nil {
 		t.Fatalf("want null new-client metrics and finite existing ones: %s", data)
 	}
