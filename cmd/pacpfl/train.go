@@ -79,6 +79,9 @@ func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 	if jsonPath == "" {
 		return nil
 	}
+	if st, err := os.Stat(jsonPath); err == nil && st.IsDir() {
+		return fmt.Errorf("--json %s is a directory", jsonPath)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(jsonPath), "."+filepath.Base(jsonPath)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("--json %s: %w", jsonPath, err)
@@ -336,7 +339,12 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if _, err = tmp.Write(append(data, '\n')); err == nil {
+	// CreateTemp makes the file 0600; a results file is as readable as
+	// one written by os.WriteFile.
+	if err = tmp.Chmod(0o644); err == nil {
+		_, err = tmp.Write(append(data, '\n'))
+	}
+	if err == nil {
 		err = tmp.Close()
 	} else {
 		tmp.Close()

@@ -168,12 +168,15 @@ func TestTrainExperimentReviewedInputs(t *testing.T) {
 	}
 	// An unwritable --json is refused before any work, not after training.
 	bad := filepath.Join(t.TempDir(), "no-such-dir", "out.json")
+	dir := t.TempDir()
 	for _, args := range [][]string{
+		append([]string{"train", "-T", "1", "--json", dir}, small...), // a directory, found only after training
+
 		append([]string{"train", "-T", "1", "--json", bad}, small...),
 		append([]string{"experiment", "polynomial", "--seeds", "1", "-T", "1", "--json", bad}, small...),
 	} {
 		code, out, errOut := runCLI(args...)
-		if code != exitError || out != "" || !strings.Contains(errOut, "no-such-dir") {
+		if code != exitError || out != "" || !strings.Contains(errOut, "--json") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1, no output, a message naming the path", args, code, out, errOut)
 		}
 	}
@@ -187,6 +190,10 @@ func TestJSONReportWithNaNMetrics(t *testing.T) {
 	code, _, errOut := runCLI("train", "--clients", "4", "--new-clients", "0", "-T", "0", "--bound-samples", "0", "--quiet", "--json", path)
 	if code != exitOK {
 		t.Fatalf("train: exit %d, stderr %q", code, errOut)
+	}
+	// Written through a temporary file (0600), the result is still 0644.
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("report file mode: %v, %v; want -rw-r--r--", st.Mode(), err)
 	}
 	var tr struct {
 		FinalLML *float64 `json:"final_mean_lml"`
