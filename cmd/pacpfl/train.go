@@ -147,7 +147,7 @@ func (f *trainFlags) options(ds *fl.Dataset, seed uint64) (fl.PACPFLOptions, err
 		}
 		s.Tau = fl.TauFromLambda(f.lambda, float64(ds.MinM()), n, ds.N2(), fl.Upsilon)
 	}
-	if f.dpEpsilon < 0 {
+	if !(f.dpEpsilon >= 0) { // NaN too: it used to run silently without DP
 		return o, usagef("--dp-epsilon %v must be ≥ 0", f.dpEpsilon)
 	}
 	if f.dpEpsilon > 0 {

@@ -157,6 +157,8 @@ func TestTrainExperimentReviewedInputs(t *testing.T) {
 	}{
 		// --lambda and --tau both set τ; λ used to win silently.
 		{append([]string{"train", "--lambda", "1", "--tau", "0.1"}, small...), exitUsage},
+		// --dp-epsilon NaN ran without differential privacy, silently.
+		{append([]string{"train", "--dp-epsilon", "NaN"}, small...), exitUsage},
 		// A repeated method pooled its runs as extra seeds: a too-narrow CI.
 		{append([]string{"experiment", "polynomial", "--methods", "pooled,pooled", "--seeds", "2"}, small...), exitUsage},
 	}
