@@ -137,26 +137,8 @@ func (impl *Native) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) (ok bool) 
 // Dpotrs solves A·X = B for the n×nrhs matrix B (overwritten by X), given
 // the factorization of A by Dpotrf.
 func (impl *Native) Dpotrs(ul blas.Uplo, n, nrhs int, a []float64, lda int, b []float64, ldb int) {
-	switch {
-	case ul != blas.Upper && ul != blas.Lower:
-		panic(badUplo)
-	case n < 0:
-		panic(nLT0)
-	case nrhs < 0:
-		panic(nrhsLT0)
-	case lda < max(1, n):
-		panic(badLdA)
-	case ldb < max(1, nrhs):
-		panic(badLdB)
-	}
-	if n == 0 || nrhs == 0 {
+	if !checkPotrs(ul, n, nrhs, a, lda, b, ldb) {
 		return
-	}
-	switch {
-	case len(a) < (n-1)*lda+n:
-		panic(shortA)
-	case len(b) < (n-1)*ldb+nrhs:
-		panic(shortB)
 	}
 	bl := impl.b
 	if ul == blas.Upper {
@@ -289,4 +271,31 @@ func Backends() []string {
 		}
 	}
 	return out
+}
+
+// checkPotrs panics, with gonum's messages and in gonum's order, on bad
+// Dpotrs arguments, and reports whether there is any work to do.
+func checkPotrs(ul blas.Uplo, n, nrhs int, a []float64, lda int, b []float64, ldb int) bool {
+	switch {
+	case ul != blas.Upper && ul != blas.Lower:
+		panic(badUplo)
+	case n < 0:
+		panic(nLT0)
+	case nrhs < 0:
+		panic(nrhsLT0)
+	case lda < max(1, n):
+		panic(badLdA)
+	case ldb < max(1, nrhs):
+		panic(badLdB)
+	}
+	if n == 0 || nrhs == 0 {
+		return false
+	}
+	switch {
+	case len(a) < (n-1)*lda+n:
+		panic(shortA)
+	case len(b) < (n-1)*ldb+nrhs:
+		panic(shortB)
+	}
+	return true
 }

@@ -24,26 +24,8 @@ func (openblasLapack) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
 }
 
 func (openblasLapack) Dpotrs(ul blas.Uplo, n, nrhs int, a []float64, lda int, b []float64, ldb int) {
-	switch {
-	case ul != blas.Upper && ul != blas.Lower:
-		panic(badUplo)
-	case n < 0:
-		panic(nLT0)
-	case nrhs < 0:
-		panic(nrhsLT0)
-	case lda < max(1, n):
-		panic(badLdA)
-	case ldb < max(1, nrhs):
-		panic(badLdB)
-	}
-	if n == 0 || nrhs == 0 {
+	if !checkPotrs(ul, n, nrhs, a, lda, b, ldb) {
 		return
-	}
-	switch {
-	case len(a) < (n-1)*lda+n:
-		panic(shortA)
-	case len(b) < (n-1)*ldb+nrhs:
-		panic(shortB)
 	}
 	lapacke.Dpotrs(byte(ul), n, nrhs, a, lda, b, ldb)
 }
