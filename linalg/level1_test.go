@@ -33,7 +33,13 @@ func TestLevel1Suite(t *testing.T) {
 					// Daxpy
 					for _, alpha := range []float64{0, 1, -1.5} {
 						y0 := append([]float64(nil), y...)
-						be.impl.Daxpy(n, alpha, x, incX, y, incY)
+						xa := x
+						if alpha == 0 && n > 0 {
+							// α = 0: x is not read, its NaN must not reach y.
+							xa = append([]float64(nil), x...)
+							xa[pos(0, incX)] = math.NaN()
+						}
+						be.impl.Daxpy(n, alpha, xa, incX, y, incY)
 						for i := range y {
 							want := y0[i]
 							for j := 0; j < n; j++ {

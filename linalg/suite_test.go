@@ -156,8 +156,15 @@ func checkDgemm(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, tA
 	}
 	// BLAS does not read A or B when alpha == 0, so their NaNs must not
 	// reach C. gonum v0.17 computes 0*NaN anyway: the probe skips it.
-	if alpha == 0 && ar > 0 && ac > 0 && name != "gonum" {
-		a[0] = math.NaN()
+	// (OpenBLAS's AVX-512 kernels do the same; the openblas backend's guard
+	// must hide it, see refscalars.go.)
+	if alpha == 0 && name != "gonum" {
+		if ar > 0 && ac > 0 {
+			a[0], a[(ar-1)*lda+ac-1] = math.NaN(), math.NaN()
+		}
+		if br > 0 && bc > 0 {
+			b[0], b[(br-1)*ldb+bc-1] = math.NaN(), math.NaN()
+		}
 	}
 	c0 := append([]float64(nil), c...)
 	impl.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
