@@ -8,16 +8,23 @@ import (
 	"testing"
 )
 
-// forEachLevel runs f once at every SIMD level this CPU and build support,
-// as a subtest named after the level, and restores the detected level.
+// forEachLevel runs f once at every SIMD level of this architecture, as a
+// subtest named after the level; a level this CPU or build cannot run is a
+// skipped subtest saying why (package asmtest does the same for the other
+// packages; it cannot be imported here). The detected level is restored.
 func forEachLevel(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	defer Configure("")
-	for _, l := range Supported() {
-		if err := SetLevel(l); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(l.String(), f)
+	for _, l := range ArchLevels() {
+		t.Run(l.String(), func(t *testing.T) {
+			if why := Unsupported(l); why != "" {
+				t.Skip(why)
+			}
+			if err := SetLevel(l); err != nil {
+				t.Fatal(err)
+			}
+			f(t)
+		})
 	}
 }
 

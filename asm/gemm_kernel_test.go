@@ -18,7 +18,11 @@ func TestGemmKernelsMatchGeneric(t *testing.T) {
 	}
 	ks = append(ks, 256, 1001)
 	rnd := rand.New(rand.NewPCG(1, 1))
-	for _, l := range Supported() {
+	for _, l := range ArchLevels() {
+		if why := Unsupported(l); why != "" {
+			t.Run(l.String(), func(t *testing.T) { t.Skip(why) })
+			continue
+		}
 		for _, kern := range gemmKernelsFor(l) {
 			ref := GemmKernelGenericFor(kern)
 			t.Run(fmt.Sprintf("%s/%dx%d", l, kern.MR, kern.NR), func(t *testing.T) {

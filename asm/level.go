@@ -12,6 +12,7 @@ package asm
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 )
@@ -60,6 +61,34 @@ func init() {
 // Supported returns the levels this CPU and build can run, best first. The
 // last element is always Generic.
 func Supported() []Level { return append([]Level(nil), supported...) }
+
+// ArchLevels returns every level that has kernels for this architecture,
+// best first, whether or not this CPU and build can run them: the levels a
+// test suite should name (skipping, with Unsupported's reason, those it
+// cannot run here).
+func ArchLevels() []Level {
+	switch runtime.GOARCH {
+	case "amd64":
+		return []Level{AVX512, AVX2, Generic}
+	case "arm64":
+		return []Level{NEON, Generic}
+	}
+	return []Level{Generic}
+}
+
+// Unsupported returns "" if this CPU and build can run level l, and
+// otherwise why not.
+func Unsupported(l Level) string {
+	for _, s := range supported {
+		if s == l {
+			return ""
+		}
+	}
+	if purego {
+		return fmt.Sprintf("SIMD level %s: this is a purego build (no assembly)", l)
+	}
+	return fmt.Sprintf("SIMD level %s: not supported by this CPU (supported: %s)", l, supportedNames())
+}
 
 // Detected returns the best level this CPU and build support.
 func Detected() Level { return supported[0] }

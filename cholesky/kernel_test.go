@@ -10,6 +10,7 @@ import (
 	lgonum "gonum.org/v1/gonum/lapack/gonum"
 
 	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/asm/asmtest"
 )
 
 // TestRLTLeafAgainstGonum compares the micro-kernel triangular solve with
@@ -17,13 +18,9 @@ import (
 // multiple of NR, strides) at every SIMD level this CPU supports, on one and
 // several goroutines.
 func TestRLTLeafAgainstGonum(t *testing.T) {
-	defer asm.Configure("")
 	rng := rand.New(rand.NewPCG(11, 11))
 	var leaf rltLeaf
-	for _, lvl := range asm.Supported() {
-		if err := asm.SetLevel(lvl); err != nil {
-			t.Fatal(err)
-		}
+	asmtest.ForEachLevel(t, func(t *testing.T, lvl asm.Level) {
 		for _, m := range []int{1, 3, 5, 6, 7, 13, 50, 301} {
 			for _, n := range []int{1, 2, 3, 4, 7, 8, 9, 16, 17, 31, 63, 64, 65, 130, 256} {
 				if m > 100 && n > 70 && testing.Short() {
@@ -66,7 +63,7 @@ func TestRLTLeafAgainstGonum(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestLeafKernels checks potf2, trti2 and lauu2 against gonum directly.

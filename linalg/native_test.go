@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/asm/asmtest"
 )
 
 func panicText(f func()) (msg string) {
@@ -169,11 +170,7 @@ func TestConcurrentUse(t *testing.T) {
 // level has its own micro-kernel and tile shape).
 func TestEveryLevel(t *testing.T) {
 	forceParallel(t)
-	defer asm.Configure("")
-	for _, l := range asm.Supported() {
-		if err := asm.SetLevel(l); err != nil {
-			t.Fatal(err)
-		}
+	asmtest.ForEachLevel(t, func(t *testing.T, l asm.Level) {
 		nat := NewNative(2)
 		if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
 			t.Fatal(err)
@@ -190,5 +187,5 @@ func TestEveryLevel(t *testing.T) {
 				checkDtrsm(t, rnd, nat, blas.Right, blas.Lower, tA, blas.Unit, s[0], s[1]+64, -1.5)
 			}
 		}
-	}
+	})
 }
