@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/asm/asmtest"
 )
 
 func TestAlternateTakesMinimumAndAlternates(t *testing.T) {
@@ -56,9 +59,38 @@ func TestPeakArithmetic(t *testing.T) {
 	if p.GFLOPS() != 80 {
 		t.Fatalf("GFLOPS = %v, want 80", p.GFLOPS())
 	}
-	if m := MachinePeak(); m.Cores < 1 || m.FlopsPerCycle < 2 || !strings.Contains(m.String(), "FLOP/cycle") {
-		t.Fatalf("MachinePeak() = %+v", m)
+	m, err := MachinePeak()
+	if err != nil || m.Cores < 1 || m.FlopsPerCycle < 2 || !strings.Contains(m.String(), "FLOP/cycle") || m.FlopsSource == "" {
+		t.Fatalf("MachinePeak() = %+v, %v", m, err)
 	}
+}
+
+// TestFlopsPerCycleEveryLevel: the FLOP/cycle of each level this CPU runs is
+// what its FMA pipes allow and says where it comes from. At avx2 the figure
+// is measured: every AVX2 core has one or two 256-bit FMA pipes, so 8 or 16.
+func TestFlopsPerCycleEveryLevel(t *testing.T) {
+	asmtest.ForEachLevel(t, func(t *testing.T, l asm.Level) {
+		f, why := flopsPerCycle(l)
+		t.Logf("%s: %d FLOP/cycle (%s)", l, f, why)
+		switch l {
+		case asm.AVX2:
+			if fmaProbe != nil && (f != 8 && f != 16 || !strings.HasPrefix(why, "measured")) {
+				t.Fatalf("avx2: %d FLOP/cycle (%s), want a measured 8 or 16", f, why)
+			}
+		case asm.AVX512:
+			if f != 16 && f != 32 {
+				t.Fatalf("avx512: %d FLOP/cycle (%s), want 16 or 32", f, why)
+			}
+		case asm.NEON:
+			if f != 8 {
+				t.Fatalf("neon: %d FLOP/cycle, want the assumed 8", f)
+			}
+		case asm.Generic:
+			if f != 2 {
+				t.Fatalf("generic: %d FLOP/cycle, want 2", f)
+			}
+		}
+	})
 }
 
 func TestMeasuredClockIsPlausible(t *testing.T) {
@@ -67,8 +99,26 @@ func TestMeasuredClockIsPlausible(t *testing.T) {
 	if g := measureGHz(); g < 0.05 || g > 10 {
 		t.Fatalf("measureGHz() = %v", g)
 	}
-	t.Setenv("PACPFL_CPU_GHZ", "4.5")
-	if p := MachinePeak(); p.GHz != 4.5 || p.FrequencySource != "PACPFL_CPU_GHZ" {
-		t.Fatalf("override ignored: %+v", p)
+	t.Setenv(GHzEnvVar, "4.5")
+	if p, err := MachinePeak(); err != nil || p.GHz != 4.5 || p.FrequencySource != GHzEnvVar {
+		t.Fatalf("override ignored: %+v, %v", p, err)
+	}
+}
+
+// TestBadClockOverrideIsAnError: a PACPFL_CPU_GHZ that is not a plausible
+// clock is refused by name, never ignored or used.
+func TestBadClockOverrideIsAnError(t *testing.T) {
+	for _, v := range []string{"Inf", "+Inf", "1e300", "junk", "0", "-1", "NaN", "", "0.05", "11"} {
+		t.Setenv(GHzEnvVar, v)
+		if err := ConfigError(); err == nil || !strings.Contains(err.Error(), GHzEnvVar) {
+			t.Errorf("%s=%q: ConfigError() = %v, want an error naming the variable", GHzEnvVar, v, err)
+		}
+		if _, err := MachinePeak(); err == nil {
+			t.Errorf("%s=%q: MachinePeak() accepted it", GHzEnvVar, v)
+		}
+	}
+	t.Setenv(GHzEnvVar, " 3.7 ")
+	if err := ConfigError(); err != nil {
+		t.Fatalf("3.7: %v", err)
 	}
 }

@@ -3,12 +3,15 @@ package bench
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/klauspost/cpuid/v2"
 
 	"github.com/pacpfl/pacpfl/asm"
 )
@@ -21,6 +24,9 @@ type Peak struct {
 	FlopsPerCycle   int
 	Level           asm.Level
 	FrequencySource string
+	// FlopsSource says where FlopsPerCycle comes from: measured with an FMA
+	// throughput loop, derived from it for the CPU model, or assumed.
+	FlopsSource string
 }
 
 // GFLOPS is the peak in GFLOP/s.
@@ -29,56 +35,130 @@ func (p Peak) GFLOPS() float64 { return float64(p.Cores) * p.GHz * float64(p.Flo
 // String says how the peak was computed.
 func (p Peak) String() string {
 	return fmt.Sprintf("peak %.1f GFLOP/s = %d cores × %.2f GHz (%s) × %d FLOP/cycle (%s: %s)",
-		p.GFLOPS(), p.Cores, p.GHz, p.FrequencySource, p.FlopsPerCycle, p.Level, flopsWhy(p.Level))
+		p.GFLOPS(), p.Cores, p.GHz, p.FrequencySource, p.FlopsPerCycle, p.Level, p.FlopsSource)
 }
 
-// flopsPerCycle assumes two FMA pipes per core, as on every x86 server core
-// since Haswell and on Zen; one FMA is two FLOP per lane.
-func flopsPerCycle(l asm.Level) int {
-	switch l {
-	case asm.AVX512:
-		return 2 * 8 * 2
-	case asm.AVX2:
-		return 2 * 4 * 2
-	case asm.NEON:
-		return 2 * 2 * 2
-	default:
-		return 2 // scalar: one multiply and one add per cycle
-	}
+// GHzEnvVar overrides the clock used for the peak (GHz, e.g. 3.2).
+const GHzEnvVar = "PACPFL_CPU_GHZ"
+
+// ConfigError reports an unusable PACPFL_CPU_GHZ (set but not a finite
+// number in [0.1, 10] GHz), or nil. Like a bad PACPFL_SIMD it is an error,
+// never silently ignored: a wrong clock makes every "% of peak" wrong.
+func ConfigError() error {
+	_, _, err := ghzOverride()
+	return err
 }
 
-func flopsWhy(l asm.Level) string {
-	switch l {
-	case asm.AVX512:
-		return "2 FMA pipes × 8 doubles × 2"
-	case asm.AVX2:
-		return "2 FMA pipes × 4 doubles × 2"
-	case asm.NEON:
-		return "2 FMA pipes × 2 doubles × 2"
-	default:
-		return "scalar multiply + add"
+func ghzOverride() (ghz float64, set bool, err error) {
+	v, ok := os.LookupEnv(GHzEnvVar)
+	if !ok {
+		return 0, false, nil
 	}
+	g, perr := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if perr != nil || math.IsNaN(g) || g < 0.1 || g > 10 {
+		return 0, true, fmt.Errorf("%s=%q: want the CPU clock in GHz, a number between 0.1 and 10", GHzEnvVar, v)
+	}
+	return g, true, nil
 }
 
 // MachinePeak computes the peak for the current SIMD level and GOMAXPROCS
 // cores. The clock is PACPFL_CPU_GHZ if set; otherwise the highest of the
 // cpufreq maximum, the "cpu MHz" of /proc/cpuinfo (often the base clock in a
 // VM) and a measured clock (see measureGHz), because a peak below what the
-// machine really runs at would report more than 100 % of it.
-func MachinePeak() Peak {
+// machine really runs at would report more than 100 % of it. FLOP per cycle
+// is measured where this build has an FMA loop for the level (see
+// flopsPerCycle). A bad PACPFL_CPU_GHZ is an error.
+func MachinePeak() (Peak, error) {
 	ghz, src := cpuGHz()
-	if v, err := strconv.ParseFloat(os.Getenv("PACPFL_CPU_GHZ"), 64); err == nil && v > 0 {
-		ghz, src = v, "PACPFL_CPU_GHZ"
+	if v, set, err := ghzOverride(); err != nil {
+		return Peak{}, err
+	} else if set {
+		ghz, src = v, GHzEnvVar
 	} else if m := measureGHz(); m > ghz {
 		ghz, src = m, "measured: dependent add/xor chain"
 	}
+	l := asm.Current()
+	f, why := flopsPerCycle(l)
 	return Peak{
 		Cores:           runtime.GOMAXPROCS(0),
 		GHz:             ghz,
-		FlopsPerCycle:   flopsPerCycle(asm.Current()),
-		Level:           asm.Current(),
+		FlopsPerCycle:   f,
+		Level:           l,
 		FrequencySource: src,
+		FlopsSource:     why,
+	}, nil
+}
+
+// flopsPerCycle is one core's double-precision FLOP per cycle at level l
+// (one FMA is two FLOP per lane) and where the figure comes from.
+//
+// At avx2 it is measured: the FMA throughput loop against the dependent
+// integer chain on the same thread gives FMAs per cycle, rounded to whole
+// pipes. At avx512 it is derived from that measurement, because this build's
+// probe is 256-bit: AMD family 19h (Zen 4) executes a 512-bit FMA as two
+// halves on its 256-bit pipes, so its 512-bit FLOP rate equals the measured
+// 256-bit one (twice the lanes at half the rate); other AVX-512 CPUs are
+// credited with 512-bit units as many as the measured 256-bit pipes, an upper
+// bound (Intel parts with one 512-bit FMA unit peak at half of it). NEON and
+// scalar code use a stated assumption.
+func flopsPerCycle(l asm.Level) (int, string) {
+	switch l {
+	case asm.AVX2, asm.AVX512:
+		pipes, ok := fmaPipes()
+		if !ok {
+			return 2 * 4 * 2, "assumed 2 FMA pipes × 4 doubles × 2 (no FMA probe in this build)"
+		}
+		if l == asm.AVX2 {
+			return pipes * 4 * 2, fmt.Sprintf("measured %d FMA/cycle × 4 doubles × 2 (%s)", pipes, fmaProbe.what)
+		}
+		if cpuid.CPU.VendorID == cpuid.AMD && cpuid.CPU.Family == 0x19 {
+			return pipes * 4 * 2, fmt.Sprintf("Zen 4 runs a 512-bit FMA on two 256-bit pipes: measured %d × 256-bit FMA/cycle × 4 doubles × 2 (%s)", pipes, fmaProbe.what)
+		}
+		return pipes * 8 * 2, fmt.Sprintf("assumed %d × 512-bit FMA/cycle (as many as the measured 256-bit pipes; an upper bound) × 8 doubles × 2", pipes)
+	case asm.NEON:
+		return 2 * 2 * 2, "assumed 2 FMA pipes × 2 doubles × 2"
+	default:
+		return 2, "assumed scalar multiply + add"
 	}
+}
+
+// fmaPipes measures once per process how many FMAs one core retires per
+// cycle, rounded to a whole number ≥ 1; false where there is no probe.
+var fmaPipes = sync.OnceValues(func() (int, bool) {
+	if fmaProbe == nil || asm.Unsupported(asm.AVX2) != "" {
+		return 0, false
+	}
+	return max(1, int(math.Round(fmaProbe.perCycle()))), true
+})
+
+// fmaLoop is an FMA throughput loop: run(n) retires n·perIter independent
+// FMAs of lanes doubles each.
+type fmaLoop struct {
+	run     func(n int)
+	perIter int
+	lanes   int
+	what    string
+}
+
+// perCycle measures FMAs per cycle on one locked thread: the fastest of many
+// short runs of the FMA loop against the fastest of the same number of runs
+// of the 8-cycle integer chain (so the clock, turbo or not, cancels out).
+func (f *fmaLoop) perCycle() float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const nFMA, nAdd = 20_000, 20_000
+	sinks[0] += addChain(40 * nAdd) // ramp the clock up
+	bestFMA, bestAdd := math.Inf(1), math.Inf(1)
+	for r := 0; r < 60; r++ {
+		t := time.Now()
+		f.run(nFMA)
+		bestFMA = min(bestFMA, time.Since(t).Seconds())
+		t = time.Now()
+		sinks[0] += addChain(nAdd)
+		bestAdd = min(bestAdd, time.Since(t).Seconds())
+	}
+	cycles := bestFMA / (bestAdd / (8 * nAdd))
+	return float64(nFMA*f.perIter) / cycles
 }
 
 func cpuGHz() (float64, string) {

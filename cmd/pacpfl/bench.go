@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pacpfl/pacpfl/bench"
 )
 
 // benchKernel is one `pacpfl bench <name>` target. run parses its own flags.
@@ -170,4 +172,15 @@ func memoryError(what string, bytes float64) error {
 		return nil
 	}
 	return usagef("%s needs at least %.3g GiB, but only %.3g GiB of memory is available", what, bytes/(1<<30), avail/(1<<30))
+}
+
+// machinePeak is bench.MachinePeak in a process whose start-up check
+// (configError) has already refused a bad PACPFL_CPU_GHZ, so an error here
+// is a broken invariant, not a user mistake.
+func machinePeak() bench.Peak {
+	p, err := bench.MachinePeak()
+	if err != nil {
+		panic("pacpfl: " + err.Error() + " (missed by the start-up check)")
+	}
+	return p
 }

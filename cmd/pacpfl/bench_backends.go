@@ -53,7 +53,7 @@ func (s *backendSweep) checkArgs(reps int, names, known []string) (status int, o
 // header prints the peak, the backends that could not be had, and the
 // column titles (or, with --json, the error lines only).
 func (s *backendSweep) header(missing map[string]error, order []string) {
-	s.peak = bench.MachinePeak()
+	s.peak = machinePeak()
 	var failed []backendResult
 	for _, name := range order {
 		if err, ok := missing[name]; ok {

@@ -67,7 +67,7 @@ func runBenchConv(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	best, errs := bench.Alternate(*reps, cs)
-	peak := bench.MachinePeak()
+	peak := machinePeak()
 	if !*asJSON {
 		fmt.Fprintln(stdout, peak.String())
 		fmt.Fprintf(stdout, "%-26s %6s %10s %9s %8s\n", "kernel", "batch", "ms", "GFLOP/s", "% peak")

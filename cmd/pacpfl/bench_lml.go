@@ -89,7 +89,7 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	peak := bench.MachinePeak()
+	peak := machinePeak()
 	if !*asJSON {
 		fmt.Fprintln(stdout, peak.String())
 		fmt.Fprintf(stdout, "one client update = LML + gradient of k particles; d=%d, dφ=%d; O(m³) part ≈ m³ FLOP per particle\n", d, np)

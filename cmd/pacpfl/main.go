@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/bench"
 )
 
 // Exit statuses.
@@ -33,9 +34,15 @@ type command struct {
 
 var commands = map[string]*command{}
 
-// configError reports an unusable PACPFL_SIMD; a variable so tests can replay
-// the start-up failure in-process.
-var configError = asm.ConfigError
+// configError reports an unusable environment setting (PACPFL_SIMD,
+// PACPFL_CPU_GHZ); a variable so tests can replay the start-up failure
+// in-process.
+var configError = func() error {
+	if err := asm.ConfigError(); err != nil {
+		return err
+	}
+	return bench.ConfigError()
+}
 
 func register(c *command) {
 	if _, dup := commands[c.name]; dup {

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/asm/asmtest"
+	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
@@ -32,13 +34,12 @@ func TestVersion(t *testing.T) {
 }
 
 func TestVersionReportsForcedLevel(t *testing.T) {
-	defer asm.Configure("")
-	for _, l := range asm.Supported() {
+	asmtest.ForEachLevel(t, func(t *testing.T, l asm.Level) {
 		require.NoError(t, asm.Configure(l.String()))
 		st, out, _ := runCLI("version")
 		require.Equal(t, 0, st)
 		assert.Contains(t, out, "chosen "+l.String())
-	}
+	})
 }
 
 func TestBadSIMDEnvironmentIsAStartupError(t *testing.T) {
@@ -96,4 +97,15 @@ func setConfigErrForTest(err error) (restore func()) {
 	old := configError
 	configError = func() error { return err }
 	return func() { configError = old }
+}
+
+// A bad PACPFL_CPU_GHZ is a start-up error naming the variable (exit 2), as
+// a bad PACPFL_SIMD is: it would make every "% of peak" wrong.
+func TestBadClockEnvironmentIsAStartupError(t *testing.T) {
+	for _, v := range []string{"junk", "Inf", "0", "-1", "NaN", "1e300"} {
+		t.Setenv(bench.GHzEnvVar, v)
+		st, _, errOut := runCLI("version")
+		assert.Equal(t, exitUsage, st, "PACPFL_CPU_GHZ=%q", v)
+		assert.Contains(t, errOut, "PACPFL_CPU_GHZ", "PACPFL_CPU_GHZ=%q", v)
+	}
 }

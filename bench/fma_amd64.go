@@ -1,0 +1,11 @@
+//go:build !purego
+
+package bench
+
+// fmaChainsAVX2 runs n iterations of 12 independent 256-bit FMAs.
+func fmaChainsAVX2(n int)
+
+// fmaProbe is the throughput loop of the widest FMA this build can measure:
+// 256-bit (4 doubles), 12 per iteration. AVX2+FMA is present on every CPU
+// whose level is avx2 or avx512.
+var fmaProbe = &fmaLoop{run: fmaChainsAVX2, perIter: 12, lanes: 4, what: "256-bit FMA loop"}

@@ -1,0 +1,7 @@
+//go:build purego || !amd64
+
+package bench
+
+// No FMA throughput loop in this build: NEON and the scalar level use the
+// documented assumption (see flopsPerCycle).
+var fmaProbe *fmaLoop
