@@ -44,14 +44,6 @@ const (
 	AggregateMean
 )
 
-// DPConfig switches on Algorithm 3: each client's update is clipped to norm
-// Clip (per particle row) and Laplace noise of scale T·Clip/(Epsilon·c) is
-// added to every coordinate of the mean of the clipped updates.
-type DPConfig struct {
-	Epsilon float64
-	Clip    float64
-}
-
 // Config holds the parameters of Algorithm 1 (and 3).
 type Config struct {
 	K               int     // particles k
@@ -95,11 +87,8 @@ func (c *Config) Validate(n int) error {
 		return fmt.Errorf("server: negative worker count %d", c.Workers)
 	}
 	if c.DP != nil {
-		if !(c.DP.Epsilon > 0) || math.IsInf(c.DP.Epsilon, 0) {
-			return fmt.Errorf("server: DP ε = %v must be positive and finite", c.DP.Epsilon)
-		}
-		if !(c.DP.Clip > 0) || math.IsInf(c.DP.Clip, 0) {
-			return fmt.Errorf("server: DP clip norm γ = %v must be positive and finite", c.DP.Clip)
+		if err := c.DP.Validate(); err != nil {
+			return fmt.Errorf("server: %w", err)
 		}
 	}
 	return nil
@@ -115,9 +104,10 @@ type Result struct {
 	// MeanLML[t] is the mean ln Z^C over the clients of round t+1.
 	MeanLML []float64
 	Elapsed time.Duration
-	// Epsilon is the DP level of the run (Algorithm 3), or +Inf without DP:
-	// deterministic SVGD loses the inherent privacy of Lemma 4.5.
-	Epsilon float64
+	// Privacy is the DP guarantee of the released particles (Algorithm 3),
+	// ε = +Inf without DP: deterministic SVGD loses the inherent privacy of
+	// Lemma 4.5. MeanLML is not covered by it.
+	Privacy Privacy
 }
 
 // Server runs Algorithm 1 (Algorithm 3 with Config.DP).
@@ -143,9 +133,11 @@ type Server struct {
 	// mini-batch never depends on which worker ran it.
 	pcgs []*rand.PCG
 	rngs []*rand.Rand
-	// Round-level stream: client selection and DP noise.
+	// Round-level stream: client selection.
 	rpcg *rand.PCG
 	rrng *rand.Rand
+	// DP noise: a secret stream unless the caller supplied one.
+	noise *rand.Rand
 }
 
 // Random-stream tags.
@@ -198,6 +190,13 @@ func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) 
 	if s.sv, err = svgd.New(s.k, s.dim); err != nil {
 		return nil, err
 	}
+	if cfg.DP != nil {
+		src, err := cfg.DP.noiseSource()
+		if err != nil {
+			return nil, err
+		}
+		s.noise = rand.New(src)
+	}
 	if cfg.Optimizer == "sgd" {
 		s.opt = &svgd.Ascent{LR: cfg.LR}
 	} else {
@@ -212,10 +211,8 @@ func (s *Server) Particles() []float64 { return s.particles }
 // Run performs the T rounds and returns the result.
 func (s *Server) Run() (*Result, error) {
 	start := time.Now()
-	res := &Result{K: s.k, Dim: s.dim, MeanLML: make([]float64, 0, s.cfg.Rounds), Epsilon: math.Inf(1)}
-	if s.cfg.DP != nil {
-		res.Epsilon = s.cfg.DP.Epsilon
-	}
+	res := &Result{K: s.k, Dim: s.dim, MeanLML: make([]float64, 0, s.cfg.Rounds),
+		Privacy: s.cfg.DP.privacy(s.cfg.Rounds, s.c, s.k, s.dim)}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < s.workers; w++ {
@@ -294,28 +291,12 @@ func (s *Server) finishRound() (float64, error) {
 		meanLML += v
 	}
 	meanLML /= float64(s.c)
-	agg := s.scores
-	for i := range agg {
-		agg[i] = 0
-	}
-	for slot := 0; slot < s.c; slot++ {
-		g := s.grads[slot]
-		if s.cfg.DP != nil {
-			ClipRows(g, s.k, s.dim, s.cfg.DP.Clip)
-		}
-		for i, v := range g {
-			agg[i] += v
-		}
-	}
-	// agg ← (1/c) Σ G_i (+ Laplace noise under DP, calibrated to this mean).
-	invC := 1 / float64(s.c)
-	for i := range agg {
-		agg[i] *= invC
-	}
+	agg := s.clippedMean()
+	// Under DP: noise calibrated to the sensitivity of this mean (dp.go).
 	if s.cfg.DP != nil {
-		scale := LaplaceScale(s.cfg.Rounds, s.cfg.DP.Clip, s.cfg.DP.Epsilon, s.c)
+		scale := s.cfg.DP.NoiseScale(s.cfg.Rounds, s.c)
 		for i := range agg {
-			agg[i] += Laplace(s.rrng, scale)
+			agg[i] += s.cfg.DP.noise(s.noise, scale)
 		}
 	}
 	// Data term: τ·n·mean = τ(n/c)Σ (default) or τ·mean (literal). Scaling the
@@ -336,35 +317,23 @@ func (s *Server) finishRound() (float64, error) {
 	return meanLML, nil
 }
 
-// ClipRows scales every row of g (k×d) to Euclidean norm at most gamma:
-// ĝ = g / max(1, ‖g‖/γ) (Algorithm 3, line 6, per particle).
-func ClipRows(g []float64, k, d int, gamma float64) {
-	for r := 0; r < k; r++ {
-		row := g[r*d : (r+1)*d]
-		ss := 0.0
-		for _, v := range row {
-			ss += v * v
+// clippedMean returns (1/c) Σ_{i∈C_t} G_i in s.scores, each G_i first
+// clipped as the DP mechanism requires (no clipping without DP).
+func (s *Server) clippedMean() []float64 {
+	agg := s.scores
+	clear(agg)
+	for slot := 0; slot < s.c; slot++ {
+		g := s.grads[slot]
+		if s.cfg.DP != nil {
+			s.cfg.DP.clip(g, s.k, s.dim)
 		}
-		if nrm := math.Sqrt(ss); nrm > gamma {
-			f := gamma / nrm
-			for i := range row {
-				row[i] *= f
-			}
+		for i, v := range g {
+			agg[i] += v
 		}
 	}
-}
-
-// LaplaceScale is Algorithm 3's noise scale Tγ/(εc).
-func LaplaceScale(rounds int, gamma, eps float64, c int) float64 {
-	return float64(rounds) * gamma / (eps * float64(c))
-}
-
-// Laplace draws from the Laplace distribution with location 0 and scale s
-// (density e^{−|x|/s}/(2s)) by inversion: x = −s·sgn(u)·ln(1−2|u|), u ∼ U(−½, ½).
-func Laplace(rng *rand.Rand, s float64) float64 {
-	u := rng.Float64() - 0.5
-	if u < 0 {
-		return s * math.Log1p(2*u)
+	invC := 1 / float64(s.c)
+	for i := range agg {
+		agg[i] *= invC
 	}
-	return -s * math.Log1p(-2*u)
+	return agg
 }

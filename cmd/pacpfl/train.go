@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,7 +31,10 @@ type trainFlags struct {
 	lr, sigmaP, lambda, tau           float64
 	optimizer, aggregate              string
 	seed                              uint64
-	dpEpsilon, dpClip                 float64
+	dpEpsilon, dpClip, dpDelta        float64
+	dpMechanism                       string
+	dpNoiseSeed                       uint64
+	dpDeltaSet                        bool // --dp-delta given explicitly
 	delta                             float64
 	lossRange                         string
 	boundSamples, funcSamples         int
@@ -56,8 +60,11 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
 	fs.Float64Var(&f.lambda, "lambda", 0, "server constant λ; sets τ = λ/(λ + βn(n₂+υ)), β = min m_i (exclusive with --tau)")
 	fs.Float64Var(&f.tau, "tau", d.Server.Tau, "server temperature τ")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (data, initialisation, client sampling)")
-	fs.Float64Var(&f.dpEpsilon, "dp-epsilon", 0, "Algorithm 3: differential-privacy level ε (0: no DP)")
-	fs.Float64Var(&f.dpClip, "dp-clip", 1, "Algorithm 3: per-particle clip norm γ of client updates")
+	fs.Float64Var(&f.dpEpsilon, "dp-epsilon", 0, "differentially private training (Algorithm 3, corrected): the guaranteed ε (0: no DP)")
+	fs.StringVar(&f.dpMechanism, "dp-mechanism", string(fl.DPLaplace), "DP mechanism: laplace (pure ε-DP, L1 clip), gaussian ((ε, δ)-DP, L2 clip, Rényi accounting) or paper (Algorithm 3 as printed; its ε is not a guarantee)")
+	fs.Float64Var(&f.dpDelta, "dp-delta", 1e-5, "δ of (ε, δ)-DP for --dp-mechanism gaussian")
+	fs.Float64Var(&f.dpClip, "dp-clip", 1, "DP clip norm γ of each client's whole k×dφ update (L1 for laplace, L2 for gaussian, L2 per particle row for paper)")
+	fs.Uint64Var(&f.dpNoiseSeed, "dp-noise-seed", 0, "seed of the DP noise, for reproducible runs (0: a secret seed from the OS; with a known seed the guarantee does not hold against whoever knows it)")
 	fs.Float64Var(&f.delta, "delta", d.Bounds.Delta, "confidence δ of the bounds")
 	fs.StringVar(&f.lossRange, "loss-range", fmt.Sprintf("%g,%g", d.Bounds.A, d.Bounds.B), "loss range a,b of the bounds (the NLL is clipped to it)")
 	fs.IntVar(&f.boundSamples, "bound-samples", d.Bounds.PriorSamples, "hyper-prior draws for ln Z^S (0: skip the bounds)")
@@ -72,8 +79,11 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
 // end in "no such directory".
 func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "tau" {
+		switch fl.Name {
+		case "tau":
 			f.tauSet = true
+		case "dp-delta":
+			f.dpDeltaSet = true
 		}
 	})
 	if jsonPath == "" {
@@ -151,7 +161,13 @@ func (f *trainFlags) options(ds *fl.Dataset, seed uint64) (fl.PACPFLOptions, err
 		return o, usagef("--dp-epsilon %v must be ≥ 0", f.dpEpsilon)
 	}
 	if f.dpEpsilon > 0 {
-		s.DP = &fl.DPConfig{Epsilon: f.dpEpsilon, Clip: f.dpClip}
+		dp, err := f.dpConfig()
+		if err != nil {
+			return o, err
+		}
+		s.DP = dp
+	} else if f.dpDeltaSet || f.dpNoiseSeed != 0 || f.dpMechanism != string(fl.DPLaplace) {
+		return o, usagef("--dp-mechanism, --dp-delta and --dp-noise-seed need --dp-epsilon > 0")
 	}
 	if err := s.Validate(n); err != nil {
 		return o, usageError{err}
@@ -187,6 +203,26 @@ func (f *trainFlags) options(ds *fl.Dataset, seed uint64) (fl.PACPFLOptions, err
 	return o, nil
 }
 
+// dpConfig builds the DP configuration of the flags.
+func (f *trainFlags) dpConfig() (*fl.DPConfig, error) {
+	dp := &fl.DPConfig{Mechanism: fl.DPMechanism(f.dpMechanism), Epsilon: f.dpEpsilon, Clip: f.dpClip}
+	switch dp.Mechanism {
+	case fl.DPGaussian:
+		dp.Delta = f.dpDelta
+	case fl.DPLaplace, fl.DPPaper:
+		if f.dpDeltaSet {
+			return nil, usagef("--dp-delta is only used by --dp-mechanism gaussian (%s is pure ε-DP)", dp.Mechanism)
+		}
+	}
+	if f.dpNoiseSeed != 0 {
+		dp.Noise = rand.NewPCG(f.dpNoiseSeed, 0x6470)
+	}
+	if err := dp.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	return dp, nil
+}
+
 func parseRange(s string) (a, b float64, err error) {
 	parts := strings.Split(s, ",")
 	if len(parts) != 2 {
@@ -209,7 +245,8 @@ type trainReport struct {
 	TrainSeconds float64         `json:"train_seconds"`
 	TotalSeconds float64         `json:"total_seconds"`
 	FinalLML     jsonFloat       `json:"final_mean_lml"`
-	Epsilon      *float64        `json:"epsilon"` // null: no DP guarantee
+	Epsilon      *float64        `json:"epsilon"` // the guaranteed ε; null: no DP guarantee
+	Privacy      privacyReport   `json:"privacy"`
 	Existing     summaryMetrics  `json:"existing"`
 	New          summaryMetrics  `json:"new"`
 	Bounds       *fl.Bounds      `json:"bounds,omitempty"`
@@ -265,6 +302,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "train", err)
 	}
 	prog := newProgress(stderr, "train", o.Server.Rounds, *quiet)
+	prog.hideLML = o.Server.DP != nil
 	o.Server.Progress = prog.update
 	g := fl.NewGPModel(ds.D)
 	res, err := fl.RunPACPFL(ds, g, o, fl.MethodPACPFL)
@@ -276,15 +314,21 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	final := fl.Mean(tr.MeanLML[max(0, len(tr.MeanLML)-50):])
 	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, seed %d\n",
 		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, f.seed)
-	fmt.Fprintf(stdout, "training: %.1fs, mean client LML of the last rounds %.3f\n", tr.Elapsed.Seconds(), final)
+	if o.Server.DP == nil {
+		fmt.Fprintf(stdout, "training: %.1fs, mean client LML of the last rounds %.3f\n", tr.Elapsed.Seconds(), final)
+	} else {
+		// The mean ln Z^C is computed from the raw client updates: it is
+		// not covered by the DP guarantee, so it is not released.
+		fmt.Fprintf(stdout, "training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", tr.Elapsed.Seconds())
+	}
 	fmt.Fprintf(stdout, "existing clients: RSMSE %.3f  CE %.3f\n", res.Existing.MeanRSMSE, res.Existing.MeanCE)
 	fmt.Fprintf(stdout, "new clients:      RSMSE %.3f  CE %.3f\n", res.New.MeanRSMSE, res.New.MeanCE)
 	var eps *float64
-	if !math.IsInf(tr.Epsilon, 1) {
-		eps = &tr.Epsilon
-		fmt.Fprintf(stdout, "differential privacy: ε = %g (Algorithm 3, γ = %g)\n", tr.Epsilon, f.dpClip)
+	if pr := tr.Privacy; !math.IsInf(pr.Epsilon, 1) {
+		eps = &pr.Epsilon
+		fmt.Fprintf(stdout, "differential privacy: %s\n", pr.Statement)
 	} else {
-		fmt.Fprintln(stdout, "differential privacy: none (deterministic SVGD; use --dp-epsilon for Algorithm 3)")
+		fmt.Fprintln(stdout, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
 	}
 	if b := res.Bounds; b != nil {
 		fmt.Fprintf(stdout, "bounds (δ=%g, %s):\n", b.Delta, b.Description)
@@ -292,20 +336,26 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  server-level (Thm 4.2):  %.4g\n  new-client (Lemma 4.6):  %.4g\n", b.Server, b.NewClient)
 	}
 	if *jsonPath != "" {
+		history := jsonFloats(tr.MeanLML)
+		if o.Server.DP != nil {
+			// Not covered by the DP guarantee: not released.
+			final, history = math.NaN(), nil
+		}
 		rep := trainReport{
 			Dataset: "polynomial", Seed: f.seed,
 			Config: map[string]any{
 				"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
 				"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": f.aggregate,
 				"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
-				"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
+				"dp_mechanism": f.dpMechanism,
+				"clients":      len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
 			},
 			TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
-			FinalLML: jsonFloat(final), Epsilon: eps,
+			FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
 			Existing:   summaryMetrics{jsonFloat(res.Existing.MeanRSMSE), jsonFloat(res.Existing.MeanCE)},
 			New:        summaryMetrics{jsonFloat(res.New.MeanRSMSE), jsonFloat(res.New.MeanCE)},
 			Bounds:     res.Bounds,
-			LMLHistory: jsonFloats(tr.MeanLML),
+			LMLHistory: history,
 			PerClient: map[string]any{
 				"existing_rsmse": res.Existing.RSMSE, "existing_ce": res.Existing.CE,
 				"new_rsmse": res.New.RSMSE, "new_ce": res.New.CE,
@@ -316,6 +366,21 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// privacyReport is fl.Privacy with a null ε where there is no guarantee.
+type privacyReport struct {
+	Mechanism      string    `json:"mechanism,omitempty"`
+	Epsilon        jsonFloat `json:"epsilon"`
+	Delta          float64   `json:"delta"`
+	NominalEpsilon jsonFloat `json:"nominal_epsilon"`
+	SecretNoise    bool      `json:"secret_noise"`
+	Statement      string    `json:"statement"`
+}
+
+func newPrivacyReport(p fl.Privacy) privacyReport {
+	return privacyReport{Mechanism: string(p.Mechanism), Epsilon: jsonFloat(p.Epsilon), Delta: p.Delta,
+		NominalEpsilon: jsonFloat(p.NominalEpsilon), SecretNoise: p.SecretNoise, Statement: p.Statement}
 }
 
 // fail prints err and returns 2 for bad input, 1 otherwise.
@@ -366,6 +431,7 @@ type progress struct {
 	label      string
 	total      int
 	tty, quiet bool
+	hideLML    bool // DP runs: the client LMLs are not covered by the guarantee
 	start      time.Time
 	last       time.Time
 	drawn      bool
@@ -407,11 +473,18 @@ func (p *progress) update(round int, lml float64) {
 		const width = 30
 		filled := width * round / max(1, p.total)
 		bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
-		fmt.Fprintf(p.w, "\r%s [%s] round %d/%d  LML %8.3f  elapsed %s  ETA %s ", p.label, bar, round, p.total, lml, el.Round(time.Second), eta.Round(time.Second))
+		fmt.Fprintf(p.w, "\r%s [%s] round %d/%d%s  elapsed %s  ETA %s ", p.label, bar, round, p.total, p.lmlText("  LML %8.3f", lml), el.Round(time.Second), eta.Round(time.Second))
 		p.drawn = true
 	} else {
-		fmt.Fprintf(p.w, "%s: round %d/%d, mean client LML %.3f, elapsed %s, ETA %s\n", p.label, round, p.total, lml, el.Round(time.Second), eta.Round(time.Second))
+		fmt.Fprintf(p.w, "%s: round %d/%d%s, elapsed %s, ETA %s\n", p.label, round, p.total, p.lmlText(", mean client LML %.3f", lml), el.Round(time.Second), eta.Round(time.Second))
 	}
+}
+
+func (p *progress) lmlText(format string, lml float64) string {
+	if p.hideLML {
+		return ""
+	}
+	return fmt.Sprintf(format, lml)
 }
 
 func (p *progress) done() {

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every DP mechanism through the CLI: the printed ε says what it guarantees,
+// the paper's variant is flagged, and the client LMLs (not covered by the
+// guarantee) are neither printed nor written.
+func TestTrainDPReportsTheGuarantee(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+		eps  float64
+	}{
+		{[]string{"--dp-epsilon", "2"}, []string{"ε = 2 (pure ε-DP", "one training sample"}, 2},
+		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "gaussian", "--dp-delta", "1e-6"}, []string{"(ε, δ) = (2, 1e-06)", "Rényi"}, 2},
+		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "paper"}, []string{"NOT a guarantee"}, 0},
+	} {
+		path := filepath.Join(t.TempDir(), "out.json")
+		args := append([]string{"train", "--clients", "4", "--new-clients", "1", "-T", "5", "--k", "2", "-c", "2",
+			"--bound-samples", "0", "--json", path}, c.args...)
+		code, out, errOut := runCLI(args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %q", c.args, code, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+		if strings.Contains(out, "mean client LML") || strings.Contains(errOut, "LML") {
+			t.Errorf("%v: a DP run printed client LMLs:\n%s\n%s", c.args, out, errOut)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Epsilon *float64       `json:"epsilon"`
+			History []float64      `json:"lml_history"`
+			Final   *float64       `json:"final_mean_lml"`
+			Privacy map[string]any `json:"privacy"`
+			Config  map[string]any `json:"config"`
+		}
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.History != nil || rep.Final != nil {
+			t.Errorf("%v: JSON releases client LMLs: %s", c.args, data)
+		}
+		if rep.Epsilon == nil || (c.eps > 0 && *rep.Epsilon != c.eps) || (c.eps == 0 && *rep.Epsilon <= 2) {
+			t.Errorf("%v: JSON ε = %v", c.args, rep.Epsilon)
+		}
+		if st, _ := rep.Privacy["statement"].(string); st == "" {
+			t.Errorf("%v: no privacy statement in the JSON", c.args)
+		}
+	}
+}
+
+func TestTrainDPBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--dp-epsilon", "1", "--dp-mechanism", "exponential"},
+		{"--dp-epsilon", "1", "--dp-delta", "1e-5"}, // laplace is pure ε-DP
+		{"--dp-epsilon", "1", "--dp-mechanism", "gaussian", "--dp-delta", "0"},
+		{"--dp-epsilon", "1", "--dp-mechanism", "gaussian", "--dp-delta", "1.5"},
+		{"--dp-mechanism", "gaussian"}, // no ε: would silently run without DP
+		{"--dp-noise-seed", "3"},
+		{"--dp-epsilon", "1", "--dp-clip", "0"},
+	} {
+		code, _, errOut := runCLI(append([]string{"train", "-T", "1"}, args...)...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d (stderr %q), want %d", args, code, errOut, exitUsage)
+		}
+	}
+}
