@@ -3,6 +3,7 @@ package fl
 import (
 	"testing"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -10,9 +11,9 @@ import (
 // clients of m_i = 10 points, k = 4 particles of the default GP model
 // (2×32 mean and kernel networks), Adam SVGD step. Reports rounds/s.
 func BenchmarkRoundGP(b *testing.B) {
-	cfg := DefaultPolynomial()
+	cfg := data.DefaultPolynomial()
 	cfg.Existing, cfg.New = 24, 0
-	ds, err := Polynomial(cfg)
+	ds, err := data.Polynomial(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -67,9 +68,9 @@ func TestGaussianAccountantIsOptimumOfRDP(t *testing.T) {
 // the same particles, selection and batches, and returns both clipped means.
 func neighbourRound(t *testing.T, dp *DPConfig, k int) (a, b []float64, c, dim int) {
 	t.Helper()
-	cfg := DefaultPolynomial()
+	cfg := data.DefaultPolynomial()
 	cfg.Existing, cfg.New, cfg.Seed = 6, 0, 3
-	ds, err := Polynomial(cfg)
+	ds, err := data.Polynomial(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

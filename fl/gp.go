@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -59,7 +60,7 @@ type gpClient struct {
 }
 
 // NewClient returns the training client for S_i (never S̃_i).
-func (g *GPModel) NewClient(c *ClientData) (Client, error) {
+func (g *GPModel) NewClient(c *data.ClientData) (Client, error) {
 	if err := g.Model.CheckData(c.X, c.Y); err != nil {
 		return nil, err
 	}
@@ -129,12 +130,12 @@ func (c *gpClient) sample(b int, rng *rand.Rand) (bx, by []float64) {
 // condition on S_i ∪ S̃_i, new clients on their own data. Clients are spread
 // over the cores, one single-threaded predictor per worker; the result does
 // not depend on the number of workers.
-func (g *GPModel) PredictGroup(particles []float64, clients []ClientData) ([]Prediction, error) {
-	return g.predictGroup(particles, clients, func(c *ClientData) (x, y []float64) { return c.PersonalisationData() })
+func (g *GPModel) PredictGroup(particles []float64, clients []data.ClientData) ([]Prediction, error) {
+	return g.predictGroup(particles, clients, func(c *data.ClientData) (x, y []float64) { return c.PersonalisationData() })
 }
 
-// predictGroup with the conditioning data chosen by data(c).
-func (g *GPModel) predictGroup(particles []float64, clients []ClientData, data func(c *ClientData) (x, y []float64)) ([]Prediction, error) {
+// predictGroup with the conditioning data chosen by condition(c).
+func (g *GPModel) predictGroup(particles []float64, clients []data.ClientData, condition func(c *data.ClientData) (x, y []float64)) ([]Prediction, error) {
 	preds := make([]Prediction, len(clients))
 	errs := make([]error, len(clients))
 	workers := min(runtime.GOMAXPROCS(0), len(clients))
@@ -160,7 +161,7 @@ func (g *GPModel) predictGroup(particles []float64, clients []ClientData, data f
 					continue
 				}
 				c := &clients[i]
-				x, y := data(c)
+				x, y := condition(c)
 				preds[i], errs[i] = predictOne(p, &mix, particles, x, y, c.XTest, c.YTest)
 			}
 		}()
@@ -243,7 +244,7 @@ func (g *GPModel) priorMoments(phi, X []float64) (mean, K []float64, sigma float
 // ClippedLogZ returns a LogZCFunc for the existing clients of ds: ln Z^C_β of
 // the Gaussian NLL clipped to [a, b], by Monte Carlo over nSamples functions
 // drawn from the GP prior at S_i (see ClippedGaussianLogZ).
-func (g *GPModel) ClippedLogZ(clients []ClientData, beta, a, b float64, nSamples int) LogZCFunc {
+func (g *GPModel) ClippedLogZ(clients []data.ClientData, beta, a, b float64, nSamples int) LogZCFunc {
 	return func(phi []float64, i int, rng *rand.Rand) (float64, error) {
 		c := &clients[i]
 		mean, K, sigma := g.priorMoments(phi, c.X)

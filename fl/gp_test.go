@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/svgd"
 )
@@ -31,7 +32,7 @@ func randPhi(g *GPModel, k int, seed uint64) []float64 {
 // implementations of (33).
 func TestPriorMomentsMatchLML(t *testing.T) {
 	g := smallGP()
-	ds, err := Polynomial(smallPoly(2))
+	ds, err := data.Polynomial(smallPoly(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPriorMomentsMatchLML(t *testing.T) {
 // mean, and a mini-batch depends only on the rng.
 func TestGPClientUpdate(t *testing.T) {
 	g := smallGP()
-	ds, _ := Polynomial(smallPoly(4))
+	ds, _ := data.Polynomial(smallPoly(4))
 	c := &ds.Existing[1]
 	cl, err := g.NewClient(c)
 	if err != nil {
@@ -132,7 +133,7 @@ func TestGPClientUpdate(t *testing.T) {
 // prior; the harness wires Fit/Predict into per-client means and CDFs in [0,1].
 func TestPredictGroup(t *testing.T) {
 	g := smallGP()
-	ds, _ := Polynomial(smallPoly(6))
+	ds, _ := data.Polynomial(smallPoly(6))
 	phis := randPhi(g, 2, 7)
 	preds, err := g.PredictGroup(phis, ds.New)
 	if err != nil {
@@ -160,7 +161,7 @@ func TestPredictGroup(t *testing.T) {
 
 func TestClippedLogZFromGP(t *testing.T) {
 	g := smallGP()
-	ds, _ := Polynomial(smallPoly(8))
+	ds, _ := data.Polynomial(smallPoly(8))
 	phi := randPhi(g, 1, 9)
 	cl, _ := g.NewClient(&ds.Existing[0])
 	exact, _ := cl.Update(phi, 1, g.Dim(), 0, nil, make([]float64, g.Dim()))
@@ -182,7 +183,7 @@ func TestClippedLogZFromGP(t *testing.T) {
 // Client_Update does not allocate in steady state (full data and batches).
 func TestGPClientUpdateDoesNotAllocate(t *testing.T) {
 	g := smallGP()
-	ds, _ := Polynomial(smallPoly(4))
+	ds, _ := data.Polynomial(smallPoly(4))
 	cl, err := g.NewClient(&ds.Existing[0])
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -79,7 +80,7 @@ func (p initPrior) Sample(dst []float64, rng *rand.Rand) { p.init.Sample(dst, rn
 
 // RunPACPFL trains PAC-PFL on the existing clients of ds (Algorithm 1, or 3
 // with DP) and evaluates it on existing and new clients.
-func RunPACPFL(ds *Dataset, g *GPModel, opt PACPFLOptions, name string) (*MethodResult, error) {
+func RunPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions, name string) (*MethodResult, error) {
 	start := time.Now()
 	mean := g.Model.HyperPriorMean()
 	prior, err := svgd.Isotropic(mean, opt.SigmaP)
@@ -128,7 +129,7 @@ func RunPACPFL(ds *Dataset, g *GPModel, opt PACPFLOptions, name string) (*Method
 	return out, nil
 }
 
-func evaluateParticles(out *MethodResult, ds *Dataset, g *GPModel, particles []float64) error {
+func evaluateParticles(out *MethodResult, ds *data.Dataset, g *GPModel, particles []float64) error {
 	pe, err := g.PredictGroup(particles, ds.Existing)
 	if err != nil {
 		return err
@@ -147,7 +148,7 @@ func evaluateParticles(out *MethodResult, ds *Dataset, g *GPModel, particles []f
 // ComputeBounds evaluates Theorem 4.2 and Lemma 4.6 at the Gibbs
 // hyper-posterior 𝒬* for the hyper-prior, with β = min_i m_i, the clipped
 // Gaussian NLL and ln Z^S by Monte Carlo.
-func ComputeBounds(ds *Dataset, g *GPModel, prior PriorSampler, o BoundOptions) (Bounds, error) {
+func ComputeBounds(ds *data.Dataset, g *GPModel, prior PriorSampler, o BoundOptions) (Bounds, error) {
 	n := len(ds.Existing)
 	bc := BoundConfig{A: o.A, B: o.B, Delta: o.Delta, Beta: float64(ds.MinM()), Tau: o.Tau,
 		M: make([]int, n), MTilde: make([]int, n)}
@@ -159,7 +160,7 @@ func ComputeBounds(ds *Dataset, g *GPModel, prior PriorSampler, o BoundOptions) 
 		return Bounds{}, err
 	}
 	fs := max(o.FuncSamples, 1)
-	rng := rand.New(rand.NewPCG(o.Seed, streamID(0x626f756e64)))
+	rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(0x626f756e64)))
 	lzs, err := EstimateLogZS(prior, o.PriorSamples, n, o.Tau, g.ClippedLogZ(ds.Existing, bc.Beta, o.A, o.B, fs), rng)
 	if err != nil {
 		return Bounds{}, err
@@ -180,10 +181,10 @@ type VanillaOptions struct {
 
 // RunVanilla fits one GP per client (existing: on S_i ∪ S̃_i; new: on its own
 // data) with Adam on its LML, then predicts with that single prior.
-func RunVanilla(ds *Dataset, g *GPModel, o VanillaOptions) (*MethodResult, error) {
+func RunVanilla(ds *data.Dataset, g *GPModel, o VanillaOptions) (*MethodResult, error) {
 	start := time.Now()
 	out := &MethodResult{Method: MethodVanilla}
-	for gi, group := range [][]ClientData{ds.Existing, ds.New} {
+	for gi, group := range [][]data.ClientData{ds.Existing, ds.New} {
 		phis := make([][]float64, len(group))
 		err := parallelFor(len(group), func(i int) error {
 			x, y := group[i].PersonalisationData()
@@ -198,7 +199,7 @@ func RunVanilla(ds *Dataset, g *GPModel, o VanillaOptions) (*MethodResult, error
 		err = parallelFor(len(group), func(i int) error {
 			c := &group[i]
 			x, y := c.PersonalisationData()
-			pp, err := g.predictGroup(phis[i], []ClientData{*c}, func(*ClientData) ([]float64, []float64) { return x, y })
+			pp, err := g.predictGroup(phis[i], []data.ClientData{*c}, func(*data.ClientData) ([]float64, []float64) { return x, y })
 			if err == nil {
 				preds[i] = pp[0]
 			}
@@ -224,14 +225,14 @@ func RunVanilla(ds *Dataset, g *GPModel, o VanillaOptions) (*MethodResult, error
 
 // fitOwnLML maximises ln N(y | m_φ(X), K_φ + σ²I) over φ with Adam.
 func fitOwnLML(g *GPModel, x, y []float64, o VanillaOptions, tag ...uint64) ([]float64, error) {
-	rng := rand.New(rand.NewPCG(o.Seed, streamID(0x76616e696c6c61, tag...)))
+	rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(0x76616e696c6c61, tag...)))
 	init, err := svgd.Isotropic(g.Model.HyperPriorMean(), o.InitSigma)
 	if err != nil {
 		return nil, err
 	}
 	phi := make([]float64, g.Dim())
 	init.Sample(phi, rng)
-	cl, err := g.NewClient(&ClientData{X: x, Y: y})
+	cl, err := g.NewClient(&data.ClientData{X: x, Y: y})
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +261,7 @@ type PooledOptions struct {
 
 // RunPooled fits the pooled GP and predicts every client's test set from the
 // pooled data (no personalisation).
-func RunPooled(ds *Dataset, g *GPModel, o PooledOptions) (*MethodResult, error) {
+func RunPooled(ds *data.Dataset, g *GPModel, o PooledOptions) (*MethodResult, error) {
 	start := time.Now()
 	var px, py []float64
 	for i := range ds.Existing {
@@ -269,7 +270,7 @@ func RunPooled(ds *Dataset, g *GPModel, o PooledOptions) (*MethodResult, error) 
 	}
 	d := ds.D
 	if o.Points > 0 && o.Points < len(py) {
-		rng := rand.New(rand.NewPCG(o.Seed, streamID(0x706f6f6c)))
+		rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(0x706f6f6c)))
 		perm := rng.Perm(len(py))[:o.Points]
 		sx, sy := make([]float64, 0, o.Points*d), make([]float64, 0, o.Points)
 		for _, r := range perm {
@@ -283,7 +284,7 @@ func RunPooled(ds *Dataset, g *GPModel, o PooledOptions) (*MethodResult, error) 
 		return nil, fmt.Errorf("pooled fit: %w", err)
 	}
 	out := &MethodResult{Method: MethodPooled}
-	pooled := func(*ClientData) ([]float64, []float64) { return px, py }
+	pooled := func(*data.ClientData) ([]float64, []float64) { return px, py }
 	pe, err := g.predictGroup(phi, ds.Existing, pooled)
 	if err != nil {
 		return nil, err

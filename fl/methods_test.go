@@ -5,12 +5,14 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/data"
 )
 
 // A short end-to-end PAC-PFL run: the mean training LML improves, every
 // metric is finite, and the bounds are computed and consistent.
 func TestPACPFLEndToEnd(t *testing.T) {
-	ds, err := Polynomial(smallPoly(11))
+	ds, err := data.Polynomial(smallPoly(11))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestPACPFLEndToEnd(t *testing.T) {
 }
 
 func TestBaselinesRun(t *testing.T) {
-	ds, err := Polynomial(smallPoly(12))
+	ds, err := data.Polynomial(smallPoly(12))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestBaselinesRun(t *testing.T) {
 // The whole GP pipeline (training with concurrent clients, prediction on
 // all cores) gives bit-identical metrics whatever GOMAXPROCS is.
 func TestPACPFLDeterministicAcrossGOMAXPROCS(t *testing.T) {
-	ds, err := Polynomial(smallPoly(13))
+	ds, err := data.Polynomial(smallPoly(13))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func TestPACPFLDeterministicAcrossGOMAXPROCS(t *testing.T) {
 
 // pFedGP's zero mean: the mean network stays exactly zero through training.
 func TestZeroMeanStaysZero(t *testing.T) {
-	ds, err := Polynomial(smallPoly(14))
+	ds, err := data.Polynomial(smallPoly(14))
 	if err != nil {
 		t.Fatal(err)
 	}

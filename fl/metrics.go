@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/pacpfl/pacpfl/data"
 )
 
 // CELevels is H, the number of calibration levels of eq. (41).
@@ -131,7 +133,7 @@ type Prediction struct {
 }
 
 // Evaluate computes the per-client metrics of a group and their averages.
-func Evaluate(preds []Prediction, clients []ClientData) (GroupMetrics, error) {
+func Evaluate(preds []Prediction, clients []data.ClientData) (GroupMetrics, error) {
 	if len(preds) != len(clients) {
 		return GroupMetrics{}, fmt.Errorf("evaluate: %d predictions for %d clients", len(preds), len(clients))
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/pacpfl/pacpfl/data"
 )
 
 func TestRSMSEHandComputed(t *testing.T) {
@@ -102,7 +104,7 @@ func TestSummarise(t *testing.T) {
 }
 
 func TestEvaluate(t *testing.T) {
-	clients := []ClientData{{YTest: []float64{1, 2, 3, 4}}, {YTest: []float64{0, 2}}}
+	clients := []data.ClientData{{YTest: []float64{1, 2, 3, 4}}, {YTest: []float64{0, 2}}}
 	preds := []Prediction{
 		{Mean: []float64{1, 2, 3, 6}, CDFAtY: []float64{0.5, 0.5, 0.5}},
 		{Mean: []float64{1, 1}, CDFAtY: []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1}},

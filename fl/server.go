@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -182,7 +183,7 @@ func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) 
 	s.chosen = make([]int, s.c)
 	s.rpcg = rand.NewPCG(0, 0)
 	s.rrng = rand.New(s.rpcg)
-	init := rand.New(rand.NewPCG(cfg.Seed, streamID(tagInit)))
+	init := rand.New(rand.NewPCG(cfg.Seed, data.StreamID(tagInit)))
 	for r := 0; r < s.k; r++ {
 		prior.Sample(s.particles[r*s.dim:(r+1)*s.dim], init)
 	}
@@ -249,7 +250,7 @@ func (s *Server) Run() (*Result, error) {
 // Fisher–Yates on the round stream).
 func (s *Server) selectClients(t int) {
 	s.round = t
-	s.rpcg.Seed(s.cfg.Seed, streamID(tagRound, uint64(t)))
+	s.rpcg.Seed(s.cfg.Seed, data.StreamID(tagRound, uint64(t)))
 	for i := range s.perm {
 		s.perm[i] = i
 	}
@@ -262,7 +263,7 @@ func (s *Server) selectClients(t int) {
 
 func (s *Server) runClient(slot int) {
 	ci := s.chosen[slot]
-	s.pcgs[slot].Seed(s.cfg.Seed, streamID(tagClient, uint64(s.round), uint64(ci)))
+	s.pcgs[slot].Seed(s.cfg.Seed, data.StreamID(tagClient, uint64(s.round), uint64(ci)))
 	g := s.grads[slot]
 	lml, err := s.clients[ci].Update(s.particles, s.k, s.dim, s.cfg.Batch, s.rngs[slot], g)
 	if err != nil {

@@ -4,11 +4,13 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/data"
 )
 
 // Vanilla and Pooled are reproducible and independent of GOMAXPROCS.
 func TestBaselinesDeterministic(t *testing.T) {
-	ds, err := Polynomial(smallPoly(15))
+	ds, err := data.Polynomial(smallPoly(15))
 	if err != nil {
 		t.Fatal(err)
 	}

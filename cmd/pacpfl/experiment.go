@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 )
 
@@ -188,7 +189,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 }
 
 // runMethod runs one method on one seed's data with the flags' settings.
-func runMethod(m string, ds *fl.Dataset, g *fl.GPModel, f *trainFlags, seed uint64, quiet bool, stderr io.Writer, s, seeds int) (*fl.MethodResult, error) {
+func runMethod(m string, ds *data.Dataset, g *fl.GPModel, f *trainFlags, seed uint64, quiet bool, stderr io.Writer, s, seeds int) (*fl.MethodResult, error) {
 	switch m {
 	case fl.MethodPACPFL, fl.MethodPFedGP:
 		o, err := f.options(ds, seed)

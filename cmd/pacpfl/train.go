@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 )
 
@@ -46,7 +47,7 @@ type trainFlags struct {
 
 func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
 	d := fl.DefaultPACPFLOptions()
-	dp := fl.DefaultPolynomial()
+	dp := data.DefaultPolynomial()
 	fs.IntVar(&f.k, "k", d.Server.K, "number of SVGD particles (priors) k")
 	fs.IntVar(&f.rounds, "rounds", d.Server.Rounds, "server iterations T")
 	fs.IntVar(&f.rounds, "T", d.Server.Rounds, "shorthand for --rounds")
@@ -106,8 +107,8 @@ type usageError struct{ error }
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // dataset builds the Polynomial data set of the flags.
-func (f *trainFlags) dataset(seed uint64) (*fl.Dataset, error) {
-	c := fl.DefaultPolynomial()
+func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
+	c := data.DefaultPolynomial()
 	c.Existing, c.New, c.Extra, c.Seed = f.clients, f.newClients, f.extra, seed
 	// Inputs and targets of every sample (D = 1), counted in float64: a
 	// lower bound that turns an absurd --clients or --extra into a message
@@ -117,7 +118,7 @@ func (f *trainFlags) dataset(seed uint64) (*fl.Dataset, error) {
 	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra), 8*2*samples); err != nil {
 		return nil, err
 	}
-	ds, err := fl.Polynomial(c)
+	ds, err := data.Polynomial(c)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -125,7 +126,7 @@ func (f *trainFlags) dataset(seed uint64) (*fl.Dataset, error) {
 }
 
 // options turns the flags into validated PAC-PFL options for ds.
-func (f *trainFlags) options(ds *fl.Dataset, seed uint64) (fl.PACPFLOptions, error) {
+func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, error) {
 	o := fl.DefaultPACPFLOptions()
 	n := len(ds.Existing)
 	s := &o.Server

@@ -1,4 +1,4 @@
-package fl
+package data
 
 import (
 	"math"

@@ -1,0 +1,15 @@
+// Package data holds pacpfl's data sets in one place: the federated
+// containers (a Dataset of existing and new clients, each a ClientData) and
+// the synthetic Polynomial regression set.
+//
+// Conventions shared by every data set, so that the federated loop is the
+// same for regression and classification:
+//   - inputs are row-major, one sample per row of D float64 values
+//     (images: D = 784 for 28×28, pixel/255 in [0, 1], row by row);
+//   - targets are float64 in Y: real values for regression, the class index
+//     0..C−1 (an exact small integer) for classification, where
+//     Dataset.Classes = C (0 for regression);
+//   - randomness comes from math/rand/v2 PCG streams selected by StreamID
+//     from (seed, purpose tag, indices), so every result is a pure function
+//     of its configuration, independent of GOMAXPROCS and scheduling.
+package data
