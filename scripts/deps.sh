@@ -4,7 +4,9 @@
 # install (not root, or no apt-get).
 set -euo pipefail
 
-pkgs=(libopenblas-dev liblapacke-dev qemu-user-static)
+# dataset-fashion-mnist: the Fashion-MNIST files under /usr/share/datasets
+# (tests write their own small IDX files; the CLI's fmnist runs need these).
+pkgs=(libopenblas-dev liblapacke-dev qemu-user-static dataset-fashion-mnist)
 
 missing=()
 for p in "${pkgs[@]}"; do
