@@ -33,9 +33,14 @@ type Dataset struct {
 	Existing []ClientData
 	New      []ClientData
 	// Standardisation applied to every input and target of the set:
-	// x ← (x − XMean)/XStd, y ← (y − YMean)/YStd.
+	// x ← (x − XMean)/XStd, y ← (y − YMean)/YStd. Nil XMean and XStd (image
+	// sets): not standardised.
 	XMean, XStd []float64
 	YMean, YStd float64
+	// Notes are what a user should know about how the set was built, for
+	// example that some clients got fewer images than the protocol asks
+	// for; the CLI prints them.
+	Notes []string
 }
 
 // N2 is the number of existing clients with S̃_i ≠ ∅ (n₂ of the paper).

@@ -1,6 +1,8 @@
 // Package data holds pacpfl's data sets in one place: the federated
-// containers (a Dataset of existing and new clients, each a ClientData) and
-// the synthetic Polynomial regression set.
+// containers (a Dataset of existing and new clients, each a ClientData), the
+// synthetic Polynomial regression set, the IDX reader (ReadIDX), image pools
+// (Images; FashionMNIST loads Debian's dataset-fashion-mnist) and their
+// federated splits (Labels5, the pFedBayes protocol; Dirichlet).
 //
 // Conventions shared by every data set, so that the federated loop is the
 // same for regression and classification:

@@ -39,6 +39,7 @@ func TestStreamIDDistinct(t *testing.T) {
 		0x696e6974,       // "init": fl server particles
 		0x726f756e64,     // "round": fl client subsets
 		0x636c69656e74,   // "client": fl mini-batches
+		tagLabels5, tagRows, tagDirichlet, tagDirLabel, tagDirClient, tagSubset,
 	}
 	seen := map[uint64]string{}
 	add := func(v uint64, tag uint64, idx ...uint64) {

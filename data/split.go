@@ -1,0 +1,98 @@
+package data
+
+import (
+	"math/rand/v2"
+	"slices"
+)
+
+// Purpose tags of the splits' random streams (ASCII words, see StreamID).
+const (
+	tagLabels5   = 0x6c6162656c7335   // "labels5": shuffle of each label's images
+	tagRows      = 0x726f777368756666 // "rowshuff": order of a client's rows
+	tagDirichlet = 0x646972696368     // "dirich": label proportions
+	tagDirLabel  = 0x6469726c6162656c // "dirlabel": shuffle of each label's images
+	tagDirClient = 0x646972636c69656e // "dirclien": a client's train/test split
+	tagSubset    = 0x737562736574     // "subset": the MaxImages subset
+)
+
+// part is one client's share of an image pool: indices of its training
+// and test images.
+type part struct{ train, test []int }
+
+// rng returns the PCG stream (seed, tag, idx...).
+func rng(seed, tag uint64, idx ...uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, StreamID(tag, idx...)))
+}
+
+// byLabel returns the indices of pool grouped by label, each group in pool
+// order and then shuffled by its own stream (seed, tag, label).
+func (im *Images) byLabel(pool []int, seed, tag uint64) [][]int {
+	g := make([][]int, im.Classes)
+	for _, i := range pool {
+		l := im.Labels[i]
+		g[l] = append(g[l], i)
+	}
+	for l := range g {
+		r := rng(seed, tag, uint64(l))
+		r.Shuffle(len(g[l]), func(a, b int) { g[l][a], g[l][b] = g[l][b], g[l][a] })
+	}
+	return g
+}
+
+// subset is the pool of a split: every image, or with 0 < max < N a
+// random subset of max images chosen by the stream (seed, "subset"), in
+// ascending order.
+func (im *Images) subset(max int, seed uint64) []int {
+	all := make([]int, im.N())
+	for i := range all {
+		all[i] = i
+	}
+	if max <= 0 || max >= len(all) {
+		return all
+	}
+	r := rng(seed, tagSubset)
+	r.Shuffle(len(all), func(a, b int) { all[a], all[b] = all[b], all[a] })
+	s := all[:max]
+	slices.Sort(s)
+	return s
+}
+
+// dataset builds the clients of the parts: rows in an order shuffled by
+// the stream (seed, "rowshuff", group, client) so that a client's data are
+// not sorted by label, pixels as float64 pixel/255, labels as float64.
+func (im *Images) dataset(name string, existing, newParts []part, seed uint64) *Dataset {
+	ds := &Dataset{Name: name, D: im.D(), Classes: im.Classes, YStd: 1}
+	for g, parts := range [][]part{existing, newParts} {
+		cs := make([]ClientData, len(parts))
+		for c, p := range parts {
+			r := rng(seed, tagRows, uint64(g), uint64(c))
+			for _, idx := range [][]int{p.train, p.test} {
+				r.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+			}
+			cs[c].X, cs[c].Y = im.rows(p.train)
+			cs[c].XTest, cs[c].YTest = im.rows(p.test)
+		}
+		if g == 0 {
+			ds.Existing = cs
+		} else {
+			ds.New = cs
+		}
+	}
+	return ds
+}
+
+// rows returns the images idx as a row-major len(idx)×D matrix of pixel/255
+// and their labels.
+func (im *Images) rows(idx []int) (x, y []float64) {
+	d := im.D()
+	x = make([]float64, len(idx)*d)
+	y = make([]float64, len(idx))
+	for r, i := range idx {
+		row := x[r*d : (r+1)*d]
+		for j, p := range im.Pixels[i*d : (i+1)*d] {
+			row[j] = float64(p) / 255
+		}
+		y[r] = float64(im.Labels[i])
+	}
+	return x, y
+}
