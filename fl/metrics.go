@@ -10,7 +10,8 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 )
 
-// CELevels is H, the number of calibration levels of eq. (41).
+// CELevels is H, the number of calibration levels of eq. (41) and of the
+// confidence bins of eq. (42).
 const CELevels = 20
 
 // RSMSE is the root mean squared error of pred against y divided by the
@@ -55,15 +56,7 @@ func CalibrationError(cdf []float64) (float64, error) {
 		if !(p >= 0 && p <= 1) {
 			return 0, fmt.Errorf("calibration error: CDF value %v outside [0,1]", p)
 		}
-		h := int(math.Ceil(p * CELevels))
-		// Guard the rounding of p·H: the defining test is p ≤ h/H.
-		for h > 0 && p <= float64(h-1)/CELevels {
-			h--
-		}
-		for h < CELevels && p > float64(h)/CELevels {
-			h++
-		}
-		counts[h]++
+		counts[calibrationBin(p)]++
 	}
 	m := float64(len(cdf))
 	ce, cum := 0.0, 0
@@ -76,6 +69,20 @@ func CalibrationError(cdf []float64) (float64, error) {
 		ce += math.Abs(float64(cum)/m - q)
 	}
 	return ce / CELevels, nil
+}
+
+// calibrationBin returns the h ∈ 0..H with p ∈ ((h−1)/H, h/H] (h = 0 for
+// p = 0), for p ∈ [0, 1].
+func calibrationBin(p float64) int {
+	h := int(math.Ceil(p * CELevels))
+	// Guard the rounding of p·H: the defining test is p ≤ h/H.
+	for h > 0 && p <= float64(h-1)/CELevels {
+		h--
+	}
+	for h < CELevels && p > float64(h)/CELevels {
+		h++
+	}
+	return h
 }
 
 // Summary is the mean of a sample and the half-width of its 95% confidence
@@ -150,5 +157,104 @@ func Evaluate(preds []Prediction, clients []data.ClientData) (GroupMetrics, erro
 		g.RSMSE[i], g.CE[i] = r, ce
 	}
 	g.MeanRSMSE, g.MeanCE = Mean(g.RSMSE), Mean(g.CE)
+	return g, nil
+}
+
+// ClassPrediction is a predictive distribution over C classes evaluated on
+// a client's n test points: Probs is n×C row-major, row j the class
+// probabilities of test point j (each row sums to 1).
+type ClassPrediction struct {
+	Probs []float64
+}
+
+// ClassGroupMetrics are the per-client classification metrics of one group
+// of clients and their averages; accuracy in percent.
+type ClassGroupMetrics struct {
+	Accuracy     []float64 `json:"accuracy_per_client"`
+	CE           []float64 `json:"ce_per_client"`
+	MeanAccuracy float64   `json:"accuracy"`
+	MeanCE       float64   `json:"ce"`
+}
+
+// probRowTolerance is how far a row of class probabilities may sum from 1
+// (rounding of a softmax or of a mixture of them, never a wrong input such
+// as logits).
+const probRowTolerance = 1e-6
+
+// ClassificationMetrics returns the accuracy (%) and the calibration error
+// (42) of the class probabilities probs (n×classes, row-major) against the
+// labels y (class indices 0..classes−1 stored as float64). The predicted
+// class is the arg max of a row (the lowest index among ties), the
+// confidence p̂_j its probability; with the bins B_h = {j : p̂_j ∈
+// ((h−1)/H, h/H]}, H = CELevels,
+// CE = Σ_h |B_h|/n · |acc(B_h) − conf(B_h)|, empty bins contributing 0
+// (SPEC §8, Guo et al. 2017).
+func ClassificationMetrics(probs, y []float64, classes int) (accuracy, ce float64, err error) {
+	n := len(y)
+	switch {
+	case classes < 2:
+		return 0, 0, fmt.Errorf("classification metrics: %d classes, need at least 2", classes)
+	case n == 0:
+		return 0, 0, errors.New("classification metrics: no test points")
+	case len(probs) != n*classes:
+		return 0, 0, fmt.Errorf("classification metrics: %d probabilities for %d test points × %d classes", len(probs), n, classes)
+	}
+	var count, correct [CELevels + 1]int
+	var conf [CELevels + 1]float64
+	for j := range n {
+		l := y[j]
+		if !(l >= 0 && l < float64(classes)) || l != math.Trunc(l) {
+			return 0, 0, fmt.Errorf("classification metrics: label %v of test point %d is not a class 0..%d", l, j, classes-1)
+		}
+		row := probs[j*classes : (j+1)*classes]
+		best, sum := 0, 0.0
+		for c, p := range row {
+			if !(p >= 0 && p <= 1) {
+				return 0, 0, fmt.Errorf("classification metrics: probability %v of class %d at test point %d outside [0, 1]", p, c, j)
+			}
+			if p > row[best] {
+				best = c
+			}
+			sum += p
+		}
+		if math.Abs(sum-1) > probRowTolerance {
+			return 0, 0, fmt.Errorf("classification metrics: the class probabilities of test point %d sum to %v, not 1", j, sum)
+		}
+		h := calibrationBin(row[best])
+		count[h]++
+		conf[h] += row[best]
+		if best == int(l) {
+			correct[h]++
+		}
+	}
+	hits := 0
+	for h := range count {
+		hits += correct[h]
+		if count[h] == 0 {
+			continue
+		}
+		nh := float64(count[h])
+		ce += nh / float64(n) * math.Abs(float64(correct[h])/nh-conf[h]/nh)
+	}
+	return 100 * float64(hits) / float64(n), ce, nil
+}
+
+// EvaluateClassification computes the per-client accuracy and calibration
+// error of a group from each client's class probabilities on its test set,
+// and their averages over the clients (the over-seeds mean ± CI is
+// Summarise's).
+func EvaluateClassification(preds []ClassPrediction, clients []data.ClientData, classes int) (ClassGroupMetrics, error) {
+	if len(preds) != len(clients) {
+		return ClassGroupMetrics{}, fmt.Errorf("evaluate classification: %d predictions for %d clients", len(preds), len(clients))
+	}
+	g := ClassGroupMetrics{Accuracy: make([]float64, len(preds)), CE: make([]float64, len(preds))}
+	for i := range preds {
+		acc, ce, err := ClassificationMetrics(preds[i].Probs, clients[i].YTest, classes)
+		if err != nil {
+			return g, fmt.Errorf("client %d: %w", i, err)
+		}
+		g.Accuracy[i], g.CE[i] = acc, ce
+	}
+	g.MeanAccuracy, g.MeanCE = Mean(g.Accuracy), Mean(g.CE)
 	return g, nil
 }

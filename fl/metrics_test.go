@@ -3,6 +3,8 @@ package fl
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -118,5 +120,147 @@ func TestEvaluate(t *testing.T) {
 	}
 	if _, err := Evaluate(preds[:1], clients); err == nil {
 		t.Fatal("count mismatch accepted")
+	}
+}
+
+func TestClassificationMetricsHandComputed(t *testing.T) {
+	probs := []float64{
+		0.7, 0.2, 0.1, // label 0: correct, confidence 0.7 (bin 14: exactly its upper edge)
+		0.2, 0.7, 0.1, // label 2: wrong, 0.7 (bin 14)
+		0.1, 0.1, 0.8, // label 2: correct, 0.8 (bin 16)
+		0.5, 0.5, 0, // label 1: tie → class 0, wrong, 0.5 (bin 10)
+		0.34, 0.33, 0.33, // label 0: correct, 0.34 (bin 7)
+	}
+	y := []float64{0, 2, 2, 1, 0}
+	acc, ce, err := ClassificationMetrics(probs, y, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CE = 2/5·|1/2 − 0.7| + 1/5·|1 − 0.8| + 1/5·|0 − 0.5| + 1/5·|1 − 0.34|
+	//    = 0.08 + 0.04 + 0.1 + 0.132 = 0.352.
+	if acc != 60 || math.Abs(ce-0.352) > 1e-15 {
+		t.Fatalf("accuracy %v CE %v, want 60 and 0.352", acc, ce)
+	}
+	// A confident, always right predictor: CE 0.
+	if acc, ce, _ := ClassificationMetrics([]float64{1, 0, 0, 1}, []float64{0, 1}, 2); acc != 100 || ce != 0 {
+		t.Fatalf("perfect predictor: accuracy %v CE %v", acc, ce)
+	}
+}
+
+// calibratedSample draws m test points with class probabilities
+// softmax(z), z ~ N(0, 2²) per class, and labels drawn from softmax(z/temp):
+// temp = 1 is a perfectly calibrated predictor, temp > 1 an overconfident
+// one.
+func calibratedSample(m, classes int, temp float64, seed uint64) (probs, y []float64) {
+	r := rand.New(rand.NewPCG(seed, 42))
+	probs, y = make([]float64, m*classes), make([]float64, m)
+	truth := make([]float64, classes)
+	for j := range m {
+		row := probs[j*classes : (j+1)*classes]
+		var s, st float64
+		for c := range row {
+			z := 2 * r.NormFloat64()
+			row[c], truth[c] = math.Exp(z), math.Exp(z/temp)
+			s += row[c]
+			st += truth[c]
+		}
+		u := r.Float64() * st
+		y[j] = float64(classes - 1)
+		for c := range row {
+			row[c] /= s
+			if u -= truth[c]; u < 0 && y[j] == float64(classes-1) {
+				y[j] = float64(c)
+			}
+		}
+	}
+	return probs, y
+}
+
+// A perfectly calibrated predictor has CE → 0: its expectation is at most
+// Σ_h (|B_h|/m)·√(1/(4|B_h|)) ≤ ½√(H/m), so CE < √(H/m) (twice that)
+// shrinks with m. An overconfident one stays far from 0. Every predictor
+// obeys CE ≥ |accuracy − mean confidence| (triangle inequality over bins).
+func TestClassCalibrationErrorOfCalibratedPredictor(t *testing.T) {
+	const C = 10
+	for _, m := range []int{1000, 10000, 100000} {
+		probs, y := calibratedSample(m, C, 1, uint64(m))
+		acc, ce, err := ClassificationMetrics(probs, y, C)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tol := math.Sqrt(CELevels / float64(m)); ce > tol {
+			t.Errorf("m = %d: calibrated predictor CE %v > %v", m, ce, tol)
+		}
+		checkCELowerBound(t, probs, acc, ce, C)
+		probs, y = calibratedSample(m, C, 3, uint64(m))
+		acc, ce, _ = ClassificationMetrics(probs, y, C)
+		if ce < 0.2 {
+			t.Errorf("m = %d: overconfident predictor CE %v (accuracy %v%%)", m, ce, acc)
+		}
+		checkCELowerBound(t, probs, acc, ce, C)
+	}
+}
+
+func checkCELowerBound(t *testing.T, probs []float64, acc, ce float64, classes int) {
+	t.Helper()
+	var conf float64
+	m := len(probs) / classes
+	for j := range m {
+		conf += slices.Max(probs[j*classes : (j+1)*classes])
+	}
+	if lb := math.Abs(acc/100 - conf/float64(m)); ce < lb-1e-12 {
+		t.Errorf("CE %v below |accuracy − mean confidence| = %v", ce, lb)
+	}
+}
+
+func TestClassificationMetricsBadInput(t *testing.T) {
+	good := []float64{0.6, 0.4, 0.3, 0.7}
+	y := []float64{0, 1}
+	for _, c := range []struct {
+		name    string
+		probs   []float64
+		y       []float64
+		classes int
+		msg     string
+	}{
+		{"one class", []float64{1, 1}, y, 1, "need at least 2"},
+		{"no points", nil, nil, 2, "no test points"},
+		{"short", good[:3], y, 2, "3 probabilities for 2 test points × 2 classes"},
+		{"NaN", []float64{0.6, 0.4, math.NaN(), 0.7}, y, 2, "NaN of class 0 at test point 1"},
+		{"negative", []float64{1.2, -0.2, 0.3, 0.7}, y, 2, "outside [0, 1]"},
+		{"logits", []float64{0.6, 0.6, 0.3, 0.7}, y, 2, "test point 0 sum to 1.2"},
+		{"label out of range", good, []float64{0, 2}, 2, "label 2 of test point 1"},
+		{"label not integer", good, []float64{0.5, 1}, 2, "label 0.5"},
+		{"label NaN", good, []float64{0, math.NaN()}, 2, "label NaN"},
+	} {
+		_, _, err := ClassificationMetrics(c.probs, c.y, c.classes)
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want an error saying %q", c.name, err, c.msg)
+		}
+	}
+}
+
+func TestEvaluateClassification(t *testing.T) {
+	clients := []data.ClientData{{YTest: []float64{0, 1}}, {YTest: []float64{1, 1, 0, 0}}}
+	preds := []ClassPrediction{
+		{Probs: []float64{0.9, 0.1, 0.2, 0.8}},                   // 100 %, CE |1−0.9|/2 + |1−0.8|/2 = 0.15
+		{Probs: []float64{0.5, 0.5, 0.4, 0.6, 1, 0, 0.25, 0.75}}, // 50 %: tie → class 0 wrong at 0.5, right at 0.6, right at 1, wrong at 0.75
+	}
+	g, err := EvaluateClassification(preds, clients, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Client 1: bins 10, 12, 20, 15 with one point each:
+	// CE = ¼(|0 − 0.5| + |1 − 0.6| + |1 − 1| + |0 − 0.75|) = 0.4125.
+	if !slices.Equal(g.Accuracy, []float64{100, 50}) || math.Abs(g.CE[0]-0.15) > 1e-15 || math.Abs(g.CE[1]-0.4125) > 1e-15 ||
+		g.MeanAccuracy != 75 || math.Abs(g.MeanCE-(0.15+0.4125)/2) > 1e-15 {
+		t.Fatalf("got %+v", g)
+	}
+	if _, err := EvaluateClassification(preds[:1], clients, 2); err == nil {
+		t.Fatal("count mismatch accepted")
+	}
+	preds[1].Probs = preds[1].Probs[:6]
+	if _, err := EvaluateClassification(preds, clients, 2); err == nil || !strings.HasPrefix(err.Error(), "client 1: ") {
+		t.Fatalf("bad client: %v", err)
 	}
 }
