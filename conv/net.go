@@ -56,7 +56,7 @@ type BCNNConfig struct {
 	InChannels, InH, InW int // 0 means 1×28×28
 	Conv1, Conv2         int // output channels; 0 means 10 and 62
 	Kernel               int // 0 means 5
-	Hidden               int // 0 means 128
+	Hidden               int // 0 means 512 (SPEC §6.4, PFLlib's CNN)
 	Classes              int // 0 means 10
 	Samples              int // weight samples evaluated together; 0 means 1
 	Options
@@ -74,7 +74,7 @@ func (c *BCNNConfig) defaults() {
 	def(&c.Conv1, 10)
 	def(&c.Conv2, 62)
 	def(&c.Kernel, 5)
-	def(&c.Hidden, 128)
+	def(&c.Hidden, 512)
 	def(&c.Classes, 10)
 	def(&c.Samples, 1)
 }
@@ -126,6 +126,52 @@ func NewBCNN(cfg BCNNConfig) (*Net, error) {
 	// maxima gets a zero gradient) on a quarter of the elements.
 	return NewNet(loss, c1, p1, NewReLU("relu1"), c2, p2, NewReLU("relu2"),
 		NewFlatten("flatten"), d1, NewReLU("relu3"), d2), nil
+}
+
+// MLPConfig describes a fully connected classifier with one hidden layer:
+// dense Hidden → ReLU → dense Classes → softmax cross-entropy (pFedBayes's
+// 784-100-10 network by default).
+type MLPConfig struct {
+	In      int // input features (any input is flattened); 0 means 784
+	Hidden  int // 0 means 100
+	Classes int // 0 means 10
+	Samples int // weight samples evaluated together; 0 means 1
+	Options
+}
+
+func (c *MLPConfig) defaults() {
+	if c.In == 0 {
+		c.In = 784
+	}
+	if c.Hidden == 0 {
+		c.Hidden = 100
+	}
+	if c.Classes == 0 {
+		c.Classes = 10
+	}
+	if c.Samples == 0 {
+		c.Samples = 1
+	}
+}
+
+// NewMLP builds the network with zero weights. With S samples the first
+// layer is one GEMM of the shared input against the S·Hidden stacked rows;
+// the second runs one GEMM per sample on that sample's slice.
+func NewMLP(cfg MLPConfig) (*Net, error) {
+	cfg.defaults()
+	d1, err := NewDense(DenseConfig{Name: "dense1", In: cfg.In, Out: cfg.Hidden, Samples: cfg.Samples, SkipInputGrad: true, Options: cfg.Options})
+	if err != nil {
+		return nil, err
+	}
+	d2, err := NewDense(DenseConfig{Name: "dense2", In: cfg.Hidden, Out: cfg.Classes, Samples: cfg.Samples, Options: cfg.Options})
+	if err != nil {
+		return nil, err
+	}
+	loss, err := NewSoftmaxCrossEntropy("loss", cfg.Classes, cfg.Samples)
+	if err != nil {
+		return nil, err
+	}
+	return NewNet(loss, d1, NewReLU("relu1"), d2), nil
 }
 
 // GEMMFlops is the floating-point work of the matrix products of one

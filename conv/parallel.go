@@ -82,3 +82,21 @@ func (s *splitter) run(n int, fn func(worker, lo, hi int)) int {
 	s.wg.Wait()
 	return w
 }
+
+// Splitter is the layers' parallel loop for code that drives networks (the
+// elementwise work of a Bayesian estimator): Run calls fn(worker, lo, hi)
+// on a partition of [0, n) into contiguous chunks, one per worker, on the
+// package's persistent goroutines, without allocating. A Splitter is not
+// safe for concurrent use; distinct ones are.
+type Splitter struct{ s *splitter }
+
+// NewSplitter returns a splitter of at most workers goroutines (< 1 means
+// 1); each Run also respects the GOMAXPROCS current at the time.
+func NewSplitter(workers int) *Splitter { return &Splitter{newSplitter(workers)} }
+
+// Run partitions [0, n) and returns the number of chunks used; fn must not
+// call Run on the same splitter.
+func (s *Splitter) Run(n int, fn func(worker, lo, hi int)) int { return s.s.run(n, fn) }
+
+// MaxWorkers is the largest worker index Run may pass, plus one.
+func (s *Splitter) MaxWorkers() int { return len(s.s.tasks) }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/pacpfl/pacpfl/conv"
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
@@ -56,3 +57,25 @@ func BenchmarkEvaluator(b *testing.B) {
 		}
 	}
 }
+
+// One particle's LML (38) and gradient, L = 5, batch 64 (`pacpfl bench bnn`
+// reports the client update and its parts side by side).
+func benchBNN(b *testing.B, m BNN) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	e, err := NewBNNEstimator(m, DefaultBNNSamples, conv.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	phi := m.HyperPriorMean()
+	X, y := randomBatch(m, rng, 64)
+	grad := make([]float64, len(phi))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := e.LML(phi, X, y, 4, rng, grad); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBNNLMLMLP(b *testing.B)  { benchBNN(b, BNN{Arch: ArchMLP}) }
+func BenchmarkBNNLMLBCNN(b *testing.B) { benchBNN(b, BNN{Arch: ArchBCNN}) }

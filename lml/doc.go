@@ -1,4 +1,6 @@
-// Package lml is the GP client model of PAC-PFL: the prior P_φ with a deep
+// Package lml holds the client models of PAC-PFL.
+//
+// The GP client model: the prior P_φ with a deep
 // mean and a deep kernel, its exact log marginal likelihood (eq. 33) with the
 // gradient with respect to φ written out by hand (reverse mode through the
 // Cholesky factor, the kernel and both networks), the tempered mini-batch
@@ -15,6 +17,12 @@
 //   - Workspace: the same for one particle, allocation-free when reused;
 //   - Batcher: Algorithm 2's mini-batches and their tempering scale;
 //   - Predictor and Mixture: personalisation and prediction.
+//
+// The BNN client model (SPEC §6): BNN describes a classifier (the MLP or
+// the paper's BCNN, built from package conv) and its mean-field Gaussian
+// prior P_φ, φ = (μ, ω = ln σ²); BNNEstimator evaluates the Monte Carlo LML
+// (38) of a batch with L weight samples stacked in one network, and its
+// reparameterised gradient.
 //
 // The formulas and every choice the paper leaves open are in docs/math.md.
 package lml

@@ -13,8 +13,8 @@ import (
 )
 
 // `pacpfl bench conv`: the paper's Bayesian CNN (1×28×28 input, conv 5×5
-// 1→10, ReLU, maxpool 2, conv 5×5 10→62, ReLU, maxpool 2, dense 992→128,
-// ReLU, dense 128→10, softmax cross-entropy) in float64. Four figures, run
+// 1→10, ReLU, maxpool 2, conv 5×5 10→62, ReLU, maxpool 2, dense 992→512,
+// ReLU, dense 512→10, softmax cross-entropy) in float64. Four figures, run
 // alternately, each the minimum of R runs after a warm-up: the whole network
 // forward+backward; conv2 alone forward+backward; and the Bayesian estimator
 // step (L weight samples w = μ + softplus(ρ)·ε, forward+backward, gradients
