@@ -300,27 +300,9 @@ func TestBNNLMLPointMassLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	D, H, C := m.D(), m.Hidden, m.Classes
-	W1, b1 := phi[:H*D], phi[H*D:H*D+H]
-	W2, b2 := phi[H*D+H:H*D+H+C*H], phi[H*D+H+C*H:nw]
 	want := 0.0
-	for r := range y {
-		h := make([]float64, H)
-		for o := range H {
-			a := b1[o]
-			for i := range D {
-				a += W1[o*D+i] * X[r*D+i]
-			}
-			h[o] = math.Max(a, 0)
-		}
-		z := make([]float64, C)
-		for c := range C {
-			z[c] = b2[c]
-			for o := range H {
-				z[c] += W2[c*H+o] * h[o]
-			}
-		}
-		want += z[int(y[r])] - logSumExp(z)
+	for r, lp := range mlpLogProbs(m, phi[:nw], X) {
+		want += lp[int(y[r])]
 	}
 	want *= 1.5
 	if math.Abs(v-want) > 1e-9*math.Max(1, math.Abs(want)) {
@@ -403,4 +385,37 @@ func TestBNNEstimatorErrors(t *testing.T) {
 	if _, err := NewBNNEstimator(m, 0, conv.Options{}); err == nil {
 		t.Error("L = 0: no error")
 	}
+}
+
+// mlpLogProbs evaluates the log class probabilities of the MLP with weights
+// theta on every row of X by hand, from the documented layout.
+func mlpLogProbs(m BNN, theta, X []float64) [][]float64 {
+	m = m.WithDefaults()
+	D, H, C := m.D(), m.Hidden, m.Classes
+	W1, b1 := theta[:H*D], theta[H*D:H*D+H]
+	W2, b2 := theta[H*D+H:H*D+H+C*H], theta[H*D+H+C*H:]
+	out := make([][]float64, len(X)/D)
+	for r := range out {
+		h := make([]float64, H)
+		for o := range H {
+			a := b1[o]
+			for i := range D {
+				a += W1[o*D+i] * X[r*D+i]
+			}
+			h[o] = math.Max(a, 0)
+		}
+		z := make([]float64, C)
+		for c := range C {
+			z[c] = b2[c]
+			for o := range H {
+				z[c] += W2[c*H+o] * h[o]
+			}
+		}
+		lse := logSumExp(z)
+		for c := range z {
+			z[c] -= lse
+		}
+		out[r] = z
+	}
+	return out
 }
