@@ -31,6 +31,10 @@ type MethodResult struct {
 	Train    *Result       `json:"-"`
 	Elapsed  time.Duration `json:"-"`
 	Seconds  float64       `json:"seconds"`
+	// Classification data sets report accuracy and the calibration error
+	// (42) here (Existing and New then stay empty).
+	ExistingClass *ClassGroupMetrics `json:"existing_classification,omitempty"`
+	NewClass      *ClassGroupMetrics `json:"new_classification,omitempty"`
 }
 
 // BoundOptions configure the evaluation of the PAC-Bayesian bounds.

@@ -1,0 +1,215 @@
+package fl
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/pacpfl/pacpfl/conv"
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/linalg"
+	"github.com/pacpfl/pacpfl/lml"
+)
+
+// BNNModel plugs the BNN client model of package lml (SPEC §6) into the
+// federated loop: a client update is the gradient of the LML estimate (38)
+// for each of the k prior particles on a mini-batch, with β = m_i.
+type BNNModel struct {
+	Model   lml.BNN
+	Samples int // L weight samples of (38) in training (0: lml.DefaultBNNSamples)
+	// Threads is the number of cores one client update or one client's
+	// posterior inference uses (0 or 1: one, with single-threaded BLASes —
+	// the federated loop already runs one client per core, and the results
+	// then do not depend on GOMAXPROCS). More threads split the batch of each
+	// layer over workers: for a lone update (pacpfl bench bnn).
+	Threads   int
+	Posterior lml.BNNPosteriorOptions
+
+	mu   sync.Mutex
+	free []*lml.BNNEstimator // estimators not in use, shared by the clients
+}
+
+// NewBNNModel returns the model with the default L and posterior inference.
+func NewBNNModel(m lml.BNN) *BNNModel { return &BNNModel{Model: m.WithDefaults()} }
+
+// Dim is dφ = 2|θ|.
+func (b *BNNModel) Dim() int { return b.Model.NumParams() }
+
+func (b *BNNModel) samples() int {
+	if b.Samples > 0 {
+		return b.Samples
+	}
+	return lml.DefaultBNNSamples
+}
+
+// convOptions are the network options of one client's work.
+func (b *BNNModel) convOptions() conv.Options {
+	if b.Threads > 1 {
+		return conv.Options{Workers: b.Threads}
+	}
+	one := func() blas.Float64 { return linalg.NewNative(1) }
+	return conv.Options{BLAS: one(), WorkerBLAS: one, Workers: 1}
+}
+
+// estimator takes an estimator from the shared free list (or makes one):
+// clients hold their data only, so memory grows with the number of
+// concurrent updates, not with the number of clients.
+func (b *BNNModel) estimator() (*lml.BNNEstimator, error) {
+	b.mu.Lock()
+	if n := len(b.free); n > 0 {
+		e := b.free[n-1]
+		b.free = b.free[:n-1]
+		b.mu.Unlock()
+		return e, nil
+	}
+	b.mu.Unlock()
+	return lml.NewBNNEstimator(b.Model, b.samples(), b.convOptions())
+}
+
+func (b *BNNModel) release(e *lml.BNNEstimator) {
+	b.mu.Lock()
+	b.free = append(b.free, e)
+	b.mu.Unlock()
+}
+
+// bnnClient is one existing client's Client_Update (Algorithm 2) with the
+// BNN model: S_i only, never S̃_i.
+type bnnClient struct {
+	model *BNNModel
+	x, y  []float64
+	rows  rowSampler
+	lmls  []float64
+}
+
+// NewClient returns the training client for S_i (never S̃_i).
+func (b *BNNModel) NewClient(c *data.ClientData) (Client, error) {
+	if err := b.Model.CheckData(c.X, c.Y); err != nil {
+		return nil, err
+	}
+	return &bnnClient{model: b, x: c.X, y: c.Y, rows: rowSampler{d: b.Model.D()}}, nil
+}
+
+func (c *bnnClient) Update(particles []float64, k, dphi, batch int, rng *rand.Rand, grad []float64) (float64, error) {
+	if dphi != c.model.Dim() {
+		return 0, fmt.Errorf("bnn client: particles of dimension %d, model has dφ = %d", dphi, c.model.Dim())
+	}
+	if len(particles) != k*dphi || len(grad) != k*dphi {
+		return 0, fmt.Errorf("bnn client: %d particle and %d gradient values for k×dφ = %d×%d", len(particles), len(grad), k, dphi)
+	}
+	e, err := c.model.estimator()
+	if err != nil {
+		return 0, err
+	}
+	defer c.model.release(e)
+	m := len(c.y)
+	bx, by := c.x, c.y
+	if batch > 0 && batch < m {
+		bx, by = c.rows.sample(c.x, c.y, batch, rng)
+	}
+	scale := float64(m) / float64(len(by)) // β = m_i on the batch
+	sum := 0.0
+	for r := 0; r < k; r++ {
+		v, err := e.LML(particles[r*dphi:(r+1)*dphi], bx, by, scale, rng, grad[r*dphi:(r+1)*dphi])
+		if err != nil {
+			return 0, fmt.Errorf("particle %d: %w", r, err)
+		}
+		sum += v
+	}
+	return sum / float64(k), nil
+}
+
+// rowSampler draws mini-batches of rows uniformly without replacement
+// (partial Fisher–Yates from the identity, so a batch depends only on the
+// random stream), into buffers it reuses.
+type rowSampler struct {
+	d      int
+	perm   []int
+	bx, by []float64
+}
+
+func (s *rowSampler) sample(x, y []float64, b int, rng *rand.Rand) (bx, by []float64) {
+	m, d := len(y), s.d
+	if len(s.perm) != m {
+		s.perm = make([]int, m)
+	}
+	if len(s.by) < b {
+		s.bx = make([]float64, b*d)
+		s.by = make([]float64, b)
+	}
+	for i := range s.perm {
+		s.perm[i] = i
+	}
+	for i := 0; i < b; i++ {
+		j := i + rng.IntN(m-i)
+		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
+		r := s.perm[i]
+		copy(s.bx[i*d:(i+1)*d], x[r*d:(r+1)*d])
+		s.by[i] = y[r]
+	}
+	return s.bx[:b*d], s.by[:b]
+}
+
+// Random-stream tag of the BNN posterior inference ("bnnpost").
+const tagBNNPosterior = 0x626e6e706f7374
+
+// PredictGroup personalises the k particles (k×dφ) on each client's data
+// and returns its class probabilities on its test set (SPEC §6.3): existing
+// clients condition on S_i ∪ S̃_i, new clients on their own data. Client i's
+// inference draws from the stream (seed, "bnnpost", group, i), and clients
+// are spread over the cores with one single-threaded predictor per worker,
+// so the result depends on neither the number of workers nor GOMAXPROCS.
+func (b *BNNModel) PredictGroup(particles []float64, clients []data.ClientData, seed uint64, group uint64) ([]ClassPrediction, error) {
+	return b.predictGroup(particles, clients, seed, group, func(c *data.ClientData) (x, y []float64) { return c.PersonalisationData() })
+}
+
+// predictGroup with the conditioning data chosen by condition(c).
+func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, seed, group uint64, condition func(c *data.ClientData) (x, y []float64)) ([]ClassPrediction, error) {
+	preds := make([]ClassPrediction, len(clients))
+	workers := min(runtime.GOMAXPROCS(0), len(clients))
+	if b.Threads > 1 {
+		workers = 1
+	}
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(clients))
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := lml.NewBNNPredictor(b.Model, b.Posterior, b.convOptions())
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(clients) {
+					return
+				}
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				c := &clients[i]
+				x, y := condition(c)
+				rng := rand.New(rand.NewPCG(seed, data.StreamID(tagBNNPosterior, group, uint64(i))))
+				if errs[i] = p.Fit(particles, x, y, rng); errs[i] != nil {
+					continue
+				}
+				probs := make([]float64, len(c.YTest)*b.Model.Classes)
+				errs[i] = p.Predict(c.XTest, probs)
+				preds[i] = ClassPrediction{Probs: probs}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("predict client %d: %w", i, err)
+		}
+	}
+	return preds, nil
+}
