@@ -33,7 +33,9 @@ type BNNModel struct {
 }
 
 // NewBNNModel returns the model with the default L and posterior inference.
-func NewBNNModel(m lml.BNN) *BNNModel { return &BNNModel{Model: m.WithDefaults()} }
+func NewBNNModel(m lml.BNN) *BNNModel {
+	return &BNNModel{Model: m.WithDefaults(), Posterior: lml.DefaultBNNPosteriorOptions()}
+}
 
 // Dim is dφ = 2|θ|.
 func (b *BNNModel) Dim() int { return b.Model.NumParams() }

@@ -58,6 +58,16 @@ func DefaultBNNOptions() BNNOptions {
 	}
 }
 
+// BoundTau is the τ of the bounds for n clients: Config.Tau with the
+// default aggregation, τ/n with AggregateMean (whose data term τ·mean
+// estimates (τ/n) Σ_{i=1}^n ∇ ln Z^C_i).
+func (o BNNOptions) BoundTau(n int) float64 {
+	if o.Server.Aggregation == AggregateMean {
+		return o.Server.Tau / float64(n)
+	}
+	return o.Server.Tau
+}
+
 // classResult evaluates the class probabilities of both groups into out.
 func classResult(out *MethodResult, ds *data.Dataset, pe, pn []ClassPrediction) error {
 	e, err := EvaluateClassification(pe, ds.Existing, ds.Classes)
@@ -125,7 +135,7 @@ func RunPACPFLBNN(ds *data.Dataset, b *BNNModel, opt BNNOptions) (*MethodResult,
 		return nil, err
 	}
 	if opt.Bounds.PriorSamples > 0 {
-		bd, err := ComputeBNNBounds(ds, b, prior, opt.Bounds, opt.Server.Tau)
+		bd, err := ComputeBNNBounds(ds, b, prior, opt.Bounds, opt.BoundTau(len(ds.Existing)))
 		if err != nil {
 			return nil, fmt.Errorf("bounds: %w", err)
 		}

@@ -16,7 +16,7 @@ import (
 // α_κ from the estimate (38) on the client's data.
 type BNNPosteriorOptions struct {
 	Particles    int     // M weight particles per prior (0: 5)
-	Steps        int     // SVGD steps (0: DefaultBNNPosteriorSteps)
+	Steps        int     // SVGD steps (0: none, the particles stay prior draws)
 	LR           float64 // Adam learning rate (0: 1e-3)
 	Batch        int     // mini-batch b (0: min(m, 64); ≥ m: all the data)
 	AlphaSamples int     // weight samples of the estimate behind α_κ (0: 100)
@@ -31,13 +31,15 @@ const (
 	DefaultBNNAlphaSamples   = 100
 )
 
-// WithDefaults fills the zero fields in.
+// DefaultBNNPosteriorOptions returns the defaults (docs/math.md).
+func DefaultBNNPosteriorOptions() BNNPosteriorOptions {
+	return BNNPosteriorOptions{Steps: DefaultBNNPosteriorSteps}.WithDefaults()
+}
+
+// WithDefaults fills the zero fields in, except Steps.
 func (o BNNPosteriorOptions) WithDefaults() BNNPosteriorOptions {
 	if o.Particles == 0 {
 		o.Particles = DefaultBNNParticles
-	}
-	if o.Steps == 0 {
-		o.Steps = DefaultBNNPosteriorSteps
 	}
 	if o.LR == 0 {
 		o.LR = DefaultBNNPosteriorLR
@@ -93,9 +95,9 @@ type BNNPredictor struct {
 	// Fit scratch.
 	scores []float64 // M × |θ|
 	invVar []float64 // e^{−ω} of the prior being fitted
-	perm         []int
-	bx, by       []float64
-	zeros        []float64 // placeholder labels for prediction
+	perm   []int
+	bx, by []float64
+	zeros  []float64 // placeholder labels for prediction
 }
 
 // NewBNNPredictor returns a predictor for model; opt sets the network's
