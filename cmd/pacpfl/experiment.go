@@ -15,7 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:    "experiment",
-		summary: "compare PAC-PFL, pFedGP, Vanilla and Pooled over several seeds (pacpfl experiment polynomial)",
+		summary: "compare PAC-PFL with its baselines over several seeds (pacpfl experiment polynomial|fmnist)",
 		run:     runExperiment,
 	})
 }
@@ -73,13 +73,17 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			w = stdout
 		}
 		fmt.Fprintln(w, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,vanilla,pooled] [--json FILE] [train flags]")
+		fmnistUsage(w)
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return exitOK
 	}
+	if args[0] == dataFMNIST {
+		return runExperimentFMNIST(args[1:], stdout, stderr)
+	}
 	if args[0] != "polynomial" {
-		fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial)\n", args[0])
+		fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, fmnist)\n", args[0])
 		return exitUsage
 	}
 	fs := newFlagSet("experiment polynomial", stderr)

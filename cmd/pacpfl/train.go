@@ -21,7 +21,7 @@ import (
 func init() {
 	register(&command{
 		name:    "train",
-		summary: "train PAC-PFL on the Polynomial data set and print metrics and bounds",
+		summary: "train PAC-PFL (GP clients on Polynomial, or --model bnn on Fashion-MNIST) and print metrics and bounds",
 		run:     runTrain,
 	})
 }
@@ -129,49 +129,14 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, error) {
 	o := fl.DefaultPACPFLOptions()
 	n := len(ds.Existing)
-	s := &o.Server
-	s.K, s.Rounds, s.ClientsPerRound, s.Batch, s.LR, s.Optimizer, s.Seed = f.k, f.rounds, f.clientsPerRound, f.batch, f.lr, f.optimizer, seed
-	switch f.aggregate {
-	case "sum":
-		s.Aggregation = fl.AggregateSum
-	case "mean":
-		s.Aggregation = fl.AggregateMean
-	default:
-		return o, usagef("unknown --aggregate %q (want sum or mean)", f.aggregate)
+	s, err := f.serverConfig(ds, seed)
+	if err != nil {
+		return o, err
 	}
-	if s.ClientsPerRound == 0 {
-		s.ClientsPerRound = min(n, fl.DefaultClientsPerRound)
-	}
+	o.Server = s
 	o.SigmaP = f.sigmaP
 	if !(f.sigmaP > 0) || math.IsInf(f.sigmaP, 0) {
 		return o, usagef("--sigma-p %v must be positive and finite", f.sigmaP)
-	}
-	s.Tau = f.tau
-	if f.lambda != 0 && f.tauSet {
-		// λ sets τ; silently preferring one of the two would run a
-		// temperature the user did not ask for.
-		return o, usagef("--lambda and --tau both set τ: give only one")
-	}
-	if f.lambda != 0 {
-		if !(f.lambda > 0) || math.IsInf(f.lambda, 0) {
-			return o, usagef("--lambda %v must be positive and finite", f.lambda)
-		}
-		s.Tau = fl.TauFromLambda(f.lambda, float64(ds.MinM()), n, ds.N2(), fl.Upsilon)
-	}
-	if !(f.dpEpsilon >= 0) { // NaN too: it used to run silently without DP
-		return o, usagef("--dp-epsilon %v must be ≥ 0", f.dpEpsilon)
-	}
-	if f.dpEpsilon > 0 {
-		dp, err := f.dpConfig()
-		if err != nil {
-			return o, err
-		}
-		s.DP = dp
-	} else if f.dpDeltaSet || f.dpNoiseSeed != 0 || f.dpMechanism != string(fl.DPLaplace) {
-		return o, usagef("--dp-mechanism, --dp-delta and --dp-noise-seed need --dp-epsilon > 0")
-	}
-	if err := s.Validate(n); err != nil {
-		return o, usageError{err}
 	}
 	// The particles, their gradients and the optimiser's state (k×dφ each),
 	// and the Monte Carlo terms of the bounds: lower bounds.
@@ -202,6 +167,53 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 		}
 	}
 	return o, nil
+}
+
+// serverConfig turns the flags of Algorithm 1 (3 with DP) into a validated
+// server configuration for the existing clients of ds (--lambda sets τ with
+// β = min m_i).
+func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, error) {
+	n := len(ds.Existing)
+	s := fl.Config{K: f.k, Rounds: f.rounds, ClientsPerRound: f.clientsPerRound, Batch: f.batch, LR: f.lr, Optimizer: f.optimizer, Seed: seed}
+	switch f.aggregate {
+	case "sum":
+		s.Aggregation = fl.AggregateSum
+	case "mean":
+		s.Aggregation = fl.AggregateMean
+	default:
+		return s, usagef("unknown --aggregate %q (want sum or mean)", f.aggregate)
+	}
+	if s.ClientsPerRound == 0 {
+		s.ClientsPerRound = min(n, fl.DefaultClientsPerRound)
+	}
+	s.Tau = f.tau
+	if f.lambda != 0 && f.tauSet {
+		// λ sets τ; silently preferring one of the two would run a
+		// temperature the user did not ask for.
+		return s, usagef("--lambda and --tau both set τ: give only one")
+	}
+	if f.lambda != 0 {
+		if !(f.lambda > 0) || math.IsInf(f.lambda, 0) {
+			return s, usagef("--lambda %v must be positive and finite", f.lambda)
+		}
+		s.Tau = fl.TauFromLambda(f.lambda, float64(ds.MinM()), n, ds.N2(), fl.Upsilon)
+	}
+	if !(f.dpEpsilon >= 0) { // NaN too: it used to run silently without DP
+		return s, usagef("--dp-epsilon %v must be ≥ 0", f.dpEpsilon)
+	}
+	if f.dpEpsilon > 0 {
+		dp, err := f.dpConfig()
+		if err != nil {
+			return s, err
+		}
+		s.DP = dp
+	} else if f.dpDeltaSet || f.dpNoiseSeed != 0 || f.dpMechanism != string(fl.DPLaplace) {
+		return s, usagef("--dp-mechanism, --dp-delta and --dp-noise-seed need --dp-epsilon > 0")
+	}
+	if err := s.Validate(n); err != nil {
+		return s, usageError{err}
+	}
+	return s, nil
 }
 
 // dpConfig builds the DP configuration of the flags.
@@ -284,14 +296,22 @@ func jsonFloats(xs []float64) []jsonFloat {
 func runTrain(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("train", stderr)
 	var f trainFlags
+	var bf bnnFlags
 	addTrainFlags(fs, &f)
+	addBNNFlags(fs, &bf)
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
+	if err := bf.resolve(fs); err != nil {
+		return fail(stderr, "train", err)
+	}
 	if err := f.afterParse(fs, *jsonPath); err != nil {
 		return fail(stderr, "train", err)
+	}
+	if bf.model == modelBNN {
+		return runTrainBNN(&f, &bf, *quiet, *jsonPath, stdout, stderr)
 	}
 	start := time.Now()
 	ds, err := f.dataset(f.seed)

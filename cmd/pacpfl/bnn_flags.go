@@ -1,0 +1,286 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/lml"
+)
+
+// Models and data sets of train and experiment.
+const (
+	modelGP       = "gp"
+	modelBNN      = "bnn"
+	dataPoly      = "polynomial"
+	dataFMNIST    = "fmnist"
+	partLabels5   = "labels5"
+	partDirichlet = "dirichlet"
+)
+
+// bnnFlags are the flags of the BNN client model and its data (train and
+// experiment); trainFlags holds the shared ones.
+type bnnFlags struct {
+	model, data                    string
+	partition, split, dataDir      string
+	arch, boundLoss                string
+	alpha, sigmaMu, sigmaOmega     float64
+	postLR, pMin                   float64
+	hidden, samples, particles     int
+	postSteps, alphaSamples, draws int
+	maxImages                      int
+	set                            map[string]bool // flags given on the command line
+}
+
+// bnnOnly and gpOnly are the flags that belong to one client model.
+var (
+	bnnOnly = []string{"partition", "split", "alpha", "data-dir", "arch", "hidden", "samples", "posterior-particles",
+		"posterior-steps", "posterior-lr", "alpha-samples", "sigma-mu", "sigma-omega", "bound-loss", "p-min",
+		"weight-draws", "max-images"}
+	gpOnly = []string{"extra", "func-samples", "loss-range", "sigma-p", "pfedgp-mean", "baseline-steps"}
+)
+
+func addBNNFlags(fs *flag.FlagSet, b *bnnFlags) {
+	o := fl.DefaultBNNOptions()
+	po := lml.DefaultBNNPosteriorOptions()
+	fs.StringVar(&b.model, "model", modelGP, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
+	fs.StringVar(&b.data, "data", "", "data set: polynomial (GP) or fmnist (BNN); the default follows --model")
+	fs.StringVar(&b.partition, "partition", partLabels5, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
+	fs.StringVar(&b.split, "split", "small", "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
+	fs.Float64Var(&b.alpha, "alpha", data.DefaultDirichletAlpha, "bnn, dirichlet: concentration α of the label proportions")
+	fs.StringVar(&b.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
+	fs.IntVar(&b.maxImages, "max-images", 0, "bnn: use at most this many images (0: the split's full sizes)")
+	fs.StringVar(&b.arch, "arch", lml.ArchMLP, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
+	fs.IntVar(&b.hidden, "hidden", 0, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
+	fs.IntVar(&b.samples, "samples", lml.DefaultBNNSamples, "bnn: weight samples L of the LML estimate (38) in training")
+	fs.Float64Var(&b.sigmaMu, "sigma-mu", o.SigmaMu, "bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
+	fs.Float64Var(&b.sigmaOmega, "sigma-omega", o.SigmaOmega, "bnn: hyper-prior std of the prior log-variances ω")
+	fs.IntVar(&b.particles, "posterior-particles", po.Particles, "bnn: SVGD weight particles M per prior in personalisation")
+	fs.IntVar(&b.postSteps, "posterior-steps", po.Steps, "bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
+	fs.Float64Var(&b.postLR, "posterior-lr", po.LR, "bnn: Adam learning rate of the personalisation SVGD")
+	fs.IntVar(&b.alphaSamples, "alpha-samples", po.AlphaSamples, "bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
+	fs.StringVar(&b.boundLoss, "bound-loss", "ce", "bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
+	fs.Float64Var(&b.pMin, "p-min", o.Bounds.Loss.PMin, "bnn: probability floor of the clipped cross-entropy")
+	fs.IntVar(&b.draws, "weight-draws", o.Bounds.WeightDraws, "bnn: weight draws per ln Z^C of the bounds")
+}
+
+// resolve records the flags given, settles the model and the data set and
+// refuses flags of the other model.
+func (b *bnnFlags) resolve(fs *flag.FlagSet) error {
+	b.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { b.set[f.Name] = true })
+	switch {
+	case b.data == dataFMNIST && !b.set["model"]:
+		b.model = modelBNN
+	case b.data == "" && b.model == modelBNN:
+		b.data = dataFMNIST
+	case b.data == "":
+		b.data = dataPoly
+	}
+	switch b.model {
+	case modelGP, modelBNN:
+	default:
+		return usagef("unknown --model %q (want gp or bnn)", b.model)
+	}
+	switch {
+	case b.data != dataPoly && b.data != dataFMNIST:
+		return usagef("unknown --data %q (want polynomial or fmnist)", b.data)
+	case b.model == modelGP && b.data != dataPoly:
+		return usagef("--model gp runs on --data polynomial (fmnist is for --model bnn)")
+	case b.model == modelBNN && b.data != dataFMNIST:
+		return usagef("--model bnn runs on --data fmnist (polynomial is for --model gp)")
+	}
+	other := bnnOnly
+	if b.model == modelBNN {
+		other = gpOnly
+	}
+	for _, name := range other {
+		if b.set[name] {
+			return usagef("--%s does not apply to --model %s", name, b.model)
+		}
+	}
+	return nil
+}
+
+// bnnDefaults replaces the GP defaults of the shared flags that were not
+// given by those of the BNN model (docs/math.md, "BNN defaults").
+func (b *bnnFlags) bnnDefaults(f *trainFlags) {
+	o := fl.DefaultBNNOptions()
+	def := func(name string, set func()) {
+		if !b.set[name] && !(name == "rounds" && b.set["T"]) && !(name == "clients-per-round" && b.set["c"]) {
+			set()
+		}
+	}
+	def("k", func() { f.k = o.Server.K })
+	def("rounds", func() { f.rounds = o.Server.Rounds })
+	def("clients-per-round", func() { f.clientsPerRound = o.Server.ClientsPerRound })
+	def("batch", func() { f.batch = o.Server.Batch })
+	def("lr", func() { f.lr = o.Server.LR })
+	def("tau", func() { f.tau = o.Server.Tau })
+	def("bound-samples", func() { f.boundSamples = o.Bounds.PriorSamples })
+	def("clients", func() { f.clients = 10 })
+	def("new-clients", func() { f.newClients = 2 })
+}
+
+// check validates the BNN flags (before any data is read).
+func (b *bnnFlags) check(f *trainFlags) error {
+	switch b.partition {
+	case partLabels5:
+		if _, ok := data.Labels5Sizes[b.split]; !ok {
+			return usagef("unknown --split %q (want small, medium or large)", b.split)
+		}
+		if b.set["alpha"] || b.set["clients"] {
+			return usagef("--alpha and --clients are for --partition dirichlet (labels5 has one client per label)")
+		}
+	case partDirichlet:
+		if b.set["split"] {
+			return usagef("--split is for --partition labels5")
+		}
+		if !(b.alpha > 0) || math.IsInf(b.alpha, 0) {
+			return usagef("--alpha %v must be positive and finite", b.alpha)
+		}
+		if f.clients < 1 {
+			return usagef("--clients %d must be at least 1", f.clients)
+		}
+	default:
+		return usagef("unknown --partition %q (want labels5 or dirichlet)", b.partition)
+	}
+	if f.newClients < 0 {
+		return usagef("--new-clients %d must be ≥ 0", f.newClients)
+	}
+	// The server flags, against a stand-in for the n existing clients the
+	// split will have (labels5: one per class); options re-checks them on
+	// the real split.
+	n := f.clients
+	if b.partition == partLabels5 {
+		n = 10
+	}
+	s, err := f.serverConfig(&data.Dataset{Existing: make([]data.ClientData, n)}, 0)
+	if err != nil {
+		return err
+	}
+	if tau := (fl.BNNOptions{Server: s}).BoundTau(n); f.boundSamples > 0 && !(tau < 1) {
+		return usagef("the bounds need τ < 1, got %v (or pass --bound-samples 0 to skip the bounds)", tau)
+	}
+	if b.maxImages < 0 {
+		return usagef("--max-images %d must be ≥ 0", b.maxImages)
+	}
+	m := b.bnnModel()
+	if err := m.Model.Validate(); err != nil {
+		return usageError{err}
+	}
+	if err := m.Posterior.Validate(); err != nil {
+		return usageError{err}
+	}
+	switch {
+	case b.hidden < 0:
+		return usagef("--hidden %d must be ≥ 0", b.hidden)
+	case b.samples < 1:
+		return usagef("--samples %d must be at least 1", b.samples)
+	case b.particles < 1 || b.postSteps < 0 || b.alphaSamples < 1:
+		return usagef("--posterior-particles and --alpha-samples must be ≥ 1, --posterior-steps ≥ 0")
+	case !(b.sigmaMu > 0) || math.IsInf(b.sigmaMu, 0) || !(b.sigmaOmega > 0) || math.IsInf(b.sigmaOmega, 0):
+		return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", b.sigmaMu, b.sigmaOmega)
+	case b.draws < 1:
+		return usagef("--weight-draws %d must be at least 1", b.draws)
+	case f.boundSamples < 0:
+		return usagef("--bound-samples %d must be ≥ 0", f.boundSamples)
+	}
+	if _, err := b.loss(); err != nil {
+		return err
+	}
+	// The images as float64 (at most the 70,000 of the set), and per
+	// concurrent client update a network of L samples, lower bounds.
+	images := 70000.0
+	if b.maxImages > 0 {
+		images = float64(b.maxImages)
+	}
+	nw := float64(m.Model.NumWeights())
+	return memoryError(fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.arch, b.hidden, f.k, b.samples),
+		8*(images*784+float64(f.k)*2*nw*(3+float64(max(f.clientsPerRound, 1)))+2*float64(b.samples)*nw))
+}
+
+// bnnModel is the client model of the flags.
+func (b *bnnFlags) bnnModel() *fl.BNNModel {
+	m := fl.NewBNNModel(lml.BNN{Arch: b.arch, Hidden: b.hidden})
+	m.Samples = b.samples
+	m.Posterior = lml.BNNPosteriorOptions{Particles: b.particles, Steps: b.postSteps, LR: b.postLR, AlphaSamples: b.alphaSamples}
+	return m
+}
+
+// loss is the bounded loss of the bounds.
+func (b *bnnFlags) loss() (lml.Loss, error) {
+	switch b.boundLoss {
+	case "ce":
+		if !(b.pMin > 0 && b.pMin < 1) {
+			return lml.Loss{}, usagef("--p-min %v must lie in (0, 1)", b.pMin)
+		}
+		return lml.Loss{Kind: lml.ClippedNLL, PMin: b.pMin}, nil
+	case "01":
+		return lml.Loss{Kind: lml.ZeroOne}, nil
+	}
+	return lml.Loss{}, usagef("unknown --bound-loss %q (want ce or 01)", b.boundLoss)
+}
+
+// images loads Fashion-MNIST; missing files are an environment problem
+// (exit 2) whose message names the package and flag that provide them.
+func (b *bnnFlags) images() (*data.Images, error) {
+	im, err := data.FashionMNIST(b.dataDir)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return im, nil
+}
+
+// dataset splits the images for one seed.
+func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (*data.Dataset, error) {
+	var ds *data.Dataset
+	var err error
+	if b.partition == partLabels5 {
+		ds, err = data.Labels5(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed})
+	} else {
+		ds, err = data.Dirichlet(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed})
+	}
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return ds, nil
+}
+
+// options are the PAC-PFL options of the flags for ds.
+func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNNOptions, error) {
+	o := fl.DefaultBNNOptions()
+	s, err := f.serverConfig(ds, seed)
+	if err != nil {
+		return o, err
+	}
+	o.Server, o.SigmaMu, o.SigmaOmega = s, b.sigmaMu, b.sigmaOmega
+	loss, err := b.loss()
+	if err != nil {
+		return o, err
+	}
+	o.Bounds = fl.BNNBoundOptions{Loss: loss, Delta: f.delta, PriorSamples: f.boundSamples, WeightDraws: b.draws, Seed: seed}
+	if f.boundSamples > 0 {
+		// Check the bound assumptions now rather than after training.
+		n := len(ds.Existing)
+		lo, hi := loss.Range()
+		bc := fl.BoundConfig{A: lo, B: hi, Delta: f.delta, Beta: float64(ds.MinM()), Tau: o.BoundTau(n), M: make([]int, n)}
+		for i := range bc.M {
+			bc.M[i] = ds.Existing[i].M()
+		}
+		if err := bc.Validate(); err != nil {
+			return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
+		}
+	}
+	return o, nil
+}
+
+// describe names the data set of the flags, e.g. "fmnist labels5 small".
+func (b *bnnFlags) describe(f *trainFlags) string {
+	if b.partition == partLabels5 {
+		return fmt.Sprintf("fmnist %s %s", b.partition, b.split)
+	}
+	return fmt.Sprintf("fmnist %s α=%g n=%d", b.partition, b.alpha, f.clients)
+}
