@@ -78,7 +78,13 @@ func (c *BoundConfig) Validate() error {
 	return nil
 }
 
-// Deltas returns Δ_i of Theorem 4.2.
+// Deltas returns Δ_i of Theorem 4.2: (1/n) times a bound on how far adding
+// S̃_i can move client i's expected loss, with x = 2βm̃_i(b−a)/(m_i+m̃_i)
+// bounding the log density ratio of the two Gibbs posteriors (both ways).
+// A density ratio within [e^{−x}, e^{x}] keeps the total variation below
+// tanh(x/2), so the expectations of a loss in [a, b] differ by at most
+// (b−a)·tanh(x/2), valid for every range. The paper's b·(e^x − e^{−x})
+// assumes 0 ≤ ℓ ≤ b; it is used too (the smaller wins) only when a ≥ 0.
 func (c *BoundConfig) Deltas() []float64 {
 	n := float64(len(c.M))
 	d := make([]float64, len(c.M))
@@ -90,8 +96,12 @@ func (c *BoundConfig) Deltas() []float64 {
 		if mt == 0 {
 			continue
 		}
-		e := 2 * c.Beta * float64(mt) / float64(m+mt) * (c.B - c.A)
-		d[i] = math.Min(c.B-c.A, c.B*(math.Exp(e)-math.Exp(-e))) / n
+		x := 2 * c.Beta * float64(mt) / float64(m+mt) * (c.B - c.A)
+		v := (c.B - c.A) * math.Tanh(x/2)
+		if c.A >= 0 {
+			v = math.Min(v, c.B*(math.Exp(x)-math.Exp(-x)))
+		}
+		d[i] = v / n
 	}
 	return d
 }
@@ -142,7 +152,35 @@ func (c *BoundConfig) Evaluate(logZS float64) (Bounds, error) {
 	n := float64(len(c.M))
 	n2u := float64(c.N2()) + c.upsilon()
 	lambda := c.Lambda()
-	cKL := 1/(n*c.Beta) + n2u/lambda
+	cKL := c.klWeight()
+	var invM float64
+	for _, m := range c.M {
+		invM += 1 / float64(m)
+	}
+	ba := c.B - c.A
+	conf := math.Log(1/c.Delta) / math.Sqrt(n)
+	b := Bounds{
+		LogZS:     logZS,
+		Server:    -logZS*cKL + c.serverConstants(),
+		NewClient: -cKL*logZS + ba*ba/(8*n)*(c.Beta*invM+lambda/n2u) + conf,
+		Lambda:    lambda, A: c.A, B: c.B, Delta: c.Delta,
+	}
+	for _, e := range c.Epsilons() {
+		b.EpsilonMax = math.Max(b.EpsilonMax, e)
+	}
+	return b, nil
+}
+
+// klWeight is the factor of KL(𝒬‖𝒫) in (9), c_KL = 1/(nβ) + (n₂+υ)/λ
+// (= 1/(nβτ) with λ from τ).
+func (c *BoundConfig) klWeight() float64 {
+	return 1/(float64(len(c.M))*c.Beta) + (float64(c.N2())+c.upsilon())/c.Lambda()
+}
+
+// serverConstants are the terms of (9) that depend on neither 𝒬 nor the
+// data: β(b−a)²/(8n) Σ 1/m_i + λ Σ Δ_i²/(8(n₂+υ)) + ln(1/δ)/√n.
+func (c *BoundConfig) serverConstants() float64 {
+	n := float64(len(c.M))
 	var invM, sumD2 float64
 	for _, m := range c.M {
 		invM += 1 / float64(m)
@@ -151,17 +189,7 @@ func (c *BoundConfig) Evaluate(logZS float64) (Bounds, error) {
 		sumD2 += d * d
 	}
 	ba := c.B - c.A
-	conf := math.Log(1/c.Delta) / math.Sqrt(n)
-	b := Bounds{
-		LogZS:     logZS,
-		Server:    -logZS*cKL + c.Beta*ba*ba/(8*n)*invM + lambda*sumD2/(8*n2u) + conf,
-		NewClient: -cKL*logZS + ba*ba/(8*n)*(c.Beta*invM+lambda/n2u) + conf,
-		Lambda:    lambda, A: c.A, B: c.B, Delta: c.Delta,
-	}
-	for _, e := range c.Epsilons() {
-		b.EpsilonMax = math.Max(b.EpsilonMax, e)
-	}
-	return b, nil
+	return c.Beta*ba*ba/(8*n)*invM + c.Lambda()*sumD2/(8*(float64(c.N2())+c.upsilon())) + math.Log(1/c.Delta)/math.Sqrt(n)
 }
 
 // PriorSampler draws prior parameters φ from the hyper-prior 𝒫.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/pacpfl/pacpfl/svgd"
 )
 
 func tinyBound() BoundConfig {
@@ -28,9 +30,10 @@ func TestBoundsMatchFormula(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Δ_i by hand: client 2: m=4, m̃=2; client 3: m=5, m̃=1.
-	d2 := math.Min(b-a, b*(math.Exp(2*beta*2/6*(b-a))-math.Exp(-2*beta*2/6*(b-a)))) / n
-	d3 := math.Min(b-a, b*(math.Exp(2*beta*1/6*(b-a))-math.Exp(-2*beta*1/6*(b-a)))) / n
+	// Δ_i by hand: client 2: m=4, m̃=2; client 3: m=5, m̃=1; a < 0, so the
+	// total-variation form (b−a)·tanh(x/2) alone.
+	d2 := (b - a) * math.Tanh(beta*2/6*(b-a)) / n
+	d3 := (b - a) * math.Tanh(beta*1/6*(b-a)) / n
 	sumInvM := 1.0/3 + 1.0/4 + 1.0/5
 	cKL := 1/(n*beta) + n2u/lambda
 	server := -cKL*logZS + beta*(b-a)*(b-a)/(8*n)*sumInvM + lambda*(d2*d2+d3*d3)/(8*n2u) + math.Log(1/delta)/math.Sqrt(n)
@@ -190,5 +193,162 @@ func TestClippedGaussianLogZ(t *testing.T) {
 	}
 	if _, err := ClippedGaussianLogZ(y, mean[:2], chol, sigma, 3, -1, 1, 10, rand.New(rand.NewPCG(5, 6))); err == nil {
 		t.Fatal("shape mismatch accepted")
+	}
+}
+
+// Δ_i bounds how far the expected loss can move when the density ratio of
+// the two Gibbs posteriors stays within [e^{−x}, e^{x}]. Worst cases: a loss
+// at a on one atom and b on the other, Q' = (1−q, q) on them and Q moving as
+// much mass to b as the ratio allows; over a grid of q the move must never
+// exceed nΔ_i. The paper's b·(e^x − e^{−x}) is 0 for a loss in [−1, 0]:
+// not a bound there.
+func TestDeltasBoundTheWorstTilt(t *testing.T) {
+	for _, r := range [][2]float64{{-1, 0}, {-2, 2}, {0, 1}, {0.5, 3}} {
+		a, b := r[0], r[1]
+		for _, beta := range []float64{0.01, 0.1, 1, 10} {
+			c := BoundConfig{A: a, B: b, Delta: 0.1, Beta: beta, M: []int{4}, MTilde: []int{3}}
+			x := 2 * beta * 3 / 7 * (b - a)
+			worst := 0.0
+			for q := 0.001; q < 1; q += 0.001 {
+				// Q(b) = p ≤ e^x q and Q(a) = 1 − p ≥ e^{−x}(1 − q).
+				p := math.Min(math.Exp(x)*q, 1-math.Exp(-x)*(1-q))
+				worst = math.Max(worst, (p-q)*(b-a))
+			}
+			if d := c.Deltas()[0]; worst > d+1e-12 {
+				t.Fatalf("[%v,%v] β=%v: a tilt moves the loss by %v > Δ = %v", a, b, beta, worst, d)
+			}
+		}
+	}
+	c := BoundConfig{A: -1, B: 0, Delta: 0.1, Beta: 1, M: []int{4}, MTilde: []int{3}}
+	if d := c.Deltas()[0]; !(d > 0) {
+		t.Fatalf("loss in [−1, 0]: Δ = %v, the paper's formula (0) is not a bound there", d)
+	}
+}
+
+// The closed-form KL of a Laplace component against the Gaussian hyper-prior,
+// against numerical integration (1-D, trapezoid on a fine grid).
+func TestLaplaceGaussianKL(t *testing.T) {
+	for _, c := range [][4]float64{{0.3, 0, 1, 0.2}, {-1.5, 0.5, 2, 0.7}, {2, -1, 0.5, 0.05}} {
+		phi, mu, sd, w := c[0], c[1], c[2], c[3]
+		prior, err := svgd.NewGaussian([]float64{mu}, []float64{sd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mixtureLaplaceKL([]float64{phi}, 1, prior, w)
+		b := w * sd
+		lo, hi := phi-60*b, phi+60*b
+		const steps = 400000
+		h := (hi - lo) / steps
+		want := 0.0
+		for i := 0; i <= steps; i++ {
+			x := lo + float64(i)*h
+			q := math.Exp(-math.Abs(x-phi)/b) / (2 * b)
+			p := math.Exp(-(x-mu)*(x-mu)/(2*sd*sd)) / math.Sqrt(2*math.Pi*sd*sd)
+			f := q * math.Log(q/p)
+			if i == 0 || i == steps {
+				f /= 2
+			}
+			want += f * h
+		}
+		if math.Abs(got-want) > 1e-6*(1+math.Abs(want)) {
+			t.Fatalf("%v: KL %v, numerical %v", c, got, want)
+		}
+	}
+}
+
+// EvaluateLearned on a case whose expectation is known: ln Z^C linear in
+// φ_0 (inside the clipped range) has E_𝒬 equal to its value at the particle
+// mean, so the empirical term matches it within the Hoeffding tolerance; the
+// other terms are the formula's.
+func TestEvaluateLearnedTinyCase(t *testing.T) {
+	c := BoundConfig{A: -2, B: 2, Delta: 0.05, Beta: 4, Tau: 0.5, M: []int{4, 4, 4}}
+	prior, err := svgd.Isotropic([]float64{0, 0}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	particles := []float64{0.3, 0.1, -0.5, 0.4} // k = 2, d = 2
+	// (1/β) ln Z^C = −(0.5 + 0.2·φ_0 + 0.1·i): loss term ∈ [a, b] for |φ_0| ≲ 5.
+	lnZC := func(phi []float64, i int, _ *rand.Rand) (float64, error) {
+		return -c.Beta * math.Max(c.A, math.Min(c.B, 0.5+0.2*phi[0]+0.1*float64(i))), nil
+	}
+	const N = 4000
+	lb, err := c.EvaluateLearned(particles, 2, prior, lnZC, LearnedBoundOptions{Widths: []float64{0.2}, Samples: N, DeltaSampling: 0.01, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := 0.5 + 0.2*(0.3-0.5)/2 + 0.1 // mean over clients i = 0, 1, 2 of 0.1·i is 0.1
+	tol := 4 * math.Sqrt(math.Log(1/0.01)/(2*N))
+	if math.Abs(lb.EmpiricalTerm-exact) > tol {
+		t.Fatalf("empirical term %v, exact expectation %v (tolerance %v)", lb.EmpiricalTerm, exact, tol)
+	}
+	if want := 4 * math.Sqrt(math.Log(1/0.01)/(2*N)); math.Abs(lb.SamplingTerm-want) > 1e-12 {
+		t.Fatalf("sampling term %v, want %v", lb.SamplingTerm, want)
+	}
+	if want := mixtureLaplaceKL(particles, 2, prior, 0.2); lb.KL != want || lb.KLWeight != c.klWeight() {
+		t.Fatalf("KL %v × %v, want %v × %v", lb.KL, lb.KLWeight, want, c.klWeight())
+	}
+	// Server = sum of the terms; the constants are those of the 𝒬* bound.
+	zs, _ := c.Evaluate(-1)
+	if consts := zs.Server - c.klWeight()*1; math.Abs(lb.Constants-consts) > 1e-12 {
+		t.Fatalf("constants %v, want %v", lb.Constants, consts)
+	}
+	if sum := lb.EmpiricalTerm + lb.SamplingTerm + lb.KLWeight*lb.KL + lb.Constants; lb.Server != sum {
+		t.Fatalf("server %v ≠ sum of its terms %v", lb.Server, sum)
+	}
+	// Several widths: the best is reported and the union bound widens the
+	// sampling term.
+	lb3, err := c.EvaluateLearned(particles, 2, prior, lnZC, LearnedBoundOptions{Widths: []float64{0.05, 0.2, 0.6}, Samples: N, DeltaSampling: 0.01, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 4 * math.Sqrt(math.Log(3/0.01)/(2*N)); math.Abs(lb3.SamplingTerm-want) > 1e-12 {
+		t.Fatalf("sampling term with 3 widths %v, want %v", lb3.SamplingTerm, want)
+	}
+	for _, w := range []float64{0.05, 0.2, 0.6} {
+		one, _ := c.EvaluateLearned(particles, 2, prior, lnZC, LearnedBoundOptions{Widths: []float64{w}, Samples: N, DeltaSampling: 0.01 / 3, Seed: 1})
+		if lb3.Server > one.Server+0.05 {
+			t.Fatalf("best of 3 widths %v above width %v's %v", lb3.Server, w, one.Server)
+		}
+	}
+	// Bad inputs.
+	for _, o := range []LearnedBoundOptions{{Widths: []float64{0}}, {Samples: -1}, {DeltaSampling: 1.5}} {
+		if _, err := c.EvaluateLearned(particles, 2, prior, lnZC, o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	if _, err := c.EvaluateLearned(particles[:3], 2, prior, lnZC, LearnedBoundOptions{}); err == nil {
+		t.Error("wrong particle count accepted")
+	}
+}
+
+// AdamStepBound bounds every Adam step: adversarial gradient sequences (a
+// long quiet stretch, then a spike) come close to it but never exceed it.
+func TestAdamStepBound(t *testing.T) {
+	bound := AdamStepBound(0.9, 0.999)
+	if bound < 7 || bound > 7.5 {
+		t.Fatalf("AdamStepBound = %v, want ≈ 7.27", bound)
+	}
+	worst := 0.0
+	for _, quiet := range []int{0, 10, 100, 1000, 5000} {
+		a := svgd.NewAdam(1)
+		x := []float64{0}
+		for s := 0; s < quiet+20; s++ {
+			g := 1e-6
+			if s >= quiet {
+				g = math.Pow(2, float64(s-quiet)) // growing gradients
+			}
+			before := x[0]
+			if err := a.Ascend(x, []float64{g}); err != nil {
+				t.Fatal(err)
+			}
+			step := math.Abs(x[0] - before)
+			worst = math.Max(worst, step)
+			if step > bound*(1+1e-12) {
+				t.Fatalf("Adam step %v > bound %v (quiet %d, step %d)", step, bound, quiet, s)
+			}
+		}
+	}
+	if worst < 2 {
+		t.Fatalf("adversarial sequences reached only %v of the bound %v", worst, bound)
 	}
 }

@@ -25,6 +25,10 @@ type GPModel struct {
 	// giving the zero-mean GP of the original pFedGP. Particles must start
 	// with zero mean weights (RunPACPFL arranges it).
 	FreezeMean bool
+	// Beta is the client temperature: training maximises ln Z^C_β and
+	// prediction uses the Gibbs posterior at β (the zero value, β = m_i,
+	// is the LML and the Bayes posterior).
+	Beta Temperature
 }
 
 // meanParams is the number of leading entries of φ that belong to the mean
@@ -81,14 +85,21 @@ func (c *gpClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ran
 	lmls := c.lmls[:k]
 	m := len(c.y)
 	var err error
+	// ln Z^C_β(P, S) multiplies the log-likelihood of the m samples by β/m
+	// (for a batch of b: by β/b, unbiased for the full-data exponent).
+	beta := c.model.Beta.For(m)
 	if batch <= 0 || batch >= m {
-		err = c.ev.Evaluate(lmls, grad, particles, c.x, c.y)
+		if scale := beta / float64(m); scale == 1 {
+			err = c.ev.Evaluate(lmls, grad, particles, c.x, c.y)
+		} else {
+			err = c.ev.EvaluateTempered(lmls, grad, particles, c.x, c.y, scale)
+		}
 	} else {
 		bx, by := c.sample(batch, rng)
 		if c.model.LiteralBatch {
 			err = c.ev.Evaluate(lmls, grad, particles, bx, by)
 		} else {
-			err = c.ev.EvaluateTempered(lmls, grad, particles, bx, by, float64(m)/float64(batch))
+			err = c.ev.EvaluateTempered(lmls, grad, particles, bx, by, beta/float64(batch))
 		}
 	}
 	if err != nil {
@@ -162,7 +173,8 @@ func (g *GPModel) predictGroup(particles []float64, clients []data.ClientData, c
 				}
 				c := &clients[i]
 				x, y := condition(c)
-				preds[i], errs[i] = predictOne(p, &mix, particles, x, y, c.XTest, c.YTest)
+				scale := g.Beta.For(len(y)) / float64(len(y))
+				preds[i], errs[i] = predictOne(p, &mix, particles, x, y, c.XTest, c.YTest, scale)
 			}
 		}()
 	}
@@ -175,8 +187,8 @@ func (g *GPModel) predictGroup(particles []float64, clients []data.ClientData, c
 	return preds, nil
 }
 
-func predictOne(p *lml.Predictor, mix *lml.Mixture, particles, x, y, xTest, yTest []float64) (Prediction, error) {
-	if err := p.Fit(particles, x, y); err != nil {
+func predictOne(p *lml.Predictor, mix *lml.Mixture, particles, x, y, xTest, yTest []float64, scale float64) (Prediction, error) {
+	if err := p.FitTempered(particles, x, y, scale); err != nil {
 		return Prediction{}, err
 	}
 	if err := p.Predict(xTest, mix); err != nil {

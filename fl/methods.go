@@ -24,13 +24,19 @@ var Methods = []string{MethodPACPFL, MethodPFedGP, MethodVanilla, MethodPooled}
 
 // MethodResult is what one method achieved on one data set.
 type MethodResult struct {
-	Method   string        `json:"method"`
-	Existing GroupMetrics  `json:"existing"`
-	New      GroupMetrics  `json:"new"`
-	Bounds   *Bounds       `json:"bounds,omitempty"`
-	Train    *Result       `json:"-"`
-	Elapsed  time.Duration `json:"-"`
-	Seconds  float64       `json:"seconds"`
+	Method   string       `json:"method"`
+	Existing GroupMetrics `json:"existing"`
+	New      GroupMetrics `json:"new"`
+	// Bounds are Theorem 4.2 and Lemma 4.6 at the exact Gibbs
+	// hyper-posterior 𝒬* (they do not depend on the training run).
+	Bounds *Bounds `json:"bounds,omitempty"`
+	// Learned is Theorem 4.2 for the hyper-posterior that training
+	// produced; LearnedUnavailable says why it is missing when it is.
+	Learned            *LearnedBound `json:"bound_trained,omitempty"`
+	LearnedUnavailable string        `json:"bound_trained_unavailable,omitempty"`
+	Train              *Result       `json:"-"`
+	Elapsed            time.Duration `json:"-"`
+	Seconds            float64       `json:"seconds"`
 	// Classification data sets report accuracy and the calibration error
 	// (42) here (Existing and New then stay empty).
 	ExistingClass *ClassGroupMetrics `json:"existing_classification,omitempty"`
@@ -44,7 +50,9 @@ type BoundOptions struct {
 	PriorSamples int // N hyper-prior draws for ln Z^S (0: no bounds)
 	FuncSamples  int // GP function draws per ln Z^C
 	Seed         uint64
-	Tau          float64 // τ used for Q* (the training τ)
+	// Learned configures the bound for the trained hyper-posterior (nil:
+	// not computed).
+	Learned *LearnedBoundOptions
 }
 
 // PACPFLOptions are the PAC-PFL (and pFedGP) parameters beyond Config.
@@ -58,7 +66,20 @@ type PACPFLOptions struct {
 	// ZeroMean trains and predicts with a zero GP mean (the mean network is
 	// frozen at 0): the original pFedGP's model.
 	ZeroMean bool
-	Bounds   BoundOptions
+	// Beta is the client temperature of training, personalisation and the
+	// bounds (default β = m_i: Bayes posteriors and LMLs, as the paper).
+	Beta   Temperature
+	Bounds BoundOptions
+}
+
+// EffectiveTau is the τ the training targets in (40): Config.Tau with the
+// default aggregation, τ/n with AggregateMean (whose data term τ·mean
+// estimates (τ/n) Σ_{i=1}^n ∇ ln Z^C_i). The bounds use it.
+func EffectiveTau(cfg Config, n int) float64 {
+	if cfg.Aggregation == AggregateMean {
+		return cfg.Tau / float64(n)
+	}
+	return cfg.Tau
 }
 
 // zeroMeanPrior samples like its hyper-prior but with the first nm entries
@@ -99,8 +120,9 @@ func RunPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions, name string) (*M
 		}
 		hp = initPrior{Gaussian: prior, init: ini}
 	}
+	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta}
 	if opt.ZeroMean {
-		g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: true}
+		g.FreezeMean = true
 		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}
 	}
 	clients := make([]Client, len(ds.Existing))
@@ -122,11 +144,22 @@ func RunPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions, name string) (*M
 		return nil, err
 	}
 	if opt.Bounds.PriorSamples > 0 {
-		b, err := ComputeBounds(ds, g, prior, opt.Bounds)
+		b, err := ComputeBounds(ds, g, prior, opt.Bounds, EffectiveTau(opt.Server, len(ds.Existing)))
 		if err != nil {
 			return nil, fmt.Errorf("bounds: %w", err)
 		}
 		out.Bounds = &b
+	}
+	if lo := opt.Bounds.Learned; lo != nil {
+		lb, why, err := ComputeLearnedBound(ds, g, prior, opt, res.Particles)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("bound for the trained hyper-posterior: %w", err)
+		case lb == nil:
+			out.LearnedUnavailable = why
+		default:
+			out.Learned = lb
+		}
 	}
 	out.Elapsed = time.Since(start)
 	out.Seconds = out.Elapsed.Seconds()
@@ -149,30 +182,66 @@ func evaluateParticles(out *MethodResult, ds *data.Dataset, g *GPModel, particle
 	return err
 }
 
-// ComputeBounds evaluates Theorem 4.2 and Lemma 4.6 at the Gibbs
-// hyper-posterior 𝒬* for the hyper-prior, with β = min_i m_i, the clipped
-// Gaussian NLL and ln Z^S by Monte Carlo.
-func ComputeBounds(ds *data.Dataset, g *GPModel, prior PriorSampler, o BoundOptions) (Bounds, error) {
+// boundConfig is the BoundConfig of the existing clients of ds at
+// temperature beta (one β shared by all clients) and server temperature tau.
+func boundConfig(ds *data.Dataset, o BoundOptions, beta Temperature, tau float64) (BoundConfig, error) {
 	n := len(ds.Existing)
-	bc := BoundConfig{A: o.A, B: o.B, Delta: o.Delta, Beta: float64(ds.MinM()), Tau: o.Tau,
-		M: make([]int, n), MTilde: make([]int, n)}
+	bc := BoundConfig{A: o.A, B: o.B, Delta: o.Delta, Tau: tau, M: make([]int, n), MTilde: make([]int, n)}
 	for i := range ds.Existing {
 		bc.M[i] = ds.Existing[i].M()
 		bc.MTilde[i] = len(ds.Existing[i].YExtra)
 	}
-	if err := bc.Validate(); err != nil {
+	var err error
+	if bc.Beta, err = beta.Common(bc.M); err != nil {
+		return bc, err
+	}
+	return bc, bc.Validate()
+}
+
+// ComputeBounds evaluates Theorem 4.2 and Lemma 4.6 at the Gibbs
+// hyper-posterior 𝒬* for the hyper-prior, at the model's temperature β
+// (which all clients must share) and server temperature tau, with the
+// clipped Gaussian NLL and ln Z^S by Monte Carlo.
+func ComputeBounds(ds *data.Dataset, g *GPModel, prior PriorSampler, o BoundOptions, tau float64) (Bounds, error) {
+	n := len(ds.Existing)
+	bc, err := boundConfig(ds, o, g.Beta, tau)
+	if err != nil {
 		return Bounds{}, err
 	}
 	fs := max(o.FuncSamples, 1)
 	rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(0x626f756e64)))
-	lzs, err := EstimateLogZS(prior, o.PriorSamples, n, o.Tau, g.ClippedLogZ(ds.Existing, bc.Beta, o.A, o.B, fs), rng)
+	lzs, err := EstimateLogZS(prior, o.PriorSamples, n, tau, g.ClippedLogZ(ds.Existing, bc.Beta, o.A, o.B, fs), rng)
 	if err != nil {
 		return Bounds{}, err
 	}
 	b, err := bc.Evaluate(lzs)
 	b.Samples = o.PriorSamples
-	b.Description = fmt.Sprintf("Gaussian NLL clipped to [%g, %g], β = min m_i = %g, ln Z^S from %d hyper-prior draws × %d GP function draws per client", o.A, o.B, bc.Beta, o.PriorSamples, fs)
+	b.Description = fmt.Sprintf("at the exact Gibbs hyper-posterior 𝒬* (independent of the training run): the expected Gaussian NLL, clipped to [%g, %g], of clients' Gibbs posteriors at β = %g, with probability ≥ 1 − δ; τ = %.4g; ln Z^S estimated from %d hyper-prior draws × %d GP function draws per client (an estimate, biased low in expectation)", o.A, o.B, bc.Beta, tau, o.PriorSamples, fs)
 	return b, err
+}
+
+// ComputeLearnedBound evaluates Theorem 4.2 for the hyper-posterior the
+// training produced (particles k×dφ), or returns nil and the reason when
+// the theorem's assumptions are not established for this run.
+func ComputeLearnedBound(ds *data.Dataset, g *GPModel, prior *svgd.Gaussian, opt PACPFLOptions, particles []float64) (*LearnedBound, string, error) {
+	o := opt.Bounds
+	bc, err := boundConfig(ds, o, g.Beta, EffectiveTau(opt.Server, len(ds.Existing)))
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := learnedBoundCondition(opt.Server, prior, 1); err != nil {
+		return nil, err.Error(), nil
+	}
+	lo := *o.Learned
+	lo.Seed = o.Seed
+	fs := max(o.FuncSamples, 1)
+	lb, err := bc.EvaluateLearned(particles, opt.Server.K, prior, g.ClippedLogZ(ds.Existing, bc.Beta, o.A, o.B, fs), lo)
+	if err != nil {
+		return nil, "", err
+	}
+	why, _ := learnedBoundCondition(opt.Server, prior, lb.Width)
+	lb.Description += fmt.Sprintf("; the expected Gaussian NLL clipped to [%g, %g] of clients' Gibbs posteriors at β = %g; %s", o.A, o.B, bc.Beta, why)
+	return &lb, "", nil
 }
 
 // VanillaOptions: each client fits its own GP prior by maximising its own LML.
@@ -350,7 +419,7 @@ func DefaultPACPFLOptions() PACPFLOptions {
 	return PACPFLOptions{
 		Server: Config{K: 4, Rounds: 3000, LR: svgd.DefaultAdamLR, Optimizer: "adam", Tau: 0.2},
 		SigmaP: 1,
-		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 100, FuncSamples: 100, Tau: 0.2},
+		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 100, FuncSamples: 100, Learned: &LearnedBoundOptions{}},
 	}
 }
 
@@ -365,6 +434,7 @@ func DefaultPFedGPOptions() PACPFLOptions {
 	o.SigmaP = 10
 	o.ZeroMean = true
 	o.Bounds.PriorSamples = 0
+	o.Bounds.Learned = nil
 	return o
 }
 

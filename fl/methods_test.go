@@ -20,7 +20,7 @@ func TestPACPFLEndToEnd(t *testing.T) {
 	o := PACPFLOptions{
 		Server: Config{K: 2, Rounds: 150, ClientsPerRound: 4, LR: 1e-2, Tau: 0.5, Seed: 3},
 		SigmaP: 0.5,
-		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 4, FuncSamples: 20, Tau: 0.5, Seed: 1},
+		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 4, FuncSamples: 20, Seed: 1, Learned: &LearnedBoundOptions{Samples: 16}},
 	}
 	r, err := RunPACPFL(ds, g, o, MethodPACPFL)
 	if err != nil {
@@ -42,6 +42,62 @@ func TestPACPFLEndToEnd(t *testing.T) {
 	b := r.Bounds
 	if b == nil || math.IsNaN(b.Server) || math.IsNaN(b.NewClient) || !(b.NewClient >= b.Server-1e-9) {
 		t.Fatalf("bounds %+v (the new-client bound is never tighter, SPEC §3)", b)
+	}
+	// The bound for the trained hyper-posterior depends on the training
+	// run; the one at 𝒬* does not.
+	lb := r.Learned
+	if lb == nil || math.IsNaN(lb.Server) || lb.KL <= 0 {
+		t.Fatalf("learned bound %+v (%s)", lb, r.LearnedUnavailable)
+	}
+	o.Server.Rounds = 1
+	r1, err := RunPACPFL(ds, g, o, MethodPACPFL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Bounds.Server != b.Server || r1.Learned.Server == lb.Server || r1.Learned.EmpiricalTerm == lb.EmpiricalTerm {
+		t.Fatalf("1 vs 150 rounds: 𝒬* bound %v vs %v (must agree), trained bound %v vs %v (must differ)", r1.Bounds.Server, b.Server, r1.Learned.Server, lb.Server)
+	}
+	if !(lb.EmpiricalTerm < r1.Learned.EmpiricalTerm) {
+		t.Fatalf("training did not lower the empirical term of the trained bound: %v after 1 round, %v after 150", r1.Learned.EmpiricalTerm, lb.EmpiricalTerm)
+	}
+	// Plain ascent has unbounded steps: no finite DP level, no bound.
+	o.Server.Optimizer = "sgd"
+	r2, err := RunPACPFL(ds, g, o, MethodPACPFL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Learned != nil || r2.LearnedUnavailable == "" {
+		t.Fatalf("sgd run reported a trained bound %+v", r2.Learned)
+	}
+}
+
+// β = √m: the β(b−a)²/8 terms shrink, so both bounds at 𝒬* drop, and
+// training and prediction run on the tempered objective.
+func TestTemperatureSqrt(t *testing.T) {
+	ds, err := data.Polynomial(smallPoly(14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := smallGP()
+	o := PACPFLOptions{
+		Server: Config{K: 2, Rounds: 40, ClientsPerRound: 4, LR: 1e-2, Tau: 0.5, Seed: 3},
+		SigmaP: 0.5,
+		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 4, FuncSamples: 20, Seed: 1},
+	}
+	rm, err := RunPACPFL(ds, g, o, MethodPACPFL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Beta = Temperature{Rule: TemperatureSqrt}
+	rs, err := RunPACPFL(ds, g, o, MethodPACPFL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(rs.Bounds.Server < rm.Bounds.Server) || !(rs.Bounds.NewClient < rm.Bounds.NewClient) {
+		t.Fatalf("β = √m bounds %v / %v not below β = m's %v / %v", rs.Bounds.Server, rs.Bounds.NewClient, rm.Bounds.Server, rm.Bounds.NewClient)
+	}
+	if slices.Equal(rs.Train.Particles, rm.Train.Particles) || rs.Existing.MeanRSMSE == rm.Existing.MeanRSMSE {
+		t.Fatal("β = √m trained or predicted exactly like β = m")
 	}
 }
 

@@ -158,11 +158,12 @@ func (e *Evaluator) Evaluate(lmls, grads, phis, X, y []float64) error {
 	return e.run(lmls, grads, phis, X, y, 1)
 }
 
-// EvaluateTempered is Evaluate with the mini-batch objective of
-// Workspace.TemperedLML, scale = m_i/b.
+// EvaluateTempered is Evaluate with the tempered objective of
+// Workspace.TemperedLML (scale = m_i/b for a mini-batch, β/m for a client
+// temperature β, or their product).
 func (e *Evaluator) EvaluateTempered(lmls, grads, phis, X, y []float64, scale float64) error {
 	if !(scale > 0) || math.IsInf(scale, 0) {
-		return fmt.Errorf("lml: tempering scale m_i/b = %v must be positive and finite", scale)
+		return fmt.Errorf("lml: tempering scale = %v must be positive and finite", scale)
 	}
 	return e.run(lmls, grads, phis, X, y, scale)
 }

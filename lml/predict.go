@@ -58,8 +58,18 @@ func NewPredictor(model Model, b blas.Float64) (*Predictor, error) {
 // Fit conditions each particle (row of the k×dφ matrix phis) on the data X
 // (m×D), y, and computes the mixture weights α_κ ∝ exp(LML_κ) (eq. 37b),
 // normalised by log-sum-exp.
-func (p *Predictor) Fit(phis, X, y []float64) error {
+func (p *Predictor) Fit(phis, X, y []float64) error { return p.FitTempered(phis, X, y, 1) }
+
+// FitTempered is Fit with the Gibbs posterior at temperature β = scale·m
+// (SPEC §2): the likelihood raised to the power scale, i.e. the GP posterior
+// under noise variance σ²/scale, and mixture weights ∝ Z^C_β (the tempered
+// LML of Workspace.TemperedLML). Predictions still add the observation
+// noise σ² of a new target. scale = 1 is Fit.
+func (p *Predictor) FitTempered(phis, X, y []float64, scale float64) error {
 	p.fitted = false
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return fmt.Errorf("lml: temperature scale β/m = %v must be positive and finite", scale)
+	}
 	if len(phis) == 0 || len(phis)%p.np != 0 {
 		return fmt.Errorf("lml: particle matrix has %d values, not a positive multiple of dφ = %d", len(phis), p.np)
 	}
@@ -94,10 +104,10 @@ func (p *Predictor) Fit(phis, X, y []float64) error {
 		a := p.ws.a[:m*m]
 		asm.SEKernel(a, m, F, df, F, df, m, m, df)
 		for j := 0; j < m; j++ {
-			a[j*m+j] += f.sigma2
+			a[j*m+j] += f.sigma2 / scale
 		}
 		if err := factorize(&f.fac, a, m); err != nil {
-			return fmt.Errorf("lml: particle %d: kernel matrix K + σ²I (m=%d, σ=%.4g) cannot be factorized: %w", κ, m, sigma, err)
+			return fmt.Errorf("lml: particle %d: kernel matrix K + (σ²/%g)I (m=%d, σ=%.4g) cannot be factorized: %w", κ, scale, m, sigma, err)
 		}
 		if cap(f.v) < m {
 			f.v = make([]float64, m)
@@ -115,6 +125,9 @@ func (p *Predictor) Fit(phis, X, y []float64) error {
 			q += r[j] * f.v[j]
 		}
 		p.lml[κ] = -0.5*q - 0.5*f.fac.LogDet() - 0.5*float64(m)*ln2Pi
+		if scale != 1 {
+			p.lml[κ] += float64(m) * (0.5*(ln2Pi+math.Log(f.sigma2/scale)) - 0.5*scale*(ln2Pi+math.Log(f.sigma2)))
+		}
 	}
 	if err := MixtureWeights(p.alpha, p.lml); err != nil {
 		return err

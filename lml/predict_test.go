@@ -75,6 +75,46 @@ func TestPredictorMatchesTextbook(t *testing.T) {
 	}
 }
 
+// The tempered fit: weights from the tempered LML of the training objective
+// (Workspace.TemperedLML), the posterior under noise σ²/scale, predictions
+// with the untempered observation noise; scale 1 is Fit exactly.
+func TestPredictorTempered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 23))
+	md := testModels[0]
+	np := md.NumParams()
+	const k, m, n = 2, 12, 5
+	_, X, y := testProblem(rng, md, m, 0.5)
+	_, Xs, _ := testProblem(rng, md, n, 0.5)
+	phis := make([]float64, k*np)
+	for κ := 0; κ < k; κ++ {
+		p, _, _ := testProblem(rng, md, 1, 0.5)
+		copy(phis[κ*np:], p)
+	}
+	pr, err := NewPredictor(md, nil)
+	require.NoError(t, err)
+	ws, err := NewWorkspace(md, nil)
+	require.NoError(t, err)
+	var mix Mixture
+	for _, scale := range []float64{0.3, 1, 2.5} {
+		require.NoError(t, pr.FitTempered(phis, X, y, scale))
+		require.NoError(t, pr.Predict(Xs, &mix))
+		for κ := 0; κ < k; κ++ {
+			phi := phis[κ*np : (κ+1)*np]
+			want, err := ws.TemperedLML(phi, X, y, scale, nil)
+			require.NoError(t, err)
+			assert.InEpsilon(t, want, pr.LMLs()[κ], 1e-10, "scale %v", scale)
+			assert.InEpsilon(t, refLML(md, phi, X, y, scale), pr.LMLs()[κ], 1e-10, "scale %v", scale)
+			mu, va := refPredictTempered(md, phi, X, y, Xs, scale)
+			for i := 0; i < n; i++ {
+				assert.InDelta(t, mu[i], mix.Means[i*k+κ], 1e-9*(1+math.Abs(mu[i])), "scale %v mean", scale)
+				assert.InDelta(t, va[i], mix.Vars[i*k+κ], 1e-9*(1+va[i]), "scale %v var", scale)
+			}
+		}
+	}
+	assert.Error(t, pr.FitTempered(phis, X, y, 0))
+	assert.Error(t, pr.FitTempered(phis, X, y, math.NaN()))
+}
+
 func TestMixtureCDF(t *testing.T) {
 	mix := Mixture{N: 1, K: 3,
 		Weights: []float64{0.2, 0.5, 0.3},

@@ -101,6 +101,12 @@ func refLML(md Model, phi, X, y []float64, scale float64) float64 {
 // refPredict returns the textbook predictive mean and variance (noise
 // included) of one particle at the test inputs.
 func refPredict(md Model, phi, X, y, Xs []float64) (mu, va []float64) {
+	return refPredictTempered(md, phi, X, y, Xs, 1)
+}
+
+// refPredictTempered conditions on the likelihood raised to the power scale
+// (noise variance σ²/scale) and predicts a new target with noise σ².
+func refPredictTempered(md Model, phi, X, y, Xs []float64, scale float64) (mu, va []float64) {
 	mean, F, sigma := refForward(md, phi, X)
 	meanS, Fs, _ := refForward(md, phi, Xs)
 	m, n := len(y), len(Xs)/md.D
@@ -109,7 +115,7 @@ func refPredict(md Model, phi, X, y, Xs []float64) (mu, va []float64) {
 		for j := 0; j < m; j++ {
 			v := refKernel(F[i], F[j])
 			if i == j {
-				v += sigma * sigma
+				v += sigma * sigma / scale
 			}
 			A.Set(i, j, v)
 		}

@@ -80,17 +80,17 @@ func (ws *Workspace) LML(phi, X, y, grad []float64) (float64, error) {
 	return ws.eval(phi, X, y, 1, grad)
 }
 
-// TemperedLML is the mini-batch objective ln Z^C_{m_i}(P_φ, S^(b)) of
-// Algorithm 2 for a batch (X, y) of b rows drawn from a client with m_i
-// samples, scale = m_i/b ≥ 1: the batch log-likelihood is multiplied by the
-// scale inside the expectation over the GP,
+// TemperedLML is ln Z^C_β(P_φ, S) for b rows (X, y) whose log-likelihood
+// enters multiplied by scale: ln E_{h∼GP} Π_j N(y_j | h(x_j), σ²)^scale,
 //
 //	ln N(y | m, K + σ²/scale·I) + b·[½ ln(2πσ²/scale) − (scale/2) ln(2πσ²)].
 //
-// scale = 1 is LML. grad as in LML.
+// scale = m_i/b ≥ 1 is the mini-batch objective ln Z^C_{m_i}(P_φ, S^(b)) of
+// Algorithm 2; scale = β/m on a full data set is the client temperature β
+// (β < m tempers the likelihood); scale = 1 is LML. grad as in LML.
 func (ws *Workspace) TemperedLML(phi, X, y []float64, scale float64, grad []float64) (float64, error) {
 	if !(scale > 0) || math.IsInf(scale, 0) {
-		return math.NaN(), fmt.Errorf("lml: tempering scale m_i/b = %v must be positive and finite", scale)
+		return math.NaN(), fmt.Errorf("lml: tempering scale = %v must be positive and finite", scale)
 	}
 	return ws.eval(phi, X, y, scale, grad)
 }

@@ -38,6 +38,8 @@ type trainFlags struct {
 	dpDeltaSet                        bool // --dp-delta given explicitly
 	delta                             float64
 	lossRange                         string
+	beta                              string
+	learnedSamples                    int
 	boundSamples, funcSamples         int
 	clients, newClients, extra        int
 	pfedgpMean                        string // experiment only
@@ -67,6 +69,8 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
 	fs.Float64Var(&f.dpClip, "dp-clip", 1, "DP clip norm γ of each client's whole k×dφ update (L1 for laplace, L2 for gaussian, L2 per particle row for paper)")
 	fs.Uint64Var(&f.dpNoiseSeed, "dp-noise-seed", 0, "seed of the DP noise, for reproducible runs (0: a secret seed from the OS; with a known seed the guarantee does not hold against whoever knows it)")
 	fs.Float64Var(&f.delta, "delta", d.Bounds.Delta, "confidence δ of the bounds")
+	fs.StringVar(&f.beta, "beta", "m", "client temperature β of training, personalisation and the bounds: m (β = m_i, Bayes posterior and LML, as the paper), sqrt (β = √m_i) or a number")
+	fs.IntVar(&f.learnedSamples, "bound-trained-samples", fl.DefaultLearnedSamples, "draws from the trained hyper-posterior for its bound (0: skip that bound)")
 	fs.StringVar(&f.lossRange, "loss-range", fmt.Sprintf("%g,%g", d.Bounds.A, d.Bounds.B), "loss range a,b of the bounds (the NLL is clipped to it)")
 	fs.IntVar(&f.boundSamples, "bound-samples", d.Bounds.PriorSamples, "hyper-prior draws for ln Z^S (0: skip the bounds)")
 	fs.IntVar(&f.funcSamples, "func-samples", d.Bounds.FuncSamples, "GP function draws per ln Z^C of the bounds")
@@ -155,15 +159,28 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	if f.boundSamples < 0 || f.funcSamples < 1 {
 		return o, usagef("--bound-samples must be ≥ 0 and --func-samples ≥ 1")
 	}
-	o.Bounds = fl.BoundOptions{A: a, B: b, Delta: f.delta, PriorSamples: f.boundSamples, FuncSamples: f.funcSamples, Tau: s.Tau, Seed: seed}
-	if f.boundSamples > 0 {
+	if o.Beta, err = fl.ParseTemperature(f.beta); err != nil {
+		return o, usagef("--beta: %v", err)
+	}
+	if f.learnedSamples < 0 {
+		return o, usagef("--bound-trained-samples %d must be ≥ 0", f.learnedSamples)
+	}
+	o.Bounds = fl.BoundOptions{A: a, B: b, Delta: f.delta, PriorSamples: f.boundSamples, FuncSamples: f.funcSamples, Seed: seed}
+	if f.learnedSamples > 0 {
+		o.Bounds.Learned = &fl.LearnedBoundOptions{Samples: f.learnedSamples}
+	}
+	if f.boundSamples > 0 || f.learnedSamples > 0 {
 		// Check the bound assumptions now rather than after training.
-		bc := fl.BoundConfig{A: a, B: b, Delta: f.delta, Beta: float64(ds.MinM()), Tau: s.Tau, M: make([]int, n)}
+		bc := fl.BoundConfig{A: a, B: b, Delta: f.delta, Tau: fl.EffectiveTau(s, n), M: make([]int, n)}
 		for i := range bc.M {
 			bc.M[i] = ds.Existing[i].M()
 		}
-		if err := bc.Validate(); err != nil {
-			return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
+		bc.Beta, err = o.Beta.Common(bc.M)
+		if err == nil {
+			err = bc.Validate()
+		}
+		if err != nil {
+			return o, usagef("%v (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
 		}
 	}
 	return o, nil
@@ -252,20 +269,22 @@ func parseRange(s string) (a, b float64, err error) {
 
 // trainReport is the --json output of pacpfl train.
 type trainReport struct {
-	Dataset      string          `json:"dataset"`
-	Seed         uint64          `json:"seed"`
-	Config       map[string]any  `json:"config"`
-	TrainSeconds float64         `json:"train_seconds"`
-	TotalSeconds float64         `json:"total_seconds"`
-	FinalLML     jsonFloat       `json:"final_mean_lml"`
-	Epsilon      *float64        `json:"epsilon"` // the guaranteed ε; null: no DP guarantee
-	Privacy      privacyReport   `json:"privacy"`
-	Existing     summaryMetrics  `json:"existing"`
-	New          summaryMetrics  `json:"new"`
-	Bounds       *fl.Bounds      `json:"bounds,omitempty"`
-	LMLHistory   []jsonFloat     `json:"lml_history"`
-	PerClient    map[string]any  `json:"per_client"`
-	Options      json.RawMessage `json:"-"`
+	Dataset      string           `json:"dataset"`
+	Seed         uint64           `json:"seed"`
+	Config       map[string]any   `json:"config"`
+	TrainSeconds float64          `json:"train_seconds"`
+	TotalSeconds float64          `json:"total_seconds"`
+	FinalLML     jsonFloat        `json:"final_mean_lml"`
+	Epsilon      *float64         `json:"epsilon"` // the guaranteed ε; null: no DP guarantee
+	Privacy      privacyReport    `json:"privacy"`
+	Existing     summaryMetrics   `json:"existing"`
+	New          summaryMetrics   `json:"new"`
+	Bounds       *fl.Bounds       `json:"bounds,omitempty"` // at the exact Gibbs hyper-posterior 𝒬*
+	Learned      *fl.LearnedBound `json:"bound_trained,omitempty"`
+	LearnedNA    string           `json:"bound_trained_unavailable,omitempty"`
+	LMLHistory   []jsonFloat      `json:"lml_history"`
+	PerClient    map[string]any   `json:"per_client"`
+	Options      json.RawMessage  `json:"-"`
 }
 
 type summaryMetrics struct {
@@ -333,8 +352,8 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	tr := res.Train
 	final := fl.Mean(tr.MeanLML[max(0, len(tr.MeanLML)-50):])
-	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, seed %d\n",
-		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, f.seed)
+	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d\n",
+		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed)
 	if o.Server.DP == nil {
 		fmt.Fprintf(stdout, "training: %.1fs, mean client LML of the last rounds %.3f\n", tr.Elapsed.Seconds(), final)
 	} else {
@@ -351,11 +370,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
 	}
-	if b := res.Bounds; b != nil {
-		fmt.Fprintf(stdout, "bounds (δ=%g, %s):\n", b.Delta, b.Description)
-		fmt.Fprintf(stdout, "  ln Z^S ≈ %.4g, λ = %.4g, ε_i of the exact Gibbs hyper-posterior ≤ %.4g\n", b.LogZS, b.Lambda, b.EpsilonMax)
-		fmt.Fprintf(stdout, "  server-level (Thm 4.2):  %.4g\n  new-client (Lemma 4.6):  %.4g\n", b.Server, b.NewClient)
-	}
+	printBounds(stdout, res)
 	if *jsonPath != "" {
 		history := jsonFloats(tr.MeanLML)
 		if o.Server.DP != nil {
@@ -368,14 +383,16 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 				"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
 				"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": f.aggregate,
 				"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
-				"dp_mechanism": f.dpMechanism,
-				"clients":      len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
+				"dp_mechanism": f.dpMechanism, "beta": o.Beta.String(),
+				"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
 			},
 			TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
 			FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
 			Existing:   summaryMetrics{jsonFloat(res.Existing.MeanRSMSE), jsonFloat(res.Existing.MeanCE)},
 			New:        summaryMetrics{jsonFloat(res.New.MeanRSMSE), jsonFloat(res.New.MeanCE)},
 			Bounds:     res.Bounds,
+			Learned:    res.Learned,
+			LearnedNA:  res.LearnedUnavailable,
 			LMLHistory: history,
 			PerClient: map[string]any{
 				"existing_rsmse": res.Existing.RSMSE, "existing_ce": res.Existing.CE,
@@ -387,6 +404,30 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// printBounds prints both kinds of bound, each saying what it bounds, and
+// whether it is vacuous (above b, the largest loss).
+func printBounds(w io.Writer, res *fl.MethodResult) {
+	vac := func(v, b float64) string {
+		if v >= b {
+			return fmt.Sprintf("  (vacuous: ≥ b = %g)", b)
+		}
+		return ""
+	}
+	if b := res.Bounds; b != nil {
+		fmt.Fprintf(w, "bounds %s:\n", b.Description)
+		fmt.Fprintf(w, "  ln Z^S ≈ %.4g, λ = %.4g, ε_i of sampling from 𝒬* ≤ %.4g\n", b.LogZS, b.Lambda, b.EpsilonMax)
+		fmt.Fprintf(w, "  server-level (Thm 4.2) at 𝒬*:  %.4g%s\n", b.Server, vac(b.Server, b.B))
+		fmt.Fprintf(w, "  new-client (Lemma 4.6) at 𝒬*:  %.4g%s\n", b.NewClient, vac(b.NewClient, b.B))
+	}
+	if lb := res.Learned; lb != nil {
+		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", lb.Description)
+		fmt.Fprintf(w, "  server-level (Thm 4.2), trained 𝒬:  %.4g = %.4g (loss) + %.4g (sampling) + %.4g × KL %.4g + %.4g (constants)%s\n",
+			lb.Server, lb.EmpiricalTerm, lb.SamplingTerm, lb.KLWeight, lb.KL, lb.Constants, vac(lb.Server, lb.B))
+	} else if res.LearnedUnavailable != "" {
+		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", res.LearnedUnavailable)
+	}
 }
 
 // privacyReport is fl.Privacy with a null ε where there is no guarantee.
