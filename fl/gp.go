@@ -46,6 +46,15 @@ func (g *GPModel) meanParams() int {
 // NewGPModel returns the GP model with the default networks for d inputs.
 func NewGPModel(d int) *GPModel { return &GPModel{Model: lml.DefaultModel(d)} }
 
+// NewLinearMeanGPModel is the GP model with a linear mean function (no
+// hidden layer) and the default deep kernel: pFedGP's model as the paper's
+// cross-validation chose it (SPEC §5.1).
+func NewLinearMeanGPModel(d int) *GPModel {
+	m := lml.DefaultModel(d)
+	m.MeanHidden = nil
+	return &GPModel{Model: m}
+}
+
 // Dim is dφ.
 func (g *GPModel) Dim() int { return g.Model.NumParams() }
 

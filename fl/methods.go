@@ -107,35 +107,11 @@ func (p initPrior) Sample(dst []float64, rng *rand.Rand) { p.init.Sample(dst, rn
 // with DP) and evaluates it on existing and new clients.
 func RunPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions, name string) (*MethodResult, error) {
 	start := time.Now()
-	mean := g.Model.HyperPriorMean()
-	prior, err := svgd.Isotropic(mean, opt.SigmaP)
+	res, g, err := trainPACPFL(ds, g, opt)
 	if err != nil {
 		return nil, err
 	}
-	var hp HyperPrior = prior
-	if opt.InitSigma > 0 {
-		ini, err := svgd.Isotropic(mean, opt.InitSigma)
-		if err != nil {
-			return nil, err
-		}
-		hp = initPrior{Gaussian: prior, init: ini}
-	}
-	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta}
-	if opt.ZeroMean {
-		g.FreezeMean = true
-		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}
-	}
-	clients := make([]Client, len(ds.Existing))
-	for i := range ds.Existing {
-		if clients[i], err = g.NewClient(&ds.Existing[i]); err != nil {
-			return nil, fmt.Errorf("client %d: %w", i, err)
-		}
-	}
-	srv, err := NewServer(opt.Server, hp, clients)
-	if err != nil {
-		return nil, err
-	}
-	res, err := srv.Run()
+	prior, err := svgd.Isotropic(g.Model.HyperPriorMean(), opt.SigmaP)
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +140,45 @@ func RunPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions, name string) (*M
 	out.Elapsed = time.Since(start)
 	out.Seconds = out.Elapsed.Seconds()
 	return out, nil
+}
+
+// trainPACPFL runs Algorithm 1 (3 with DP) on the existing clients of ds and
+// returns the result and the client model the particles belong to (g with
+// the options' temperature and mean handling).
+func trainPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions) (*Result, *GPModel, error) {
+	mean := g.Model.HyperPriorMean()
+	prior, err := svgd.Isotropic(mean, opt.SigmaP)
+	if err != nil {
+		return nil, nil, err
+	}
+	var hp HyperPrior = prior
+	if opt.InitSigma > 0 {
+		ini, err := svgd.Isotropic(mean, opt.InitSigma)
+		if err != nil {
+			return nil, nil, err
+		}
+		hp = initPrior{Gaussian: prior, init: ini}
+	}
+	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta}
+	if opt.ZeroMean {
+		g.FreezeMean = true
+		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}
+	}
+	clients := make([]Client, len(ds.Existing))
+	for i := range ds.Existing {
+		if clients[i], err = g.NewClient(&ds.Existing[i]); err != nil {
+			return nil, nil, fmt.Errorf("client %d: %w", i, err)
+		}
+	}
+	srv, err := NewServer(opt.Server, hp, clients)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := srv.Run()
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, g, nil
 }
 
 func evaluateParticles(out *MethodResult, ds *data.Dataset, g *GPModel, particles []float64) error {

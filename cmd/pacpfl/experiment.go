@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -28,6 +29,14 @@ var paperTable6 = map[string][4]fl.Summary{
 	fl.MethodVanilla: {{Mean: 0.73, CI95: 0.07}, {Mean: 0.18, CI95: 0.01}, {Mean: 0.76, CI95: 0.05}, {Mean: 0.24, CI95: 0.03}},
 	fl.MethodPooled:  {{Mean: 2.33, CI95: 0.55}, {Mean: 0.33, CI95: 0.04}, {Mean: 2.32, CI95: 0.37}, {Mean: 0.36, CI95: 0.02}},
 }
+
+// paperTable6Clients is the setting of the paper's Table 6 Polynomial
+// column: 24 existing clients (12 per mode) and 24 new ones; its DP
+// experiment (Fig. 4) used 120 existing clients (paperDPClients).
+const (
+	paperTable6Clients = 24
+	paperDPClients     = 120
+)
 
 var methodLabel = map[string]string{
 	fl.MethodPACPFL: "PAC-PFL", fl.MethodPFedGP: "pFedGP", fl.MethodVanilla: "Vanilla", fl.MethodPooled: "Pooled",
@@ -94,7 +103,10 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	methods := stringList(slices.Clone(fl.Methods))
 	fs.Var(&methods, "methods", "comma-separated methods to run")
 	fs.IntVar(&f.baselineSteps, "baseline-steps", fl.DefaultVanillaOptions().Steps, "Adam steps of the Vanilla and Pooled fits")
-	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "zero", "pFedGP's GP mean: zero (the original pFedGP) or nn (PAC-PFL's mean network)")
+	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "linear", "pFedGP's GP mean: linear (chosen by the paper's cross-validation), zero (the original pFedGP) or nn (PAC-PFL's mean network)")
+	var dpSweep floatList
+	fs.Var(&dpSweep, "dp-sweep", "instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. 1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the paper's Fig. 4 setting, 120 existing clients")
+	setDefault(fs, "clients", strconv.Itoa(paperTable6Clients))
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args[1:], false); !ok {
@@ -103,9 +115,15 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if err := f.afterParse(fs, *jsonPath); err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	if f.pfedgpMean != "zero" && f.pfedgpMean != "nn" {
-		fmt.Fprintf(stderr, "pacpfl experiment: unknown --pfedgp-mean %q (want zero or nn)\n", f.pfedgpMean)
+	if f.pfedgpMean != "zero" && f.pfedgpMean != "nn" && f.pfedgpMean != "linear" {
+		fmt.Fprintf(stderr, "pacpfl experiment: unknown --pfedgp-mean %q (want linear, zero or nn)\n", f.pfedgpMean)
 		return exitUsage
+	}
+	if len(dpSweep) > 0 {
+		if !flagSet(fs, "clients") {
+			f.clients = paperDPClients
+		}
+		return runDPSweep(dpSweep, &f, *seeds, *seedBase, *quiet, *jsonPath, stdout, stderr)
 	}
 	if f.baselineSteps < 1 {
 		fmt.Fprintf(stderr, "pacpfl experiment: --baseline-steps %d must be ≥ 1\n", f.baselineSteps)
@@ -182,8 +200,8 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	printTable(stdout, &rep, methods)
-	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients, wall time %.0fs\n",
-		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, rep.Seconds)
+	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and 24), wall time %.0fs\n",
+		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, paperTable6Clients, rep.Seconds)
 	if *jsonPath != "" {
 		if err := writeJSON(*jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
@@ -203,6 +221,9 @@ func runMethod(m string, ds *data.Dataset, g *fl.GPModel, f *trainFlags, seed ui
 		if m == fl.MethodPFedGP {
 			p := fl.DefaultPFedGPOptions()
 			o.Server.K, o.SigmaP, o.InitSigma, o.ZeroMean = p.Server.K, p.SigmaP, f.sigmaP, f.pfedgpMean == "zero"
+			if f.pfedgpMean == "linear" {
+				g = fl.NewLinearMeanGPModel(ds.D)
+			}
 		}
 		prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), o.Server.Rounds, quiet)
 		o.Server.Progress = prog.update

@@ -78,3 +78,52 @@ func TestTrainDPBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// experiment --dp-sweep: one row per guaranteed ε plus the non-private run,
+// each with its guarantee in the JSON.
+func TestExperimentDPSweep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sweep.json")
+	code, out, errOut := runCLI("experiment", "polynomial", "--dp-sweep", "1,50", "--clients", "4", "--new-clients", "1",
+		"-T", "5", "--k", "1", "--seeds", "1", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, w := range []string{"| no DP |", "| 1 |", "| 50 |", "pure ε-DP"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	var rep struct {
+		Rows []struct {
+			Epsilon   *float64 `json:"epsilon"`
+			Statement string   `json:"statement"`
+		} `json:"dp_sweep"`
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Rows) != 3 || rep.Rows[0].Epsilon != nil || *rep.Rows[2].Epsilon != 50 || rep.Rows[1].Statement == "" {
+		t.Fatalf("bad sweep JSON (%v): %s", err, data)
+	}
+	if code, _, _ := runCLI("experiment", "polynomial", "--dp-sweep", "1", "--dp-epsilon", "2", "-T", "1"); code != exitUsage {
+		t.Fatalf("--dp-sweep with --dp-epsilon: exit %d", code)
+	}
+}
+
+// pacpfl tune ranks the grid by cross-validation on training data only.
+func TestTuneShortRun(t *testing.T) {
+	code, out, errOut := runCLI("tune", "polynomial", "--clients", "6", "--new-clients", "0", "-T", "20", "--k", "2",
+		"--taus", "0.2,0.5", "--sigma-ps", "0.5", "--folds", "2", "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "best: --tau") || !strings.Contains(out, "seed 1000") || strings.Count(out, "| 0.5 |") < 1 {
+		t.Fatalf("output:\n%s", out)
+	}
+	for _, args := range [][]string{{"tune"}, {"tune", "polynomial", "--folds", "1"}, {"tune", "polynomial", "--taus", "-1"}} {
+		if code, _, _ := runCLI(args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
