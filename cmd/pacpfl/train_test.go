@@ -91,7 +91,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{"polynomial", "--seeds", "0"},
 		{"polynomial", "--k", "0", "--clients", "4"},
 		{"polynomial", "--baseline-steps", "0"},
-		{"polynomial", "--pfedgp-mean", "linear"},
+		{"polynomial", "--pfedgp-mean", "quadratic"},
 	} {
 		code, _, errOut := runCLI(append([]string{"experiment"}, args...)...)
 		if code != exitUsage || errOut == "" {
