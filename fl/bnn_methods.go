@@ -61,12 +61,7 @@ func DefaultBNNOptions() BNNOptions {
 // BoundTau is the τ of the bounds for n clients: Config.Tau with the
 // default aggregation, τ/n with AggregateMean (whose data term τ·mean
 // estimates (τ/n) Σ_{i=1}^n ∇ ln Z^C_i).
-func (o BNNOptions) BoundTau(n int) float64 {
-	if o.Server.Aggregation == AggregateMean {
-		return o.Server.Tau / float64(n)
-	}
-	return o.Server.Tau
-}
+func (o BNNOptions) BoundTau(n int) float64 { return EffectiveTau(o.Server, n) }
 
 // classResult evaluates the class probabilities of both groups into out.
 func classResult(out *MethodResult, ds *data.Dataset, pe, pn []ClassPrediction) error {
