@@ -47,8 +47,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 		return fail(stderr, "experiment", err)
 	}
 	for _, e := range levels {
-		g := *f
-		g.dpEpsilon = e
+		g := f.atEpsilon(e)
 		if _, err := g.options(ds0, seedBase); err != nil {
 			return fail(stderr, "experiment", err)
 		}
@@ -61,8 +60,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 			return fail(stderr, "experiment", err)
 		}
 		for li, e := range levels {
-			g := *f
-			g.dpEpsilon = e
+			g := f.atEpsilon(e)
 			g.boundSamples, g.learnedSamples = 0, 0
 			o, err := g.options(ds, seed)
 			if err != nil {
@@ -124,6 +122,17 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 		}
 	}
 	return exitOK
+}
+
+// atEpsilon is a copy of the flags training at DP level e; e = 0 is the
+// non-private reference run, without the DP-only flags.
+func (f *trainFlags) atEpsilon(e float64) trainFlags {
+	g := *f
+	g.dpEpsilon = e
+	if e == 0 {
+		g.dpMechanism, g.dpDeltaSet, g.dpNoiseSeed = string(fl.DPLaplace), false, 0
+	}
+	return g
 }
 
 // summarise is fl.Summarise without a confidence interval for one seed.

@@ -106,6 +106,12 @@ func TestExperimentDPSweep(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Rows) != 3 || rep.Rows[0].Epsilon != nil || *rep.Rows[2].Epsilon != 50 || rep.Rows[1].Statement == "" {
 		t.Fatalf("bad sweep JSON (%v): %s", err, data)
 	}
+	// The DP-only flags apply to the private runs, not to the reference run.
+	code, out, errOut = runCLI("experiment", "polynomial", "--dp-sweep", "3", "--dp-mechanism", "gaussian", "--dp-delta", "1e-6",
+		"--clients", "4", "--new-clients", "1", "-T", "3", "--k", "1", "--seeds", "1", "--quiet")
+	if code != exitOK || !strings.Contains(out, "(ε, δ) = (3, 1e-06)") {
+		t.Fatalf("gaussian sweep: exit %d, %s\n%s", code, errOut, out)
+	}
 	if code, _, _ := runCLI("experiment", "polynomial", "--dp-sweep", "1", "--dp-epsilon", "2", "-T", "1"); code != exitUsage {
 		t.Fatalf("--dp-sweep with --dp-epsilon: exit %d", code)
 	}
