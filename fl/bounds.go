@@ -75,6 +75,13 @@ func (c *BoundConfig) Validate() error {
 			return fmt.Errorf("bounds: client %d has m_i = %d", i, m)
 		}
 	}
+	// A range so wide that (b−a)² overflows makes every bound +Inf (or
+	// NaN): refuse it before any work rather than report an infinite bound.
+	for _, v := range []float64{c.serverConstants(), c.newClientConstants()} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("bounds: loss range [%v, %v] is too wide: the bounds' (b−a)² terms overflow (%v); give the range of the clipped loss, e.g. -10,10", c.A, c.B, v)
+		}
+	}
 	return nil
 }
 
@@ -149,20 +156,12 @@ func (c *BoundConfig) Evaluate(logZS float64) (Bounds, error) {
 	if math.IsNaN(logZS) || math.IsInf(logZS, 0) {
 		return Bounds{}, fmt.Errorf("bounds: ln Z^S = %v is not finite", logZS)
 	}
-	n := float64(len(c.M))
-	n2u := float64(c.N2()) + c.upsilon()
 	lambda := c.Lambda()
 	cKL := c.klWeight()
-	var invM float64
-	for _, m := range c.M {
-		invM += 1 / float64(m)
-	}
-	ba := c.B - c.A
-	conf := math.Log(1/c.Delta) / math.Sqrt(n)
 	b := Bounds{
 		LogZS:     logZS,
 		Server:    -logZS*cKL + c.serverConstants(),
-		NewClient: -cKL*logZS + ba*ba/(8*n)*(c.Beta*invM+lambda/n2u) + conf,
+		NewClient: -cKL*logZS + c.newClientConstants(),
 		Lambda:    lambda, A: c.A, B: c.B, Delta: c.Delta,
 	}
 	for _, e := range c.Epsilons() {
@@ -190,6 +189,18 @@ func (c *BoundConfig) serverConstants() float64 {
 	}
 	ba := c.B - c.A
 	return c.Beta*ba*ba/(8*n)*invM + c.Lambda()*sumD2/(8*(float64(c.N2())+c.upsilon())) + math.Log(1/c.Delta)/math.Sqrt(n)
+}
+
+// newClientConstants are the terms of Lemma 4.6 that do not depend on the
+// data: (b−a)²/(8n) (β Σ 1/m_i + λ/(n₂+υ)) + ln(1/δ)/√n.
+func (c *BoundConfig) newClientConstants() float64 {
+	n := float64(len(c.M))
+	var invM float64
+	for _, m := range c.M {
+		invM += 1 / float64(m)
+	}
+	ba := c.B - c.A
+	return ba*ba/(8*n)*(c.Beta*invM+c.Lambda()/(float64(c.N2())+c.upsilon())) + math.Log(1/c.Delta)/math.Sqrt(n)
 }
 
 // PriorSampler draws prior parameters φ from the hyper-prior 𝒫.

@@ -92,6 +92,9 @@ func TestBoundsValidate(t *testing.T) {
 		"m̃ length": func(c *BoundConfig) { c.MTilde = []int{1} },
 		"m=0":       func(c *BoundConfig) { c.M[0] = 0 },
 		"no client": func(c *BoundConfig) { c.M, c.MTilde = nil, nil },
+		// Finite a and b whose (b−a)² overflows: every bound was +Inf.
+		"(b−a)² overflows": func(c *BoundConfig) { c.A, c.B = -1e300, 1e300 },
+		"b−a overflows":    func(c *BoundConfig) { c.A, c.B = -1e308, 1e308 },
 	} {
 		c := tinyBound()
 		c.Tau = 0.5

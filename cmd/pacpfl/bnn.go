@@ -170,6 +170,9 @@ func runBNNEval(args []string, stdout, stderr io.Writer) int {
 	}
 	grad := make([]float64, len(phi))
 	v, err := e.LML(phi, X, y, 1, rng, grad)
+	if err == nil {
+		err = finiteResult(v, grad)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -145,6 +145,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	// Bounds are not part of the comparison.
 	f.boundSamples = 0
 	start := time.Now()
@@ -203,7 +204,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and 24), wall time %.0fs\n",
 		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, paperTable6Clients, rep.Seconds)
 	if *jsonPath != "" {
-		if err := writeJSON(*jsonPath, rep); err != nil {
+		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
 		}
 	}

@@ -35,6 +35,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	if f.dpEpsilon != 0 {
 		return fail(stderr, "experiment", usagef("--dp-sweep sets ε itself: drop --dp-epsilon"))
 	}
+	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
 	levels := append([]float64{0}, eps...) // 0: no DP
 	start := time.Now()
 	rep := dpSweepReport{Dataset: "polynomial", Clients: f.clients}
@@ -117,7 +118,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	}
 	fmt.Fprintf(stdout, "wall time %.0fs\n", rep.Seconds)
 	if jsonPath != "" {
-		if err := writeJSON(jsonPath, rep); err != nil {
+		if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
 		}
 	}

@@ -122,6 +122,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err := bf.check(&f); err != nil {
 		return fail(stderr, "experiment", err)
 	}
+	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	// Bounds are not part of the comparison.
 	f.boundSamples = 0
 	start := time.Now()
@@ -190,7 +191,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	printFMNISTTable(stdout, &rep, methods, secs)
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, wall time %.0fs\n", *seeds, *seedBase, *seedBase+uint64(*seeds)-1, bf.describe(&f), time.Since(start).Seconds())
 	if *jsonPath != "" {
-		if err := writeJSON(*jsonPath, rep); err != nil {
+		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/svgd"
@@ -149,8 +151,11 @@ func runGPEval(args []string, stdout, stderr io.Writer) int {
 	}
 	grad := make([]float64, model.NumParams())
 	v, err := ws.LML(phi, X, y, grad)
+	if err == nil {
+		err = finiteResult(v, grad)
+	}
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("%w; %s", err, scaleHint(X, y)))
 	}
 	res := gpEvalResult{
 		LML: v, M: len(y), D: d, NumParams: model.NumParams(),
@@ -169,12 +174,43 @@ func runGPEval(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func norm2(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v * v
+// norm2 is the Euclidean norm, scaled so that it does not overflow while
+// the norm itself is finite (a gradient of 1e200s has a finite norm).
+func norm2(x []float64) float64 { return floats.Norm(x, 2) }
+
+// finiteResult refuses a non-finite LML or gradient: printed, it would be
+// a NaN "result" with exit 0.
+func finiteResult(lml float64, grad []float64) error {
+	if math.IsNaN(lml) || math.IsInf(lml, 0) {
+		return fmt.Errorf("the LML is %v", lml)
 	}
-	return math.Sqrt(s)
+	bad, first := 0, -1
+	for i, g := range grad {
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			if bad++; first < 0 {
+				first = i
+			}
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of the %d gradient components are not finite (the first, φ[%d], is %v)", bad, len(grad), first, grad[first])
+	}
+	return nil
+}
+
+// scaleHint says how large the data are and what to do about it: the usual
+// cause of a non-finite LML is data far from order 1.
+func scaleHint(X, y []float64) string {
+	maxAbs := func(xs []float64) float64 {
+		m := 0.0
+		for _, v := range xs {
+			m = math.Max(m, math.Abs(v))
+		}
+		return m
+	}
+	return fmt.Sprintf("the data reach |y| = %.3g and |x| = %.3g; the GP model expects values of order 1 "+
+		"(and float64 squares overflow above about 1e154): standardise the features and the targets "+
+		"(subtract the mean, divide by the standard deviation)", maxAbs(y), maxAbs(X))
 }
 
 // anyNumber reports whether any of fields parses as a number.

@@ -145,3 +145,31 @@ func TestGPEvalRefusesModelsBeyondMemory(t *testing.T) {
 	st, _, errs := runCLI("gp", "eval", "--data", data, "--init-seed", "1")
 	assert.Equal(t, exitOK, st, errs)
 }
+
+// Targets near 1e153 used to print "|grad| NaN" and exit 0 (and with --json
+// fail in the encoder); 1e100 printed "|grad| +Inf" from an overflowing norm.
+// A non-finite result is an error that names the data scale and says to
+// standardise; a finite gradient has a finite norm.
+func TestGPEvalNonFiniteResultIsAnError(t *testing.T) {
+	csv := func(scale string) string {
+		return writeTemp(t, "big.csv", "x,y\n0,-"+scale+"\n0.2,"+scale+"\n0.4,-"+scale+"\n0.6,"+scale+"\n0.8,-"+scale+"\n")
+	}
+	for _, scale := range []string{"1e153", "1e154", "1e200"} {
+		for _, js := range []bool{false, true} {
+			args := []string{"gp", "eval", "--data", csv(scale), "--init-seed", "1"}
+			if js {
+				args = append(args, "--json")
+			}
+			st, out, errOut := runCLI(args...)
+			assert.Equal(t, exitError, st, "%s json=%v: %s", scale, js, out)
+			assert.Contains(t, errOut, "standardise", scale)
+			assert.Contains(t, errOut, "|y| = "+strings.Replace(scale, "e", "e+", 1), scale)
+			assert.NotContains(t, out, "NaN")
+		}
+	}
+	st, out, errOut := runCLI("gp", "eval", "--data", csv("1e100"), "--init-seed", "1")
+	require.Equal(t, exitOK, st, errOut)
+	assert.NotContains(t, out, "Inf")
+	assert.NotContains(t, out, "NaN")
+	assert.Equal(t, 5.0, norm2([]float64{3e300, 4e300})/1e300)
+}

@@ -73,7 +73,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
-	return c.run(args[1:], stdout, stderr)
+	// A result that could not be written (a full disk, a closed pipe) is a
+	// failure, whatever the command thought of its work.
+	out := &checkedWriter{w: stdout}
+	st := c.run(args[1:], out, stderr)
+	if out.err != nil && st == exitOK {
+		fmt.Fprintf(stderr, "pacpfl %s: writing standard output: %v\n", name, out.err)
+		return exitError
+	}
+	return st
 }
 
 func usage(w io.Writer) {

@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -94,15 +93,17 @@ func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 	if jsonPath == "" {
 		return nil
 	}
-	if st, err := os.Stat(jsonPath); err == nil && st.IsDir() {
-		return fmt.Errorf("--json %s is a directory", jsonPath)
+	return checkOutput("--json", jsonPath)
+}
+
+// reportStreams splits stdout between the text report and --json: with
+// --json - the JSON alone goes to stdout, so that it can be piped, and the
+// text goes to stderr.
+func reportStreams(jsonPath string, stdout, stderr io.Writer) (text, js io.Writer) {
+	if jsonPath == "-" {
+		return stderr, stdout
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(jsonPath), "."+filepath.Base(jsonPath)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("--json %s: %w", jsonPath, err)
-	}
-	tmp.Close()
-	return os.Remove(tmp.Name())
+	return stdout, stdout
 }
 
 // usageError is bad input: exit status 2.
@@ -332,6 +333,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if bf.model == modelBNN {
 		return runTrainBNN(&f, &bf, *quiet, *jsonPath, stdout, stderr)
 	}
+	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	start := time.Now()
 	ds, err := f.dataset(f.seed)
 	if err != nil {
@@ -399,7 +401,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 				"new_rsmse": res.New.RSMSE, "new_ce": res.New.CE,
 			},
 		}
-		if err := writeJSON(*jsonPath, rep); err != nil {
+		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
 			return fail(stderr, "train", err)
 		}
 	}
@@ -453,37 +455,6 @@ func fail(stderr io.Writer, cmd string, err error) int {
 		return exitUsage
 	}
 	return exitError
-}
-
-// writeJSON writes v to path through a temporary file and a rename, so a
-// reader never sees a half-written file.
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; a results file is as readable as
-	// one written by os.WriteFile.
-	if err = tmp.Chmod(0o644); err == nil {
-		_, err = tmp.Write(append(data, '\n'))
-	}
-	if err == nil {
-		err = tmp.Close()
-	} else {
-		tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }
 
 // progress reports training progress on stderr: a redrawn bar on a terminal,

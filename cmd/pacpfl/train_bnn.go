@@ -49,6 +49,7 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 	if err := b.check(f); err != nil {
 		return fail(stderr, "train", err)
 	}
+	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
 	start := time.Now()
 	im, err := b.images()
 	if err != nil {
@@ -139,7 +140,7 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 	if g := res.NewClass; g != nil {
 		rep.PerClient["new_accuracy"], rep.PerClient["new_ce"] = jsonFloats(g.Accuracy), jsonFloats(g.CE)
 	}
-	if err := writeJSON(jsonPath, rep); err != nil {
+	if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
 		return fail(stderr, "train", err)
 	}
 	return exitOK

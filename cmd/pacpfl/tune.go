@@ -103,6 +103,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	if *folds < 2 || *folds > len(ds.Existing) {
 		return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *folds, len(ds.Existing)))
 	}
+	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	start := time.Now()
 	prog := newProgress(stderr, "tune", len(taus)*len(sigmas)**folds, *quiet)
 	prog.hideLML = true
@@ -127,7 +128,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "\nbest: --tau %g --sigma-p %g (wall time %.0fs)\n", pts[0].Tau, pts[0].SigmaP, time.Since(start).Seconds())
 	if *jsonPath != "" {
 		rep := tuneReport{Dataset: "polynomial", Seed: f.seed, Folds: *folds, Clients: len(ds.Existing), Points: pts, Best: pts[0], Seconds: time.Since(start).Seconds()}
-		if err := writeJSON(*jsonPath, rep); err != nil {
+		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
 			return fail(stderr, "tune", err)
 		}
 	}
