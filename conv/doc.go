@@ -24,4 +24,15 @@
 // A layer is not safe for concurrent use; distinct layers are. Results do
 // not depend on timing: the batch is split statically, so for a given
 // GOMAXPROCS every run sums in the same order.
+//
+// Main types: Tensor (NCHW data), the layers Conv2D, MaxPool2D, Dense,
+// Flatten, ReLU and Tanh behind the Layer interface, SoftmaxCrossEntropy,
+// and Net, a sequential network (NewMLP and NewBCNN build the paper's
+// networks, Bayes their Bayesian versions with stacked weight samples).
+//
+// Errors: configurations that cannot work (sizes below 1, a kernel larger
+// than the padded image, a window or stride below 1) are refused by
+// the constructors; an input whose shape does not match the layer, a label
+// outside 0..Classes−1, or Backward before Forward is an error from the call,
+// never a panic or an out-of-range write.
 package conv

@@ -14,4 +14,12 @@
 //   - randomness comes from math/rand/v2 PCG streams selected by StreamID
 //     from (seed, purpose tag, indices), so every result is a pure function
 //     of its configuration, independent of GOMAXPROCS and scheduling.
+//
+// Errors: a configuration that cannot be met (too few images of a label for
+// the split, a non-positive Dirichlet α, no clients) is refused with the
+// numbers involved; a missing, truncated or corrupt IDX file is an error
+// naming the file and the problem (ErrIDXMagic and friends can be matched
+// with errors.Is), and a missing Fashion-MNIST says which Debian package or
+// flag provides it. Constructed Datasets are plain values: safe to read from
+// many goroutines, not to modify concurrently.
 package data

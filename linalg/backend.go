@@ -1,7 +1,3 @@
-// Package linalg is pacpfl's BLAS: a packed, cache-blocked, multi-core
-// implementation of gonum's blas.Float64 ("native"), and the registry that
-// hands out it or one of the reference backends ("gonum", pure Go; "openblas",
-// cgo, build tag netlib) by name.
 package linalg
 
 import (

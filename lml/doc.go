@@ -24,5 +24,19 @@
 // (38) of a batch with L weight samples stacked in one network, and its
 // reparameterised gradient.
 //
+// Concurrency and allocation: a Workspace, an Evaluator, a Predictor, a
+// BNNEstimator and a BNNPredictor each belong to one goroutine at a time
+// (give every client its own); all of them size their buffers on first use
+// and reuse them, so repeated evaluations on data of the same size do not
+// allocate. Their parallelism comes from the BLAS they are given (pass
+// linalg.NewNative(1) when many run at once) and, for an Evaluator, from
+// EvaluatorOptions.Threads.
+//
+// Errors: data of the wrong shape or with NaN or infinite entries
+// (Model.CheckData, named by row and column), parameters of the wrong length
+// or not finite (Model.CheckParams), and kernel matrices that stay not
+// positive definite after the jitter ladder (an error wrapping
+// cholesky.ErrNotPositiveDefinite) are returned as errors, never a panic.
+//
 // The formulas and every choice the paper leaves open are in docs/math.md.
 package lml
