@@ -67,8 +67,7 @@ type gpClient struct {
 	d       int
 	ev      *lml.Evaluator
 	lmls    []float64
-	perm    []int
-	bx, by  []float64
+	batches data.RowSampler
 	scratch []float64
 }
 
@@ -104,7 +103,10 @@ func (c *gpClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ran
 			err = c.ev.EvaluateTempered(lmls, grad, particles, c.x, c.y, scale)
 		}
 	} else {
-		bx, by := c.sample(batch, rng)
+		var bx, by []float64
+		if bx, by, err = c.batches.Sample(c.x, c.y, c.d, batch, rng); err != nil {
+			return 0, err
+		}
 		if c.model.LiteralBatch {
 			err = c.ev.Evaluate(lmls, grad, particles, bx, by)
 		} else {
@@ -121,28 +123,6 @@ func (c *gpClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ran
 		}
 	}
 	return Mean(lmls), nil
-}
-
-// sample draws b of the m rows uniformly without replacement (partial
-// Fisher–Yates from the identity, so the batch depends only on rng).
-func (c *gpClient) sample(b int, rng *rand.Rand) (bx, by []float64) {
-	m, d := len(c.y), c.d
-	if len(c.perm) != m {
-		c.perm = make([]int, m)
-		c.bx = make([]float64, m*d)
-		c.by = make([]float64, m)
-	}
-	for i := range c.perm {
-		c.perm[i] = i
-	}
-	for i := 0; i < b; i++ {
-		j := i + rng.IntN(m-i)
-		c.perm[i], c.perm[j] = c.perm[j], c.perm[i]
-		r := c.perm[i]
-		copy(c.bx[i*d:i*d+d], c.x[r*d:r*d+d])
-		c.by[i] = c.y[r]
-	}
-	return c.bx[:b*d], c.by[:b]
 }
 
 // PredictGroup personalises the k particles on each client's data and

@@ -15,7 +15,6 @@
 //     k×dφ gradient matrix, with the cores split between particles and the
 //     BLAS;
 //   - Workspace: the same for one particle, allocation-free when reused;
-//   - Batcher: Algorithm 2's mini-batches and their tempering scale;
 //   - Predictor and Mixture: personalisation and prediction.
 //
 // The BNN client model (SPEC §6): BNN describes a classifier (the MLP or

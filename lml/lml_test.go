@@ -357,43 +357,6 @@ func TestEvaluatorErrors(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestBatcher(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 8))
-	bt := NewBatcher(rng)
-	m, d := 30, 2
-	X := make([]float64, m*d)
-	y := make([]float64, m)
-	for j := 0; j < m; j++ {
-		X[j*d], X[j*d+1], y[j] = float64(j), -float64(j), float64(j)
-	}
-	counts := make([]int, m)
-	for trial := 0; trial < 300; trial++ {
-		bx, by, sc, err := bt.Sample(X, y, d, 7)
-		require.NoError(t, err)
-		assert.Equal(t, 30.0/7, sc)
-		seen := map[float64]bool{}
-		for i, v := range by {
-			assert.False(t, seen[v], "row drawn twice")
-			seen[v] = true
-			assert.Equal(t, v, bx[i*d])
-			assert.Equal(t, -v, bx[i*d+1])
-			counts[int(v)]++
-		}
-	}
-	for j, c := range counts { // expected 70 each
-		assert.Greater(t, c, 30, "row %d drawn %d times", j, c)
-	}
-	bx, by, sc, err := bt.Sample(X, y, d, 30)
-	require.NoError(t, err)
-	assert.Equal(t, 1.0, sc)
-	assert.Equal(t, &X[0], &bx[0])
-	assert.Equal(t, &y[0], &by[0])
-	_, _, _, err = bt.Sample(X, y, d, 0)
-	assert.Error(t, err)
-	_, _, _, err = bt.Sample(X[1:], y, d, 3)
-	assert.Error(t, err)
-}
-
 func TestNoAllocationsInSteadyState(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	md := testModels[0]
@@ -419,10 +382,6 @@ func TestNoAllocationsInSteadyState(t *testing.T) {
 		require.NoError(t, ev.Evaluate(lmls, grads, phis, X, y))
 		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _ = ev.Evaluate(lmls, grads, phis, X, y) }), "Evaluator %v", split)
 	}
-
-	bt := NewBatcher(rng)
-	_, _, _, _ = bt.Sample(X, y, md.D, 10)
-	assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _, _, _ = bt.Sample(X, y, md.D, 10) }), "Batcher")
 }
 
 func TestAutoSplitThreads(t *testing.T) {

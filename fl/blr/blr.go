@@ -211,11 +211,10 @@ func (m *Model) LogML(phi, x, y []float64) (float64, []float64, error) {
 
 // client is one existing client's Update (Algorithm 2 of the paper).
 type client struct {
-	model  *Model
-	x, y   []float64
-	ws     *workspace
-	perm   []int
-	bx, by []float64
+	model   *Model
+	x, y    []float64
+	ws      *workspace
+	batches data.RowSampler
 }
 
 // NewClient returns the training client for S_i = (c.X, c.Y). It keeps
@@ -245,7 +244,10 @@ func (c *client) Update(particles []float64, k, dphi, batch int, rng *rand.Rand,
 	s2n := c.model.NoiseStd * c.model.NoiseStd
 	v, constant := s2n, 0.0
 	if batch > 0 && batch < m {
-		x, y = c.sample(batch, rng)
+		var err error
+		if x, y, err = c.batches.Sample(c.x, c.y, c.model.D, batch, rng); err != nil {
+			return 0, err
+		}
 		t := float64(m) / float64(batch)
 		v = s2n / t
 		constant = float64(batch) * (0.5*math.Log(2*math.Pi*v) - 0.5*t*math.Log(2*math.Pi*s2n))
@@ -259,29 +261,6 @@ func (c *client) Update(particles []float64, k, dphi, batch int, rng *rand.Rand,
 		sum += lz + constant
 	}
 	return sum / float64(k), nil
-}
-
-// sample draws b of the m rows uniformly without replacement (a partial
-// Fisher–Yates from the identity, so the batch depends only on rng).
-func (c *client) sample(b int, rng *rand.Rand) (bx, by []float64) {
-	m, d := len(c.y), c.model.D
-	if len(c.perm) != m {
-		c.perm = make([]int, m)
-		c.bx = make([]float64, 0, m*d)
-		c.by = make([]float64, 0, m)
-	}
-	for i := range c.perm {
-		c.perm[i] = i
-	}
-	c.bx, c.by = c.bx[:0], c.by[:0]
-	for i := 0; i < b; i++ {
-		j := i + rng.IntN(m-i)
-		c.perm[i], c.perm[j] = c.perm[j], c.perm[i]
-		p := c.perm[i]
-		c.bx = append(c.bx, c.x[p*d:(p+1)*d]...)
-		c.by = append(c.by, c.y[p])
-	}
-	return c.bx, c.by
 }
 
 // Predict is the PAC-PFL predictive of one client (eq. 37 of the paper):

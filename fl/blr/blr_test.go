@@ -136,8 +136,8 @@ func TestTemperedBatch(t *testing.T) {
 	}
 	got, grad := update(phi)
 	// The batch the client drew from the same stream.
-	probe := &client{model: model, x: cd.X, y: cd.Y}
-	bx, by := probe.sample(batch, rand.New(rand.NewPCG(7, 8)))
+	var probe data.RowSampler
+	bx, by, _ := probe.Sample(cd.X, cd.Y, 1, batch, rand.New(rand.NewPCG(7, 8)))
 	tpow := 8.0 / batch
 	mu, s := phi[0], math.Sqrt(math.Exp(phi[1]))
 	integrand := func(w float64) float64 {
