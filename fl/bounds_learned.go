@@ -116,7 +116,7 @@ func (c *BoundConfig) EvaluateLearned(particles []float64, k int, prior *svgd.Ga
 			phi := make([]float64, d)
 			κ := j % k
 			for i := range phi {
-				phi[i] = particles[κ*d+i] + Laplace(rng, w*prior.Std[i])
+				phi[i] = particles[κ*d+i] + laplace(rng, w*prior.Std[i])
 			}
 			s := 0.0
 			for i := 0; i < n; i++ {
@@ -180,13 +180,13 @@ func mixtureLaplaceKL(particles []float64, k int, prior *svgd.Gaussian, w float6
 	return total / float64(k)
 }
 
-// AdamStepBound is the largest factor by which one step of svgd.Adam with
+// adamStepBound is the largest factor by which one step of svgd.Adam with
 // moment constants β1, β2 (β1² < β2) can move a coordinate, in units of its
 // learning rate, whatever the gradients: |m̂_t|/√v̂_t ≤
 // (1−β1)/(1−β1ᵗ) · √((1−β2ᵗ)/(1−β2)) · 1/√(1−β1²/β2) by Cauchy–Schwarz on
 // the two exponential averages, maximised over t (the ε of Adam only
 // shrinks the step). 7.27 for PyTorch's (0.9, 0.999).
-func AdamStepBound(beta1, beta2 float64) float64 {
+func adamStepBound(beta1, beta2 float64) float64 {
 	r := 1 / math.Sqrt(1-beta1*beta1/beta2)
 	best := 0.0
 	b1t, b2t := 1.0, 1.0
@@ -216,10 +216,10 @@ func learnedBoundCondition(cfg Config, prior *svgd.Gaussian, w float64) (string,
 	}
 	// Neighbouring runs start from the same data-free particles and each of
 	// T Adam steps moves a coordinate by at most C·η.
-	move := 2 * AdamStepBound(0.9, 0.999) * cfg.LR * float64(cfg.Rounds)
+	move := 2 * adamStepBound(0.9, 0.999) * cfg.LR * float64(cfg.Rounds)
 	eps := 0.0
 	for _, sd := range prior.Std {
 		eps += move / (w * sd)
 	}
-	return fmt.Sprintf("finite DP level: Adam moves a coordinate by at most %.3g·η per step, so neighbouring runs' particles differ by ≤ %.3g per coordinate and the Laplace components make sampling ε-DP with ε ≤ %.3g", AdamStepBound(0.9, 0.999), move, eps), nil
+	return fmt.Sprintf("finite DP level: Adam moves a coordinate by at most %.3g·η per step, so neighbouring runs' particles differ by ≤ %.3g per coordinate and the Laplace components make sampling ε-DP with ε ≤ %.3g", adamStepBound(0.9, 0.999), move, eps), nil
 }

@@ -324,12 +324,12 @@ func TestEvaluateLearnedTinyCase(t *testing.T) {
 	}
 }
 
-// AdamStepBound bounds every Adam step: adversarial gradient sequences (a
+// adamStepBound bounds every Adam step: adversarial gradient sequences (a
 // long quiet stretch, then a spike) come close to it but never exceed it.
 func TestAdamStepBound(t *testing.T) {
-	bound := AdamStepBound(0.9, 0.999)
+	bound := adamStepBound(0.9, 0.999)
 	if bound < 7 || bound > 7.5 {
-		t.Fatalf("AdamStepBound = %v, want ≈ 7.27", bound)
+		t.Fatalf("adamStepBound = %v, want ≈ 7.27", bound)
 	}
 	worst := 0.0
 	for _, quiet := range []int{0, 10, 100, 1000, 5000} {

@@ -97,7 +97,7 @@ func (d *DPConfig) clip(g []float64, k, dim int) {
 	case DPGaussian:
 		ClipL2(g, d.Clip)
 	case DPPaper:
-		ClipRows(g, k, dim, d.Clip)
+		clipRows(g, k, dim, d.Clip)
 	}
 }
 
@@ -134,7 +134,7 @@ func (d *DPConfig) noise(rng *rand.Rand, scale float64) float64 {
 	if d.mechanism() == DPGaussian {
 		return scale * rng.NormFloat64()
 	}
-	return Laplace(rng, scale)
+	return laplace(rng, scale)
 }
 
 // noiseSource returns the configured source, or a fresh ChaCha8 generator
@@ -229,9 +229,9 @@ func ClipL2(g []float64, gamma float64) {
 	}
 }
 
-// ClipRows scales every row of g (k×d) to Euclidean norm at most gamma:
+// clipRows scales every row of g (k×d) to Euclidean norm at most gamma:
 // ĝ = g / max(1, ‖g‖/γ) (Algorithm 3, line 6, per particle, as printed).
-func ClipRows(g []float64, k, d int, gamma float64) {
+func clipRows(g []float64, k, d int, gamma float64) {
 	for r := 0; r < k; r++ {
 		ClipL2(g[r*d:(r+1)*d], gamma)
 	}
@@ -265,6 +265,6 @@ func norm2(g []float64) float64 {
 // (density e^{−|x|/s}/(2s)) as the difference of two standard exponentials
 // times s: always finite (inversion from a uniform draw returned −Inf when
 // the uniform was exactly 0).
-func Laplace(rng *rand.Rand, s float64) float64 {
+func laplace(rng *rand.Rand, s float64) float64 {
 	return s * (rng.ExpFloat64() - rng.ExpFloat64())
 }

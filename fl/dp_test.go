@@ -219,7 +219,7 @@ type zeroSource struct{}
 func (zeroSource) Uint64() uint64 { return 0 }
 
 func TestLaplaceIsFiniteOnAZeroDraw(t *testing.T) {
-	if v := Laplace(rand.New(zeroSource{}), 1.5); math.IsInf(v, 0) || math.IsNaN(v) {
+	if v := laplace(rand.New(zeroSource{}), 1.5); math.IsInf(v, 0) || math.IsNaN(v) {
 		t.Fatalf("Laplace on a zero draw = %v", v)
 	}
 }

@@ -197,7 +197,7 @@ func TestServerImprovesLML(t *testing.T) {
 
 func TestClipRows(t *testing.T) {
 	g := []float64{3, 4, 0.3, 0.4, 0, 0}
-	ClipRows(g, 3, 2, 1)
+	clipRows(g, 3, 2, 1)
 	want := []float64{0.6, 0.8, 0.3, 0.4, 0, 0}
 	for i := range g {
 		if math.Abs(g[i]-want[i]) > 1e-15 {
@@ -209,7 +209,7 @@ func TestClipRows(t *testing.T) {
 	for i := range big {
 		big[i] = 100 * rng.NormFloat64()
 	}
-	ClipRows(big, 5, 7, 2.5)
+	clipRows(big, 5, 7, 2.5)
 	for r := 0; r < 5; r++ {
 		ss := 0.0
 		for _, v := range big[r*7 : r*7+7] {
@@ -227,7 +227,7 @@ func TestLaplace(t *testing.T) {
 	n := 200000
 	var sumAbs, sum float64
 	for i := 0; i < n; i++ {
-		x := Laplace(rng, s)
+		x := laplace(rng, s)
 		sumAbs += math.Abs(x)
 		sum += x
 	}
