@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/linalg"
 )
 
 // backendResult is one JSON line of a backend sweep (`bench gemm`,
@@ -17,51 +18,73 @@ type backendResult struct {
 	Op      string  `json:"op,omitempty"`
 	N       int     `json:"n,omitempty"`
 	Backend string  `json:"backend"`
+	Threads int     `json:"threads"`
 	Seconds float64 `json:"seconds,omitempty"`
 	GFLOPS  float64 `json:"gflops,omitempty"`
 	Error   string  `json:"error,omitempty"`
 }
 
 // backendSweep holds what `bench gemm` and `bench cholesky` share: the checks
-// of --reps and --backends, the header with the machine peak, the report of
-// backends missing from this build, and one table row or JSON line per
-// backend and size.
+// of --reps, --threads and --backends, one thread count for every backend,
+// the header with the machine peak and the thread count, and one table row
+// or JSON line per backend and size.
 type backendSweep struct {
 	cmd, kernel, op string // op "" leaves the op column out
 	json            bool
 	stdout, stderr  io.Writer
 	peak            bench.Peak
+	threads         int
 }
 
-// checkArgs validates --reps and the requested backend names against the
-// known ones; a typo is a usage error, a known backend missing from this
-// build is not (it is reported as an error line).
-func (s *backendSweep) checkArgs(reps int, names, known []string) (status int, ok bool) {
-	if reps < 1 {
-		fmt.Fprintf(s.stderr, "pacpfl %s: --reps %d: want at least 1\n", s.cmd, reps)
-		return exitUsage, false
+// checkArgs validates --reps, --threads and the requested backend names:
+// a typo, a name given twice or a backend this build lacks is a usage error
+// (a missing one used to print an error line, an empty table and exit 0).
+func (s *backendSweep) checkArgs(reps, threads int, names, known, compiled []string, lookup func(string) error) (status int, ok bool) {
+	err := checkNames("backend", names, known)
+	if err == nil && reps < 1 {
+		err = usagef("--reps %d: want at least 1", reps)
+	}
+	if err == nil {
+		err = checkThreads("--threads", threads)
 	}
 	for _, name := range names {
-		if !slices.Contains(known, name) {
-			fmt.Fprintf(s.stderr, "pacpfl %s: unknown backend %q (known: %s)\n", s.cmd, name, strings.Join(known, ", "))
-			return exitUsage, false
+		if err == nil && !slices.Contains(compiled, name) {
+			err = usageError{lookup(name)}
 		}
+	}
+	if err != nil {
+		return fail(s.stderr, s.cmd, err), false
 	}
 	return exitOK, true
 }
 
-// header prints the peak, the backends that could not be had, and the
-// column titles (or, with --json, the error lines only).
-func (s *backendSweep) header(missing map[string]error, order []string) {
-	s.peak = machinePeak()
-	var failed []backendResult
-	for _, name := range order {
-		if err, ok := missing[name]; ok {
-			failed = append(failed, backendResult{Kernel: s.kernel, Op: s.op, Backend: name, Error: err.Error()})
+// setThreads gives every backend the same number of threads (0: GOMAXPROCS):
+// native and gonum follow GOMAXPROCS, OpenBLAS its own setting, which
+// ignores GOMAXPROCS (with GOMAXPROCS=1 it still ran two threads). The
+// returned function restores GOMAXPROCS.
+func (s *backendSweep) setThreads(threads int, names []string) (restore func(), err error) {
+	old := runtime.GOMAXPROCS(0)
+	if threads == 0 {
+		threads = old
+	}
+	runtime.GOMAXPROCS(threads)
+	s.threads = threads
+	restore = func() { runtime.GOMAXPROCS(old) }
+	if slices.Contains(names, "openblas") {
+		linalg.SetOpenBLASThreads(threads)
+		if got := linalg.OpenBLASThreads(); got != threads {
+			restore()
+			return nil, usagef("OpenBLAS runs %d threads, not the %d asked for (OPENBLAS_NUM_THREADS or its build caps it): give --threads %d", got, threads, got)
 		}
 	}
-	if len(order)-len(missing) > 1 &&
-		slices.Contains(order, "openblas") && missing["openblas"] == nil && os.Getenv("OPENBLAS_THREAD_TIMEOUT") == "" {
+	return restore, nil
+}
+
+// header prints the peak, the thread count and the column titles (nothing
+// with --json).
+func (s *backendSweep) header(order []string) {
+	s.peak = machinePeak()
+	if len(order) > 1 && slices.Contains(order, "openblas") && os.Getenv("OPENBLAS_THREAD_TIMEOUT") == "" {
 		// Measured: with the default timeout a contender run right after
 		// OpenBLAS lost up to 40% (Cholesky, n = 1000) and up to half (GEMM,
 		// n = 500) of its speed to OpenBLAS's spinning threads.
@@ -69,15 +92,10 @@ func (s *backendSweep) header(missing map[string]error, order []string) {
 			"run after it; set OPENBLAS_THREAD_TIMEOUT=4 for a fair alternation")
 	}
 	if s.json {
-		for _, f := range failed {
-			bench.JSONLine(s.stdout, f)
-		}
 		return
 	}
 	fmt.Fprintln(s.stdout, s.peak.String())
-	for _, f := range failed {
-		fmt.Fprintf(s.stdout, "error: backend %s: %s\n", f.Backend, f.Error)
-	}
+	fmt.Fprintf(s.stdout, "threads: %d for every backend (native and gonum through GOMAXPROCS, openblas through openblas_set_num_threads)\n", s.threads)
 	if s.op != "" {
 		fmt.Fprintf(s.stdout, "%6s  %-6s %-10s %12s %10s %8s\n", "n", "op", "backend", "seconds", "GFLOP/s", "% peak")
 	} else {
@@ -88,7 +106,7 @@ func (s *backendSweep) header(missing map[string]error, order []string) {
 // rows reports one size: each backend's best time, or its error.
 func (s *backendSweep) rows(n int, names []string, best []float64, errs []error, flops float64) {
 	for i, name := range names {
-		r := backendResult{Kernel: s.kernel, Op: s.op, N: n, Backend: name}
+		r := backendResult{Kernel: s.kernel, Op: s.op, N: n, Backend: name, Threads: s.threads}
 		if errs[i] != nil {
 			r.Error = errs[i].Error()
 		} else {

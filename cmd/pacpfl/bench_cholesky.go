@@ -28,12 +28,13 @@ func init() {
 func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench cholesky", stderr)
 	sizes := intList{500, 1000, 2000, 4000}
-	backends := stringList{"native", "gonum", "openblas"}
+	backends := stringList(cholesky.Backends())
 	fs.Var(&sizes, "n", "comma-separated matrix orders")
 	fs.Var(&backends, "backends", "comma-separated LAPACK backends ("+strings.Join(cholesky.KnownBackends(), ", ")+")")
 	op := fs.String("op", "potrf", "potrf (factorization, n³/3 flop) or potri (inverse from the factor, 2n³/3 flop)")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
+	threads := fs.Int("threads", 0, "threads of every backend (0: GOMAXPROCS)")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
@@ -42,7 +43,8 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	sw := &backendSweep{cmd: "bench cholesky", kernel: "cholesky", op: *op, json: *asJSON, stdout: stdout, stderr: stderr}
-	if st, ok := sw.checkArgs(*reps, backends, cholesky.KnownBackends()); !ok {
+	lookup := func(name string) error { _, err := cholesky.Backend(name); return err }
+	if st, ok := sw.checkArgs(*reps, *threads, backends, cholesky.KnownBackends(), cholesky.Backends(), lookup); !ok {
 		return st
 	}
 
@@ -52,15 +54,12 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 
-	// Backends missing from this build are reported, not skipped silently.
 	var names []string
 	var impls []cholesky.Lapack
-	missing := map[string]error{}
 	for _, name := range backends {
 		impl, err := cholesky.Backend(name)
-		if err != nil {
-			missing[name] = err
-			continue
+		if err != nil { // checked above; a broken invariant
+			return fail(stderr, sw.cmd, err)
 		}
 		names = append(names, name)
 		impls = append(impls, impl)
@@ -68,11 +67,14 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 	// The potri input, a Cholesky factor, is made by the native backend.
 	native, err := cholesky.Backend("native")
 	if err != nil {
-		fmt.Fprintf(stderr, "pacpfl bench cholesky: %v\n", err)
-		return exitError
+		return fail(stderr, sw.cmd, err)
 	}
-
-	sw.header(missing, backends)
+	restore, err := sw.setThreads(*threads, names)
+	if err != nil {
+		return fail(stderr, sw.cmd, err)
+	}
+	defer restore()
+	sw.header(backends)
 	if slices.Contains(names, "gonum") && slices.Max(sizes) >= 4000 {
 		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes many seconds per run; it is measured anyway")
 	}

@@ -34,32 +34,39 @@ func TestBenchCholeskyTable(t *testing.T) {
 
 func TestBenchCholeskyJSON(t *testing.T) {
 	st, out, errs := runCLI("bench", "cholesky", "--n", "8,33", "--reps", "1", "--json", "--op", "potri",
-		"--backends", "native,openblas")
+		"--backends", "native,gonum", "--threads", "1")
 	require.Equal(t, exitOK, st, errs)
-	var rows, errRows int
+	rows := 0
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		var r map[string]any
 		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
 		assert.Equal(t, "cholesky", r["kernel"])
 		assert.Equal(t, "potri", r["op"])
-		if e, ok := r["error"]; ok {
-			errRows++
-			assert.Equal(t, "openblas", r["backend"])
-			assert.Contains(t, e, "-tags netlib")
-			continue
-		}
+		assert.Equal(t, 1.0, r["threads"])
+		assert.NotContains(t, r, "error")
 		rows++
 		assert.Greater(t, r["seconds"].(float64), 0.0)
 		assert.Greater(t, r["gflops"].(float64), 0.0)
 		assert.Contains(t, []float64{8, 33}, r["n"].(float64))
 	}
+	assert.Equal(t, 4, rows)
+}
+
+// A backend this build lacks is a usage error before any work (it used to
+// print an error line and an empty table and exit 0); the default list is
+// the compiled-in backends, so a plain `bench cholesky` works in any build.
+func TestBenchCholeskyMissingBackend(t *testing.T) {
+	st, out, errs := runCLI("bench", "cholesky", "--n", "8", "--reps", "1", "--json", "--backends", "native,openblas")
 	if slices.Contains(cholesky.Backends(), "openblas") {
-		assert.Equal(t, 4, rows)
-		assert.Equal(t, 0, errRows)
-	} else {
-		assert.Equal(t, 2, rows)
-		assert.Equal(t, 1, errRows, "openblas not compiled in must be an error line")
+		require.Equal(t, exitOK, st, errs)
+		return
 	}
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "-tags netlib")
+	assert.Empty(t, out)
+	st, out, errs = runCLI("bench", "cholesky", "--n", "8", "--reps", "1", "--json")
+	require.Equal(t, exitOK, st, errs)
+	assert.Equal(t, len(cholesky.Backends()), strings.Count(out, "\n"))
 }
 
 func TestBenchCholeskyBadArgs(t *testing.T) {
@@ -73,4 +80,10 @@ func TestBenchCholeskyBadArgs(t *testing.T) {
 	assert.Equal(t, exitUsage, st)
 	st, _, _ = runCLI("bench", "cholesky", "--reps", "0")
 	assert.Equal(t, exitUsage, st)
+	st, _, errs = runCLI("bench", "cholesky", "--n", "8", "--backends", "native,native")
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "twice")
+	st, _, errs = runCLI("bench", "cholesky", "--n", "8", "--threads", "100000")
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "--threads 100000")
 }

@@ -26,16 +26,18 @@ func init() {
 func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench gemm", stderr)
 	sizes := intList{500, 1000, 2000, 4000}
-	backends := stringList{"native", "gonum", "openblas"}
+	backends := stringList(linalg.Backends())
 	fs.Var(&sizes, "n", "comma-separated matrix orders")
 	fs.Var(&backends, "backends", "comma-separated BLAS backends ("+strings.Join(linalg.KnownBackends(), ", ")+")")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
+	threads := fs.Int("threads", 0, "threads of every backend (0: GOMAXPROCS)")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
 	sw := &backendSweep{cmd: "bench gemm", kernel: "gemm", json: *asJSON, stdout: stdout, stderr: stderr}
-	if st, ok := sw.checkArgs(*reps, backends, linalg.KnownBackends()); !ok {
+	lookup := func(name string) error { _, err := linalg.Backend(name); return err }
+	if st, ok := sw.checkArgs(*reps, *threads, backends, linalg.KnownBackends(), linalg.Backends(), lookup); !ok {
 		return st
 	}
 
@@ -45,20 +47,22 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 
-	// Backends missing from this build are reported, not skipped silently.
 	var names []string
 	var impls []blas.Float64
-	missing := map[string]error{}
 	for _, name := range backends {
 		impl, err := linalg.Backend(name)
-		if err != nil {
-			missing[name] = err
-			continue
+		if err != nil { // checked above; a broken invariant
+			return fail(stderr, sw.cmd, err)
 		}
 		names = append(names, name)
 		impls = append(impls, impl)
 	}
-	sw.header(missing, backends)
+	restore, err := sw.setThreads(*threads, names)
+	if err != nil {
+		return fail(stderr, sw.cmd, err)
+	}
+	defer restore()
+	sw.header(backends)
 	if slices.Contains(names, "gonum") && slices.Max(sizes) >= 4000 {
 		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes minutes per run; it is measured anyway")
 	}

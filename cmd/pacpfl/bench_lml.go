@@ -53,9 +53,11 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl bench lml: --reps %d: want at least 1\n", *reps)
 		return exitUsage
 	}
-	if *threads < 0 {
-		fmt.Fprintf(stderr, "pacpfl bench lml: --threads %d: want 0 (all cores) or more\n", *threads)
-		return exitUsage
+	if err := checkThreads("--threads", *threads); err != nil {
+		return fail(stderr, "bench lml", err)
+	}
+	if err := checkNames("--split", splits, []string{"auto", "particles", "blas"}); err != nil {
+		return fail(stderr, "bench lml", err)
 	}
 	// A particle in flight holds at least an m×m kernel matrix and its
 	// factor; a lower bound at the largest m.

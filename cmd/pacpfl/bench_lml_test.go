@@ -31,7 +31,7 @@ func TestBenchLML(t *testing.T) {
 
 	st, _, errs = runCLI("bench", "lml", "--split", "sideways")
 	assert.Equal(t, exitUsage, st)
-	assert.Contains(t, errs, "unknown split")
+	assert.Contains(t, errs, `unknown --split "sideways"`)
 	st, _, _ = runCLI("bench", "lml", "--reps", "0")
 	assert.Equal(t, exitUsage, st)
 	st, _, _ = runCLI("bench", "lml", "--m", "0")

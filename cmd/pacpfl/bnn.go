@@ -40,7 +40,8 @@ func runBNN(args []string, stdout, stderr io.Writer) int {
 		return runBNNEval(args[1:], stdout, stderr)
 	case "-h", "--help", "-help", "help":
 		bnnUsage(stdout)
-		return exitOK
+		fmt.Fprintln(stdout)
+		return runBNNEval([]string{"-h"}, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "pacpfl bnn: unknown action %q\n", args[0])
 	bnnUsage(stderr)

@@ -123,7 +123,7 @@ func TestTrainBNNBadInput(t *testing.T) {
 		{[]string{"--model", "bnn", "--posterior-lr", "NaN"}, "learning rate"},
 		{[]string{"--model", "bnn", "--bound-loss", "hinge"}, "unknown --bound-loss"},
 		{[]string{"--model", "bnn", "--p-min", "1"}, "--p-min 1"},
-		{[]string{"--model", "bnn", "--k", "0"}, "k = 0"},
+		{[]string{"--model", "bnn", "--k", "0"}, "--k 0"},
 		{[]string{"--model", "bnn", "--tau", "2"}, "τ"},
 		{[]string{"--model", "bnn", "--new-clients", "-1"}, "--new-clients -1"},
 		{[]string{"--model", "bnn", "--max-images", "-5"}, "--max-images -5"},

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -76,23 +78,25 @@ type experimentReport struct {
 }
 
 func runExperiment(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-		w := stderr
-		if len(args) > 0 {
-			w = stdout
-		}
-		fmt.Fprintln(w, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,vanilla,pooled] [--json FILE] [train flags]")
-		fmnistUsage(w)
+	if len(args) == 0 || isHelp(args[0]) {
 		if len(args) == 0 {
+			fmt.Fprintln(stderr, "usage: pacpfl experiment polynomial|fmnist [flags]   (pacpfl experiment -h for the flags)")
 			return exitUsage
 		}
-		return exitOK
+		fmt.Fprintln(stdout, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,vanilla,pooled] [--json FILE] [train flags]")
+		fmnistUsage(stdout)
+		fmt.Fprintln(stdout, "\nThe flags of experiment polynomial (pacpfl experiment fmnist -h lists those of fmnist):")
+		return runExperiment([]string{"polynomial", "-h"}, stdout, stderr)
 	}
 	if args[0] == dataFMNIST {
 		return runExperimentFMNIST(args[1:], stdout, stderr)
 	}
 	if args[0] != "polynomial" {
-		fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, fmnist)\n", args[0])
+		if strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(stderr, "pacpfl experiment: the data set comes before the flags: pacpfl experiment polynomial|fmnist [flags] (got %q first)\n", args[0])
+		} else {
+			fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, fmnist)\n", args[0])
+		}
 		return exitUsage
 	}
 	fs := newFlagSet("experiment polynomial", stderr)
@@ -109,45 +113,36 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	setDefault(fs, "clients", strconv.Itoa(paperTable6Clients))
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	// The comparison computes no bounds, and its seeds are --seeds and
+	// --seed-base: those flags would be accepted and ignored.
+	fs = dropFlags(fs, append([]string{"seed"}, boundFlags...)...)
 	if st, ok := parseFlags(fs, args[1:], false); !ok {
 		return st
+	}
+	f.dpSweep = len(dpSweep) > 0
+	if err := f.checkExperiment(fs, methods, *seeds, *seedBase); err != nil {
+		return fail(stderr, "experiment", err)
 	}
 	if err := f.afterParse(fs, *jsonPath); err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	if f.pfedgpMean != "zero" && f.pfedgpMean != "nn" && f.pfedgpMean != "linear" {
-		fmt.Fprintf(stderr, "pacpfl experiment: unknown --pfedgp-mean %q (want linear, zero or nn)\n", f.pfedgpMean)
-		return exitUsage
-	}
-	if len(dpSweep) > 0 {
+	f.boundSamples, f.learnedSamples = 0, 0
+	if f.dpSweep {
 		if !flagSet(fs, "clients") {
 			f.clients = paperDPClients
 		}
 		return runDPSweep(dpSweep, &f, *seeds, *seedBase, *quiet, *jsonPath, stdout, stderr)
 	}
-	if f.baselineSteps < 1 {
-		fmt.Fprintf(stderr, "pacpfl experiment: --baseline-steps %d must be ≥ 1\n", f.baselineSteps)
-		return exitUsage
+	// Every method's options on the first seed's data, before any work (a
+	// bad flag used to surface after the methods before it had run).
+	ds0, err := f.dataset(*seedBase)
+	if err != nil {
+		return fail(stderr, "experiment", err)
 	}
-	if *seeds < 1 {
-		fmt.Fprintf(stderr, "pacpfl experiment: --seeds %d must be ≥ 1\n", *seeds)
-		return exitUsage
-	}
-	for i, m := range methods {
-		if !slices.Contains(fl.Methods, m) {
-			fmt.Fprintf(stderr, "pacpfl experiment: unknown method %q (available: %v)\n", m, fl.Methods)
-			return exitUsage
-		}
-		// A repeated method would pool its runs as if they were more
-		// seeds and print a confidence interval that is too narrow.
-		if slices.Contains(methods[:i], m) {
-			fmt.Fprintf(stderr, "pacpfl experiment: method %q listed twice in --methods\n", m)
-			return exitUsage
-		}
+	if _, err := f.options(ds0, *seedBase); err != nil {
+		return fail(stderr, "experiment", err)
 	}
 	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
-	// Bounds are not part of the comparison.
-	f.boundSamples = 0
 	start := time.Now()
 	rep := experimentReport{Dataset: "polynomial", Methods: map[string]*methodSummary{}}
 	vals := map[string]map[string][]float64{} // method → metric key → per-seed values
@@ -209,6 +204,31 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// checkExperiment validates the flags of experiment polynomial that train
+// does not have.
+func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds int, seedBase uint64) error {
+	if err := checkSeeds(seeds, seedBase); err != nil {
+		return err
+	}
+	if f.dpSweep {
+		for _, name := range []string{"methods", "baseline-steps", "pfedgp-mean"} {
+			if flagSet(fs, name) {
+				return usagef("--%s does not apply to --dp-sweep (which trains PAC-PFL only)", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case f.pfedgpMean != "zero" && f.pfedgpMean != "nn" && f.pfedgpMean != "linear":
+		return usagef("unknown --pfedgp-mean %q (want linear, zero or nn)", f.pfedgpMean)
+	case f.baselineSteps < 1:
+		return usagef("--baseline-steps %d must be at least 1", f.baselineSteps)
+	}
+	// A repeated method would pool its runs as if they were more seeds and
+	// print a confidence interval that is too narrow.
+	return checkNames("--methods", methods, fl.Methods)
 }
 
 // runMethod runs one method on one seed's data with the flags' settings.

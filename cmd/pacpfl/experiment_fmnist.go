@@ -84,6 +84,9 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	// The comparison computes no bounds, and its seeds are --seeds and
+	// --seed-base: those flags would be accepted and ignored.
+	fs = dropFlags(fs, append([]string{"seed", "bound-loss", "p-min", "weight-draws"}, boundFlags...)...)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
@@ -99,24 +102,16 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err := bf.resolve(fs); err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	if bf.set["seed"] {
-		return fail(stderr, "experiment", usagef("--seed does not apply to experiment: use --seeds and --seed-base"))
-	}
 	if err := f.afterParse(fs, *jsonPath); err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	if *seeds < 1 {
-		return fail(stderr, "experiment", usagef("--seeds %d must be ≥ 1", *seeds))
+	if err := checkSeeds(*seeds, *seedBase); err != nil {
+		return fail(stderr, "experiment", err)
 	}
-	for i, m := range methods {
-		if !slices.Contains(bnnMethods, m) {
-			return fail(stderr, "experiment", usagef("unknown method %q (available for fmnist: %v)", m, bnnMethods))
-		}
-		// A repeated method would pool its runs as if they were more
-		// seeds and print a confidence interval that is too narrow.
-		if slices.Contains(methods[:i], m) {
-			return fail(stderr, "experiment", usagef("method %q listed twice in --methods", m))
-		}
+	// A repeated method would pool its runs as if they were more seeds and
+	// print a confidence interval that is too narrow.
+	if err := checkNames("--methods", methods, bnnMethods); err != nil {
+		return fail(stderr, "experiment", err)
 	}
 	bf.bnnDefaults(&f)
 	if err := bf.check(&f); err != nil {

@@ -41,7 +41,8 @@ func runGP(args []string, stdout, stderr io.Writer) int {
 		return runGPEval(args[1:], stdout, stderr)
 	case "-h", "--help", "-help", "help":
 		gpUsage(stdout)
-		return exitOK
+		fmt.Fprintln(stdout)
+		return runGPEval([]string{"-h"}, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "pacpfl gp: unknown action %q\n", args[0])
 	gpUsage(stderr)

@@ -64,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "-help" {
+	if isHelp(name) {
 		name = "help"
 	}
 	c, ok := commands[name]
@@ -76,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// A result that could not be written (a full disk, a closed pipe) is a
 	// failure, whatever the command thought of its work.
 	out := &checkedWriter{w: stdout}
-	st := c.run(args[1:], out, stderr)
+	st := c.run(args[1:], out, &cliStderr{Writer: stderr, stdout: out})
 	if out.err != nil && st == exitOK {
 		fmt.Fprintf(stderr, "pacpfl %s: writing standard output: %v\n", name, out.err)
 		return exitError
@@ -98,26 +98,66 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'pacpfl <subcommand> -h' for a subcommand's flags.")
 }
 
-// newFlagSet returns a flag set that reports errors to stderr without exiting.
+// newFlagSet returns a flag set that reports errors to stderr without
+// exiting. A bad flag prints its error and one line pointing at -h, not the
+// whole flag list (which scrolled the error away); -h prints the flag list
+// to stdout (see parseFlags).
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("pacpfl "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {}
 	return fs
 }
 
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
+// cliStderr is the stderr that run hands to the subcommands: it also knows
+// stdout, where -h prints (help asked for is output, not a diagnostic).
+type cliStderr struct {
+	io.Writer
+	stdout io.Writer
+}
+
+// helpWriter is where the help of a flag set goes: stdout when known.
+func helpWriter(fs *flag.FlagSet) io.Writer {
+	if c, ok := fs.Output().(*cliStderr); ok {
+		return c.stdout
+	}
+	return fs.Output()
+}
+
+// printFlagHelp prints the usage line and the flags of fs to w.
+func printFlagHelp(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "usage: %s [flags]\n\nflags:\n", fs.Name())
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+}
+
+// badUsage ends a usage error on fs with the pointer to its help.
+func badUsage(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), "run '%s -h' for the flags\n", fs.Name())
+}
+
 // parseFlags parses args and returns the exit status to use if parsing
-// failed (ok=false): 0 for -h, 2 for a bad flag. Positional arguments are
-// refused unless allowArgs.
+// failed (ok=false): 0 for -h (the help printed on stdout), 2 for a bad
+// flag. Positional arguments are refused unless allowArgs.
 func parseFlags(fs *flag.FlagSet, args []string, allowArgs bool) (status int, ok bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printFlagHelp(fs, helpWriter(fs))
 			return exitOK, false
 		}
+		badUsage(fs) // the flag package printed the error itself
 		return exitUsage, false
 	}
 	if !allowArgs && fs.NArg() > 0 {
 		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		fs.Usage()
+		badUsage(fs)
 		return exitUsage, false
 	}
 	return exitOK, true
@@ -128,7 +168,7 @@ func init() {
 		name:    "help",
 		summary: "list the subcommands",
 		run: func(args []string, stdout, stderr io.Writer) int {
-			if len(args) > 0 {
+			if len(args) > 0 && !isHelp(args[0]) {
 				if c, ok := commands[args[0]]; ok {
 					return c.run([]string{"-h"}, stdout, stderr)
 				}

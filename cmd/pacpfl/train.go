@@ -41,9 +41,11 @@ type trainFlags struct {
 	learnedSamples                    int
 	boundSamples, funcSamples         int
 	clients, newClients, extra        int
-	pfedgpMean                        string // experiment only
-	tauSet                            bool   // --tau given explicitly (it excludes --lambda)
-	baselineSteps                     int    // experiment only
+	pfedgpMean                        string          // experiment only
+	tauSet                            bool            // --tau given explicitly (it excludes --lambda)
+	dpSweep                           bool            // experiment --dp-sweep: ε comes from the sweep
+	given                             map[string]bool // the flags on the command line
+	baselineSteps                     int             // experiment only
 }
 
 func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
@@ -78,11 +80,13 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
 	fs.IntVar(&f.extra, "extra", dp.Extra, "personalisation-only samples m̃_i per existing client")
 }
 
-// afterParse records which flags were given explicitly and checks, before
-// any work, that the --json output can be created: a run of hours should not
-// end in "no such directory".
+// afterParse records which flags were given explicitly, validates them and
+// checks, before any work, that the --json output can be created: a run of
+// hours should not end in "no such directory".
 func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
+	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) {
+		f.given[fl.Name] = true
 		switch fl.Name {
 		case "tau":
 			f.tauSet = true
@@ -90,6 +94,9 @@ func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 			f.dpDeltaSet = true
 		}
 	})
+	if err := f.validate(fs); err != nil {
+		return err
+	}
 	if jsonPath == "" {
 		return nil
 	}
@@ -201,6 +208,9 @@ func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, err
 	default:
 		return s, usagef("unknown --aggregate %q (want sum or mean)", f.aggregate)
 	}
+	if err := f.checkData(ds); err != nil {
+		return s, err
+	}
 	if s.ClientsPerRound == 0 {
 		s.ClientsPerRound = min(n, fl.DefaultClientsPerRound)
 	}
@@ -225,8 +235,6 @@ func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, err
 			return s, err
 		}
 		s.DP = dp
-	} else if f.dpDeltaSet || f.dpNoiseSeed != 0 || f.dpMechanism != string(fl.DPLaplace) {
-		return s, usagef("--dp-mechanism, --dp-delta and --dp-noise-seed need --dp-epsilon > 0")
 	}
 	if err := s.Validate(n); err != nil {
 		return s, usageError{err}

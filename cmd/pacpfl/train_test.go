@@ -151,6 +151,7 @@ func TestExperimentShortRun(t *testing.T) {
 // or misused, and reports that were lost at the very end of a run.
 func TestTrainExperimentReviewedInputs(t *testing.T) {
 	small := []string{"--clients", "4", "--new-clients", "2", "--bound-samples", "0", "--quiet"}
+	smallExp := []string{"--clients", "4", "--new-clients", "2", "--quiet"} // experiment computes no bounds
 	cases := []struct {
 		args []string
 		want int
@@ -160,7 +161,7 @@ func TestTrainExperimentReviewedInputs(t *testing.T) {
 		// --dp-epsilon NaN ran without differential privacy, silently.
 		{append([]string{"train", "--dp-epsilon", "NaN"}, small...), exitUsage},
 		// A repeated method pooled its runs as extra seeds: a too-narrow CI.
-		{append([]string{"experiment", "polynomial", "--methods", "pooled,pooled", "--seeds", "2"}, small...), exitUsage},
+		{append([]string{"experiment", "polynomial", "--methods", "pooled,pooled", "--seeds", "2"}, smallExp...), exitUsage},
 	}
 	for _, c := range cases {
 		code, _, errOut := runCLI(c.args...)
@@ -175,7 +176,7 @@ func TestTrainExperimentReviewedInputs(t *testing.T) {
 		append([]string{"train", "-T", "1", "--json", dir}, small...), // a directory, found only after training
 
 		append([]string{"train", "-T", "1", "--json", bad}, small...),
-		append([]string{"experiment", "polynomial", "--seeds", "1", "-T", "1", "--json", bad}, small...),
+		append([]string{"experiment", "polynomial", "--seeds", "1", "-T", "1", "--json", bad}, smallExp...),
 	} {
 		code, out, errOut := runCLI(args...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, "--json") {

@@ -64,11 +64,16 @@ type tuneReport struct {
 
 func runTune(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "polynomial" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		if len(args) > 0 && isHelp(args[0]) {
 			fmt.Fprintln(stdout, "usage: pacpfl tune polynomial [--taus 0.05,0.1,0.2,0.5] [--sigma-ps 0.1,0.25,0.5,1] [--folds 5] [--seed 1000] [--json FILE] [train flags]")
-			return exitOK
+			fmt.Fprintln(stdout)
+			return runTune([]string{"polynomial", "-h"}, stdout, stderr)
 		}
-		fmt.Fprintln(stderr, "usage: pacpfl tune polynomial [flags] (pacpfl tune -h)")
+		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(stderr, "pacpfl tune: the data set comes before the flags: pacpfl tune polynomial [flags] (got %q first)\n", args[0])
+		} else {
+			fmt.Fprintln(stderr, "usage: pacpfl tune polynomial [flags] (pacpfl tune -h)")
+		}
 		return exitUsage
 	}
 	fs := newFlagSet("tune polynomial", stderr)
@@ -81,6 +86,9 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	setDefault(fs, "clients", strconv.Itoa(paperTable6Clients))
+	// The grid sets τ and σ_P, and cross-validation computes no bounds:
+	// those flags would be accepted and ignored.
+	fs = dropFlags(fs, append([]string{"tau", "lambda", "sigma-p"}, boundFlags...)...)
 	if st, ok := parseFlags(fs, args[1:], false); !ok {
 		return st
 	}
