@@ -170,8 +170,9 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			v["new_ce"] = append(v["new_ce"], res.New.MeanCE)
 			secs[m] += res.Seconds
 			if !*quiet {
-				fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %.3f CE %.3f | new RSMSE %.3f CE %.3f (%.1fs)\n",
-					seed, m, res.Existing.MeanRSMSE, res.Existing.MeanCE, res.New.MeanRSMSE, res.New.MeanCE, res.Seconds)
+				fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
+					seed, m, fmtMetric("%.3f", res.Existing.MeanRSMSE), fmtMetric("%.3f", res.Existing.MeanCE),
+					fmtMetric("%.3f", res.New.MeanRSMSE), fmtMetric("%.3f", res.New.MeanCE), res.Seconds)
 			}
 		}
 	}

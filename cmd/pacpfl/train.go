@@ -364,15 +364,18 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	final := fl.Mean(tr.MeanLML[max(0, len(tr.MeanLML)-50):])
 	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d\n",
 		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed)
-	if o.Server.DP == nil {
-		fmt.Fprintf(stdout, "training: %.1fs, mean client LML of the last rounds %.3f\n", tr.Elapsed.Seconds(), final)
-	} else {
+	switch {
+	case o.Server.Rounds == 0:
+		fmt.Fprintln(stdout, noRounds)
+	case o.Server.DP == nil:
+		fmt.Fprintf(stdout, "training: %.1fs, mean client LML of the last rounds %s\n", tr.Elapsed.Seconds(), fmtMetric("%.3f", final))
+	default:
 		// The mean ln Z^C is computed from the raw client updates: it is
 		// not covered by the DP guarantee, so it is not released.
 		fmt.Fprintf(stdout, "training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", tr.Elapsed.Seconds())
 	}
-	fmt.Fprintf(stdout, "existing clients: RSMSE %.3f  CE %.3f\n", res.Existing.MeanRSMSE, res.Existing.MeanCE)
-	fmt.Fprintf(stdout, "new clients:      RSMSE %.3f  CE %.3f\n", res.New.MeanRSMSE, res.New.MeanCE)
+	fmt.Fprintf(stdout, "existing clients: %s\n", groupText(len(ds.Existing), "RSMSE "+fmtMetric("%.3f", res.Existing.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.Existing.MeanCE)))
+	fmt.Fprintf(stdout, "new clients:      %s\n", groupText(len(ds.New), "RSMSE "+fmtMetric("%.3f", res.New.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.New.MeanCE)))
 	var eps *float64
 	if pr := tr.Privacy; !math.IsInf(pr.Epsilon, 1) {
 		eps = &pr.Epsilon
@@ -414,6 +417,26 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// noRounds is the training line of a run with --rounds 0.
+const noRounds = "training: none (--rounds 0): the particles are the initial draws from the hyper-prior"
+
+// fmtMetric formats x, or "–" for an undefined (NaN) figure: printed, a NaN
+// looked like a failed result of a run that exited 0.
+func fmtMetric(format string, x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf(format, x)
+}
+
+// groupText is one group's metrics, or "none" for a group without clients.
+func groupText(clients int, metrics string) string {
+	if clients == 0 {
+		return "none"
+	}
+	return metrics
 }
 
 // printBounds prints both kinds of bound, each saying what it bounds, and

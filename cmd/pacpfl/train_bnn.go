@@ -84,14 +84,17 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 	fmt.Fprintf(stdout, "PAC-PFL with BNN clients (%s) on %s: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, b=%d, L=%d, τ=%.4g, σ_μ=%g, σ_ω=%g; posterior: M=%d, %d SVGD steps; seed %d\n",
 		model.Model, b.describe(f), len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound,
 		o.Server.Batch, model.Samples, o.Server.Tau, o.SigmaMu, o.SigmaOmega, model.Posterior.Particles, model.Posterior.Steps, f.seed)
-	if o.Server.DP == nil {
-		fmt.Fprintf(stdout, "training: %.1fs, mean client LML estimate (38) of the last rounds %.3f\n", tr.Elapsed.Seconds(), final)
-	} else {
+	switch {
+	case o.Server.Rounds == 0:
+		fmt.Fprintln(stdout, noRounds)
+	case o.Server.DP == nil:
+		fmt.Fprintf(stdout, "training: %.1fs, mean client LML estimate (38) of the last rounds %s\n", tr.Elapsed.Seconds(), fmtMetric("%.3f", final))
+	default:
 		fmt.Fprintf(stdout, "training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", tr.Elapsed.Seconds())
 	}
 	ex, nw := newClassMetrics(res.ExistingClass), newClassMetrics(res.NewClass)
-	fmt.Fprintf(stdout, "existing clients: accuracy %.2f%%  CE %.4f\n", ex.Accuracy, ex.CE)
-	fmt.Fprintf(stdout, "new clients:      accuracy %.2f%%  CE %.4f\n", nw.Accuracy, nw.CE)
+	fmt.Fprintf(stdout, "existing clients: %s\n", groupText(len(ds.Existing), "accuracy "+fmtMetric("%.2f%%", float64(ex.Accuracy))+"  CE "+fmtMetric("%.4f", float64(ex.CE))))
+	fmt.Fprintf(stdout, "new clients:      %s\n", groupText(len(ds.New), "accuracy "+fmtMetric("%.2f%%", float64(nw.Accuracy))+"  CE "+fmtMetric("%.4f", float64(nw.CE))))
 	var eps *float64
 	if pr := tr.Privacy; !math.IsInf(pr.Epsilon, 1) {
 		eps = &pr.Epsilon

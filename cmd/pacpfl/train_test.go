@@ -190,9 +190,18 @@ func TestTrainExperimentReviewedInputs(t *testing.T) {
 func TestJSONReportWithNaNMetrics(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "train.json")
-	code, _, errOut := runCLI("train", "--clients", "4", "--new-clients", "0", "-T", "0", "--bound-samples", "0", "--quiet", "--json", path)
+	code, out, errOut := runCLI("train", "--clients", "4", "--new-clients", "0", "-T", "0", "--bound-samples", "0", "--quiet", "--json", path)
 	if code != exitOK {
 		t.Fatalf("train: exit %d, stderr %q", code, errOut)
+	}
+	// The text says so instead of printing NaN as a result (issue 21, 9).
+	for _, want := range []string{"training: none (--rounds 0)", "new clients:      none"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "NaN") {
+		t.Errorf("output prints NaN:\n%s", out)
 	}
 	// (The file's mode: TestOutputRegularFileModes.)
 	var tr struct {
@@ -240,7 +249,7 @@ func TestJSONReportWithNaNMetrics(t *testing.T) {
 	}
 	p := ex.Methods["pooled"]
 	// One seed: no confidence interval, not "± 0.00".
-	code, out, errOut := runCLI("experiment", "polynomial", "--methods", "pooled", "--seeds", "1", "--baseline-steps", "2",
+	code, out, errOut = runCLI("experiment", "polynomial", "--methods", "pooled", "--seeds", "1", "--baseline-steps", "2",
 		"--clients", "4", "--new-clients", "2", "--quiet")
 	if code != exitOK || strings.Contains(out, "± 0.00 (paper") || !strings.Contains(out, "± – (paper") {
 		t.Errorf("one seed: exit %d, stderr %q, table:\n%s", code, errOut, out)
