@@ -75,7 +75,7 @@ type bnnEvalResult struct {
 
 func runBNNEval(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bnn eval", stderr)
-	path := fs.String("data", "", "CSV data set: one sample per row, the class label (0..C−1) first, then the features; a header row is allowed")
+	path := fs.String("data", "", "data set, "+csvFormatHelp+": one sample per row, the class label (0..C−1) first, then the features; a header row is allowed")
 	arch := fs.String("arch", lml.ArchMLP, "network: mlp or bcnn")
 	hidden := fs.Int("hidden", 0, "hidden width (0: 100 for mlp, 512 for bcnn)")
 	classes := fs.Int("classes", 10, "number of classes C")

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/floats"
@@ -81,8 +78,8 @@ type gpEvalResult struct {
 
 func runGPEval(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("gp eval", stderr)
-	data := fs.String("data", "", "CSV data set: one sample per row, features then y in the last column; a header row is allowed")
-	params := fs.String("params", "", "file with φ, one number per line, in the order of the layout (see --json)")
+	data := fs.String("data", "", "data set, "+csvFormatHelp+": one sample per row, features then y in the last column; a header row is allowed")
+	params := fs.String("params", "", "file with φ, one plain decimal number per line, in the order of the layout (see --json)")
 	seed := fs.Int64("init-seed", -1, "instead of --params, draw φ from the default hyper-prior with this seed")
 	sigmaP := fs.Float64("sigma-p", 0.5, "hyper-prior standard deviation for --init-seed")
 	hidden := widthList(lml.DefaultHidden)
@@ -212,117 +209,4 @@ func scaleHint(X, y []float64) string {
 	return fmt.Sprintf("the data reach |y| = %.3g and |x| = %.3g; the GP model expects values of order 1 "+
 		"(and float64 squares overflow above about 1e154): standardise the features and the targets "+
 		"(subtract the mean, divide by the standard deviation)", maxAbs(y), maxAbs(X))
-}
-
-// anyNumber reports whether any of fields parses as a number.
-func anyNumber(fields []string) bool {
-	for _, f := range fields {
-		if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
-// readCSVData reads a numeric CSV: every row has the same number (≥ 2) of
-// comma-separated fields, the last being y. The first non-blank line may be a
-// header (it is one if none of its fields is a number: a first data row with
-// one malformed field is an error, not a header silently dropped, and the
-// data then has one sample less than the user thinks). Blank lines and lines
-// starting with # are skipped. Errors name the file and line.
-func readCSVData(path string) (X, y []float64, d int, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	cols, line, seenFirst := 0, 0, false
-	var row []float64
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		fields := strings.Split(text, ",")
-		first := !seenFirst
-		seenFirst = true
-		row = row[:0]
-		var bad error
-		for i, fld := range fields {
-			v, perr := strconv.ParseFloat(strings.TrimSpace(fld), 64)
-			if perr != nil {
-				bad = fmt.Errorf("%s:%d: field %d (%q) is not a number", path, line, i+1, strings.TrimSpace(fld))
-				break
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				bad = fmt.Errorf("%s:%d: field %d is %v; data must be finite", path, line, i+1, v)
-				break
-			}
-			row = append(row, v)
-		}
-		if bad != nil {
-			if first && !strings.Contains(bad.Error(), "must be finite") && !anyNumber(fields) {
-				cols = len(fields) // a header: it fixes the column count
-				continue
-			}
-			return nil, nil, 0, bad
-		}
-		if cols == 0 {
-			cols = len(row)
-		}
-		if len(row) != cols {
-			return nil, nil, 0, fmt.Errorf("%s:%d: %d fields, want %d like the first row", path, line, len(row), cols)
-		}
-		if cols < 2 {
-			return nil, nil, 0, fmt.Errorf("%s:%d: need at least one feature column and the y column", path, line)
-		}
-		X = append(X, row[:cols-1]...)
-		y = append(y, row[cols-1])
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, 0, fmt.Errorf("%s:%d: %w", path, line+1, err)
-	}
-	if len(y) == 0 {
-		return nil, nil, 0, fmt.Errorf("%s: no data rows", path)
-	}
-	return X, y, cols - 1, nil
-}
-
-// readParams reads want numbers, one per line (blank lines and # comments
-// skipped).
-func readParams(path string, want int) ([]float64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var phi []float64
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		v, err := strconv.ParseFloat(text, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %q is not a number", path, line, text)
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%s:%d: %v is not finite", path, line, v)
-		}
-		phi = append(phi, v)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(phi) != want {
-		return nil, fmt.Errorf("%s: %d parameters, but this model (see --hidden, --df and the data's feature count) has %d",
-			path, len(phi), want)
-	}
-	return phi, nil
 }

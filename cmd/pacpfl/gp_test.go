@@ -107,12 +107,12 @@ func TestGPEvalErrors(t *testing.T) {
 		{"bad φ line", []string{"gp", "eval", "--data", data, "--params", writeTemp(t, "p.txt", "1\n\nabc\n")}, exitError, "p.txt:3:"},
 		{"NaN φ", []string{"gp", "eval", "--data", data, "--params", writeTemp(t, "p.txt", "NaN\n")}, exitError, "p.txt:1:"},
 		{"ragged CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "r.csv", "1,2,3\n4,5\n")}, exitError, "r.csv:2: 2 fields, want 3"},
-		{"bad CSV field", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "b.csv", "a,b\n1,2\n3,x\n")}, exitError, `b.csv:3: field 2 ("x") is not a number`},
-		{"Inf in CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "i.csv", "1,2\n3,Inf\n")}, exitError, "i.csv:2: field 2 is +Inf"},
+		{"bad CSV field", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "b.csv", "a,b\n1,2\n3,x\n")}, exitError, `b.csv:3: field 2: "x" is not a number`},
+		{"Inf in CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "i.csv", "1,2\n3,Inf\n")}, exitError, `i.csv:2: field 2: "Inf" is not finite`},
 		{"one column", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "o.csv", "1\n2\n")}, exitError, "at least one feature"},
 		// A first row with one typo used to be taken for a header and
 		// silently dropped.
-		{"bad first row", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "f.csv", "1,2x\n3,4\n5,6\n")}, exitError, `f.csv:1: field 2 ("2x") is not a number`},
+		{"bad first row", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "f.csv", "1,2x\n3,4\n5,6\n")}, exitError, `f.csv:1: field 2: "2x" is not a number`},
 		{"empty CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "e.csv", "x,y\n")}, exitError, "no data rows"},
 	}
 	for _, c := range cases {
@@ -121,6 +121,7 @@ func TestGPEvalErrors(t *testing.T) {
 		assert.Contains(t, errs, c.msg, c.name)
 	}
 	st, out, _ := runCLI("gp", "-h")
+	assert.Contains(t, out, "RFC 4180")
 	assert.Equal(t, exitOK, st)
 	assert.Contains(t, out, "usage")
 }
@@ -172,4 +173,43 @@ func TestGPEvalNonFiniteResultIsAnError(t *testing.T) {
 	assert.NotContains(t, out, "Inf")
 	assert.NotContains(t, out, "NaN")
 	assert.Equal(t, 5.0, norm2([]float64{3e300, 4e300})/1e300)
+}
+
+// Issue 21, items 10 and 13: the data are CSV as encoding/csv reads it — a
+// UTF-8 BOM is skipped before data as well as before a header, quoted
+// numbers are numbers, Go literal syntax (1_000, 0x10) is not; 1e400 is out
+// of range, not "not a number"; an overlong line names the limit.
+func TestGPEvalCSVFormat(t *testing.T) {
+	rows := "0.1,0.2,1.0\n-0.5,1.5,0.3\n0.7,-0.2,-0.4\n1.1,0.0,0.9\n"
+	st, want, errs := runCLI("gp", "eval", "--init-seed", "1", "--hidden", "3", "--data", writeTemp(t, "plain.csv", rows))
+	require.Equal(t, exitOK, st, errs)
+	for name, content := range map[string]string{
+		"BOM before data":   "\uFEFF" + rows,
+		"BOM before header": "\uFEFFx1,x2,y\n" + rows,
+		"quoted numbers":    "\"x1\",x2,y\n\"0.1\",\"0.2\",1.0\n-0.5,\" 1.5\",0.3\n0.7,-0.2,-0.4\n1.1,0.0,0.9\n",
+		"CRLF and comments": "# data\r\n" + strings.ReplaceAll(rows, "\n", "\r\n"),
+	} {
+		st, out, errs := runCLI("gp", "eval", "--init-seed", "1", "--hidden", "3", "--data", writeTemp(t, "d.csv", content))
+		require.Equal(t, exitOK, st, "%s: %s", name, errs)
+		assert.Equal(t, want, out, name)
+	}
+	for _, c := range []struct{ name, content, msg string }{
+		{"Go digit separators", "1_000,2\n3,4\n", `"1_000" is not a number`},
+		{"hex", "0x10,2\n3,4\n", `"0x10" is not a number`},
+		{"out of range", "1,2\n3,1e400\n", `"1e400" is out of range`},
+		{"bare quote", "1,2\n3,4\"\n", "bare \""},
+	} {
+		st, _, errs := runCLI("gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "bad.csv", c.content))
+		assert.Equal(t, exitError, st, c.name)
+		assert.Contains(t, errs, c.msg, c.name)
+	}
+	defer func(old int) { maxCSVLine = old }(maxCSVLine)
+	maxCSVLine = 4 << 10 // 64 MiB in the binary
+	long := writeTemp(t, "long.csv", "x,y\n1,2\n"+strings.Repeat("1", maxCSVLine+10)+",2\n")
+	st, _, errs = runCLI("gp", "eval", "--init-seed", "1", "--data", long)
+	assert.Equal(t, exitError, st)
+	assert.Contains(t, errs, "line 3 is longer than 4 KiB") // said "bufio.Scanner: token too long"
+	st, _, errs = runCLI("gp", "eval", "--data", writeTemp(t, "d.csv", rows), "--params", writeTemp(t, "p.txt", "1_0\n"))
+	assert.Equal(t, exitError, st)
+	assert.Contains(t, errs, `"1_0" is not a number`)
 }

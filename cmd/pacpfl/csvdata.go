@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The data files of gp eval and bnn eval are CSV as encoding/csv reads it
+// (RFC 4180): fields may be quoted ("1.5" is 1.5), a UTF-8 byte-order mark
+// at the start of the file is skipped, a line starting with # is a comment,
+// blank lines are skipped. The numbers are plain decimals — 12, -0.5, 1e-3 —
+// not Go literals (1_000, 0x10) and not Inf or NaN.
+
+// csvFormatHelp is what -h says about the format.
+const csvFormatHelp = "CSV (RFC 4180: quoted fields allowed, a UTF-8 BOM skipped, # comment lines) of plain decimal numbers"
+
+// maxCSVLine bounds a line (a row of 784 pixels is a few KiB), so that a file
+// without line breaks is refused instead of read whole into memory; a
+// variable for the tests.
+var maxCSVLine = 64 << 20
+
+var decimalRE = regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$`)
+
+// parseDecimal parses a plain decimal number; its error says what is wrong
+// with s (not a number, not finite, out of float64's range).
+func parseDecimal(s string) (float64, error) {
+	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
+	case "nan", "inf", "infinity":
+		return 0, fmt.Errorf("%q is not finite; the data must be finite numbers", s)
+	}
+	if !decimalRE.MatchString(s) {
+		return 0, fmt.Errorf("%q is not a number (plain decimals such as 12, -0.5 or 1e-3)", s)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is out of range: beyond ±%.4g, the largest float64", s, math.MaxFloat64)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return v, nil
+}
+
+// lineLimiter fails a read once a line exceeds limit bytes, naming the line.
+type lineLimiter struct {
+	r          io.Reader
+	line, run  int
+	limit      int
+	overflowed error
+}
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	if l.overflowed != nil {
+		return 0, l.overflowed
+	}
+	n, err := l.r.Read(p)
+	for rest := p[:n]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			l.run += len(rest)
+			break
+		}
+		l.run += i
+		if l.run > l.limit {
+			break
+		}
+		l.line++
+		l.run = 0
+		rest = rest[i+1:]
+	}
+	if l.run > l.limit {
+		l.overflowed = fmt.Errorf("line %d is longer than %s, the limit of a CSV row", l.line+1, byteSize(l.limit))
+		return 0, l.overflowed
+	}
+	return n, err
+}
+
+// byteSize is n in MiB or KiB.
+func byteSize(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// openCSV opens path for encoding/csv, the byte-order mark skipped and the
+// lines limited.
+func openCSV(path string) (*csv.Reader, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	br := bufio.NewReader(&lineLimiter{r: f, limit: maxCSVLine})
+	if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
+		br.Discard(3)
+	}
+	r := csv.NewReader(br)
+	r.Comment = '#'
+	r.FieldsPerRecord = -1 // checked here, with a message naming the rows
+	r.TrimLeadingSpace = true
+	r.ReuseRecord = true
+	return r, f, nil
+}
+
+// readCSVData reads a numeric CSV: every row has the same number (≥ 2) of
+// fields, the last being y. The first row may be a header (it is one if none
+// of its fields is a number: a first data row with one malformed field is an
+// error, not a header silently dropped). Errors name the file and line.
+func readCSVData(path string) (X, y []float64, d int, err error) {
+	r, f, err := openCSV(path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer f.Close()
+	cols, first := 0, true
+	var row []float64
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue // a line of blanks
+		}
+		line, _ := r.FieldPos(0)
+		wasFirst := first
+		first = false
+		row = row[:0]
+		var bad error
+		numbers := 0
+		for i, fld := range rec {
+			v, perr := parseDecimal(strings.TrimSpace(fld))
+			if perr != nil {
+				if bad == nil {
+					bad = fmt.Errorf("%s:%d: field %d: %w", path, line, i+1, perr)
+				}
+				continue
+			}
+			numbers++
+			row = append(row, v)
+		}
+		if bad != nil {
+			if wasFirst && numbers == 0 && !strings.Contains(bad.Error(), "finite") {
+				cols = len(rec) // a header: it fixes the column count
+				continue
+			}
+			return nil, nil, 0, bad
+		}
+		if cols == 0 {
+			cols = len(row)
+		}
+		if len(row) != cols {
+			return nil, nil, 0, fmt.Errorf("%s:%d: %d fields, want %d like the first row", path, line, len(row), cols)
+		}
+		if cols < 2 {
+			return nil, nil, 0, fmt.Errorf("%s:%d: need at least one feature column and the y column", path, line)
+		}
+		X = append(X, row[:cols-1]...)
+		y = append(y, row[cols-1])
+	}
+	if len(y) == 0 {
+		return nil, nil, 0, fmt.Errorf("%s: no data rows", path)
+	}
+	return X, y, cols - 1, nil
+}
+
+// readParams reads want numbers, one per line (blank lines and # comments
+// skipped).
+func readParams(path string, want int) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	const maxLine = 1 << 20
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var phi []float64
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\uFEFF"))
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		v, err := parseDecimal(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		phi = append(phi, v)
+	}
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%s:%d: line longer than %d MiB (one number per line)", path, line+1, maxLine>>20)
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(phi) != want {
+		return nil, fmt.Errorf("%s: %d parameters, but this model (see --hidden, --df and the data's feature count) has %d",
+			path, len(phi), want)
+	}
+	return phi, nil
+}
