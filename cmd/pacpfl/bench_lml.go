@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 
 	"github.com/pacpfl/pacpfl/bench"
@@ -23,9 +22,6 @@ func init() {
 		run:     runBenchLML,
 	})
 }
-
-// benchLMLD is the number of features of the benchmark's data.
-const benchLMLD = 15
 
 type lmlResult struct {
 	Kernel  string  `json:"kernel"`
@@ -63,22 +59,11 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	if err := checkNames("--split", splits, []string{"auto", "particles", "blas"}); err != nil {
 		return fail(stderr, "bench lml", err)
 	}
-	// The k particles and their gradients, the data, and per split an
-	// evaluator with one workspace per thread, at the largest m and k.
-	{
-		mmax, kmax := slices.Max(ms), slices.Max(ks)
-		model := lml.DefaultModel(benchLMLD)
-		t := *threads
-		if t == 0 {
-			t = runtime.GOMAXPROCS(0)
-		}
-		var p memoryPlan
-		p.add("the particles and their gradients (k×dφ each)", 2*float64(kmax)*float64(model.NumParams()))
-		p.add("the data", float64(mmax)*(benchLMLD+1))
-		p.add("the LML workspaces (m×m each)", float64(len(splits)*t)*gpWorkspaceFloats(model, mmax))
-		if err := p.check(fmt.Sprintf("--m %d --k %d", mmax, kmax)); err != nil {
-			return fail(stderr, "bench lml", err)
-		}
+	// A particle in flight holds at least an m×m kernel matrix and its
+	// factor; a lower bound at the largest m.
+	mmax := float64(slices.Max(ms))
+	if st, ok := checkMemory(stderr, "bench lml", fmt.Sprintf("--m %d", slices.Max(ms)), 8*mmax*mmax*2); !ok {
+		return st
 	}
 	var splitVals []lml.Split
 	for _, s := range splits {
@@ -90,7 +75,7 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 		splitVals = append(splitVals, v)
 	}
 
-	const d = benchLMLD
+	const d = 15
 	model := lml.DefaultModel(d)
 	np := model.NumParams()
 	prior, err := svgd.Isotropic(model.HyperPriorMean(), 0.5)

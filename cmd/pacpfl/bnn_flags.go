@@ -197,12 +197,9 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if b.maxImages > 0 {
 		images = float64(b.maxImages)
 	}
-	nw := m.Model.NumWeights()
-	var p memoryPlan
-	p.add("the images", images*784)
-	p.addServer(f.k, 2*nw, s.ClientsPerRound)
-	p.add("a network of L weight samples", 2*float64(b.samples)*float64(nw))
-	return p.check(fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.arch, b.hidden, f.k, b.samples))
+	nw := float64(m.Model.NumWeights())
+	return memoryError(fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.arch, b.hidden, f.k, b.samples),
+		8*(images*784+float64(f.k)*2*nw*(3+float64(max(f.clientsPerRound, 1)))+2*float64(b.samples)*nw))
 }
 
 // bnnModel is the client model of the flags.

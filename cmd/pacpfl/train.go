@@ -150,7 +150,14 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	if !(f.sigmaP > 0) || math.IsInf(f.sigmaP, 0) {
 		return o, usagef("--sigma-p %v must be positive and finite", f.sigmaP)
 	}
-	if err := f.gpMemory(ds, s.ClientsPerRound).check(fmt.Sprintf("--k %d", f.k)); err != nil {
+	// The particles, their gradients and the optimiser's state (k×dφ each),
+	// and the Monte Carlo terms of the bounds: lower bounds.
+	dphi := float64(fl.NewGPModel(ds.D).Dim())
+	if err := memoryError(fmt.Sprintf("--k %d", f.k), 8*3*float64(f.k)*dphi); err != nil {
+		return o, err
+	}
+	if err := memoryError(fmt.Sprintf("--bound-samples %d --func-samples %d", f.boundSamples, f.funcSamples),
+		8*float64(max(f.boundSamples, f.funcSamples))); err != nil {
 		return o, err
 	}
 	a, b, err := parseRange(f.lossRange)
@@ -185,25 +192,6 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 		}
 	}
 	return o, nil
-}
-
-// gpMemory is the memory plan of a GP run on ds with c clients per round.
-func (f *trainFlags) gpMemory(ds *data.Dataset, c int) *memoryPlan {
-	var p memoryPlan
-	model := fl.NewGPModel(ds.D).Model
-	p.addServer(f.k, model.NumParams(), c)
-	m, mCond, nTest := 0, 0, 0
-	for _, group := range [][]data.ClientData{ds.Existing, ds.New} {
-		for i := range group {
-			cl := &group[i]
-			m = max(m, cl.M())
-			mCond = max(mCond, cl.M()+len(cl.YExtra))
-			nTest = max(nTest, len(cl.YTest))
-		}
-	}
-	p.addGPTraining(model, f.k, len(ds.Existing), m, mCond, nTest)
-	p.add("the bounds' Monte Carlo terms", float64(max(f.boundSamples, f.funcSamples, f.learnedSamples)))
-	return &p
 }
 
 // serverConfig turns the flags of Algorithm 1 (3 with DP) into a validated
