@@ -98,11 +98,28 @@ func TestPVDataset(t *testing.T) {
 	if other.Existing[2].Y[7] == ds.Existing[2].Y[7] {
 		t.Error("different seeds, same data")
 	}
-	// PV-S: all roofs within 60° of south.
-	cfg.Variant = "s"
+	cfg.Variant, cfg.Date = "s", true
 	s, err := PV(cfg)
-	if err != nil || s.Name != "pv-s" {
-		t.Fatalf("pv-s: %v", err)
+	if err != nil || s.Name != "pv-s" || s.D != 16 {
+		t.Fatalf("pv-s with the date: %v", err)
+	}
+	for _, c := range s.Existing {
+		if c.Mode != 0 {
+			t.Fatal("PV-S house in a second mode")
+		}
+		// Test features lie within the training range (clipped) once
+		// standardised the same way.
+		for j := 0; j < s.D; j++ {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for r := 0; r < len(c.Y); r++ {
+				lo, hi = math.Min(lo, c.X[r*s.D+j]), math.Max(hi, c.X[r*s.D+j])
+			}
+			for r := 0; r < len(c.YTest); r++ {
+				if v := c.XTest[r*s.D+j]; v < lo-1e-12 || v > hi+1e-12 {
+					t.Fatalf("test feature %d = %v outside the training range [%v, %v]", j, v, lo, hi)
+				}
+			}
+		}
 	}
 }
 
