@@ -69,8 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "pacpfl: unknown subcommand %q\n\n", args[0])
-		usage(stderr)
+		fmt.Fprintf(stderr, "pacpfl: unknown subcommand %q\nrun 'pacpfl help' for the subcommands\n", args[0])
 		return exitUsage
 	}
 	// A result that could not be written (a full disk, a closed pipe) is a

@@ -61,7 +61,7 @@ func TestUnknownSubcommandAndBadFlag(t *testing.T) {
 	assert.Equal(t, exitUsage, st)
 	assert.Empty(t, out)
 	assert.Contains(t, errs, `unknown subcommand "frobnicate"`)
-	assert.Contains(t, errs, "usage: pacpfl")
+	assert.Contains(t, errs, "pacpfl help")
 
 	st, _, errs = runCLI("version", "--no-such-flag")
 	assert.Equal(t, exitUsage, st)

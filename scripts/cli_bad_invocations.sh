@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Drives the pacpfl binary through a table of bad invocations (issue 21) and
+# checks, for each, the exit status (2: bad command line or environment,
+# 1: the command ran and failed), that a usage error is short and printed on
+# stderr only, and that no output file is left behind or corrupted: the
+# existing report keep.json is unchanged and the directory holds no new or
+# temporary file. A few good invocations check what the output writer must
+# do (symlinks, devices, stdout, Ctrl-C). Runs in a few seconds.
+#
+#   bash scripts/cli_bad_invocations.sh        (from the repository root)
+set -u
+GO=${GO:-go}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+BIN=$T/bin/pacpfl
+mkdir -p "$T/bin" "$T/out"
+$GO build -o "$BIN" ./cmd/pacpfl || exit 1
+
+O=$T/out # the directory every case writes into
+printf '{"old": "report"}\n' >"$O/keep.json"
+cp "$O/keep.json" "$T/keep.orig"
+printf 'x,y\n0,-1e153\n0.2,1e153\n0.4,-1e153\n0.6,1e153\n0.8,-1e153\n' >"$O/huge.csv"
+printf 'x,y\n1_000,2\n3,4\n' >"$O/literal.csv"
+baseline=$(ls -A "$O")
+fails=0 cases=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# check STATUS ARGS...: run pacpfl ARGS, want exit STATUS, no change in $O.
+check() {
+	local want=$1
+	shift
+	cases=$((cases + 1))
+	"$BIN" "$@" >"$T/stdout" 2>"$T/stderr" </dev/null
+	local got=$?
+	local what="pacpfl $*"
+	[ "$got" = "$want" ] || fail "$what: exit $got, want $want; stderr: $(head -c 300 "$T/stderr")"
+	if [ "$want" = 2 ]; then
+		[ -s "$T/stderr" ] || fail "$what: no message on stderr"
+		[ ! -s "$T/stdout" ] || fail "$what: a usage error wrote to stdout"
+		[ "$(wc -l <"$T/stderr")" -le 3 ] || fail "$what: $(wc -l <"$T/stderr") lines of stderr (the error scrolls away)"
+	fi
+	grep -q 'panic\|goroutine [0-9]' "$T/stderr" && fail "$what: panicked"
+	cmp -s "$O/keep.json" "$T/keep.orig" || fail "$what: keep.json was changed"
+	[ "$(ls -A "$O")" = "$baseline" ] || fail "$what: files left behind: $(ls -A "$O" | tr '\n' ' ')"
+}
+
+tiny=(--clients 4 --new-clients 1 -T 1 --k 1 --quiet)
+
+# Bad values and combinations, each refused before any work (item 5, 10, 12).
+check 2 train --k 0 --json "$O/keep.json"
+check 2 train --lr NaN --json "$O/new.json"
+check 2 train "${tiny[@]}" -c -1
+check 2 train "${tiny[@]}" --extra -1
+check 2 train "${tiny[@]}" --clients-per-round 5 --c 7
+check 2 train "${tiny[@]}" --optimizer ""
+check 2 train "${tiny[@]}" --batch 1000
+check 2 train "${tiny[@]}" --dp-clip NaN
+check 2 train "${tiny[@]}" --no-such-flag
+check 2 train "${tiny[@]}" stray-argument
+check 2 train "${tiny[@]}" --loss-range=-1e300,1e300 --json "$O/keep.json" # item 3
+check 2 train --k 100000000 --json "$O/keep.json"                           # item 4
+check 2 experiment --seeds 1 polynomial
+check 2 experiment polynomial "${tiny[@]}" --methods vanilla,pooled,pacpfl --lr NaN --json "$O/keep.json"
+check 2 experiment polynomial "${tiny[@]}" --methods vanilla --k 0
+check 2 experiment polynomial "${tiny[@]}" --seed 99
+check 2 experiment polynomial --seed-base 18446744073709551615 --seeds 2
+check 2 tune polynomial --tau 0.3
+check 2 bench gemm --backends native,native --n 8
+check 2 bench lml --threads 100000 --m 8 --k 1
+check 2 frobnicate
+
+# Unwritable --json: exit 2 before any work, naming the path, not a temp file (items 1, 6).
+check 2 train "${tiny[@]}" --json "$O/missing/dir.json"
+grep -q '\.tmp' "$T/stderr" && fail "the message shows an internal temporary name"
+check 2 train "${tiny[@]}" --json "$O"
+
+# Results that are not numbers are errors (item 2), CSV is CSV (item 13).
+check 1 gp eval --data "$O/huge.csv" --init-seed 1
+grep -q standardise "$T/stderr" || fail "gp eval on 1e153 targets does not suggest standardising"
+check 1 gp eval --data "$O/huge.csv" --init-seed 1 --json
+check 1 gp eval --data "$O/literal.csv" --init-seed 1
+
+# Help: exit 0 on stdout (item 11).
+for h in "help help" "help -h" "help experiment" "train -h" "gp -h" "bench gemm -h"; do
+	# shellcheck disable=SC2086
+	check 0 $h
+	grep -q 'usage: pacpfl' "$T/stdout" || fail "pacpfl $h: no usage on stdout"
+done
+
+# A full disk is exit 1, whether stdout or --json (item 6).
+if [ -c /dev/full ]; then
+	cases=$((cases + 1))
+	"$BIN" version >/dev/full 2>"$T/stderr"
+	[ $? = 1 ] || fail "pacpfl version >/dev/full: exit status not 1"
+	check 1 train "${tiny[@]}" --json /dev/full
+	[ -c /dev/full ] || fail "/dev/full is no longer a device"
+fi
+
+# The output writer (item 1): a symlink is followed and stays a link; --json
+# - is pure JSON on stdout; a pipe is written through.
+ln -s keep.json "$O/link.json"
+cases=$((cases + 1))
+"$BIN" train "${tiny[@]}" --json "$O/link.json" >/dev/null 2>"$T/stderr" || fail "train --json link: $(cat "$T/stderr")"
+[ -L "$O/link.json" ] || fail "--json replaced the symlink by a file"
+grep -q '"dataset": "polynomial"' "$O/keep.json" || fail "--json did not reach the symlink's target"
+rm "$O/link.json"
+cp "$T/keep.orig" "$O/keep.json"
+cases=$((cases + 1))
+"$BIN" train "${tiny[@]}" --json - 2>/dev/null | head -c 1 | grep -q '{' || fail "--json - is not JSON on stdout"
+cases=$((cases + 1))
+"$BIN" train "${tiny[@]}" --json /dev/stdout 2>/dev/null | grep -q '"dataset"' || fail "--json /dev/stdout into a pipe failed"
+[ "$(ls -A "$O")" = "$baseline" ] || fail "files left behind: $(ls -A "$O" | tr '\n' ' ')"
+
+# Ctrl-C stops a run promptly and leaves no file.
+cases=$((cases + 1))
+# (Job control on: a background job of a script otherwise ignores SIGINT.)
+set -m
+"$BIN" train --k 8 -T 100000 --quiet --json "$O/interrupted.json" >/dev/null 2>&1 &
+pid=$!
+set +m
+sleep 1
+kill -INT "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then
+	fail "train did not stop within 5 s of SIGINT"
+	kill -KILL "$pid"
+fi
+wait "$pid" 2>/dev/null
+[ "$(ls -A "$O")" = "$baseline" ] || fail "an interrupted run left files: $(ls -A "$O" | tr '\n' ' ')"
+
+if [ "$fails" -gt 0 ]; then
+	echo "cli_bad_invocations: $fails of $cases checks failed" >&2
+	exit 1
+fi
+echo "cli_bad_invocations: $cases invocations behaved"
