@@ -311,10 +311,11 @@ func pacfLags(series [][]float64, k int) []int {
 }
 
 // pvRows builds the rows (features, target) of hours t+1 in [from, to)
-// whose Sun is above minEl: target = generation in hour t+1; features =
-// generation lags l (hour t+1−l), station beam and diffuse, the house's
-// temperature and wind, solar elevation, hour and (with date) day of year,
-// all at t+1.
+// whose Sun is above minEl: target = generation in hour t+1, a forecast
+// from what is known at the end of hour t; features = generation lags l
+// (hour t+1−l), the station's beam and diffuse irradiance and the house's
+// temperature and wind in hour t, and the solar elevation, hour and (with
+// date) day of year of hour t+1, which are known in advance.
 func pvRows(w *pvWeather, s pvSeries, lags []int, date bool, from, to int, minEl float64) (x, y []float64) {
 	for t1 := from; t1 < to; t1++ {
 		if w.sun[t1].Elevation < minEl {
@@ -323,7 +324,8 @@ func pvRows(w *pvWeather, s pvSeries, lags []int, date bool, from, to int, minEl
 		for _, l := range lags {
 			x = append(x, s.power[t1-l])
 		}
-		x = append(x, w.dni[t1], w.dhi[t1], s.temp[t1], s.wind[t1], w.sun[t1].Elevation, float64(t1%24))
+		t := t1 - 1 // the last measured hour
+		x = append(x, w.dni[t], w.dhi[t], s.temp[t], s.wind[t], w.sun[t1].Elevation, float64(t1%24))
 		if date {
 			x = append(x, float64(w.doy[t1]))
 		}

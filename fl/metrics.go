@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -134,6 +135,8 @@ type GroupMetrics struct {
 
 // Prediction is a predictive distribution evaluated on a client's test set:
 // the mean per test point (for RSMSE) and the CDF at the true target (for CE).
+// A method that predicts points only leaves CDFAtY nil; its CE is NaN (not
+// applicable), never a number.
 type Prediction struct {
 	Mean   []float64
 	CDFAtY []float64
@@ -150,9 +153,12 @@ func Evaluate(preds []Prediction, clients []data.ClientData) (GroupMetrics, erro
 		if err != nil {
 			return g, fmt.Errorf("client %d: %w", i, err)
 		}
-		ce, err := CalibrationError(preds[i].CDFAtY)
-		if err != nil {
-			return g, fmt.Errorf("client %d: %w", i, err)
+		// A point predictor (CDFAtY nil) has no calibration error.
+		ce := math.NaN()
+		if preds[i].CDFAtY != nil {
+			if ce, err = CalibrationError(preds[i].CDFAtY); err != nil {
+				return g, fmt.Errorf("client %d: %w", i, err)
+			}
 		}
 		g.RSMSE[i], g.CE[i] = r, ce
 	}
@@ -257,4 +263,41 @@ func EvaluateClassification(preds []ClassPrediction, clients []data.ClientData, 
 	}
 	g.MeanAccuracy, g.MeanCE = Mean(g.Accuracy), Mean(g.CE)
 	return g, nil
+}
+
+// PointFit personalises a point-predicting model on one client's data (x,
+// y) and returns its predictor, which writes the predictions for the rows of
+// xTest into out.
+type PointFit func(x, y []float64) (predict func(xTest, out []float64), err error)
+
+// EvaluatePoint evaluates a point-predicting method (the frequentist
+// baselines): every existing and new client personalises on its own data
+// (S_i ∪ S̃_i, or a new client's data) and predicts its test set. RSMSE as
+// for every method; CE is NaN (not applicable). start is when the method's
+// training began (for the reported time).
+func EvaluatePoint(name string, ds *data.Dataset, fit PointFit, start time.Time) (*MethodResult, error) {
+	group := func(clients []data.ClientData) (GroupMetrics, error) {
+		preds := make([]Prediction, len(clients))
+		for i := range clients {
+			x, y := clients[i].PersonalisationData()
+			predict, err := fit(x, y)
+			if err != nil {
+				return GroupMetrics{}, fmt.Errorf("client %d: %w", i, err)
+			}
+			preds[i].Mean = make([]float64, len(clients[i].YTest))
+			predict(clients[i].XTest, preds[i].Mean)
+		}
+		return Evaluate(preds, clients)
+	}
+	out := &MethodResult{Method: name}
+	var err error
+	if out.Existing, err = group(ds.Existing); err != nil {
+		return nil, fmt.Errorf("%s, existing clients: %w", name, err)
+	}
+	if out.New, err = group(ds.New); err != nil {
+		return nil, fmt.Errorf("%s, new clients: %w", name, err)
+	}
+	out.Elapsed = time.Since(start)
+	out.Seconds = out.Elapsed.Seconds()
+	return out, nil
 }

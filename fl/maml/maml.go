@@ -1,0 +1,148 @@
+// Package maml is the MAML baseline of PAC-PFL's Table 6: Per-FedAvg
+// (Fallah, Mokhtari & Ozdaglar 2020), federated model-agnostic
+// meta-learning of a shared initialisation w that each client personalises
+// with one gradient step, w_i = w − α∇L_i(w). Its first-order version
+// (Per-FedAvg FO), with a neural network:
+//
+//	for each round: the server sends w to the sampled clients;
+//	    client i repeats LocalSteps times: draw batches D and D′ of its
+//	        training data; w̃ = w − α∇L_i(w; D); w ← w − β∇L_i(w̃; D′);
+//	    and returns w; the server sets w to their data-size-weighted mean.
+//	personalisation: w_i = w − α∇L_i(w) on the client's own data (one step,
+//	    as the method defines it; PersonalSteps > 1 repeats it).
+//
+// L_i is the mean squared error. It predicts a point: CE is not applicable.
+package maml
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+	"github.com/pacpfl/pacpfl/fl/internal/regnet"
+)
+
+// Options are MAML's hyper-parameters.
+type Options struct {
+	Hidden          []int
+	Alpha           float64 // inner (personalisation) step size α
+	Beta            float64 // outer (meta) step size β
+	Batch           int     // size of D and D′ (0: all of the client's data)
+	Rounds          int
+	ClientsPerRound int // 0: all
+	LocalSteps      int
+	PersonalSteps   int // gradient steps of size α at personalisation (1: the method as defined)
+	Seed            uint64
+}
+
+// Default returns the defaults, chosen by 5-fold cross-validation on the
+// training clients of PV-EW(150) data seed 1000 (docs/math.md).
+func Default() Options {
+	return Options{Hidden: []int{32}, Alpha: 0.03, Beta: 0.01, Batch: 32, Rounds: 300, LocalSteps: 5, PersonalSteps: 1}
+}
+
+func (o Options) validate() error {
+	switch {
+	case !(o.Alpha >= 0) || !(o.Beta > 0) || math.IsInf(o.Alpha, 0) || math.IsInf(o.Beta, 0):
+		return fmt.Errorf("maml: step sizes α = %v, β = %v must be finite, α ≥ 0, β > 0", o.Alpha, o.Beta)
+	case o.Batch < 0 || o.Rounds < 0 || o.LocalSteps < 0 || o.PersonalSteps < 0 || o.ClientsPerRound < 0:
+		return fmt.Errorf("maml: negative batch, rounds or steps")
+	}
+	return nil
+}
+
+// Model is the trained meta-initialisation.
+type Model struct {
+	net *regnet.Net
+	W   []float64
+	o   Options
+}
+
+// Train runs Per-FedAvg (FO) on the existing clients of ds.
+func Train(ds *data.Dataset, o Options) (*Model, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	n := len(ds.Existing)
+	if n == 0 {
+		return nil, fmt.Errorf("maml: no existing clients")
+	}
+	net, err := regnet.New(ds.D, o.Hidden)
+	if err != nil {
+		return nil, err
+	}
+	p := net.NumParams()
+	w := make([]float64, p)
+	net.Init(w, rand.New(rand.NewPCG(o.Seed, data.StreamID(0x6d616d6c696e6974))))
+	type state struct {
+		net           *regnet.Net
+		wt, g         []float64
+		batch1, batch data.RowSampler
+	}
+	st := make([]*state, n)
+	weights := make([]float64, n)
+	for i := range st {
+		st[i] = &state{net: net.Clone(), wt: make([]float64, p), g: make([]float64, p)}
+		weights[i] = float64(ds.Existing[i].M())
+	}
+	local := func(i, _ int, global, out []float64, rng *rand.Rand) error {
+		s, c := st[i], &ds.Existing[i]
+		copy(out, global)
+		b := o.Batch
+		if b <= 0 {
+			b = c.M()
+		}
+		for step := 0; step < o.LocalSteps; step++ {
+			x1, y1, err := s.batch1.Sample(c.X, c.Y, ds.D, b, rng)
+			if err != nil {
+				return err
+			}
+			s.net.LossGrad(out, x1, y1, s.g)
+			for j := range s.wt {
+				s.wt[j] = out[j] - o.Alpha*s.g[j]
+			}
+			x2, y2, err := s.batch.Sample(c.X, c.Y, ds.D, b, rng)
+			if err != nil {
+				return err
+			}
+			s.net.LossGrad(s.wt, x2, y2, s.g)
+			for j := range out {
+				out[j] -= o.Beta * s.g[j]
+			}
+		}
+		return nil
+	}
+	if err := fedrun.Run(n, o.ClientsPerRound, o.Rounds, weights, w, o.Seed, 0x6d616d6c, local); err != nil {
+		return nil, fmt.Errorf("maml: %w", err)
+	}
+	return &Model{net: net, W: w, o: o}, nil
+}
+
+// Fit personalises w on (x, y) by gradient steps of size α and returns the
+// predictor (fl.PointFit).
+func (m *Model) Fit(x, y []float64) (func(xTest, out []float64), error) {
+	net := m.net.Clone()
+	w := append([]float64(nil), m.W...)
+	g := make([]float64, len(w))
+	for step := 0; step < m.o.PersonalSteps && len(y) > 0; step++ {
+		net.LossGrad(w, x, y, g)
+		for j := range w {
+			w[j] -= m.o.Alpha * g[j]
+		}
+	}
+	return func(xTest, out []float64) { net.Predict(w, xTest, out) }, nil
+}
+
+// Run trains MAML on ds and evaluates it on the existing and new clients.
+func Run(ds *data.Dataset, o Options) (*fl.MethodResult, error) {
+	start := time.Now()
+	m, err := Train(ds, o)
+	if err != nil {
+		return nil, err
+	}
+	return fl.EvaluatePoint("maml", ds, m.Fit, start)
+}
