@@ -13,6 +13,10 @@ const (
 	tagDirLabel  = 0x6469726c6162656c // "dirlabel": shuffle of each label's images
 	tagDirClient = 0x646972636c69656e // "dirclien": a client's train/test split
 	tagSubset    = 0x737562736574     // "subset": the MaxImages subset
+	tagIID       = 0x696964           // "iid": the i.i.d. split's permutation
+	tagShards    = 0x736861726473     // "shards": the shards' pool and order
+	tagShardDeal = 0x73686465616c     // "shdeal": which shards a client gets
+	tagShardTest = 0x73687465737473   // "shtests": a client's train/test split
 )
 
 // part is one client's share of an image pool: indices of its training

@@ -1,0 +1,45 @@
+// Package genfl is GenFL and FEDBOUND (seed 004, SPEC §12): federated
+// learning of a stochastic neural network Q = N(μ, diag σ²), σ =
+// softplus(ρ), by minimising a relaxed PAC-Bayes bound, and the certified
+// bound of the result.
+//
+//	GenFL (Alg. 1) — Train
+//	  server: m ← Σ_k m_k; w₁ ← (μ_P, σ_P)                  # Q starts at P
+//	  for t = 1..T:
+//	      S_t ← max(C·K, 1) users (stream (seed, "select", t))
+//	      for k ∈ S_t in parallel: w^k ← userUpdate(k, w_t, m)
+//	      w_{t+1} ← Σ_{k∈S_t} m_k w^k / Σ_{k∈S_t} m_k       # [!] printed over all K
+//	  userUpdate(k, w, m): E epochs of mini-batches b (size B) of S_k:
+//	      ε ~ N(0, I); w_s ← μ + σ ⊙ ε
+//	      (μ, ρ) ← SGD with momentum on ∇ f_m(w_s; b)
+//
+//	f₁ = R̂_b(w_s) + √((KL(Q‖P) + ln(2√m/δ))/(2m))                      (GF-8)
+//	f₂ = (√(R̂_b(w_s) + c) + √c)²,  c = (KL(Q‖P) + ln(2√m/δ))/(2m)      (GF-9)
+//	R̂_b: bounded cross-entropy ln max(softmax(z)_y, p_min)/ln p_min ∈ [0, 1]
+//	KL optionally multiplied by a penalty factor (objective only).
+//
+//	FEDBOUND (Alg. 2) — FedBound
+//	  err ← Monte Carlo estimate of R̂_S(Q) from n independent [0, 1]-valued
+//	        unbiased estimates (SampleError: Pairs or Full)
+//	  bound ← kl⁻¹(kl⁻¹(err, ln(2/δ′)/n), (KL(Q‖P) + ln(2√m/δ))/m)     (GF-7)
+//	  holds with probability ≥ 1 − δ − δ′ for the expected 0–1 error
+//	  R_D(Q) of the stochastic classifier Q.
+//
+//	PFL (Alg. 3/4) — RunPFL
+//	  P ← prior learnt on ∪_k S¹_k (or data-free)
+//	  Q_k ← userUpdate(k, P, m_k) on S²_k  (Personalise)
+//	  bound_k ← FEDBOUND on S²_k alone with m = m_k, Q_k   # [!] printed with m and one Q
+//
+// The prior is data-free (RandomPrior: truncated normal means, σ_P =
+// 0.025) or learnt (LearnPrior: federated ERM with dropout on the first
+// half S¹_k of every user's sample, the bound then using the second halves
+// only). RunFLSOB and RunPFL run a whole experiment; the kl, kl⁻¹ and
+// McAllester's bound live in package fl (bounds_kl.go).
+//
+// Determinism: every random draw comes from a PCG stream named by (seed,
+// purpose, indices); users run on Workers goroutines but the server sums
+// their results in user order, so a run depends on its seeds only (tested
+// across GOMAXPROCS 1 and 2). Errors: bad sizes, labels or settings are
+// errors naming the problem; a non-finite objective stops training with an
+// error.
+package genfl
