@@ -13,6 +13,8 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/maml"
+	"github.com/pacpfl/pacpfl/fl/mtl"
 )
 
 func init() {
@@ -23,13 +25,65 @@ func init() {
 	})
 }
 
-// paperTable6 is the Polynomial column of the paper's Table 6: RSMSE and CE,
-// existing / new clients, mean ± 95% CI over 5 seeds.
-var paperTable6 = map[string][4]fl.Summary{
-	fl.MethodPACPFL:  {{Mean: 0.58, CI95: 0.05}, {Mean: 0.14, CI95: 0.02}, {Mean: 0.65, CI95: 0.02}, {Mean: 0.16, CI95: 0.01}},
-	fl.MethodPFedGP:  {{Mean: 0.80, CI95: 0.15}, {Mean: 0.12, CI95: 0.01}, {Mean: 0.87, CI95: 0.41}, {Mean: 0.15, CI95: 0.02}},
-	fl.MethodVanilla: {{Mean: 0.73, CI95: 0.07}, {Mean: 0.18, CI95: 0.01}, {Mean: 0.76, CI95: 0.05}, {Mean: 0.24, CI95: 0.03}},
-	fl.MethodPooled:  {{Mean: 2.33, CI95: 0.55}, {Mean: 0.33, CI95: 0.04}, {Mean: 2.32, CI95: 0.37}, {Mean: 0.36, CI95: 0.02}},
+// The frequentist regression baselines of Table 6 (point predictions).
+const (
+	methodMTL  = "mtl"
+	methodMAML = "maml"
+)
+
+// regressionMethods are the methods of experiment polynomial and pv, in
+// table order.
+var regressionMethods = []string{fl.MethodPACPFL, fl.MethodPFedGP, methodMTL, methodMAML, fl.MethodVanilla, fl.MethodPooled}
+
+// s builds a Summary; nan marks a figure the paper does not give.
+func sm(mean, ci float64) fl.Summary { return fl.Summary{Mean: mean, CI95: ci} }
+
+var nan = fl.Summary{Mean: math.NaN(), CI95: math.NaN()}
+
+// paperTable6 holds the columns of the paper's Table 6 by data set
+// (polynomial, pv-s-150, pv-ew-150, pv-s-610, pv-ew-610): per method RSMSE
+// and CE of existing and new clients, mean ± 95% CI over 5 seeds (SPEC §10).
+var paperTable6 = map[string]map[string][4]fl.Summary{
+	"polynomial": {
+		fl.MethodPACPFL:  {sm(0.58, 0.05), sm(0.14, 0.02), sm(0.65, 0.02), sm(0.16, 0.01)},
+		fl.MethodPFedGP:  {sm(0.80, 0.15), sm(0.12, 0.01), sm(0.87, 0.41), sm(0.15, 0.02)},
+		methodMTL:        {sm(0.85, 0.15), nan, sm(0.88, 0.12), nan},
+		methodMAML:       {sm(0.98, 0.13), nan, sm(1.11, 0.28), nan},
+		fl.MethodVanilla: {sm(0.73, 0.07), sm(0.18, 0.01), sm(0.76, 0.05), sm(0.24, 0.03)},
+		fl.MethodPooled:  {sm(2.33, 0.55), sm(0.33, 0.04), sm(2.32, 0.37), sm(0.36, 0.02)},
+	},
+	"pv-s-150": {
+		fl.MethodPACPFL:  {sm(0.43, 0.02), sm(0.07, 0.00), sm(0.43, 0.02), sm(0.07, 0.00)},
+		fl.MethodPFedGP:  {sm(0.48, 0.04), sm(0.07, 0.02), sm(0.46, 0.04), sm(0.07, 0.02)},
+		methodMTL:        {sm(0.45, 0.00), nan, sm(0.44, 0.00), nan},
+		methodMAML:       {sm(0.57, 0.02), nan, sm(0.55, 0.03), nan},
+		fl.MethodVanilla: {sm(0.68, 0.02), sm(0.12, 0.01), sm(0.69, 0.02), sm(0.12, 0.01)},
+		fl.MethodPooled:  {sm(0.48, 0.03), sm(0.26, 0.00), sm(0.48, 0.03), sm(0.26, 0.00)},
+	},
+	"pv-ew-150": {
+		fl.MethodPACPFL:  {sm(0.41, 0.01), sm(0.04, 0.00), sm(0.42, 0.01), sm(0.04, 0.00)},
+		fl.MethodPFedGP:  {sm(0.45, 0.01), sm(0.06, 0.01), sm(0.45, 0.02), sm(0.06, 0.01)},
+		methodMTL:        {sm(0.43, 0.00), nan, sm(0.42, 0.00), nan},
+		methodMAML:       {sm(0.52, 0.03), nan, sm(0.52, 0.01), nan},
+		fl.MethodVanilla: {sm(0.63, 0.03), sm(0.12, 0.01), sm(0.63, 0.05), sm(0.12, 0.01)},
+		fl.MethodPooled:  {sm(0.47, 0.05), sm(0.26, 0.01), sm(0.47, 0.05), sm(0.26, 0.01)},
+	},
+	"pv-s-610": {
+		fl.MethodPACPFL:  {sm(0.42, 0.01), sm(0.07, 0.00), sm(0.43, 0.01), sm(0.07, 0.00)},
+		fl.MethodPFedGP:  {sm(0.51, 0.03), sm(0.07, 0.00), sm(0.51, 0.05), sm(0.06, 0.01)},
+		methodMTL:        {sm(0.44, 0.01), nan, sm(0.45, 0.00), nan},
+		methodMAML:       {sm(0.58, 0.02), nan, sm(0.55, 0.01), nan},
+		fl.MethodVanilla: {sm(0.49, 0.04), sm(0.04, 0.00), sm(0.69, 0.02), sm(0.12, 0.01)},
+		fl.MethodPooled:  {sm(0.49, 0.02), sm(0.26, 0.01), sm(0.48, 0.02), sm(0.27, 0.00)},
+	},
+	"pv-ew-610": {
+		fl.MethodPACPFL:  {sm(0.40, 0.01), sm(0.04, 0.00), sm(0.43, 0.01), sm(0.04, 0.00)},
+		fl.MethodPFedGP:  {sm(0.46, 0.01), sm(0.05, 0.01), sm(0.46, 0.01), sm(0.06, 0.01)},
+		methodMTL:        {sm(0.41, 0.00), nan, sm(0.43, 0.00), nan},
+		methodMAML:       {sm(0.52, 0.02), nan, sm(0.53, 0.02), nan},
+		fl.MethodVanilla: {sm(0.46, 0.02), sm(0.03, 0.00), sm(0.63, 0.52), sm(0.12, 0.01)},
+		fl.MethodPooled:  {sm(0.46, 0.03), sm(0.27, 0.01), sm(0.46, 0.03), sm(0.27, 0.01)},
+	},
 }
 
 // paperTable6Clients is the setting of the paper's Table 6 Polynomial
@@ -42,6 +96,7 @@ const (
 
 var methodLabel = map[string]string{
 	fl.MethodPACPFL: "PAC-PFL", fl.MethodPFedGP: "pFedGP", fl.MethodVanilla: "Vanilla", fl.MethodPooled: "Pooled",
+	methodMTL: "MTL", methodMAML: "MAML",
 }
 
 // groupSummary is one group's metrics over the seeds.
@@ -80,10 +135,11 @@ type experimentReport struct {
 func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) {
 		if len(args) == 0 {
-			fmt.Fprintln(stderr, "usage: pacpfl experiment polynomial|fmnist [flags]   (pacpfl experiment -h for the flags)")
+			fmt.Fprintln(stderr, "usage: pacpfl experiment polynomial|pv|fmnist [flags]   (pacpfl experiment -h for the flags)")
 			return exitUsage
 		}
-		fmt.Fprintln(stdout, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,vanilla,pooled] [--json FILE] [train flags]")
+		fmt.Fprintln(stdout, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,mtl,maml,vanilla,pooled] [--k-sweep 1,2,4,8 | --dp-sweep ε,…] [--json FILE] [train flags]")
+		fmt.Fprintln(stdout, "       pacpfl experiment pv --variant s|ew --samples 150|610 [the same flags]")
 		fmnistUsage(stdout)
 		fmt.Fprintln(stdout, "\nThe flags of experiment polynomial (pacpfl experiment fmnist -h lists those of fmnist):")
 		return runExperiment([]string{"polynomial", "-h"}, stdout, stderr)
@@ -91,21 +147,25 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if args[0] == dataFMNIST {
 		return runExperimentFMNIST(args[1:], stdout, stderr)
 	}
-	if args[0] != "polynomial" {
+	if args[0] != "polynomial" && args[0] != "pv" {
 		if strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "pacpfl experiment: the data set comes before the flags: pacpfl experiment polynomial|fmnist [flags] (got %q first)\n", args[0])
+			fmt.Fprintf(stderr, "pacpfl experiment: the data set comes before the flags: pacpfl experiment polynomial|pv|fmnist [flags] (got %q first)\n", args[0])
 		} else {
-			fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, fmnist)\n", args[0])
+			fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, pv, fmnist)\n", args[0])
 		}
 		return exitUsage
 	}
-	fs := newFlagSet("experiment polynomial", stderr)
+	dsName := args[0]
+	fs := newFlagSet("experiment "+dsName, stderr)
 	var f trainFlags
 	addTrainFlags(fs, &f)
+	pv := addPVFlags(fs, dsName)
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
-	methods := stringList(slices.Clone(fl.Methods))
+	methods := stringList(slices.Clone(regressionMethods))
 	fs.Var(&methods, "methods", "comma-separated methods to run")
+	var kSweep intList
+	fs.Var(&kSweep, "k-sweep", "instead of the method table: PAC-PFL's utility at each of these numbers of particles k (e.g. 1,2,4,8; the paper's Fig. 3)")
 	fs.IntVar(&f.baselineSteps, "baseline-steps", fl.DefaultVanillaOptions().Steps, "Adam steps of the Vanilla and Pooled fits")
 	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "linear", "pFedGP's GP mean: linear (chosen by the paper's cross-validation), zero (the original pFedGP) or nn (PAC-PFL's mean network)")
 	var dpSweep floatList
@@ -119,7 +179,16 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args[1:], false); !ok {
 		return st
 	}
-	f.dpSweep = len(dpSweep) > 0
+	f.dpSweep, f.kSweep = len(dpSweep) > 0, len(kSweep) > 0
+	if len(dpSweep) > 0 && len(kSweep) > 0 {
+		return fail(stderr, "experiment", usagef("--dp-sweep and --k-sweep are two experiments: run them one at a time"))
+	}
+	if len(kSweep) > 0 && flagSet(fs, "k") {
+		return fail(stderr, "experiment", usagef("--k-sweep sets k itself: drop --k"))
+	}
+	if err := pv.apply(&f); err != nil {
+		return fail(stderr, "experiment", err)
+	}
 	if err := f.checkExperiment(fs, methods, *seeds, *seedBase); err != nil {
 		return fail(stderr, "experiment", err)
 	}
@@ -127,8 +196,11 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	f.boundSamples, f.learnedSamples = 0, 0
+	if len(kSweep) > 0 {
+		return runKSweep(kSweep, &f, *seeds, *seedBase, *quiet, *jsonPath, stdout, stderr)
+	}
 	if f.dpSweep {
-		if !flagSet(fs, "clients") {
+		if !flagSet(fs, "clients") && f.pv == nil {
 			f.clients = paperDPClients
 		}
 		return runDPSweep(dpSweep, &f, *seeds, *seedBase, *quiet, *jsonPath, stdout, stderr)
@@ -144,7 +216,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	start := time.Now()
-	rep := experimentReport{Dataset: "polynomial", Methods: map[string]*methodSummary{}}
+	rep := experimentReport{Dataset: f.datasetKey(), Methods: map[string]*methodSummary{}}
 	vals := map[string]map[string][]float64{} // method → metric key → per-seed values
 	secs := map[string]float64{}
 	for s := 0; s < *seeds; s++ {
@@ -199,6 +271,14 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	printTable(stdout, &rep, methods)
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and 24), wall time %.0fs\n",
 		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, paperTable6Clients, rep.Seconds)
+	fmt.Fprint(stdout, "time per method (all seeds):")
+	for _, m := range methods {
+		fmt.Fprintf(stdout, " %s %.0fs", methodLabel[m], secs[m])
+	}
+	fmt.Fprintln(stdout)
+	if f.pv != nil {
+		fmt.Fprintln(stdout, "PV is simulated here (no PVGIS data): see docs/math.md, \"PV data set\", for the simulator and its deviations from the paper")
+	}
 	if *jsonPath != "" {
 		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
@@ -213,10 +293,14 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 	if err := checkSeeds(seeds, seedBase); err != nil {
 		return err
 	}
-	if f.dpSweep {
+	if f.dpSweep || f.kSweep {
+		sweep := "--dp-sweep"
+		if f.kSweep {
+			sweep = "--k-sweep"
+		}
 		for _, name := range []string{"methods", "baseline-steps", "pfedgp-mean"} {
 			if flagSet(fs, name) {
-				return usagef("--%s does not apply to --dp-sweep (which trains PAC-PFL only)", name)
+				return usagef("--%s does not apply to %s (which trains PAC-PFL only)", name, sweep)
 			}
 		}
 		return nil
@@ -229,7 +313,7 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 	}
 	// A repeated method would pool its runs as if they were more seeds and
 	// print a confidence interval that is too narrow.
-	return checkNames("--methods", methods, fl.Methods)
+	return checkNames("--methods", methods, regressionMethods)
 }
 
 // runMethod runs one method on one seed's data with the flags' settings.
@@ -260,6 +344,14 @@ func runMethod(m string, ds *data.Dataset, g *fl.GPModel, f *trainFlags, seed ui
 		o := fl.DefaultPooledOptions()
 		o.Seed, o.Steps = seed, f.baselineSteps
 		return fl.RunPooled(ds, g, o)
+	case methodMTL:
+		o := mtl.Default()
+		o.Seed = seed
+		return mtl.Run(ds, o)
+	case methodMAML:
+		o := maml.Default()
+		o.Seed = seed
+		return maml.Run(ds, o)
 	}
 	return nil, usagef("unknown method %q", m)
 }
@@ -275,12 +367,15 @@ func fmtSummary(s fl.Summary) string {
 }
 
 func printTable(w io.Writer, rep *experimentReport, methods []string) {
-	fmt.Fprintf(w, "Polynomial: mean ± 95%% CI over %d seeds (ours | paper, Table 6)\n\n", len(rep.Seeds))
+	fmt.Fprintf(w, "%s: mean ± 95%% CI over %d seeds (ours | paper, Table 6); CE only for probabilistic methods\n\n", datasetTitle(rep.Dataset), len(rep.Seeds))
 	fmt.Fprintln(w, "| method | RSMSE existing | RSMSE new | CE existing | CE new |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, m := range methods {
 		r := rep.Methods[m]
-		p := paperTable6[m]
+		p, ok := paperTable6[rep.Dataset][m]
+		if !ok {
+			p = [4]fl.Summary{nan, nan, nan, nan}
+		}
 		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel[m],
 			fmtSummary(r.Existing.RSMSE), fmtSummary(p[0]), fmtSummary(r.New.RSMSE), fmtSummary(p[2]),
 			fmtSummary(r.Existing.CE), fmtSummary(p[1]), fmtSummary(r.New.CE), fmtSummary(p[3]))

@@ -38,63 +38,24 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
 	levels := append([]float64{0}, eps...) // 0: no DP
 	start := time.Now()
-	rep := dpSweepReport{Dataset: "polynomial", Clients: f.clients}
-	vals := make([][4][]float64, len(levels))
-	var statements []string
-	secs := make([]float64, len(levels))
-	// Validate every level's options on the first seed before any training.
-	ds0, err := f.dataset(seedBase)
+	rep := dpSweepReport{Dataset: f.datasetKey(), Clients: f.clients}
+	var sl []sweepLevel
+	for _, e := range levels {
+		label := "no DP"
+		if e > 0 {
+			label = fmt.Sprintf("ε=%g", e)
+		}
+		sl = append(sl, sweepLevel{label: label, hideLML: e > 0, flags: f.atEpsilon(e)})
+	}
+	res, seedList, err := sweepRuns("dp-sweep", sl, seeds, seedBase, quiet, stderr)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	for _, e := range levels {
-		g := f.atEpsilon(e)
-		if _, err := g.options(ds0, seedBase); err != nil {
-			return fail(stderr, "experiment", err)
-		}
-	}
-	for s := 0; s < seeds; s++ {
-		seed := seedBase + uint64(s)
-		rep.Seeds = append(rep.Seeds, seed)
-		ds, err := f.dataset(seed)
-		if err != nil {
-			return fail(stderr, "experiment", err)
-		}
-		for li, e := range levels {
-			g := f.atEpsilon(e)
-			g.boundSamples, g.learnedSamples = 0, 0
-			o, err := g.options(ds, seed)
-			if err != nil {
-				return fail(stderr, "experiment", err)
-			}
-			label := "no DP"
-			if e > 0 {
-				label = fmt.Sprintf("ε=%g", e)
-			}
-			prog := newProgress(stderr, fmt.Sprintf("dp-sweep seed %d/%d %s", s+1, seeds, label), o.Server.Rounds, quiet)
-			prog.hideLML = e > 0
-			o.Server.Progress = prog.update
-			res, err := fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL)
-			prog.done()
-			if err != nil {
-				return fail(stderr, "experiment", fmt.Errorf("ε=%g, seed %d: %w", e, seed, err))
-			}
-			v := &vals[li]
-			v[0] = append(v[0], res.Existing.MeanRSMSE)
-			v[1] = append(v[1], res.Existing.MeanCE)
-			v[2] = append(v[2], res.New.MeanRSMSE)
-			v[3] = append(v[3], res.New.MeanCE)
-			secs[li] += res.Seconds
-			if s == 0 {
-				statements = append(statements, res.Train.Privacy.Statement)
-			}
-		}
-	}
+	rep.Seeds = seedList
 	mech := f.dpMechanism
 	for li, e := range levels {
-		row := dpSweepRow{Epsilon: jsonFloat(e), Mechanism: mech, Statement: statements[li], Seconds: secs[li],
-			Existing: groupSummary{summarise(vals[li][0], seeds), summarise(vals[li][1], seeds)},
-			New:      groupSummary{summarise(vals[li][2], seeds), summarise(vals[li][3], seeds)}}
+		row := dpSweepRow{Epsilon: jsonFloat(e), Mechanism: mech, Statement: res[li].statement, Seconds: res[li].seconds,
+			Existing: res[li].existing, New: res[li].new}
 		if e == 0 {
 			row.Epsilon, row.Mechanism = jsonFloat(math.Inf(1)), ""
 		} else if mech == string(fl.DPGaussian) {
@@ -103,7 +64,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 		rep.Rows = append(rep.Rows, row)
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	fmt.Fprintf(stdout, "PAC-PFL under differential privacy (%s mechanism), Polynomial, %d existing clients, mean ± 95%% CI over %d seeds; ε is the guarantee that holds (see the statement below)\n\n", mech, f.clients, seeds)
+	fmt.Fprintf(stdout, "PAC-PFL under differential privacy (%s mechanism), %s, %d existing clients, mean ± 95%% CI over %d seeds; ε is the guarantee that holds (see the statement below)\n\n", mech, datasetTitle(f.datasetKey()), f.clients, seeds)
 	fmt.Fprintln(stdout, "| ε | RSMSE existing | RSMSE new | CE existing | CE new |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|")
 	for _, r := range rep.Rows {

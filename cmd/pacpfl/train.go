@@ -41,11 +41,14 @@ type trainFlags struct {
 	learnedSamples                    int
 	boundSamples, funcSamples         int
 	clients, newClients, extra        int
-	pfedgpMean                        string          // experiment only
-	tauSet                            bool            // --tau given explicitly (it excludes --lambda)
-	dpSweep                           bool            // experiment --dp-sweep: ε comes from the sweep
-	given                             map[string]bool // the flags on the command line
-	baselineSteps                     int             // experiment only
+	// pv, when set, replaces the Polynomial data set (experiment pv, tune pv).
+	pv            *data.PVConfig
+	pfedgpMean    string          // experiment only
+	tauSet        bool            // --tau given explicitly (it excludes --lambda)
+	dpSweep       bool            // experiment --dp-sweep: ε comes from the sweep
+	kSweep        bool            // experiment --k-sweep: k comes from the sweep
+	given         map[string]bool // the flags on the command line
+	baselineSteps int             // experiment only
 }
 
 func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
@@ -118,8 +121,22 @@ type usageError struct{ error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-// dataset builds the Polynomial data set of the flags.
+// dataset builds the data set of the flags: Polynomial, or PV when f.pv is
+// set.
 func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
+	if f.pv != nil {
+		c := *f.pv
+		c.Existing, c.New, c.Seed = f.clients, f.newClients, seed
+		// About 800 test and 150–610 training rows of 16 values per house.
+		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New), 8*16*1500*float64(c.Existing+c.New)); err != nil {
+			return nil, err
+		}
+		ds, err := data.PV(c)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return ds, nil
+	}
 	c := data.DefaultPolynomial()
 	c.Existing, c.New, c.Extra, c.Seed = f.clients, f.newClients, f.extra, seed
 	// Inputs and targets of every sample (D = 1), counted in float64: a

@@ -87,7 +87,7 @@ func TestExperimentBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{},
 		{"femnist"},
-		{"polynomial", "--methods", "pacpfl,maml"},
+		{"polynomial", "--methods", "pacpfl,reptile"},
 		{"polynomial", "--seeds", "0"},
 		{"polynomial", "--k", "0", "--clients", "4"},
 		{"polynomial", "--baseline-steps", "0"},
@@ -112,7 +112,7 @@ func TestExperimentShortRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"| PAC-PFL |", "| pFedGP |", "| Vanilla |", "| Pooled |", "paper 0.58 ± 0.05"} {
+	for _, want := range []string{"| PAC-PFL |", "| pFedGP |", "| MTL |", "| MAML |", "| Vanilla |", "| Pooled |", "paper 0.58 ± 0.05", "paper 0.85 ± 0.15"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -126,8 +126,8 @@ func TestExperimentShortRun(t *testing.T) {
 		Seeds   []uint64 `json:"seeds"`
 		Methods map[string]struct {
 			Existing struct {
-				RSMSE struct{ Mean, CI95 float64 } `json:"rsmse"`
-				CE    struct{ Mean, CI95 float64 } `json:"ce"`
+				RSMSE struct{ Mean, CI95 float64 }  `json:"rsmse"`
+				CE    struct{ Mean, CI95 *float64 } `json:"ce"`
 			} `json:"existing"`
 			New struct {
 				RSMSE struct{ Mean, CI95 float64 } `json:"rsmse"`
@@ -137,12 +137,17 @@ func TestExperimentShortRun(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Dataset != "polynomial" || len(rep.Seeds) != 2 || len(rep.Methods) != 4 {
+	if rep.Dataset != "polynomial" || len(rep.Seeds) != 2 || len(rep.Methods) != 6 {
 		t.Fatalf("bad JSON: %s", data)
 	}
 	for m, r := range rep.Methods {
-		if r.Existing.RSMSE.Mean <= 0 || r.New.RSMSE.Mean <= 0 || r.Existing.CE.Mean <= 0 {
+		if r.Existing.RSMSE.Mean <= 0 || r.New.RSMSE.Mean <= 0 {
 			t.Errorf("%s: %+v", m, r)
+		}
+		// CE only for probabilistic methods: null for the point predictors.
+		point := m == "mtl" || m == "maml"
+		if ce := r.Existing.CE.Mean; point != (ce == nil) || (ce != nil && *ce <= 0) {
+			t.Errorf("%s: CE %v", m, ce)
 		}
 	}
 }

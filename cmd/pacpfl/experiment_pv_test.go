@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestExperimentPV(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pv.json")
+	code, out, errOut := runCLI("experiment", "pv", "--variant", "s", "--seeds", "1", "--clients", "3", "--new-clients", "2",
+		"-T", "5", "--k", "2", "--methods", "pacpfl,mtl", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"PV-S(150)", "| PAC-PFL |", "paper 0.43 ± 0.02", "| MTL |", "paper 0.45 ± 0.00", "simulated"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Dataset string                     `json:"dataset"`
+		Methods map[string]json.RawMessage `json:"methods"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil || rep.Dataset != "pv-s-150" || len(rep.Methods) != 2 {
+		t.Fatalf("JSON %s (%v)", raw, err)
+	}
+	for _, bad := range [][]string{
+		{"experiment", "pv", "--variant", "north"},
+		{"experiment", "pv", "--samples", "1"},
+		{"experiment", "pv", "--samples", "5000", "--clients", "2", "--new-clients", "0"},
+		{"experiment", "polynomial", "--variant", "s"}, // PV flags belong to pv
+		{"experiment", "pv", "--k-sweep", "1,2", "--dp-sweep", "1"},
+		{"experiment", "pv", "--k-sweep", "1,2", "--k", "3"},
+		{"experiment", "pv", "--k-sweep", "1,2", "--methods", "mtl"},
+	} {
+		if code, _, errOut := runCLI(bad...); code != exitUsage || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q; want 2 with a message", bad, code, errOut)
+		}
+	}
+}
+
+func TestExperimentKSweep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.json")
+	code, out, errOut := runCLI("experiment", "polynomial", "--k-sweep", "1,3", "--seeds", "2", "--clients", "4", "--new-clients", "2",
+		"-T", "5", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "| 1 |") || !strings.Contains(out, "| 3 |") || !strings.Contains(out, "Fig. 3") {
+		t.Errorf("table:\n%s", out)
+	}
+	raw, _ := os.ReadFile(path)
+	var rep struct {
+		Rows []struct {
+			K        int `json:"k"`
+			Existing struct {
+				RSMSE struct{ Mean float64 } `json:"rsmse"`
+			} `json:"existing"`
+		} `json:"k_sweep"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Rows) != 2 || rep.Rows[0].K != 1 || rep.Rows[1].K != 3 || !(rep.Rows[1].Existing.RSMSE.Mean > 0) {
+		t.Fatalf("JSON %s (%v)", raw, err)
+	}
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pacpfl/pacpfl/fl"
+)
+
+// sweepLevel is one setting of a PAC-PFL sweep (--dp-sweep, --k-sweep): a
+// row label and the training flags at that setting.
+type sweepLevel struct {
+	label   string
+	hideLML bool // under DP the client LMLs are not covered by the guarantee
+	flags   trainFlags
+}
+
+// sweepResult is one level's metrics over the seeds.
+type sweepResult struct {
+	existing, new groupSummary
+	seconds       float64
+	statement     string // the privacy statement of the first seed's run
+}
+
+// sweepRuns trains PAC-PFL at every level on every seed (the data of a seed
+// shared by all levels) and summarises each level. Every level's options
+// are validated on the first seed's data before any training.
+func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, quiet bool, stderr io.Writer) ([]sweepResult, []uint64, error) {
+	f0 := &levels[0].flags
+	ds0, err := f0.dataset(seedBase)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range levels {
+		levels[i].flags.boundSamples, levels[i].flags.learnedSamples = 0, 0
+		if _, err := levels[i].flags.options(ds0, seedBase); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", levels[i].label, err)
+		}
+	}
+	vals := make([][4][]float64, len(levels))
+	out := make([]sweepResult, len(levels))
+	var seedList []uint64
+	for s := 0; s < seeds; s++ {
+		seed := seedBase + uint64(s)
+		seedList = append(seedList, seed)
+		ds, err := f0.dataset(seed)
+		if err != nil {
+			return nil, nil, err
+		}
+		for li := range levels {
+			lv := &levels[li]
+			o, err := lv.flags.options(ds, seed)
+			if err != nil {
+				return nil, nil, err
+			}
+			prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d %s", name, s+1, seeds, lv.label), o.Server.Rounds, quiet)
+			prog.hideLML = lv.hideLML
+			o.Server.Progress = prog.update
+			res, err := fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL)
+			prog.done()
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s, seed %d: %w", lv.label, seed, err)
+			}
+			v := &vals[li]
+			v[0] = append(v[0], res.Existing.MeanRSMSE)
+			v[1] = append(v[1], res.Existing.MeanCE)
+			v[2] = append(v[2], res.New.MeanRSMSE)
+			v[3] = append(v[3], res.New.MeanCE)
+			out[li].seconds += res.Seconds
+			if s == 0 {
+				out[li].statement = res.Train.Privacy.Statement
+			}
+		}
+	}
+	for li := range levels {
+		out[li].existing = groupSummary{summarise(vals[li][0], seeds), summarise(vals[li][1], seeds)}
+		out[li].new = groupSummary{summarise(vals[li][2], seeds), summarise(vals[li][3], seeds)}
+	}
+	return out, seedList, nil
+}
+
+// kSweepRow is one k of `experiment --k-sweep`.
+type kSweepRow struct {
+	K        int          `json:"k"`
+	Existing groupSummary `json:"existing"`
+	New      groupSummary `json:"new"`
+	Seconds  float64      `json:"seconds"`
+}
+
+type kSweepReport struct {
+	Dataset string      `json:"dataset"`
+	Seeds   []uint64    `json:"seeds"`
+	Clients int         `json:"clients"`
+	Rows    []kSweepRow `json:"k_sweep"`
+	Seconds float64     `json:"seconds"`
+}
+
+// runKSweep trains PAC-PFL with each number of particles k on every seed:
+// the paper's Fig. 3 (existing-client RSMSE against k).
+func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, jsonPath string, stdout, stderr io.Writer) int {
+	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
+	start := time.Now()
+	var levels []sweepLevel
+	for _, k := range ks {
+		g := *f
+		g.k = k
+		levels = append(levels, sweepLevel{label: fmt.Sprintf("k=%d", k), flags: g})
+	}
+	res, seedList, err := sweepRuns("k-sweep", levels, seeds, seedBase, quiet, stderr)
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	rep := kSweepReport{Dataset: f.datasetKey(), Seeds: seedList, Clients: f.clients}
+	fmt.Fprintf(stdout, "PAC-PFL against the number of particles k (the paper's Fig. 3), %s, %d existing clients, mean ± 95%% CI over %d seeds\n\n", datasetTitle(rep.Dataset), f.clients, seeds)
+	fmt.Fprintln(stdout, "| k | RSMSE existing | RSMSE new | CE existing | CE new | time |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
+	for i, k := range ks {
+		r := res[i]
+		rep.Rows = append(rep.Rows, kSweepRow{K: k, Existing: r.existing, New: r.new, Seconds: r.seconds})
+		fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s | %.0fs |\n", k, fmtSummary(r.existing.RSMSE), fmtSummary(r.new.RSMSE), fmtSummary(r.existing.CE), fmtSummary(r.new.CE), r.seconds)
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	fmt.Fprintf(stdout, "wall time %.0fs\n", rep.Seconds)
+	if jsonPath != "" {
+		if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
+			return fail(stderr, "experiment", err)
+		}
+	}
+	return exitOK
+}
