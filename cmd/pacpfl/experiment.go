@@ -141,17 +141,21 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,mtl,maml,vanilla,pooled] [--k-sweep 1,2,4,8 | --dp-sweep ε,…] [--json FILE] [train flags]")
 		fmt.Fprintln(stdout, "       pacpfl experiment pv --variant s|ew --samples 150|610 [the same flags]")
 		fmnistUsage(stdout)
+		genflUsage(stdout)
 		fmt.Fprintln(stdout, "\nThe flags of experiment polynomial (pacpfl experiment fmnist -h lists those of fmnist):")
 		return runExperiment([]string{"polynomial", "-h"}, stdout, stderr)
 	}
 	if args[0] == dataFMNIST {
 		return runExperimentFMNIST(args[1:], stdout, stderr)
 	}
+	if args[0] == "genfl" {
+		return runExperimentGenFL(args[1:], stdout, stderr)
+	}
 	if args[0] != "polynomial" && args[0] != "pv" {
 		if strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "pacpfl experiment: the data set comes before the flags: pacpfl experiment polynomial|pv|fmnist [flags] (got %q first)\n", args[0])
+			fmt.Fprintf(stderr, "pacpfl experiment: the data set comes before the flags: pacpfl experiment polynomial|pv|fmnist|genfl [flags] (got %q first)\n", args[0])
 		} else {
-			fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, pv, fmnist)\n", args[0])
+			fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, pv, fmnist, genfl)\n", args[0])
 		}
 		return exitUsage
 	}

@@ -3,6 +3,7 @@ package genfl
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/pacpfl/pacpfl/data"
 )
@@ -70,6 +71,9 @@ type Options struct {
 	// Phase, if set, is called when a phase starts ("prior", "posterior",
 	// "personalise", "bound", "test").
 	Phase func(name string)
+	// UserProgress, if set, is called in PFL after each user's
+	// personalisation and each user's bound, one call at a time.
+	UserProgress func(done, total int)
 }
 
 // Stage timings in seconds.
@@ -221,9 +225,20 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 		workers = fed.workers()
 	}
 	// One client per worker; each personalisation runs single-threaded.
+	var mu sync.Mutex
+	done := 0
+	tick := func() {
+		if o.UserProgress != nil {
+			mu.Lock()
+			done++
+			o.UserProgress(done, len(s))
+			mu.Unlock()
+		}
+	}
 	err = forEach(len(s), workers, func(k int) error {
 		q, err := Personalise(&s[k], k, p, o.Arch, o.Objective, fed)
 		res.Posteriors[k] = q
+		tick()
 		return err
 	})
 	if err != nil {
@@ -232,6 +247,7 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 	t2 := nowSeconds()
 	res.Timings.Posterior = t2 - t1
 	o.phase("bound")
+	done = 0
 	for k := range s {
 		mc := o.ClientMC
 		mc.Seed = data.StreamID(tagPBound, o.Seed, uint64(k))
@@ -241,6 +257,7 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 		}
 		res.Clients[k].Bound = b
 		res.Clients[k].TrainError = b.Err
+		tick()
 	}
 	t3 := nowSeconds()
 	res.Timings.Bound = t3 - t2

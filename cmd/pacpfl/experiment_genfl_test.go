@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A tiny network on the fake Fashion-MNIST: 20 users of 30 + 5 images.
+var tinyGenFLFlags = []string{"--clients", "20", "--train-per-client", "30", "--test-per-client", "5", "--shard-size", "20",
+	"--hidden", "8", "--prior-rounds", "3", "--prior-epochs", "1", "--rounds", "2", "--local-epochs", "1", "--fraction", "0.2",
+	"--mc-samples", "3000", "--client-mc-samples", "300", "--personal-epochs", "1", "--test-draws", "2", "--lr", "0.05", "--quiet"}
+
+func TestExperimentGenFLShortRun(t *testing.T) {
+	dir := writeFakeFMNIST(t, 140)
+	for _, c := range []struct{ partition, prior, objective, setting string }{
+		{"iid", "learnt", "f1", "flsob"}, {"iid", "random", "f2", "flsob"}, {"shards", "learnt", "f1", "pfl"},
+	} {
+		path := filepath.Join(t.TempDir(), "genfl.json")
+		args := append([]string{"experiment", "genfl", "--data-dir", dir, "--partition", c.partition, "--prior", c.prior,
+			"--objective", c.objective, "--seeds", "2", "--seed-base", "3", "--json", path}, tinyGenFLFlags...)
+		st, out, errs := runCLI(args...)
+		require.Equal(t, exitOK, st, errs)
+		assert.Contains(t, out, "expected 0–1 error")
+		assert.Contains(t, out, "with probability ≥ 0.94")
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var rep map[string]any
+		require.NoError(t, json.Unmarshal(raw, &rep))
+		assert.Equal(t, "fmnist", rep["dataset"])
+		assert.Equal(t, c.partition, rep["partition"])
+		assert.Equal(t, c.prior, rep["prior"])
+		assert.Equal(t, c.objective, rep["objective"])
+		assert.Equal(t, c.setting, rep["setting"])
+		for _, k := range []string{"bound", "test_error", "train_error"} {
+			s, ok := rep[k].(map[string]any)
+			require.True(t, ok, k)
+			mean, _ := s["mean"].(float64)
+			assert.True(t, mean > 0 && mean <= 1, "%s mean %v", k, s["mean"])
+			_, hasCI := s["ci95"].(float64)
+			assert.True(t, hasCI, "%s ci95 %v", k, s["ci95"])
+		}
+		seeds := rep["per_seed"].([]any)
+		require.Len(t, seeds, 2)
+		for _, s := range seeds {
+			r := s.(map[string]any)
+			// The bound is at least the Monte Carlo training error it inverts.
+			assert.GreaterOrEqual(t, r["bound"].(float64), r["train_error"].(float64))
+			assert.GreaterOrEqual(t, r["kl"].(float64), 0.0)
+		}
+	}
+}
+
+// The same seed gives the same report; -h lists the flags; bad values are
+// usage errors before any data are read.
+func TestExperimentGenFLFlags(t *testing.T) {
+	dir := writeFakeFMNIST(t, 140)
+	args := append([]string{"experiment", "genfl", "--data-dir", dir, "--seeds", "1"}, tinyGenFLFlags...)
+	st1, out1, errs := runCLI(args...)
+	require.Equal(t, exitOK, st1, errs)
+	_, out2, _ := runCLI(args...)
+	strip := func(s string) string { // wall times differ
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "| 1 |") {
+				f := strings.Split(l, "|")
+				l = strings.Join(f[:len(f)-2], "|")
+			}
+			if !strings.Contains(l, "wall time") && !strings.Contains(l, "evaluations/s") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	assert.Equal(t, strip(out1), strip(out2))
+
+	st, out, _ := runCLI("experiment", "genfl", "-h")
+	assert.Equal(t, exitOK, st)
+	assert.Contains(t, out, "-mc-samples")
+	for _, bad := range [][]string{
+		{"--partition", "labels5"}, {"--prior", "data"}, {"--objective", "f3"}, {"--estimator", "some"},
+		{"--setting", "both"}, {"--sigma-prior", "0"}, {"--fraction", "1.5"}, {"--delta", "0.5", "--delta-prime", "0.6"},
+		{"--hidden", "0"}, {"--batch", "0"}, {"--seeds", "0"}, {"--momentum", "1"}, {"--p-min", "1"}, {"--clients", "0"},
+		{"--data-dir", filepath.Join(dir, "nope")},
+	} {
+		st, out, errs := runCLI(append([]string{"experiment", "genfl", "--data-dir", dir}, bad...)...)
+		assert.Equal(t, exitUsage, st, "%v: %s", bad, errs)
+		assert.Empty(t, out, "%v", bad)
+		assert.NotEmpty(t, errs, "%v", bad)
+	}
+	// Too many users for the pool is a usage error naming the sizes.
+	st, _, errs = runCLI("experiment", "genfl", "--data-dir", dir, "--clients", "1000", "--quiet")
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "the pool")
+}
