@@ -135,7 +135,7 @@ type experimentReport struct {
 func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) {
 		if len(args) == 0 {
-			fmt.Fprintln(stderr, "usage: pacpfl experiment polynomial|pv|fmnist [flags]   (pacpfl experiment -h for the flags)")
+			fmt.Fprintln(stderr, "usage: pacpfl experiment polynomial|pv|fmnist|genfl [flags]   (pacpfl experiment -h for the flags)")
 			return exitUsage
 		}
 		fmt.Fprintln(stdout, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,mtl,maml,vanilla,pooled] [--k-sweep 1,2,4,8 | --dp-sweep ε,…] [--json FILE] [train flags]")
