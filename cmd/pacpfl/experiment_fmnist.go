@@ -11,6 +11,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/genfl"
 )
 
 // bnnMethods are the methods of pacpfl experiment fmnist, in table order.
@@ -81,7 +82,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	methods := stringList(slices.Clone(bnnMethods))
-	fs.Var(&methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled")
+	fs.Var(&methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL, seed 004; existing clients only)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	// The comparison computes no bounds, and its seeds are --seeds and
@@ -110,7 +111,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	}
 	// A repeated method would pool its runs as if they were more seeds and
 	// print a confidence interval that is too narrow.
-	if err := checkNames("--methods", methods, bnnMethods); err != nil {
+	if err := checkNames("--methods", methods, append(slices.Clone(bnnMethods), genfl.MethodGenFL)); err != nil {
 		return fail(stderr, "experiment", err)
 	}
 	bf.bnnDefaults(&f)
@@ -211,6 +212,8 @@ func runBNNMethod(m string, ds *data.Dataset, f *trainFlags, bf *bnnFlags, seed 
 		return fl.RunVanillaBNN(ds, model, seed)
 	case fl.MethodPooled:
 		return fl.RunPooledBNN(ds, model, seed)
+	case genfl.MethodGenFL:
+		return runGenFLMethod(ds, seed, quiet, stderr)
 	}
 	return nil, usagef("unknown method %q", m)
 }

@@ -557,3 +557,30 @@ func (p *genflProgress) count(what, unit string) func(done, total int) {
 }
 
 func (p *genflProgress) done() {}
+
+func init() { methodLabel[genfl.MethodGenFL] = "GenFL (PFL)" }
+
+// runGenFLMethod is GenFL's PFL (Alg. 3, learnt prior, f₁, the defaults of
+// experiment genfl) as a method of experiment fmnist: personalised
+// posteriors of the existing clients, their predictive on their test
+// images (10 weight draws per image). With fewer users than the seed's 100,
+// C is raised so that 10 users (or all) take part in each round.
+func runGenFLMethod(ds *data.Dataset, seed uint64, quiet bool, stderr io.Writer) (*fl.MethodResult, error) {
+	var g genflFlags
+	addGenFLFlags(flag.NewFlagSet("genfl", flag.ContinueOnError), &g)
+	return runGenFLMethodWith(ds, &g, seed, quiet, stderr)
+}
+
+func runGenFLMethodWith(ds *data.Dataset, g *genflFlags, seed uint64, quiet bool, stderr io.Writer) (*fl.MethodResult, error) {
+	o, err := g.options(seed, 0)
+	if err != nil {
+		return nil, err
+	}
+	k := len(ds.Existing)
+	c := math.Min(1, math.Max(o.PriorFed.Fraction, 10/float64(max(k, 1))))
+	o.PriorFed.Fraction, o.PosteriorFed.Fraction = c, c
+	prog := newGenFLProgress(stderr, fmt.Sprintf("genfl seed %d", seed), quiet)
+	o.PriorFed.Progress = prog.rounds("prior ERM", "loss")
+	o.Phase = prog.phase
+	return genfl.RunMethod(ds, o, g.testDraws)
+}
