@@ -276,3 +276,48 @@ func TestMcAllesterHoldsOnBernoulli(t *testing.T) {
 		t.Errorf("bound below the true risk in %d of %d samples (δ = 0.05)", fails, trials)
 	}
 }
+
+// The bound grows with the empirical risk and the KL, shrinks with m and
+// with δ, and FEDBOUND's grows with the Monte Carlo error.
+func TestBoundsMonotone(t *testing.T) {
+	prev := 0.0
+	for _, r := range []float64{0, 0.01, 0.05, 0.1, 0.3, 0.6, 0.9, 1} {
+		b, _ := McAllesterBound(r, 10, 1000, 0.05)
+		if b < prev {
+			t.Fatalf("bound decreases in the risk at %v", r)
+		}
+		prev = b
+	}
+	prev = 0
+	for _, kl := range []float64{0, 1, 10, 100, 1000, 1e4} {
+		b, _ := McAllesterBound(0.1, kl, 1000, 0.05)
+		if b < prev {
+			t.Fatalf("bound decreases in KL at %v", kl)
+		}
+		prev = b
+	}
+	prev = 2
+	for _, m := range []int{1, 2, 10, 100, 1000, 1e5, 1e7} {
+		b, _ := McAllesterBound(0.1, 10, m, 0.05)
+		if b > prev {
+			t.Fatalf("bound increases in m at %d", m)
+		}
+		prev = b
+	}
+	prev = 2
+	for _, d := range []float64{1e-6, 1e-3, 0.01, 0.05, 0.2, 0.9} {
+		b, _ := McAllesterBound(0.1, 10, 1000, d)
+		if b > prev {
+			t.Fatalf("bound increases in δ at %v", d)
+		}
+		prev = b
+	}
+	prev = 0
+	for _, e := range []float64{0, 0.02, 0.1, 0.5, 1} {
+		r, _ := FedBound(e, 5000, 0.01, 10, 1000, 0.05)
+		if r.Bound < prev || r.Bound < r.RiskUpper || r.RiskUpper < e {
+			t.Fatalf("FEDBOUND at err %v: %+v", e, r)
+		}
+		prev = r.Bound
+	}
+}
