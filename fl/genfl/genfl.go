@@ -212,6 +212,7 @@ type worker struct {
 	vm, vr      []float64 // momentum
 	w, g, gr    []float64 // weight sample, gradients (μ or weights; ρ)
 	nrm         normals
+	expBuf      []float64 // e^ρ of one block of prepareSample
 	eps         []float64
 	sigma, dsig []float64 // softplus(ρ) and sigmoid(ρ)
 	xb          []float64
@@ -353,7 +354,10 @@ func (w *worker) evaluate(x []float64, y []int, p *Prior, terms objectiveTerms, 
 // logarithm per block instead of one per weight).
 func (w *worker) prepareSample(p *Prior, draw bool) (sumLogSigma, sq float64) {
 	const blk = 512
-	var e [blk]float64
+	if len(w.expBuf) < blk {
+		w.expBuf = make([]float64, blk)
+	}
+	e := w.expBuf
 	expo := 0
 	for lo := 0; lo < len(w.rho); lo += blk {
 		hi := min(lo+blk, len(w.rho))
