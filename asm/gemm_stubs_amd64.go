@@ -17,17 +17,27 @@ var gemmAVX2x12 = GemmKernel{MR: 4, NR: 12, Level: AVX2, fn: func(k int, a, b, c
 	gemmKernel4x12AVX2(k, unsafeData(a), unsafeData(b), &c[0], ldc, alpha, beta)
 }}
 
+// gemmKernel12x16AVX512 is in gemm_kernel_avx512_amd64.s.
+//
+//go:noescape
+func gemmKernel12x16AVX512(k int, a, b, c *float64, ldc int, alpha, beta float64)
+
+var gemmAVX512 = GemmKernel{MR: 12, NR: 16, Level: AVX512, fn: func(k int, a, b, c []float64, ldc int, alpha, beta float64) {
+	gemmKernel12x16AVX512(k, unsafeData(a), unsafeData(b), &c[0], ldc, alpha, beta)
+}}
+
 var gemmAVX2 = GemmKernel{MR: 6, NR: 8, Level: AVX2, fn: func(k int, a, b, c []float64, ldc int, alpha, beta float64) {
 	gemmKernel6x8AVX2(k, unsafeData(a), unsafeData(b), &c[0], ldc, alpha, beta)
 }}
 
 // gemmKernelsAsm returns the assembly micro-kernels for level l, the one to
-// use first (nil: none). There is no AVX-512 kernel (it could not be tested
-// on the development machines); every AVX-512 CPU has AVX2+FMA, so AVX512
-// runs the AVX2 kernels.
+// use first (nil: none). Level AVX512 uses the 12×16 zmm kernel and also
+// compiles (and tests) the AVX2 ones, which every AVX-512 CPU can run.
 func gemmKernelsAsm(l Level) []*GemmKernel {
 	switch l {
-	case AVX2, AVX512:
+	case AVX512:
+		return []*GemmKernel{&gemmAVX512, &gemmAVX2, &gemmAVX2x12}
+	case AVX2:
 		if gemmUse4x12 {
 			return []*GemmKernel{&gemmAVX2x12, &gemmAVX2}
 		}

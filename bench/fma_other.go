@@ -4,4 +4,4 @@ package bench
 
 // No FMA throughput loop in this build: NEON and the scalar level use the
 // documented assumption (see flopsPerCycle).
-var fmaProbe *fmaLoop
+var fmaProbe, fmaProbe512 *fmaLoop

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/cpuid/v2"
-
 	"github.com/pacpfl/pacpfl/asm"
 )
 
@@ -92,29 +90,26 @@ func MachinePeak() (Peak, error) {
 // flopsPerCycle is one core's double-precision FLOP per cycle at level l
 // (one FMA is two FLOP per lane) and where the figure comes from.
 //
-// At avx2 it is measured: the FMA throughput loop against the dependent
-// integer chain on the same thread gives FMAs per cycle, rounded to whole
-// pipes. At avx512 it is derived from that measurement, because this build's
-// probe is 256-bit: AMD family 19h (Zen 4) executes a 512-bit FMA as two
-// halves on its 256-bit pipes, so its 512-bit FLOP rate equals the measured
-// 256-bit one (twice the lanes at half the rate); other AVX-512 CPUs are
-// credited with 512-bit units as many as the measured 256-bit pipes, an upper
-// bound (Intel parts with one 512-bit FMA unit peak at half of it). NEON and
-// scalar code use a stated assumption.
+// At avx2 and avx512 it is measured: the FMA throughput loop of the level's
+// width (256- or 512-bit) against the dependent integer chain on the same
+// thread gives FMAs per cycle, rounded to whole pipes (Zen 4, which splits a
+// 512-bit FMA over two 256-bit pipes, measures 1 × 512-bit; Zen 5 and Intel
+// parts with two 512-bit units measure 2). NEON and scalar code use a stated
+// assumption.
 func flopsPerCycle(l asm.Level) (int, string) {
 	switch l {
 	case asm.AVX2, asm.AVX512:
-		pipes, ok := fmaPipes()
+		probe, lanes, pipes, ok := fmaProbe, 4, 0, false
+		if l == asm.AVX512 {
+			probe, lanes = fmaProbe512, 8
+			pipes, ok = fmaPipes512()
+		} else {
+			pipes, ok = fmaPipes()
+		}
 		if !ok {
-			return 2 * 4 * 2, "assumed 2 FMA pipes × 4 doubles × 2 (no FMA probe in this build)"
+			return 2 * lanes * 2, fmt.Sprintf("assumed 2 FMA pipes × %d doubles × 2 (no FMA probe in this build)", lanes)
 		}
-		if l == asm.AVX2 {
-			return pipes * 4 * 2, fmt.Sprintf("measured %d FMA/cycle × 4 doubles × 2 (%s)", pipes, fmaProbe.what)
-		}
-		if cpuid.CPU.VendorID == cpuid.AMD && cpuid.CPU.Family == 0x19 {
-			return pipes * 4 * 2, fmt.Sprintf("Zen 4 runs a 512-bit FMA on two 256-bit pipes: measured %d × 256-bit FMA/cycle × 4 doubles × 2 (%s)", pipes, fmaProbe.what)
-		}
-		return pipes * 8 * 2, fmt.Sprintf("assumed %d × 512-bit FMA/cycle (as many as the measured 256-bit pipes; an upper bound) × 8 doubles × 2", pipes)
+		return pipes * lanes * 2, fmt.Sprintf("measured %d FMA/cycle × %d doubles × 2 (%s)", pipes, lanes, probe.what)
 	case asm.NEON:
 		return 2 * 2 * 2, "assumed 2 FMA pipes × 2 doubles × 2"
 	default:
@@ -129,6 +124,14 @@ var fmaPipes = sync.OnceValues(func() (int, bool) {
 		return 0, false
 	}
 	return max(1, int(math.Round(fmaProbe.perCycle()))), true
+})
+
+// fmaPipes512 is fmaPipes for 512-bit FMAs (false without AVX-512).
+var fmaPipes512 = sync.OnceValues(func() (int, bool) {
+	if fmaProbe512 == nil || asm.Unsupported(asm.AVX512) != "" {
+		return 0, false
+	}
+	return max(1, int(math.Round(fmaProbe512.perCycle()))), true
 })
 
 // fmaLoop is an FMA throughput loop: run(n) retires n·perIter independent
