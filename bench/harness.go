@@ -2,6 +2,15 @@
 // every figure is the minimum over several repetitions after a warm-up, and
 // implementations that are compared run alternately inside one process, so
 // that the drift of a noisy machine hits them alike.
+//
+// Alternate runs Contenders side by side and returns each one's best time;
+// MachinePeak reports the machine's double-precision peak (cores × measured
+// clock × FLOP per cycle, the FMA throughput measured where it can be) so
+// that GFLOP/s can be stated as a fraction of it, and says how each factor
+// was obtained; JSONLine writes one result per line. A bad PACPFL_CPU_GHZ is
+// an error (ConfigError), never a silently assumed clock. The functions are
+// meant for one measuring goroutine; a Contender may itself run parallel
+// code.
 package bench
 
 import (

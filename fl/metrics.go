@@ -276,19 +276,7 @@ type PointFit func(x, y []float64) (predict func(xTest, out []float64), err erro
 // for every method; CE is NaN (not applicable). start is when the method's
 // training began (for the reported time).
 func EvaluatePoint(name string, ds *data.Dataset, fit PointFit, start time.Time) (*MethodResult, error) {
-	group := func(clients []data.ClientData) (GroupMetrics, error) {
-		preds := make([]Prediction, len(clients))
-		for i := range clients {
-			x, y := clients[i].PersonalisationData()
-			predict, err := fit(x, y)
-			if err != nil {
-				return GroupMetrics{}, fmt.Errorf("client %d: %w", i, err)
-			}
-			preds[i].Mean = make([]float64, len(clients[i].YTest))
-			predict(clients[i].XTest, preds[i].Mean)
-		}
-		return Evaluate(preds, clients)
-	}
+	group := func(clients []data.ClientData) (GroupMetrics, error) { return EvaluatePointGroup(clients, fit) }
 	out := &MethodResult{Method: name}
 	var err error
 	if out.Existing, err = group(ds.Existing); err != nil {
@@ -300,4 +288,20 @@ func EvaluatePoint(name string, ds *data.Dataset, fit PointFit, start time.Time)
 	out.Elapsed = time.Since(start)
 	out.Seconds = out.Elapsed.Seconds()
 	return out, nil
+}
+
+// EvaluatePointGroup personalises a point predictor on each client's own
+// data and scores it on the client's test set (CE NaN).
+func EvaluatePointGroup(clients []data.ClientData, fit PointFit) (GroupMetrics, error) {
+	preds := make([]Prediction, len(clients))
+	for i := range clients {
+		x, y := clients[i].PersonalisationData()
+		predict, err := fit(x, y)
+		if err != nil {
+			return GroupMetrics{}, fmt.Errorf("client %d: %w", i, err)
+		}
+		preds[i].Mean = make([]float64, len(clients[i].YTest))
+		predict(clients[i].XTest, preds[i].Mean)
+	}
+	return Evaluate(preds, clients)
 }

@@ -35,28 +35,20 @@ type CVOptions struct {
 // (RSMSE) on the other half, and the other way round. No test set and no
 // new client is touched. Returns every setting's score, best first.
 func CrossValidate(ds *data.Dataset, g *GPModel, base PACPFLOptions, o CVOptions) ([]CVPoint, error) {
-	n := len(ds.Existing)
-	switch {
-	case o.Folds < 2 || o.Folds > n:
-		return nil, fmt.Errorf("cv: %d folds for %d clients (want 2 ≤ K ≤ n)", o.Folds, n)
-	case len(o.Taus) == 0 || len(o.SigmaPs) == 0:
+	if len(o.Taus) == 0 || len(o.SigmaPs) == 0 {
 		return nil, errors.New("cv: empty grid")
-	case ds.MinM() < 2:
-		return nil, fmt.Errorf("cv: a client with %d training samples cannot be split into context and validation halves", ds.MinM())
 	}
-	// Folds: a seeded permutation of the clients dealt round-robin.
-	perm := rand.New(rand.NewPCG(o.Seed, data.StreamID(0x6376666f6c64))).Perm(n)
-	folds := make([][]int, o.Folds)
-	for r, i := range perm {
-		folds[r%o.Folds] = append(folds[r%o.Folds], i)
+	folds, err := CVFolds(ds, o.Folds, o.Seed)
+	if err != nil {
+		return nil, err
 	}
 	var points []CVPoint
 	total, done := len(o.Taus)*len(o.SigmaPs)*o.Folds, 0
 	for _, tau := range o.Taus {
 		for _, sp := range o.SigmaPs {
 			p := CVPoint{Tau: tau, SigmaP: sp}
-			for _, held := range folds {
-				train, val := splitClients(ds, held)
+			for _, fold := range folds {
+				train, val := fold.Train, fold.Val
 				opt := base
 				opt.Server.Tau, opt.SigmaP = tau, sp
 				opt.Bounds = BoundOptions{}
@@ -88,6 +80,39 @@ func CrossValidate(ds *data.Dataset, g *GPModel, base PACPFLOptions, o CVOptions
 	}
 	sortCV(points)
 	return points, nil
+}
+
+// CVFold is one fold of K-fold cross-validation over the existing clients:
+// the training federation (the other folds' clients) and the validation
+// pseudo-clients made from the held-out clients' training data.
+type CVFold struct {
+	Train *data.Dataset
+	Val   []data.ClientData
+}
+
+// CVFolds splits the existing clients of ds into k folds (a seeded
+// permutation dealt round-robin) as every cross-validation of pacpfl does:
+// each held-out client becomes two validation clients, one conditioning on
+// the first half of its training samples and scored on the second half, one
+// the other way round. No test set and no new client is touched.
+func CVFolds(ds *data.Dataset, k int, seed uint64) ([]CVFold, error) {
+	n := len(ds.Existing)
+	switch {
+	case k < 2 || k > n:
+		return nil, fmt.Errorf("cv: %d folds for %d clients (want 2 ≤ K ≤ n)", k, n)
+	case ds.MinM() < 2:
+		return nil, fmt.Errorf("cv: a client with %d training samples cannot be split into context and validation halves", ds.MinM())
+	}
+	perm := rand.New(rand.NewPCG(seed, data.StreamID(0x6376666f6c64))).Perm(n)
+	held := make([][]int, k)
+	for r, i := range perm {
+		held[r%k] = append(held[r%k], i)
+	}
+	folds := make([]CVFold, k)
+	for f, h := range held {
+		folds[f].Train, folds[f].Val = splitClients(ds, h)
+	}
+	return folds, nil
 }
 
 // splitClients returns the training federation (clients not in held) and

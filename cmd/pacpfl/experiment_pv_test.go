@@ -69,3 +69,35 @@ func TestExperimentKSweep(t *testing.T) {
 		t.Fatalf("JSON %s (%v)", raw, err)
 	}
 }
+
+func TestTuneBaselines(t *testing.T) {
+	for _, m := range []string{"mtl", "maml"} {
+		path := filepath.Join(t.TempDir(), m+".json")
+		code, out, errOut := runCLI("tune", "polynomial", "--method", m, "--clients", "4", "--folds", "2", "--quiet", "--json", path)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d, stderr %q", m, code, errOut)
+		}
+		if !strings.Contains(out, "best:") || !strings.Contains(out, "2-fold cross-validation on Polynomial seed 1000") {
+			t.Errorf("%s: output\n%s", m, out)
+		}
+		raw, _ := os.ReadFile(path)
+		var rep struct {
+			Method string `json:"method"`
+			Points []struct {
+				RSMSE float64   `json:"rsmse"`
+				Folds []float64 `json:"per_fold"`
+			} `json:"points"`
+		}
+		if err := json.Unmarshal(raw, &rep); err != nil || rep.Method != m || len(rep.Points) < 9 {
+			t.Fatalf("%s: JSON %s (%v)", m, raw, err)
+		}
+		for i, p := range rep.Points {
+			if len(p.Folds) != 2 || !(p.RSMSE > 0) || (i > 0 && p.RSMSE < rep.Points[i-1].RSMSE) {
+				t.Errorf("%s: point %d %+v (best first)", m, i, p)
+			}
+		}
+	}
+	if code, _, _ := runCLI("tune", "polynomial", "--method", "fedavg"); code != exitUsage {
+		t.Errorf("unknown method: exit %d", code)
+	}
+}

@@ -63,22 +63,25 @@ type tuneReport struct {
 }
 
 func runTune(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "polynomial" {
+	if len(args) == 0 || (args[0] != "polynomial" && args[0] != "pv") {
 		if len(args) > 0 && isHelp(args[0]) {
-			fmt.Fprintln(stdout, "usage: pacpfl tune polynomial [--taus 0.05,0.1,0.2,0.5] [--sigma-ps 0.1,0.25,0.5,1] [--folds 5] [--seed 1000] [--json FILE] [train flags]")
+			fmt.Fprintln(stdout, "usage: pacpfl tune polynomial|pv [--method pacpfl|mtl|maml] [--taus 0.05,0.1,0.2,0.5] [--sigma-ps 0.1,0.25,0.5,1] [--folds 5] [--seed 1000] [--json FILE] [train flags]")
 			fmt.Fprintln(stdout)
 			return runTune([]string{"polynomial", "-h"}, stdout, stderr)
 		}
 		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "pacpfl tune: the data set comes before the flags: pacpfl tune polynomial [flags] (got %q first)\n", args[0])
+			fmt.Fprintf(stderr, "pacpfl tune: the data set comes before the flags: pacpfl tune polynomial|pv [flags] (got %q first)\n", args[0])
 		} else {
-			fmt.Fprintln(stderr, "usage: pacpfl tune polynomial [flags] (pacpfl tune -h)")
+			fmt.Fprintln(stderr, "usage: pacpfl tune polynomial|pv [flags] (pacpfl tune -h)")
 		}
 		return exitUsage
 	}
-	fs := newFlagSet("tune polynomial", stderr)
+	dsName := args[0]
+	fs := newFlagSet("tune "+dsName, stderr)
 	var f trainFlags
 	addTrainFlags(fs, &f)
+	pv := addPVFlags(fs, dsName)
+	method := fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P), mtl (λ_v, learning rate) or maml (α, β)")
 	taus, sigmas := append(floatList(nil), defaultTuneTaus...), append(floatList(nil), defaultTuneSigmaPs...)
 	fs.Var(&taus, "taus", "candidate server temperatures τ")
 	fs.Var(&sigmas, "sigma-ps", "candidate hyper-prior stds σ_P")
@@ -99,10 +102,22 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		// The data of the reported tables start at seed 1: tune elsewhere.
 		f.seed = 1000
 	}
+	if err := pv.apply(&f); err != nil {
+		return fail(stderr, "tune", err)
+	}
 	f.boundSamples, f.learnedSamples = 0, 0
 	ds, err := f.dataset(f.seed)
 	if err != nil {
 		return fail(stderr, "tune", err)
+	}
+	if *method == methodMTL || *method == methodMAML {
+		if *folds < 2 || *folds > len(ds.Existing) {
+			return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *folds, len(ds.Existing)))
+		}
+		return runTuneBaseline(*method, ds, f.datasetKey(), *folds, f.seed, *jsonPath, stdout, stderr)
+	}
+	if *method != fl.MethodPACPFL {
+		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl or maml", *method))
 	}
 	base, err := f.options(ds, f.seed)
 	if err != nil {
@@ -122,8 +137,8 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
-	fmt.Fprintf(stdout, "PAC-PFL %d-fold cross-validation on Polynomial seed %d (%d existing clients, training data only; held-out clients predict one half of S_i from the other): k=%d, T=%d, β=%s\n\n",
-		*folds, f.seed, len(ds.Existing), base.Server.K, base.Server.Rounds, base.Beta)
+	fmt.Fprintf(stdout, "PAC-PFL %d-fold cross-validation on %s seed %d (%d existing clients, training data only; held-out clients predict one half of S_i from the other): k=%d, T=%d, β=%s\n\n",
+		*folds, datasetTitle(f.datasetKey()), f.seed, len(ds.Existing), base.Server.K, base.Server.Rounds, base.Beta)
 	fmt.Fprintln(stdout, "| τ | σ_P | validation RSMSE | per fold |")
 	fmt.Fprintln(stdout, "|---|---|---|---|")
 	for _, p := range pts {
@@ -135,7 +150,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nbest: --tau %g --sigma-p %g (wall time %.0fs)\n", pts[0].Tau, pts[0].SigmaP, time.Since(start).Seconds())
 	if *jsonPath != "" {
-		rep := tuneReport{Dataset: "polynomial", Seed: f.seed, Folds: *folds, Clients: len(ds.Existing), Points: pts, Best: pts[0], Seconds: time.Since(start).Seconds()}
+		rep := tuneReport{Dataset: f.datasetKey(), Seed: f.seed, Folds: *folds, Clients: len(ds.Existing), Points: pts, Best: pts[0], Seconds: time.Since(start).Seconds()}
 		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
 			return fail(stderr, "tune", err)
 		}

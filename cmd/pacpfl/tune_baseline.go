@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/maml"
+	"github.com/pacpfl/pacpfl/fl/mtl"
+)
+
+// baselinePoint is one hyper-parameter setting of MTL or MAML scored by
+// cross-validation.
+type baselinePoint struct {
+	Setting map[string]float64 `json:"setting"`
+	RSMSE   float64            `json:"rsmse"`
+	Folds   []float64          `json:"per_fold"`
+}
+
+// The grids the MTL and MAML defaults were chosen on (docs/math.md).
+var (
+	tuneMTLLambdaVs = []float64{1e-3, 1e-2, 3e-2, 1e-1, 0.3, 1}
+	tuneMTLLRs      = []float64{3e-3, 1e-2, 3e-2}
+	tuneMAMLAlphas  = []float64{0.01, 0.03, 0.1}
+	tuneMAMLBetas   = []float64{0.003, 0.01, 0.03, 0.1}
+)
+
+// runTuneBaseline chooses MTL's (λ_v, learning rate) or MAML's (α, β) by
+// K-fold cross-validation on the existing clients' training data only (the
+// folds of fl.CVFolds, as for PAC-PFL).
+func runTuneBaseline(method string, ds *data.Dataset, key string, k int, seed uint64, jsonPath string, stdout, stderr io.Writer) int {
+	folds, err := fl.CVFolds(ds, k, seed)
+	if err != nil {
+		return fail(stderr, "tune", usageError{err})
+	}
+	type setting struct {
+		vals map[string]float64
+		fit  func(train *data.Dataset) (fl.PointFit, error)
+	}
+	var grid []setting
+	switch method {
+	case methodMTL:
+		for _, lv := range tuneMTLLambdaVs {
+			for _, lr := range tuneMTLLRs {
+				o := mtl.Default()
+				o.LambdaV, o.LR, o.Seed = lv, lr, seed
+				grid = append(grid, setting{map[string]float64{"lambda_v": lv, "lr": lr}, func(train *data.Dataset) (fl.PointFit, error) {
+					m, err := mtl.Train(train, o)
+					if err != nil {
+						return nil, err
+					}
+					return m.Fit, nil
+				}})
+			}
+		}
+	case methodMAML:
+		for _, a := range tuneMAMLAlphas {
+			for _, b := range tuneMAMLBetas {
+				o := maml.Default()
+				o.Alpha, o.Beta, o.Seed = a, b, seed
+				grid = append(grid, setting{map[string]float64{"alpha": a, "beta": b}, func(train *data.Dataset) (fl.PointFit, error) {
+					m, err := maml.Train(train, o)
+					if err != nil {
+						return nil, err
+					}
+					return m.Fit, nil
+				}})
+			}
+		}
+	}
+	start := time.Now()
+	var pts []baselinePoint
+	for _, g := range grid {
+		p := baselinePoint{Setting: g.vals}
+		for _, fold := range folds {
+			fit, err := g.fit(fold.Train)
+			if err != nil {
+				return fail(stderr, "tune", err)
+			}
+			m, err := fl.EvaluatePointGroup(fold.Val, fit)
+			if err != nil {
+				return fail(stderr, "tune", err)
+			}
+			p.Folds = append(p.Folds, m.MeanRSMSE)
+		}
+		p.RSMSE = fl.Mean(p.Folds)
+		pts = append(pts, p)
+	}
+	sort.SliceStable(pts, func(a, b int) bool { return pts[a].RSMSE < pts[b].RSMSE })
+	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
+	fmt.Fprintf(stdout, "%s %d-fold cross-validation on %s seed %d (%d existing clients, training data only; held-out clients predict one half of S_i from the other)\n\n",
+		methodLabel[method], k, datasetTitle(key), seed, len(ds.Existing))
+	fmt.Fprintln(stdout, "| setting | validation RSMSE | per fold |")
+	fmt.Fprintln(stdout, "|---|---|---|")
+	for _, p := range pts {
+		fs := make([]string, len(p.Folds))
+		for i, v := range p.Folds {
+			fs[i] = fmt.Sprintf("%.3f", v)
+		}
+		fmt.Fprintf(stdout, "| %s | %.4f | %s |\n", fmtSetting(p.Setting), p.RSMSE, strings.Join(fs, " "))
+	}
+	fmt.Fprintf(stdout, "\nbest: %s (wall time %.0fs)\n", fmtSetting(pts[0].Setting), time.Since(start).Seconds())
+	if jsonPath != "" {
+		rep := struct {
+			Dataset string          `json:"dataset"`
+			Method  string          `json:"method"`
+			Seed    uint64          `json:"seed"`
+			Folds   int             `json:"folds"`
+			Points  []baselinePoint `json:"points"`
+			Best    baselinePoint   `json:"best"`
+		}{key, method, seed, k, pts, pts[0]}
+		if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
+			return fail(stderr, "tune", err)
+		}
+	}
+	return exitOK
+}
+
+func fmtSetting(s map[string]float64) string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%g", k, s[k])
+	}
+	return strings.Join(parts, " ")
+}
