@@ -7,6 +7,26 @@
 // and can be forced lower with the environment variable PACPFL_SIMD or with
 // SetLevel. Building with the tag purego compiles no assembly at all; the
 // level is then always generic.
+//
+// Kernels: Dot, Axpy and Scal (unit and strided), Exp (vectorised, within
+// about one ulp and identical at every level), SqDist and SEKernel (squared
+// distances and the squared-exponential kernel matrix, the exp fused in), and
+// the GEMM micro-kernels behind GemmKernel (12×16 on zmm registers at level
+// avx512, 6×8 and 4×12 at avx2, 6×8 on NEON, 4×4 in Go) that package linalg
+// packs for. At level avx512 the GEMM kernel is AVX-512; the other kernels
+// run their AVX2 versions there.
+//
+// Concurrency: every kernel is a pure function of its arguments and may run
+// on any number of goroutines; SetLevel is atomic, and a caller that packs
+// for a GEMM kernel asks GemmKernelFor once per operation so that a
+// concurrent SetLevel cannot mix shapes. Kernels allocate nothing.
+//
+// Errors: an unknown or unsupported PACPFL_SIMD value is reported by
+// ConfigError (and by linalg.Backend and the CLI at start-up), never a silent
+// fallback; Current panics in that state rather than run at a level nobody
+// chose. Kernels check slice lengths and panic on a too-short slice before
+// any assembly reads or writes out of bounds (GemmKernel.Run), as gonum's
+// asm package does: sizes are the caller's contract.
 package asm
 
 import (
