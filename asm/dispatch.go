@@ -141,7 +141,9 @@ func Exp(dst, x []float64) {
 		panic(fmt.Sprintf("asm.Exp: len(dst)=%d < len(x)=%d", len(dst), len(x)))
 	}
 	switch Current() {
-	case AVX2, AVX512:
+	case AVX512:
+		expBlocks(dst, x, 8, expAVX512)
+	case AVX2:
 		expBlocks(dst, x, 4, expAVX2)
 	case NEON:
 		expBlocks(dst, x, 2, expNEON)

@@ -227,7 +227,7 @@ func TestExpKernelsDoTheWork(t *testing.T) {
 	kernels := map[Level]struct {
 		f     func(dst, x []float64) int
 		block int
-	}{AVX2: {expAVX2, 4}, AVX512: {expAVX2, 4}, NEON: {expNEON, 2}}
+	}{AVX2: {expAVX2, 4}, AVX512: {expAVX512, 8}, NEON: {expNEON, 2}}
 	ran := false
 	for _, l := range ArchLevels() {
 		k, ok := kernels[l]

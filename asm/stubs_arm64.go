@@ -41,6 +41,8 @@ func expNEON(dst, x []float64) int
 
 func expAVX2(dst, x []float64) int { return 0 }
 
+func expAVX512(dst, x []float64) int { return 0 }
+
 //go:noescape
 func sqdistRowNEON(dst, a, bT []float64, scale float64)
 

@@ -30,7 +30,9 @@ func scalIncNEON(alpha float64, x []float64, n, incX uintptr) { ScalIncGeneric(a
 // The exp kernels do no elements; expBlocks then computes every one in Go.
 
 func expAVX2(dst, x []float64) int { return 0 }
-func expNEON(dst, x []float64) int { return 0 }
+
+func expAVX512(dst, x []float64) int { return 0 }
+func expNEON(dst, x []float64) int   { return 0 }
 
 func sqdistRowAVX2(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT, scale) }
 func sqdistRowNEON(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT, scale) }
