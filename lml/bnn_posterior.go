@@ -253,7 +253,8 @@ func (p *BNNPredictor) sample(X, y []float64, b int, rng *rand.Rand) (bx, by []f
 }
 
 // Predict writes the mixture's class probabilities for the n rows of X
-// (n×D) into probs (n×C, row-major).
+// (n×D) into probs (n×C, row-major); each is at least ProbFloor (so its
+// logarithm is finite) and each row sums to 1.
 func (p *BNNPredictor) Predict(X, probs []float64) error {
 	if p.k == 0 {
 		return fmt.Errorf("bnn posterior: Predict before Fit")
@@ -291,13 +292,45 @@ func (p *BNNPredictor) Predict(X, probs []float64) error {
 				dst := probs[(r0+i)*C : (r0+i+1)*C]
 				for s := range M {
 					for c, v := range lp[(i*M+s)*C : (i*M+s+1)*C] {
+						if math.IsNaN(v) || math.IsInf(v, 1) {
+							return fmt.Errorf("bnn posterior: prior %d, weight particle %d: log-probability %v at test row %d (non-finite weights? lower the posterior learning rate)", κ, s, v, r0+i)
+						}
 						dst[c] += w * math.Exp(v)
 					}
 				}
 			}
 		}
 	}
+	floorProbs(probs, C)
 	return nil
+}
+
+// ProbFloor is the smallest class probability Predict returns: a softmax
+// far in its tail underflows to exactly 0, and −ln 0 = +Inf would make any
+// log-loss or cross-entropy of the predictive infinite (or NaN in 0·ln 0
+// sums). Every probability below it is raised to it and the mass added is
+// taken from the row's largest probability (at least 1/C), so a row still
+// sums to 1, the predicted class is unchanged and no probability moves by
+// more than C·ProbFloor.
+const ProbFloor = 1e-15
+
+// floorProbs raises every entry of the rows (n×C) of probs to ProbFloor,
+// taking the mass added from the row's largest entry.
+func floorProbs(probs []float64, C int) {
+	for r := 0; r < len(probs); r += C {
+		row := probs[r : r+C]
+		best, added := 0, 0.0
+		for c, v := range row {
+			if v > row[best] {
+				best = c
+			}
+			if v < ProbFloor {
+				added += ProbFloor - v
+				row[c] = ProbFloor
+			}
+		}
+		row[best] -= added
+	}
 }
 
 // LogZ estimates ln Z^C = ln E_{θ∼P_φ} exp(−scale·Σ_i ℓ(θ, z_i)) on all of X

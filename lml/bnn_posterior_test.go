@@ -215,3 +215,70 @@ func TestBNNPredictorErrors(t *testing.T) {
 		t.Error("short probability buffer: no error")
 	}
 }
+
+// A predictive whose softmax underflows to exactly 0 in its tail (a
+// point-mass prior with huge weights) still returns probabilities ≥
+// ProbFloor, so that −ln p is finite, with rows summing to 1 and every
+// probability that did not underflow unchanged to rounding; non-finite
+// weights are an error, not NaN probabilities.
+func TestBNNPredictFloorsProbabilities(t *testing.T) {
+	m := BNN{Arch: ArchMLP, InC: 1, InH: 2, InW: 2, Hidden: 6, Classes: 3}
+	rng := rand.New(rand.NewPCG(12, 13))
+	phi := randomPhi(m, rng)
+	nw := m.NumWeights()
+	for i := range nw {
+		phi[i] *= 400
+		phi[nw+i] = -80
+	}
+	X, y := randomBatch(m, rng, 20)
+	p, err := NewBNNPredictor(m, BNNPosteriorOptions{Particles: 2, AlphaSamples: 2}, conv.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Fit(phi, X, y, rng); err != nil {
+		t.Fatal(err)
+	}
+	probs := make([]float64, len(y)*3)
+	if err := p.Predict(X, probs); err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]float64, len(probs))
+	th := p.Particles(0)
+	for s := range 2 {
+		for r, lp := range mlpLogProbs(m, th[s*nw:(s+1)*nw], X) {
+			for c, v := range lp {
+				raw[r*3+c] += math.Exp(v) / 2
+			}
+		}
+	}
+	underflow := 0
+	for r := range y {
+		sum, logLoss := 0.0, 0.0
+		for c := range 3 {
+			i := r*3 + c
+			v := probs[i]
+			if raw[i] == 0 {
+				underflow++
+			}
+			if !(v >= ProbFloor) {
+				t.Fatalf("row %d class %d: probability %v below the floor %v (raw %v)", r, c, v, ProbFloor, raw[i])
+			}
+			if raw[i] > 1e-10 && math.Abs(v-raw[i]) > 1e-13*raw[i]+1e-15 {
+				t.Errorf("row %d class %d: probability %v, the mixture is %v", r, c, v, raw[i])
+			}
+			sum += v
+			logLoss -= math.Log(v)
+		}
+		if math.Abs(sum-1) > 1e-14 || math.IsInf(logLoss, 0) || math.IsNaN(logLoss) {
+			t.Errorf("row %d: sum %v, Σ −ln p = %v", r, sum, logLoss)
+		}
+	}
+	if underflow == 0 {
+		t.Fatal("degenerate test: no probability underflowed to 0")
+	}
+	t.Logf("%d of %d probabilities underflowed and were floored", underflow, len(raw))
+	p.Particles(0)[0] = math.NaN()
+	if err := p.Predict(X, probs); err == nil {
+		t.Error("NaN weights: no error")
+	}
+}
