@@ -23,7 +23,7 @@ func TestAxpyUnitary(t *testing.T) {
 			for off := 0; off < 4; off++ {
 				alpha := randValue(rng)
 				x := newStrided(rng, n, 1, off)
-				y := newStrided(rng, n, 1, 3-off)
+				y := newStrided(rng, n, 1, 3-off).withGuard(guardFinite)
 				yg, y0 := y.clone(), y.clone()
 				AxpyUnitary(alpha, x.view, y.view)
 				AxpyUnitaryGeneric(alpha, x.view, yg.view)
@@ -58,7 +58,7 @@ func TestAxpyInc(t *testing.T) {
 				for _, incY := range incs {
 					alpha := randValue(rng)
 					x := newStrided(rng, n, incX, rng.IntN(4))
-					y := newStrided(rng, n, incY, rng.IntN(4))
+					y := newStrided(rng, n, incY, rng.IntN(4)).withGuard(guardFinite)
 					y0 := y.clone()
 					yg := y.clone()
 					AxpyInc(alpha, x.view, y.view, uintptr(n), uintptr(incX), uintptr(incY), x.start, y.start)

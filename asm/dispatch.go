@@ -3,9 +3,10 @@ package asm
 import "fmt"
 
 // The exported kernels below read the SIMD level once per call and run the
-// matching implementation. At AVX512 they run the AVX2+FMA code: every
-// AVX-512 CPU has AVX2 and FMA, and no AVX-512 kernel exists because none
-// could be executed (and so tested) on the machines this was written on.
+// matching implementation. At AVX512 a kernel runs its AVX-512F version
+// (*_avx512_amd64.s) where one exists and measured faster than the AVX2 one
+// on an AVX-512 CPU, and the AVX2+FMA code otherwise (every AVX-512 CPU has
+// AVX2 and FMA); PACPFL_SIMD=avx2 forces the AVX2 code everywhere.
 //
 // The assembly does no bounds checks of its own, so each entry point checks
 // up front, in O(1), that every element it will touch lies inside its slice
@@ -18,7 +19,9 @@ func DotUnitary(x, y []float64) float64 {
 		panic(fmt.Sprintf("asm.DotUnitary: len(y)=%d < len(x)=%d", len(y), len(x)))
 	}
 	switch Current() {
-	case AVX2, AVX512:
+	case AVX512:
+		return dotUnitaryAVX512(x, y)
+	case AVX2:
 		return dotUnitaryAVX2(x, y)
 	case NEON:
 		return dotUnitaryNEON(x, y)
@@ -51,7 +54,9 @@ func AxpyUnitary(alpha float64, x, y []float64) {
 		panic(fmt.Sprintf("asm.AxpyUnitary: len(y)=%d < len(x)=%d", len(y), len(x)))
 	}
 	switch Current() {
-	case AVX2, AVX512:
+	case AVX512:
+		axpyUnitaryAVX512(alpha, x, y)
+	case AVX2:
 		axpyUnitaryAVX2(alpha, x, y)
 	case NEON:
 		axpyUnitaryNEON(alpha, x, y)
@@ -78,7 +83,9 @@ func AxpyInc(alpha float64, x, y []float64, n, incX, incY, ix, iy uintptr) {
 // ScalUnitary computes x[i] *= alpha.
 func ScalUnitary(alpha float64, x []float64) {
 	switch Current() {
-	case AVX2, AVX512:
+	case AVX512:
+		scalUnitaryAVX512(alpha, x)
+	case AVX2:
 		scalUnitaryAVX2(alpha, x)
 	case NEON:
 		scalUnitaryNEON(alpha, x)

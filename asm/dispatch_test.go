@@ -29,21 +29,26 @@ func forEachLevel(t *testing.T, f func(t *testing.T)) {
 }
 
 // guardNaN fills everything a kernel must not touch; its payload is unusual
-// so that an overwrite, even with another NaN, is detected bit for bit.
+// so that an overwrite, even with another NaN, is detected bit for bit, and
+// a read of it turns a result into NaN.
 var guardNaN = math.Float64frombits(0x7ff8_dead_beef_0001)
+
+// guardFinite is the guard of vectors a kernel writes: a stray store of
+// f(guard) over a NaN guard could write the same NaN back (NaN payloads
+// propagate), but over a finite one it changes the bits.
+var guardFinite = math.Float64frombits(0x4059_dead_beef_0001) // ≈ 103.48
 
 const guardLen = 8
 
-func isGuard(v float64) bool { return math.Float64bits(v) == math.Float64bits(guardNaN) }
-
-// testLengths are the vector lengths every kernel is checked at: all of 0..67
-// (every remainder of every unrolling) and a few large ones.
+// testLengths are the vector lengths every kernel is checked at: all of 0..70
+// (every remainder of every unrolling and every tail mask up to the 64-wide
+// AVX-512 loops, and past them) and a few large ones.
 func testLengths() []int {
-	ls := make([]int, 0, 72)
-	for n := 0; n <= 67; n++ {
+	ls := make([]int, 0, 76)
+	for n := 0; n <= 70; n++ {
 		ls = append(ls, n)
 	}
-	ls = append(ls, 1000)
+	ls = append(ls, 127, 129, 1000)
 	if !modestSizes() {
 		ls = append(ls, 4097)
 	}
@@ -66,6 +71,7 @@ type strided struct {
 	lo        int // where view starts in buf
 	start     uintptr
 	idx       []int
+	guard     uint64 // the bits of every element outside the vector
 }
 
 func newStrided(rng *rand.Rand, n, inc, off int) strided {
@@ -82,7 +88,7 @@ func newStrided(rng *rand.Rand, n, inc, off int) strided {
 		buf[i] = guardNaN
 	}
 	lo := guardLen + off
-	s := strided{buf: buf, view: buf[lo : lo+span : lo+span], lo: lo}
+	s := strided{buf: buf, view: buf[lo : lo+span : lo+span], lo: lo, guard: math.Float64bits(guardNaN)}
 	if inc < 0 && n > 0 {
 		s.start = uintptr((n - 1) * a)
 	}
@@ -98,6 +104,21 @@ func newStrided(rng *rand.Rand, n, inc, off int) strided {
 // [2^-8, 2^8], so that sums mix magnitudes.
 func randValue(rng *rand.Rand) float64 {
 	return (2*rng.Float64() - 1) * math.Ldexp(1, rng.IntN(17)-8)
+}
+
+// withGuard returns s with every element outside the vector set to g.
+func (s strided) withGuard(g float64) strided {
+	in := map[int]bool{}
+	for _, j := range s.idx {
+		in[s.lo+j] = true
+	}
+	for i := range s.buf {
+		if !in[i] {
+			s.buf[i] = g
+		}
+	}
+	s.guard = math.Float64bits(g)
+	return s
 }
 
 // clone copies a strided vector so that a second kernel can run on the same
@@ -118,7 +139,7 @@ func (s strided) checkGuards(t *testing.T, what string) {
 		in[lo+j] = true
 	}
 	for i, v := range s.buf {
-		if !in[i] && !isGuard(v) {
+		if !in[i] && math.Float64bits(v) != s.guard {
 			t.Fatalf("%s: wrote %v at buffer position %d outside the vector (view starts at %d, len %d)", what, v, i, lo, len(s.view))
 		}
 	}

@@ -92,3 +92,40 @@ func TestDotSpecialValues(t *testing.T) {
 		}
 	})
 }
+
+// TestLevel1Subnormals: subnormal inputs are neither flushed to zero nor
+// treated differently at any level. The values are small integer multiples
+// of 2^-1074 (times small integers for the products with y), so every sum
+// is exact in any order and every level must agree bit for bit.
+func TestLevel1Subnormals(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		for _, n := range testLengths() {
+			x := make([]float64, n)
+			y := make([]float64, n)
+			for i := range x {
+				x[i] = float64(i%13+2) * 0x1p-1074
+				y[i] = float64(i%5 - 2)
+			}
+			if got, want := DotUnitary(x, y), DotUnitaryGeneric(x, y); got != want {
+				t.Fatalf("n=%d: DotUnitary of subnormals = %v, generic %v", n, got, want)
+			}
+			if got, want := DotInc(x, y, uintptr(n), 1, 1, 0, 0), DotIncGeneric(x, y, uintptr(n), 1, 1, 0, 0); got != want {
+				t.Fatalf("n=%d: DotInc of subnormals = %v, generic %v", n, got, want)
+			}
+			ya, yg := append([]float64(nil), x...), append([]float64(nil), x...)
+			AxpyUnitary(-3, x, ya)
+			AxpyUnitaryGeneric(-3, x, yg)
+			sa, sg := append([]float64(nil), x...), append([]float64(nil), x...)
+			ScalUnitary(0.5, sa) // rounds half to even in the subnormal range
+			ScalUnitaryGeneric(0.5, sg)
+			for i := range n {
+				if ya[i] != yg[i] || ya[i] != -2*x[i] {
+					t.Fatalf("n=%d: AxpyUnitary on subnormals: y[%d] = %v, generic %v, want %v", n, i, ya[i], yg[i], -2*x[i])
+				}
+				if math.Float64bits(sa[i]) != math.Float64bits(sg[i]) || sa[i] == 0 {
+					t.Fatalf("n=%d: ScalUnitary(0.5) on subnormal %v = %v, generic %v", n, x[i], sa[i], sg[i])
+				}
+			}
+		}
+	})
+}

@@ -12,7 +12,7 @@ func TestScalUnitary(t *testing.T) {
 		for _, n := range testLengths() {
 			for off := 0; off < 4; off++ {
 				alpha := randValue(rng)
-				x := newStrided(rng, n, 1, off)
+				x := newStrided(rng, n, 1, off).withGuard(guardFinite)
 				if n > 2 {
 					x.view[n/2] = math.NaN()
 					x.view[n-1] = math.Inf(-1)
@@ -37,7 +37,7 @@ func TestScalInc(t *testing.T) {
 		for _, n := range testLengths() {
 			for _, inc := range []int{1, 2, 3, 7} {
 				alpha := randValue(rng)
-				x := newStrided(rng, n, inc, rng.IntN(4))
+				x := newStrided(rng, n, inc, rng.IntN(4)).withGuard(guardFinite)
 				if n > 2 {
 					x.view[x.idx[n/2]] = math.NaN()
 					x.view[x.idx[1]] = math.Inf(1)

@@ -53,7 +53,7 @@ func sqdistInputs(rng *rand.Rand, c sqdistCase) (a, b []float64, dst strided) {
 	for i := range buf {
 		buf[i] = guardNaN
 	}
-	dst = strided{buf: buf, view: buf[guardLen : guardLen+size : guardLen+size], lo: guardLen}
+	dst = strided{buf: buf, view: buf[guardLen : guardLen+size : guardLen+size], lo: guardLen, guard: math.Float64bits(guardNaN)}
 	for i := 0; i < c.m; i++ {
 		for j := 0; j < c.n; j++ {
 			dst.idx = append(dst.idx, i*c.ldd+j)
