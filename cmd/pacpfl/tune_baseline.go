@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -17,8 +18,9 @@ import (
 // cross-validation.
 type baselinePoint struct {
 	Setting map[string]float64 `json:"setting"`
-	RSMSE   float64            `json:"rsmse"`
+	RSMSE   float64            `json:"rsmse"` // +Inf (JSON null) when the setting failed
 	Folds   []float64          `json:"per_fold"`
+	Failed  string             `json:"failed,omitempty"` // why training or prediction failed
 }
 
 // The grids the MTL and MAML defaults were chosen on (docs/math.md).
@@ -77,18 +79,27 @@ func runTuneBaseline(method string, ds *data.Dataset, key string, k int, seed ui
 	for _, g := range grid {
 		p := baselinePoint{Setting: g.vals}
 		for _, fold := range folds {
+			// A setting whose training diverges (NaN weights or
+			// predictions) is a result of the search, not a failure of it.
 			fit, err := g.fit(fold.Train)
-			if err != nil {
-				return fail(stderr, "tune", err)
+			var m fl.GroupMetrics
+			if err == nil {
+				m, err = fl.EvaluatePointGroup(fold.Val, fit)
 			}
-			m, err := fl.EvaluatePointGroup(fold.Val, fit)
 			if err != nil {
-				return fail(stderr, "tune", err)
+				p.Failed = err.Error()
+				break
 			}
 			p.Folds = append(p.Folds, m.MeanRSMSE)
 		}
 		p.RSMSE = fl.Mean(p.Folds)
+		if p.Failed != "" {
+			p.RSMSE = math.Inf(1)
+		}
 		pts = append(pts, p)
+	}
+	if math.IsInf(pts[0].RSMSE, 1) && len(pts) == 1 {
+		return fail(stderr, "tune", fmt.Errorf("every setting failed: %s", pts[0].Failed))
 	}
 	sort.SliceStable(pts, func(a, b int) bool { return pts[a].RSMSE < pts[b].RSMSE })
 	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
@@ -101,7 +112,14 @@ func runTuneBaseline(method string, ds *data.Dataset, key string, k int, seed ui
 		for i, v := range p.Folds {
 			fs[i] = fmt.Sprintf("%.3f", v)
 		}
+		if p.Failed != "" {
+			fmt.Fprintf(stdout, "| %s | failed | %s |\n", fmtSetting(p.Setting), p.Failed)
+			continue
+		}
 		fmt.Fprintf(stdout, "| %s | %.4f | %s |\n", fmtSetting(p.Setting), p.RSMSE, strings.Join(fs, " "))
+	}
+	if pts[0].Failed != "" {
+		return fail(stderr, "tune", fmt.Errorf("every setting failed; the first: %s", pts[0].Failed))
 	}
 	fmt.Fprintf(stdout, "\nbest: %s (wall time %.0fs)\n", fmtSetting(pts[0].Setting), time.Since(start).Seconds())
 	if jsonPath != "" {

@@ -119,6 +119,9 @@ func Train(ds *data.Dataset, o Options) (*Model, error) {
 	if err := fedrun.Run(n, o.ClientsPerRound, o.Rounds, weights, w, o.Seed, 0x6d616d6c, local); err != nil {
 		return nil, fmt.Errorf("maml: %w", err)
 	}
+	if err := finite(w); err != nil {
+		return nil, err
+	}
 	return &Model{net: net, W: w, o: o}, nil
 }
 
@@ -134,7 +137,20 @@ func (m *Model) Fit(x, y []float64) (func(xTest, out []float64), error) {
 			w[j] -= m.o.Alpha * g[j]
 		}
 	}
+	if err := finite(w); err != nil {
+		return nil, err
+	}
 	return func(xTest, out []float64) { net.Predict(w, xTest, out) }, nil
+}
+
+// finite reports diverged weights: a step size too large for the data.
+func finite(w []float64) error {
+	for _, v := range w {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("maml: the weights diverged (%v): the step sizes α or β are too large for these data", v)
+		}
+	}
+	return nil
 }
 
 // Run trains MAML on ds and evaluates it on the existing and new clients.

@@ -3,6 +3,7 @@ package maml
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -94,5 +95,14 @@ func TestTrainingHelps(t *testing.T) {
 		if _, err := Train(ds, bad); err == nil {
 			t.Errorf("options %+v accepted", bad)
 		}
+	}
+}
+
+func TestDivergenceIsAnError(t *testing.T) {
+	ds := linearClients(rand.New(rand.NewPCG(5, 6)), 3, 20, 3)
+	o := Default()
+	o.Alpha, o.Beta, o.Rounds = 10, 10, 50
+	if _, err := Train(ds, o); err == nil || !strings.Contains(err.Error(), "diverged") {
+		t.Errorf("step sizes 10: error %v, want one saying the weights diverged", err)
 	}
 }

@@ -49,7 +49,7 @@ type Options struct {
 // Default returns the defaults, chosen by 5-fold cross-validation on the
 // training clients of PV-EW(150) data seed 1000 (docs/math.md).
 func Default() Options {
-	return Options{Hidden: []int{32}, LambdaV: 1e-2, Lambda0: 1e-4, LR: 1e-2, Rounds: 100, LocalSteps: 5, PersonalSteps: 100}
+	return Options{Hidden: []int{32}, LambdaV: 1, Lambda0: 1e-4, LR: 1e-2, Rounds: 100, LocalSteps: 5, PersonalSteps: 100}
 }
 
 func (o Options) validate() error {
@@ -124,6 +124,11 @@ func Train(ds *data.Dataset, o Options) (*Model, error) {
 	}
 	if err := fedrun.Run(n, o.ClientsPerRound, o.Rounds, weights, w0, o.Seed, 0x6d746c, local); err != nil {
 		return nil, fmt.Errorf("mtl: %w", err)
+	}
+	for _, v := range w0 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("mtl: the shared weights diverged (%v): the learning rate is too large for these data", v)
+		}
 	}
 	return &Model{net: net, W0: w0, o: o}, nil
 }
