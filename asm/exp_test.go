@@ -35,6 +35,20 @@ func TestExpTable(t *testing.T) {
 	}
 }
 
+// expEdges are the inputs at the edges of every region Exp distinguishes:
+// NaNs (two payloads, one signalling), infinities, zeros, subnormals, the
+// fast-path bound ±expFastMax and its neighbours, the overflow and
+// underflow thresholds and their neighbours, and huge values.
+var expEdges = []float64{
+	math.NaN(), math.Float64frombits(0x7ff0_0000_0000_0bad), math.Float64frombits(0xfff8_0000_0000_0123),
+	math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 0x1p-1074, -0x1p-1074, 0x1p-1022, -0x1p-1030,
+	expFastMax, -expFastMax, math.Nextafter(expFastMax, 709), math.Nextafter(-expFastMax, -709),
+	math.Nextafter(expFastMax, 0), math.Nextafter(-expFastMax, 0),
+	expOverflow, math.Nextafter(expOverflow, 0), math.Nextafter(expOverflow, 710), 709.78, 709.79,
+	expUnderflow, math.Nextafter(expUnderflow, 0), math.Nextafter(expUnderflow, -746), -745.13, -745.14,
+	-744.44, -744.45, -740, -720, -708.4, 708.4, 709, 1e300, -1e300, math.MaxFloat64, -math.MaxFloat64,
+}
+
 // expInputs returns n values spread over every region Exp distinguishes.
 func expInputs(rng *rand.Rand, n int) []float64 {
 	x := make([]float64, n)
@@ -47,8 +61,7 @@ func expInputs(rng *rand.Rand, n int) []float64 {
 		case 2:
 			x[i] = (2*rng.Float64() - 1) * 1e-3
 		case 3:
-			x[i] = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1),
-				708, -708, math.Nextafter(708, 709), 709.78, 709.79, -745.13, -745.14, 1e300, -1e300}[rng.IntN(14)]
+			x[i] = expEdges[rng.IntN(len(expEdges))]
 		default:
 			x[i] = -750 + 1460*rng.Float64()
 		}
@@ -220,14 +233,18 @@ func TestExpPanicsOnShortDst(t *testing.T) {
 }
 
 // TestExpKernelsDoTheWork guards against a SIMD kernel that silently leaves
-// everything to the Go fallback (the results would still be right): on
-// ordinary inputs it must process every whole block, and it must stop at
-// the block holding a NaN.
+// work to the Go fallback (the results would still be right). A blocked
+// kernel (AVX2, NEON) must process every whole block of ordinary inputs and
+// stop at the block holding a NaN. A complete one (AVX-512: masked tail,
+// special values in the kernel) must return len(x) and, called directly
+// without expBlocks, write the generic twin's results bit for bit (NaN
+// payloads included) for every length 0..70, with specials in any lane.
 func TestExpKernelsDoTheWork(t *testing.T) {
 	kernels := map[Level]struct {
-		f     func(dst, x []float64) int
-		block int
-	}{AVX2: {expAVX2, 4}, AVX512: {expAVX512, 8}, NEON: {expNEON, 2}}
+		f        func(dst, x []float64) int
+		block    int
+		complete bool
+	}{AVX2: {expAVX2, 4, false}, AVX512: {expAVX512, 8, true}, NEON: {expNEON, 2, false}}
 	ran := false
 	for _, l := range ArchLevels() {
 		k, ok := kernels[l]
@@ -240,6 +257,40 @@ func TestExpKernelsDoTheWork(t *testing.T) {
 		}
 		ran = true
 		rng := rand.New(rand.NewPCG(21, 22))
+		if k.complete {
+			for n := 0; n <= 70; n++ {
+				for rep := 0; rep < 20; rep++ {
+					x := expInputs(rng, n)
+					if rep%2 == 0 {
+						for i := range x { // mostly ordinary, one special
+							x[i] = -700 + 1400*rng.Float64()
+						}
+						if n > 0 {
+							x[rng.IntN(n)] = expInputs(rng, 1)[0]
+						}
+					}
+					dst := make([]float64, n+1)
+					for i := range dst {
+						dst[i] = guardFinite
+					}
+					want := make([]float64, n)
+					ExpGeneric(want, x)
+					if got := k.f(dst[:n], x); got != n {
+						t.Fatalf("%v: exp kernel did %d of %d elements", l, got, n)
+					}
+					for i := range n {
+						if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+							t.Fatalf("%v: exp kernel, n=%d: exp(%v) = %v (%#x), generic %v (%#x)",
+								l, n, x[i], dst[i], math.Float64bits(dst[i]), want[i], math.Float64bits(want[i]))
+						}
+					}
+					if dst[n] != guardFinite {
+						t.Fatalf("%v: exp kernel, n=%d: wrote past the end", l, n)
+					}
+				}
+			}
+			continue
+		}
 		x := make([]float64, 67)
 		for i := range x {
 			x[i] = -700 + 1400*rng.Float64()
@@ -306,9 +357,15 @@ func TestExpUlpError(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	x := make([]float64, n)
 	for i := range x {
-		x[i] = -708 + 1417*rng.Float64()
-		if i%2 == 0 {
+		switch i % 6 {
+		case 0, 2, 4:
 			x[i] = (2*rng.Float64() - 1) * 3
+		case 1:
+			x[i] = -708 + 1417*rng.Float64()
+		case 3: // beyond the fast path: results up to the overflow edge
+			x[i] = expFastMax + (expOverflow-expFastMax)*rng.Float64()
+		default: // subnormal results down to the underflow edge
+			x[i] = expUnderflow + (-expFastMax-expUnderflow)*rng.Float64()
 		}
 	}
 	exact := make([]*big.Float, n)
@@ -329,9 +386,9 @@ func TestExpUlpError(t *testing.T) {
 				return math.Abs(f) / ulp
 			}
 			maxUlp = max(maxUlp, ulpErr(got[i]))
-			mathUlp = max(mathUlp, ulpErr(math.Exp(x[i])))
+			mathUlp = max(mathUlp, ulpErr(refExp(x[i])))
 		}
-		t.Logf("Exp max error vs a 300-bit reference over %d points: %.3f ulp (math.Exp: %.3f ulp)", n, maxUlp, mathUlp)
+		t.Logf("Exp max error vs a 300-bit reference over %d points in [expUnderflow, expOverflow]: %.3f ulp (math.Exp, rescaled near the ends as in refExp: %.3f ulp)", n, maxUlp, mathUlp)
 		if maxUlp > 2 {
 			t.Errorf("Exp max error %.3f ulp > 2", maxUlp)
 		}

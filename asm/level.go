@@ -14,10 +14,11 @@
 // the GEMM micro-kernels behind GemmKernel (12×16 on zmm registers at level
 // avx512, 6×8 and 4×12 at avx2, 6×8 on NEON, 4×4 in Go) that package linalg
 // packs for. At level avx512 the GEMM micro-kernel, Exp and the unit-stride
-// Dot, Axpy and Scal are AVX-512, with masked tails (Exp 1.6× the AVX2 one
-// on cache-resident data, the level-1 kernels 1.1–1.8× from 64 elements,
-// equal when memory-bound, Zen 5); the strided level-1 kernels and SqDist
-// run their AVX2 versions there.
+// Dot, Axpy and Scal are AVX-512, with masked tails (on Zen 5: Exp 2.0–2.3×
+// the AVX2 one, its table in registers and its special values in the
+// kernel; the level-1 kernels 1.1–1.8× from 64 elements, equal when
+// memory-bound); the strided level-1 kernels and SqDist run their AVX2
+// versions there.
 //
 // Concurrency: every kernel is a pure function of its arguments and may run
 // on any number of goroutines; SetLevel is atomic, and a caller that packs

@@ -39,11 +39,6 @@ func scalIncNEON(alpha float64, x []float64, n, incX uintptr) { ScalIncGeneric(a
 //go:noescape
 func expAVX2(dst, x []float64) int
 
-// expAVX512 is in exp_avx512_amd64.s (eight lanes, same contract).
-//
-//go:noescape
-func expAVX512(dst, x []float64) int
-
 func expNEON(dst, x []float64) int { return 0 }
 
 //go:noescape
