@@ -26,7 +26,8 @@
 // GOMAXPROCS every run sums in the same order.
 //
 // Main types: Tensor (NCHW data), the layers Conv2D, MaxPool2D, Dense,
-// Flatten, ReLU and Tanh behind the Layer interface, SoftmaxCrossEntropy,
+// Flatten, ReLU, Tanh and Dropout (inverted, with a reproducible mask
+// stream and an evaluation mode) behind the Layer interface, SoftmaxCrossEntropy,
 // and Net, a sequential network (NewMLP and NewBCNN build the paper's
 // networks, Bayes their Bayesian versions with stacked weight samples).
 //
