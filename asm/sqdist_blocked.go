@@ -35,7 +35,12 @@ func sqdistBlocked(l Level, dst []float64, ldd int, a []float64, lda int, b []fl
 			out := dst[i*ldd+j0 : i*ldd+j0+w]
 			ai := a[i*lda : i*lda+d]
 			switch l {
-			case AVX2, AVX512:
+			case AVX512:
+				sqdistRowAVX512(out, ai, bT, scale)
+				if withExp {
+					expBlocks(out, out, 8, expAVX512) // the kernel does every element
+				}
+			case AVX2:
 				sqdistRowAVX2(out, ai, bT, scale)
 				if withExp {
 					expBlocks(out, out, 4, expAVX2)

@@ -19,6 +19,11 @@ func sqdistCases() []sqdistCase {
 			cs = append(cs, sqdistCase{mn[0], mn[1], d, d + 3, d + 1, mn[1] + 2})
 		}
 	}
+	// Every column count 0..70 (each tail mask after each unrolled tier),
+	// with an odd and an even number of features.
+	for n := 0; n <= 70; n++ {
+		cs = append(cs, sqdistCase{2, n, 1, 1, 1, n}, sqdistCase{2, n, 2, 3, 2, n + 1}, sqdistCase{1, n, 3, 3, 3, n})
+	}
 	// Across several pack blocks (2048/d columns each).
 	cs = append(cs, sqdistCase{3, 1100, 2, 2, 2, 1100}, sqdistCase{5, 70, 64, 64, 65, 71}, sqdistCase{2, 300, 7, 9, 7, 301})
 	if !modestSizes() {

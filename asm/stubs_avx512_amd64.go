@@ -34,3 +34,6 @@ var expSpecialConsts = [...]uint64{
 	16,
 	32,
 }
+
+//go:noescape
+func sqdistRowAVX512(dst, a, bT []float64, scale float64)

@@ -8,3 +8,5 @@ package asm
 func dotUnitaryAVX512(x, y []float64) float64         { return DotUnitaryGeneric(x, y) }
 func axpyUnitaryAVX512(alpha float64, x, y []float64) { AxpyUnitaryGeneric(alpha, x, y) }
 func scalUnitaryAVX512(alpha float64, x []float64)    { ScalUnitaryGeneric(alpha, x) }
+
+func sqdistRowAVX512(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT, scale) }
