@@ -68,7 +68,8 @@ func (d *Dataset) MinM() int {
 
 // standardise rescales inputs and targets of every client with the mean and
 // population std of the pooled existing-client training data S_1..S_n (the
-// only data a server could legitimately summarise).
+// only data a server could legitimately summarise); class labels
+// (Classes > 0) are left as they are.
 func (ds *Dataset) standardise() {
 	d := ds.D
 	xm, xs := make([]float64, d), make([]float64, d)
@@ -108,6 +109,9 @@ func (ds *Dataset) standardise() {
 	ys = math.Sqrt(ys / float64(cnt))
 	if ys == 0 {
 		ys = 1
+	}
+	if ds.Classes > 0 {
+		ym, ys = 0, 1 // class labels are not scaled
 	}
 	apply := func(x, y []float64) {
 		for r := range y {

@@ -2,7 +2,10 @@
 // containers (a Dataset of existing and new clients, each a ClientData), the
 // synthetic Polynomial regression set, the IDX reader (ReadIDX), image pools
 // (Images; FashionMNIST loads Debian's dataset-fashion-mnist) and their
-// federated splits (Labels5, the pFedBayes protocol; Dirichlet).
+// federated splits (Labels5, the pFedBayes protocol; Dirichlet), and users'
+// own data: ReadCSV reads a CSV file of per-client rows into Records, and
+// Records.Federate makes a Dataset of them (held-out new clients, a
+// per-client train/test split, standardisation kept as a Scaling).
 //
 // Conventions shared by every data set, so that the federated loop is the
 // same for regression and classification:
