@@ -124,8 +124,11 @@ pid=$!
 set +m
 sleep 1
 kill -INT "$pid"
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$pid" 2>/dev/null; then
+# Running means alive and not a zombie: an exited child that the shell has
+# not reaped yet still answers kill -0.
+running() { kill -0 "$1" 2>/dev/null && ! grep -q '^[^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+for _ in $(seq 50); do running "$pid" || break; sleep 0.1; done
+if running "$pid"; then
 	fail "train did not stop within 5 s of SIGINT"
 	kill -KILL "$pid"
 fi
