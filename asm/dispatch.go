@@ -38,6 +38,10 @@ func DotInc(x, y []float64, n, incX, incY, ix, iy uintptr) float64 {
 	checkInc("DotInc", "y", len(y), n, incY, iy)
 	switch Current() {
 	case AVX2, AVX512:
+		// Strided: an AVX-512 version gathering eight elements at a time
+		// measured half as fast as this scalar one with four accumulators
+		// (Zen 5), and ScalInc by gather and scatter 0.44×, so the strided
+		// kernels stay scalar at level AVX512.
 		return dotIncAVX2(x, y, n, incX, incY, ix, iy)
 	case NEON:
 		return dotIncNEON(x, y, n, incX, incY, ix, iy)
