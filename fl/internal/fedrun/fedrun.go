@@ -1,7 +1,8 @@
 // Package fedrun is the federated-averaging loop the frequentist baselines
-// share: each round the server samples clients, they run their local update
-// concurrently from the global weights, and the server replaces the global
-// weights by the data-size-weighted mean of what they return.
+// and FedVI share: each round the server samples clients, they run their
+// local update concurrently from the global weights, and the server replaces
+// the global weights by the data-size-weighted mean of what they return (or,
+// with Hooks.Server, takes its own step from that mean).
 package fedrun
 
 import (
@@ -22,6 +23,23 @@ type Local func(client, round int, global, out []float64, rng *rand.Rand) error
 // global in place. Client i's stream in round t is (seed, tag, t, i), so the
 // result depends on neither the number of workers nor GOMAXPROCS.
 func Run(n, c, rounds int, weights, global []float64, seed, tag uint64, local Local) error {
+	return RunHooks(n, c, rounds, weights, global, seed, tag, local, Hooks{})
+}
+
+// Hooks change what the server does with the clients' results.
+type Hooks struct {
+	// Server, if set, updates global in place from mean, the weighted
+	// mean of the clients' outputs this round (θ + the weighted mean of
+	// their updates Δ_k = out_k − θ, since the weights sum to 1): a server
+	// optimiser. Nil: global ← mean (federated averaging).
+	Server func(round int, global, mean []float64)
+	// AfterRound, if set, runs after round t's server step (t from 0);
+	// an error stops the run.
+	AfterRound func(round int) error
+}
+
+// RunHooks is Run with the server step and a per-round callback of h.
+func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, local Local, h Hooks) error {
 	if len(weights) != n || n < 1 {
 		return fmt.Errorf("fedrun: %d weights for %d clients", len(weights), n)
 	}
@@ -32,6 +50,10 @@ func Run(n, c, rounds int, weights, global []float64, seed, tag uint64, local Lo
 	outs := make([][]float64, c)
 	for i := range outs {
 		outs[i] = make([]float64, d)
+	}
+	var mean []float64
+	if h.Server != nil {
+		mean = make([]float64, d)
 	}
 	errs := make([]error, c)
 	chosen := make([]int, c)
@@ -65,11 +87,23 @@ func Run(n, c, rounds int, weights, global []float64, seed, tag uint64, local Lo
 			}
 			total += weights[chosen[s]]
 		}
-		clear(global)
+		avg := global
+		if h.Server != nil {
+			avg = mean
+		}
+		clear(avg)
 		for s := 0; s < c; s++ {
 			f := weights[chosen[s]] / total
 			for j, v := range outs[s] {
-				global[j] += f * v
+				avg[j] += f * v
+			}
+		}
+		if h.Server != nil {
+			h.Server(t, global, mean)
+		}
+		if h.AfterRound != nil {
+			if err := h.AfterRound(t); err != nil {
+				return fmt.Errorf("round %d: %w", t+1, err)
 			}
 		}
 	}

@@ -66,3 +66,45 @@ func TestRunDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestRunHooks: the server hook receives the weighted mean and owns the
+// step; AfterRound sees every round in order and can stop the run.
+func TestRunHooks(t *testing.T) {
+	weights := []float64{1, 3}
+	global := []float64{1}
+	local := func(i, _ int, g, out []float64, _ *rand.Rand) error {
+		out[0] = g[0] + float64(i+1) // Δ_0 = 1, Δ_1 = 2
+		return nil
+	}
+	var means []float64
+	var seen []int
+	h := Hooks{
+		Server: func(round int, g, mean []float64) {
+			means = append(means, mean[0])
+			g[0] += 10 * (mean[0] - g[0]) // a server learning rate of 10
+		},
+		AfterRound: func(round int) error { seen = append(seen, round); return nil },
+	}
+	if err := RunHooks(2, 0, 2, weights, global, 1, 7, local, h); err != nil {
+		t.Fatal(err)
+	}
+	// Round 1: mean = 1 + (1·1 + 3·2)/4 = 2.75, global = 1 + 10·1.75 = 18.5.
+	// Round 2: mean = 18.5 + 1.75, global = 18.5 + 17.5 = 36.
+	if len(means) != 2 || math.Abs(means[0]-2.75) > 1e-15 || math.Abs(means[1]-20.25) > 1e-15 || math.Abs(global[0]-36) > 1e-13 {
+		t.Errorf("means %v, global %v; want [2.75 20.25], 36", means, global)
+	}
+	if len(seen) != 2 || seen[0] != 0 || seen[1] != 1 {
+		t.Errorf("AfterRound saw rounds %v", seen)
+	}
+	stop := Hooks{AfterRound: func(round int) error {
+		if round == 1 {
+			return errors.New("enough")
+		}
+		return nil
+	}}
+	calls := 0
+	count := func(i, _ int, g, out []float64, _ *rand.Rand) error { calls++; return nil }
+	if err := RunHooks(1, 0, 5, []float64{1}, global, 1, 7, count, stop); err == nil || calls != 2 {
+		t.Errorf("AfterRound's error: %v after %d client calls, want an error after 2", err, calls)
+	}
+}
