@@ -124,6 +124,30 @@ func Mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
+// WeightedMean is Σ wᵢxᵢ / Σ wᵢ: a group's metric weighted by the clients'
+// local data sizes (FedVI's aggregation of accuracy). The weights must be
+// finite and ≥ 0 with a positive sum; NaN if xs is empty.
+func WeightedMean(xs, ws []float64) (float64, error) {
+	if len(xs) != len(ws) {
+		return 0, fmt.Errorf("weighted mean: %d values, %d weights", len(xs), len(ws))
+	}
+	if len(xs) == 0 {
+		return math.NaN(), nil
+	}
+	var s, sw float64
+	for i, w := range ws {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return 0, fmt.Errorf("weighted mean: weight %d is %v, want finite and ≥ 0", i, w)
+		}
+		s += w * xs[i]
+		sw += w
+	}
+	if sw == 0 {
+		return 0, errors.New("weighted mean: the weights sum to 0")
+	}
+	return s / sw, nil
+}
+
 // GroupMetrics are the per-client metrics of one group of clients and their
 // averages.
 type GroupMetrics struct {

@@ -264,3 +264,20 @@ func TestEvaluateClassification(t *testing.T) {
 		t.Fatalf("bad client: %v", err)
 	}
 }
+
+func TestWeightedMean(t *testing.T) {
+	// Accuracies 50 % on 2 test images and 100 % on 6: the pooled accuracy
+	// is 7/8 correct.
+	got, err := WeightedMean([]float64{50, 100}, []float64{2, 6})
+	if err != nil || math.Abs(got-87.5) > 1e-12 {
+		t.Errorf("WeightedMean = %v, %v; want 87.5", got, err)
+	}
+	if got, err := WeightedMean(nil, nil); err != nil || !math.IsNaN(got) {
+		t.Errorf("empty: %v, %v; want NaN", got, err)
+	}
+	for _, ws := range [][]float64{{1}, {0, 0}, {-1, 2}, {math.NaN(), 1}, {math.Inf(1), 1}} {
+		if _, err := WeightedMean([]float64{1, 2}, ws); err == nil {
+			t.Errorf("weights %v accepted", ws)
+		}
+	}
+}

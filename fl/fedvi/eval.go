@@ -1,0 +1,234 @@
+package fedvi
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+)
+
+// evalChunk is how many images go through E at once in evaluation (the
+// activations of a chunk, not of a client's whole set, are held).
+const evalChunk = 256
+
+// Personalise builds client k's local posterior without training: the
+// support set is its whole training set, whose global features E(x)^g
+// (dropout off) are mean-pooled and passed through P. This is how both
+// participating and non-participating clients get their local classifier
+// for evaluation.
+func (m *Model) Personalise(theta, support []float64) error {
+	if err := m.Set(theta); err != nil {
+		return err
+	}
+	m.setTrain(false, nil)
+	a := m.A
+	D := a.InChannels * a.InH * a.InW
+	n := len(support) / D
+	if n < 1 || len(support) != n*D {
+		return fmt.Errorf("fedvi: %d support inputs are not images of %d pixels (at least one)", len(support), D)
+	}
+	d, dg := a.Embed, a.Global
+	sum := make([]float64, dg)
+	for lo := 0; lo < n; lo += evalChunk {
+		b := min(evalChunk, n-lo)
+		shape(&m.img, b, a.InChannels, a.InH, a.InW)
+		copy(m.img.Data, support[lo*D:(lo+b)*D])
+		R, err := m.embed(&m.img)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < b; i++ {
+			for j, v := range R.Data[i*d : i*d+dg] {
+				sum[j] += v
+			}
+		}
+	}
+	shape(&m.pooled, 1, dg, 1, 1)
+	for j, v := range sum {
+		m.pooled.Data[j] = v / float64(n)
+	}
+	return m.constructPosterior()
+}
+
+// Predict returns the class probabilities (rows of |Y|) of the images x
+// under the last Personalise: the mean over draws samples β ~ N(μ, σ²)
+// of softmax(G(R^g) + R^l βᵀ + b), R = E(x) with dropout off; the same
+// draws for every image. draws = 0 uses β = μ.
+func (m *Model) Predict(x []float64, draws int, rng *rand.Rand) ([]float64, error) {
+	a := m.A
+	D := a.InChannels * a.InH * a.InW
+	n := len(x) / D
+	if len(x) != n*D || draws < 0 {
+		return nil, fmt.Errorf("fedvi: %d inputs are not images of %d pixels, or %d draws < 0", len(x), D, draws)
+	}
+	m.setTrain(false, nil)
+	d, dg, dl, C := a.Embed, a.Global, a.Local(), a.Classes
+	p := &m.post
+	k := dl * C
+	betas := make([]float64, max(draws, 1)*k)
+	if draws == 0 {
+		copy(betas, p.mu)
+	}
+	for s := 0; s < draws; s++ {
+		for i := range p.eps {
+			p.eps[i] = rng.NormFloat64()
+		}
+		p.sampleBeta(p.eps)
+		copy(betas[s*k:], p.beta)
+	}
+	probs := make([]float64, n*C)
+	logits := make([]float64, evalChunk*C)
+	for lo := 0; lo < n; lo += evalChunk {
+		b := min(evalChunk, n-lo)
+		shape(&m.img, b, a.InChannels, a.InH, a.InW)
+		copy(m.img.Data, x[lo*D:(lo+b)*D])
+		R, err := m.embed(&m.img)
+		if err != nil {
+			return nil, err
+		}
+		shape(&m.qg, b, dg, 1, 1)
+		m.ql = grow(m.ql, b*dl)
+		for i := 0; i < b; i++ {
+			copy(m.qg.Data[i*dg:(i+1)*dg], R.Data[i*d:i*d+dg])
+			copy(m.ql[i*dl:(i+1)*dl], R.Data[i*d+dg:(i+1)*d])
+		}
+		og, err := m.g.Forward(&m.qg)
+		if err != nil {
+			return nil, err
+		}
+		for s := 0; s < max(draws, 1); s++ {
+			lg := logits[:b*C]
+			copy(lg, og.Data)
+			m.localLogits(lg, m.ql, betas[s*k:(s+1)*k], b)
+			for i := 0; i < b; i++ {
+				z := lg[i*C : (i+1)*C]
+				mx := z[0]
+				for _, v := range z[1:] {
+					mx = math.Max(mx, v)
+				}
+				sum := 0.0
+				for c, v := range z {
+					z[c] = math.Exp(v - mx)
+					sum += z[c]
+				}
+				dst := probs[(lo+i)*C : (lo+i+1)*C]
+				for c, v := range z {
+					dst[c] += v / sum / float64(max(draws, 1))
+				}
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		if row := probs[i*C : (i+1)*C]; math.IsNaN(row[0]) {
+			return nil, fmt.Errorf("fedvi: NaN class probabilities for image %d: the weights are not finite", i)
+		}
+	}
+	return probs, nil
+}
+
+// GroupEval is one group's evaluation: per-client accuracy and calibration
+// error (fl.EvaluateClassification), and the accuracy weighted by the
+// clients' local test-set sizes (FedVI's aggregation: the fraction of the
+// group's test images classified correctly).
+type GroupEval struct {
+	fl.ClassGroupMetrics
+	Weighted float64 `json:"accuracy_weighted"`
+}
+
+// Evaluate personalises every client of the group through P (no training)
+// and scores its test set; pool supplies one Model per concurrent worker.
+func Evaluate(pool *Pool, theta []float64, clients []data.ClientData, classes, draws int, seed, tag uint64) (GroupEval, error) {
+	preds := make([]fl.ClassPrediction, len(clients))
+	err := forEach(len(clients), func(k int) error {
+		m, err := pool.get()
+		if err != nil {
+			return err
+		}
+		defer pool.put(m)
+		if err := m.Personalise(theta, clients[k].X); err != nil {
+			return fmt.Errorf("client %d: %w", k, err)
+		}
+		rng := rand.New(rand.NewPCG(seed, data.StreamID(tag, uint64(k))))
+		pr, err := m.Predict(clients[k].XTest, draws, rng)
+		if err != nil {
+			return fmt.Errorf("client %d: %w", k, err)
+		}
+		preds[k] = fl.ClassPrediction{Probs: pr}
+		return nil
+	})
+	if err != nil {
+		return GroupEval{}, err
+	}
+	g, err := fl.EvaluateClassification(preds, clients, classes)
+	if err != nil {
+		return GroupEval{}, err
+	}
+	sizes := make([]float64, len(clients))
+	for k := range clients {
+		sizes[k] = float64(len(clients[k].YTest))
+	}
+	w, err := fl.WeightedMean(g.Accuracy, sizes)
+	if err != nil {
+		return GroupEval{}, err
+	}
+	return GroupEval{ClassGroupMetrics: g, Weighted: w}, nil
+}
+
+// Pool hands out Models of one architecture, one per concurrent worker,
+// creating them on demand.
+type Pool struct {
+	A    Arch
+	mu   sync.Mutex
+	free []*Model
+}
+
+func (p *Pool) get() (*Model, error) {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		m := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return m, nil
+	}
+	p.mu.Unlock()
+	return NewModel(p.A, nil)
+}
+
+func (p *Pool) put(m *Model) {
+	p.mu.Lock()
+	p.free = append(p.free, m)
+	p.mu.Unlock()
+}
+
+// forEach runs f(0..n−1) on GOMAXPROCS goroutines; the error of the
+// lowest index wins.
+func forEach(n int, f func(int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	next := make(chan int)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

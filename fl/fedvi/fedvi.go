@@ -1,0 +1,257 @@
+package fedvi
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+)
+
+// MethodFedVI is FedVI's name among the methods of a comparison.
+const MethodFedVI = "fedvi"
+
+// Options configure FedVI. DefaultOptions gives the paper's FEMNIST
+// settings (SPEC §13) except the number of rounds.
+type Options struct {
+	Arch            Arch
+	Rounds          int     // T
+	ClientsPerRound int     // c, sampled uniformly without replacement each round; ≤ 0 or > n: all
+	Batch           int     // mini-batch size (support + query)
+	LocalEpochs     int     // passes over the client's data per round
+	ClientLR        float64 // client SGD step
+	ServerLR        float64 // α_s of the server's SGD with momentum
+	Momentum        float64 // the server's momentum
+	Tau             float64 // τ, weight of the local KL
+	// EvalDraws is the number of β draws whose softmax is averaged in
+	// evaluation (0: β = μ).
+	EvalDraws int
+	// EvalLast is how many of the last rounds are evaluated (both groups,
+	// after the round's server step); their mean is reported beside the
+	// final round, as the paper averages its last 100 rounds.
+	EvalLast int
+	Seed     uint64
+	// Progress, if set, is called after every round.
+	Progress func(round, rounds int)
+}
+
+// DefaultOptions are the paper's FEMNIST settings: batch 256 (128 + 128),
+// one local epoch, client SGD 0.02, server SGD 3.0 with momentum 0.9,
+// τ = 10⁻⁹, 100 clients per round; 1500 rounds in the paper, evaluation
+// averaged over the last 100. Rounds, ClientsPerRound and EvalLast are
+// meant to be scaled to the data set.
+func DefaultOptions() Options {
+	return Options{Arch: Paper(10), Rounds: 1500, ClientsPerRound: 100, Batch: 256, LocalEpochs: 1,
+		ClientLR: 0.02, ServerLR: 3, Momentum: 0.9, Tau: 1e-9, EvalDraws: 10, EvalLast: 100}
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	if err := o.Arch.Validate(); err != nil {
+		return err
+	}
+	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+	switch {
+	case o.Rounds < 0:
+		return fmt.Errorf("fedvi: %d rounds, want ≥ 0", o.Rounds)
+	case o.Batch < 2:
+		return fmt.Errorf("fedvi: mini-batch %d, want ≥ 2 (one support and one query example)", o.Batch)
+	case o.LocalEpochs < 1:
+		return fmt.Errorf("fedvi: %d local epochs, want ≥ 1", o.LocalEpochs)
+	case !pos(o.ClientLR):
+		return fmt.Errorf("fedvi: client learning rate %v, want finite and > 0", o.ClientLR)
+	case !pos(o.ServerLR):
+		return fmt.Errorf("fedvi: server learning rate %v, want finite and > 0", o.ServerLR)
+	case !(o.Momentum >= 0 && o.Momentum < 1):
+		return fmt.Errorf("fedvi: server momentum %v, want [0, 1)", o.Momentum)
+	case !(o.Tau >= 0) || math.IsInf(o.Tau, 0):
+		return fmt.Errorf("fedvi: τ = %v, want finite and ≥ 0", o.Tau)
+	case o.EvalDraws < 0:
+		return fmt.Errorf("fedvi: %d evaluation draws, want ≥ 0", o.EvalDraws)
+	case o.EvalLast < 0:
+		return fmt.Errorf("fedvi: evaluation over the last %d rounds, want ≥ 0", o.EvalLast)
+	}
+	return nil
+}
+
+// Random-stream tags.
+const (
+	tagInit  = 0x66766930 // "fvi0"
+	tagRound = 0x66766972 // "fvir"
+	tagEval  = 0x66766965 // "fvie"
+)
+
+// RoundEval is the evaluation after one round.
+type RoundEval struct {
+	Round         int       `json:"round"` // 1-based
+	Existing, New GroupEval `json:"-"`
+	// Weighted accuracies (%), NaN for a group without clients.
+	ExistingWeighted float64 `json:"existing_accuracy_weighted"`
+	NewWeighted      float64 `json:"new_accuracy_weighted"`
+}
+
+// Result is a FedVI run: θ after the last round, the evaluations of the
+// last rounds (the final one last) and the means of their weighted
+// accuracies.
+type Result struct {
+	Theta   []float64
+	History []RoundEval
+	// Mean over History of the weighted accuracies (%).
+	LastExisting, LastNew float64
+	Seconds               float64
+}
+
+// Final is the last evaluation (nil without any).
+func (r *Result) Final() *RoundEval {
+	if len(r.History) == 0 {
+		return nil
+	}
+	return &r.History[len(r.History)-1]
+}
+
+// Train runs Algorithm 1 on ds's existing (participating) clients and
+// evaluates both groups after each of the last o.EvalLast rounds; the new
+// (non-participating) clients take no part in training:
+//
+//	θ⁽⁰⁾ ← init;  v ← 0
+//	for t = 1..T:  S⁽ᵗ⁾ ← c clients at random
+//	    (Δ_k, n_k) ← ClientUpdate(k, θ⁽ᵗ⁾) in parallel;  n ← Σ n_k
+//	    g ← −Σ_k (n_k/n) Δ_k;  v ← μ·v − α_s·g;  θ⁽ᵗ⁺¹⁾ ← θ⁽ᵗ⁾ + v
+//
+// The result depends on o.Seed only, not on GOMAXPROCS.
+func Train(ds *data.Dataset, o Options) (*Result, error) {
+	start := time.Now()
+	o.Arch = o.Arch.withDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	a := o.Arch
+	if ds.D != a.InChannels*a.InH*a.InW || ds.Classes != a.Classes {
+		return nil, fmt.Errorf("fedvi: data set %s has %d features and %d classes, the network takes %d×%d×%d images and %d classes",
+			ds.Name, ds.D, ds.Classes, a.InChannels, a.InH, a.InW, a.Classes)
+	}
+	n := len(ds.Existing)
+	if n < 1 {
+		return nil, fmt.Errorf("fedvi: data set %s has no participating clients", ds.Name)
+	}
+	weights := make([]float64, n)
+	for k := range ds.Existing {
+		if m := ds.Existing[k].M(); m < 2 {
+			return nil, fmt.Errorf("fedvi: participating client %d has %d training examples, needs at least 2", k, m)
+		}
+		weights[k] = float64(QueryCount(ds.Existing[k].M(), o.Batch, o.LocalEpochs))
+	}
+	pool := &Pool{A: a}
+	m0, err := pool.get()
+	if err != nil {
+		return nil, err
+	}
+	theta := make([]float64, m0.NumParams())
+	if err := m0.Init(theta, rand.New(rand.NewPCG(o.Seed, tagInit))); err != nil {
+		return nil, err
+	}
+	pool.put(m0)
+	vel := make([]float64, len(theta))
+	res := &Result{}
+	local := func(k, _ int, global, out []float64, rng *rand.Rand) error {
+		m, err := pool.get()
+		if err != nil {
+			return err
+		}
+		defer pool.put(m)
+		c := &ds.Existing[k]
+		_, err = m.ClientUpdate(global, out, c.X, c.Y, &o, rng)
+		return err
+	}
+	server := func(_ int, global, mean []float64) {
+		for j, th := range global {
+			g := th - mean[j] // −Σ (n_k/n) Δ_k
+			vel[j] = o.Momentum*vel[j] - o.ServerLR*g
+			global[j] = th + vel[j]
+		}
+	}
+	after := func(t int) error {
+		if t >= o.Rounds-o.EvalLast {
+			r, err := evaluateBoth(pool, theta, ds, &o, t)
+			if err != nil {
+				return err
+			}
+			res.History = append(res.History, r)
+		}
+		if o.Progress != nil {
+			o.Progress(t+1, o.Rounds)
+		}
+		return nil
+	}
+	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, theta, o.Seed, tagRound, local,
+		fedrun.Hooks{Server: server, AfterRound: after}); err != nil {
+		return nil, err
+	}
+	if o.Rounds == 0 && o.EvalLast > 0 {
+		r, err := evaluateBoth(pool, theta, ds, &o, -1)
+		if err != nil {
+			return nil, err
+		}
+		res.History = append(res.History, r)
+	}
+	for _, j := range theta {
+		if math.IsNaN(j) || math.IsInf(j, 0) {
+			return nil, fmt.Errorf("fedvi: the global parameters diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
+		}
+	}
+	ex, nw := make([]float64, len(res.History)), make([]float64, len(res.History))
+	for i, h := range res.History {
+		ex[i], nw[i] = h.ExistingWeighted, h.NewWeighted
+	}
+	res.LastExisting, res.LastNew = fl.Mean(ex), fl.Mean(nw)
+	res.Theta = theta
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// evaluateBoth evaluates the participating and the non-participating
+// clients after round t (0-based; −1 before training).
+func evaluateBoth(pool *Pool, theta []float64, ds *data.Dataset, o *Options, t int) (RoundEval, error) {
+	for _, v := range theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return RoundEval{}, fmt.Errorf("fedvi: the global parameters diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
+		}
+	}
+	r := RoundEval{Round: t + 1, ExistingWeighted: math.NaN(), NewWeighted: math.NaN()}
+	var err error
+	if r.Existing, err = Evaluate(pool, theta, ds.Existing, ds.Classes, o.EvalDraws, o.Seed, data.StreamID(tagEval, 0, uint64(t+1))); err != nil {
+		return r, fmt.Errorf("participating clients: %w", err)
+	}
+	r.ExistingWeighted = r.Existing.Weighted
+	if len(ds.New) > 0 {
+		if r.New, err = Evaluate(pool, theta, ds.New, ds.Classes, o.EvalDraws, o.Seed, data.StreamID(tagEval, 1, uint64(t+1))); err != nil {
+			return r, fmt.Errorf("non-participating clients: %w", err)
+		}
+		r.NewWeighted = r.New.Weighted
+	}
+	return r, nil
+}
+
+// RunMethod runs FedVI as a method of the personalised-classification
+// comparison: MethodResult's groups hold the final round's per-client
+// accuracy and CE (their plain means, as for every method); the weighted
+// accuracies and their means over the last rounds are in the Result.
+func RunMethod(ds *data.Dataset, o Options) (*fl.MethodResult, *Result, error) {
+	r, err := Train(ds, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &fl.MethodResult{Method: MethodFedVI, Seconds: r.Seconds, Elapsed: time.Duration(r.Seconds * float64(time.Second))}
+	if f := r.Final(); f != nil {
+		ex := f.Existing.ClassGroupMetrics
+		out.ExistingClass = &ex
+		if len(ds.New) > 0 {
+			nw := f.New.ClassGroupMetrics
+			out.NewClass = &nw
+		}
+	}
+	return out, r, nil
+}
