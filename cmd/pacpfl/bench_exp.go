@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
@@ -14,16 +15,18 @@ import (
 // `pacpfl bench exp` and `pacpfl bench sekernel`: the SIMD exponential
 // against a math.Exp loop, and the GP's m×m squared-exponential kernel
 // matrix (fused, SqDist-then-Exp, generic twin), alternated within each
-// repetition, minimum of R runs after one warm-up.
+// repetition, minimum of R runs after one warm-up. --levels runs the SIMD
+// contenders at several levels (avx512,avx2,generic or all), alternated in
+// the same process, so that levels compare as ratios.
 func init() {
 	registerBench(&benchKernel{
 		name:    "exp",
-		summary: "vector exp: asm.Exp at the current SIMD level vs a math.Exp loop (elements/s)",
+		summary: "vector exp: asm.Exp at the current SIMD level (or --levels) vs a math.Exp loop (elements/s)",
 		run:     runBenchExp,
 	})
 	registerBench(&benchKernel{
 		name:    "sekernel",
-		summary: "m×m SE kernel matrix from m×2 features: fused vs SqDist+Exp vs generic",
+		summary: "m×m SE kernel matrix from m×2 features: fused vs SqDist+Exp (at --levels) vs generic",
 		run:     runBenchSEKernel,
 	})
 }
@@ -41,12 +44,19 @@ func runBenchExp(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench exp", stderr)
 	n := fs.Int("n", 1<<20, "vector length")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
+	var levelList stringList
+	fs.Var(&levelList, "levels", "comma-separated SIMD levels to alternate in this one process, or all (default: the current level)")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
 	if *n < 1 || *reps < 1 {
 		fmt.Fprintf(stderr, "pacpfl bench exp: --n %d --reps %d: both must be at least 1\n", *n, *reps)
+		return exitUsage
+	}
+	levels, err := benchLevels(levelList)
+	if err != nil {
+		fmt.Fprintf(stderr, "pacpfl bench exp: %v\n", err)
 		return exitUsage
 	}
 	rnd := rand.New(rand.NewPCG(3, 4))
@@ -58,36 +68,84 @@ func runBenchExp(args []string, stdout, stderr io.Writer) int {
 		x[i] = -50 + 100*rnd.Float64()
 	}
 	dst := make([]float64, *n)
-	level := asm.Current().String()
-	best, errs := bench.Alternate(*reps, []bench.Contender{
-		{Name: "simd", Run: func() error { asm.Exp(dst, x); return nil }},
-		{Name: "math.Exp", Run: func() error {
-			for i, v := range x {
-				dst[i] = math.Exp(v)
-			}
-			return nil
-		}},
-	})
-	if !*asJSON {
-		fmt.Fprintf(stdout, "exp of %d elements, SIMD level %s, minimum of %d runs\n", *n, level, *reps)
-		fmt.Fprintf(stdout, "%-10s %12s %14s %8s\n", "impl", "seconds", "elements/s", "speedup")
+	defer asm.SetLevel(asm.Current())
+	var cs []bench.Contender
+	for _, l := range levels {
+		cs = append(cs, bench.Contender{Name: "simd", Setup: func() { asm.SetLevel(l) }, Run: func() error { asm.Exp(dst, x); return nil }})
 	}
-	for i, name := range []string{"simd", "math.Exp"} {
+	cs = append(cs, bench.Contender{Name: "math.Exp", Run: func() error {
+		for i, v := range x {
+			dst[i] = math.Exp(v)
+		}
+		return nil
+	}})
+	best, errs := bench.Alternate(*reps, cs)
+	ref := best[len(best)-1]
+	if !*asJSON {
+		fmt.Fprintf(stdout, "exp of %d elements, SIMD level%s, minimum of %d runs\n", *n, levelsPhrase(levels), *reps)
+		fmt.Fprintf(stdout, "%-14s %12s %14s %8s\n", "impl", "seconds", "elements/s", "speedup")
+	}
+	for i, c := range cs {
 		if errs[i] != nil { // the contenders cannot fail; kept for completeness
-			fmt.Fprintf(stderr, "pacpfl bench exp: %s: %v\n", name, errs[i])
+			fmt.Fprintf(stderr, "pacpfl bench exp: %s: %v\n", c.Name, errs[i])
 			return exitError
 		}
-		r := expResult{Kernel: "exp", Impl: name, N: *n, Seconds: best[i], ElementsPerS: float64(*n) / best[i]}
-		if name == "simd" {
-			r.Level = level
+		r := expResult{Kernel: "exp", Impl: c.Name, N: *n, Seconds: best[i], ElementsPerS: float64(*n) / best[i]}
+		label := c.Name
+		if i < len(levels) {
+			r.Level = levels[i].String()
+			label += "/" + r.Level
 		}
 		if *asJSON {
 			bench.JSONLine(stdout, r)
 			continue
 		}
-		fmt.Fprintf(stdout, "%-10s %12.6f %14.4g %7.2fx\n", name, r.Seconds, r.ElementsPerS, best[1]/best[i])
+		fmt.Fprintf(stdout, "%-14s %12.6f %14.4g %7.2fx\n", label, r.Seconds, r.ElementsPerS, ref/best[i])
 	}
 	return exitOK
+}
+
+// benchLevels resolves --levels: the current level when empty, every level
+// this CPU and build support for "all", else each named level, which must be
+// supported here (an error names the one that is not, and why).
+func benchLevels(names stringList) ([]asm.Level, error) {
+	if len(names) == 0 {
+		return []asm.Level{asm.Current()}, nil
+	}
+	if len(names) == 1 && names[0] == "all" {
+		return asm.Supported(), nil
+	}
+	var ls []asm.Level
+	for _, name := range names {
+		l, err := asm.ParseLevel(strings.ToLower(name))
+		if err != nil {
+			return nil, fmt.Errorf("--levels %s: unknown SIMD level %q (known: %s)", names.String(), name, levelNames(asm.ArchLevels()))
+		}
+		if why := asm.Unsupported(l); why != "" {
+			return nil, fmt.Errorf("--levels %s: %s", names.String(), why)
+		}
+		if slices.Contains(ls, l) {
+			return nil, fmt.Errorf("--levels %s: %s given twice", names.String(), l)
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+func levelNames(ls []asm.Level) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = l.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// levelsPhrase completes "SIMD level": " avx2", or "s avx512, avx2 alternated".
+func levelsPhrase(ls []asm.Level) string {
+	if len(ls) == 1 {
+		return " " + ls[0].String()
+	}
+	return "s " + levelNames(ls) + " alternated"
 }
 
 type sekernelResult struct {
@@ -103,6 +161,8 @@ func runBenchSEKernel(args []string, stdout, stderr io.Writer) int {
 	sizes := intList{1000, 4000}
 	fs.Var(&sizes, "m", "comma-separated numbers of points (the matrix is m×m)")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
+	var levelList stringList
+	fs.Var(&levelList, "levels", "comma-separated SIMD levels to alternate in this one process, or all (default: the current level)")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
@@ -111,45 +171,63 @@ func runBenchSEKernel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl bench sekernel: --reps %d: want at least 1\n", *reps)
 		return exitUsage
 	}
+	levels, err := benchLevels(levelList)
+	if err != nil {
+		fmt.Fprintf(stderr, "pacpfl bench sekernel: %v\n", err)
+		return exitUsage
+	}
 	// The m×m matrix at the largest m.
 	mmax := float64(slices.Max(sizes))
 	if st, ok := checkMemory(stderr, "bench sekernel", fmt.Sprintf("--m %d", slices.Max(sizes)), 8*mmax*mmax); !ok {
 		return st
 	}
-	level := asm.Current().String()
 	if !*asJSON {
-		fmt.Fprintf(stdout, "SE kernel matrix exp(-||a_i-a_j||^2/2), m×2 features, SIMD level %s, minimum of %d runs\n", level, *reps)
-		fmt.Fprintf(stdout, "%6s  %-11s %12s %14s %8s\n", "m", "impl", "seconds", "entries/s", "speedup")
+		fmt.Fprintf(stdout, "SE kernel matrix exp(-||a_i-a_j||^2/2), m×2 features, SIMD level%s, minimum of %d runs\n",
+			levelsPhrase(levels), *reps)
+		fmt.Fprintf(stdout, "%6s  %-18s %12s %14s %8s\n", "m", "impl", "seconds", "entries/s", "speedup")
 	}
 	const d = 2
 	rnd := rand.New(rand.NewPCG(5, 6))
-	names := []string{"fused", "sqdist+exp", "generic"}
+	defer asm.SetLevel(asm.Current())
 	for _, m := range sizes {
 		a := make([]float64, m*d)
 		for i := range a {
 			a[i] = rnd.NormFloat64()
 		}
 		k := make([]float64, m*m)
-		best, errs := bench.Alternate(*reps, []bench.Contender{
-			{Name: names[0], Run: func() error { asm.SEKernel(k, m, a, d, a, d, m, m, d); return nil }},
-			{Name: names[1], Run: func() error {
-				asm.SqDist(k, m, a, d, a, d, m, m, d)
-				asm.ScalUnitary(-0.5, k)
-				asm.Exp(k, k)
-				return nil
-			}},
-			{Name: names[2], Run: func() error { asm.SEKernelGeneric(k, m, a, d, a, d, m, m, d); return nil }},
-		})
-		for i, name := range names {
+		var cs []bench.Contender
+		var rowLevel []string
+		for _, l := range levels {
+			set := func() { asm.SetLevel(l) }
+			cs = append(cs,
+				bench.Contender{Name: "fused", Setup: set, Run: func() error { asm.SEKernel(k, m, a, d, a, d, m, m, d); return nil }},
+				bench.Contender{Name: "sqdist+exp", Setup: set, Run: func() error {
+					asm.SqDist(k, m, a, d, a, d, m, m, d)
+					asm.ScalUnitary(-0.5, k)
+					asm.Exp(k, k)
+					return nil
+				}})
+			rowLevel = append(rowLevel, l.String(), l.String())
+		}
+		// The generic twin (pure Go whatever the level), once.
+		cs = append(cs, bench.Contender{Name: "generic", Run: func() error { asm.SEKernelGeneric(k, m, a, d, a, d, m, m, d); return nil }})
+		rowLevel = append(rowLevel, asm.Generic.String())
+		best, errs := bench.Alternate(*reps, cs)
+		ref := best[len(best)-1]
+		for i, c := range cs {
 			if errs[i] != nil {
-				fmt.Fprintf(stderr, "pacpfl bench sekernel: %s: %v\n", name, errs[i])
+				fmt.Fprintf(stderr, "pacpfl bench sekernel: %s: %v\n", c.Name, errs[i])
 				return exitError
 			}
 			if *asJSON {
-				bench.JSONLine(stdout, sekernelResult{Kernel: "sekernel", Impl: name, Level: level, M: m, Seconds: best[i]})
+				bench.JSONLine(stdout, sekernelResult{Kernel: "sekernel", Impl: c.Name, Level: rowLevel[i], M: m, Seconds: best[i]})
 				continue
 			}
-			fmt.Fprintf(stdout, "%6d  %-11s %12.6f %14.4g %7.2fx\n", m, name, best[i], float64(m)*float64(m)/best[i], best[2]/best[i])
+			label := c.Name
+			if c.Name != "generic" {
+				label += "/" + rowLevel[i]
+			}
+			fmt.Fprintf(stdout, "%6d  %-18s %12.6f %14.4g %7.2fx\n", m, label, best[i], float64(m)*float64(m)/best[i], ref/best[i])
 		}
 	}
 	return exitOK

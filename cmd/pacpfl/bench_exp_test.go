@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacpfl/pacpfl/asm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,4 +57,46 @@ func TestBenchExpTableAndErrors(t *testing.T) {
 	st, _, errs = runCLI("bench", "sekernel", "--reps", "0")
 	assert.Equal(t, exitUsage, st)
 	assert.Contains(t, errs, "--reps 0")
+}
+
+// TestBenchLevels: --levels all runs the SIMD contenders once per level this
+// CPU supports (skipping none silently), in JSON and in the table; a level
+// this CPU cannot run, an unknown one or a repeated one is a usage error
+// naming it; the level in force is restored afterwards.
+func TestBenchLevels(t *testing.T) {
+	before := asm.Current()
+	want := map[string]int{}
+	for _, l := range asm.Supported() {
+		want[l.String()] = 1
+	}
+	st, out, errs := runCLI("bench", "exp", "--n", "300", "--reps", "1", "--levels", "all", "--json")
+	require.Equal(t, exitOK, st, errs)
+	got := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		if r["impl"] == "simd" {
+			got[r["level"].(string)]++
+		}
+	}
+	assert.Equal(t, want, got)
+	st, out, errs = runCLI("bench", "sekernel", "--m", "9", "--reps", "1", "--levels", "all")
+	require.Equal(t, exitOK, st, errs)
+	for l := range want {
+		assert.Contains(t, out, "fused/"+l)
+		assert.Contains(t, out, "sqdist+exp/"+l)
+	}
+	assert.Equal(t, before, asm.Current())
+	for _, bad := range []string{"bogus", "generic,generic"} {
+		st, _, errs = runCLI("bench", "exp", "--n", "10", "--levels", bad)
+		assert.Equal(t, exitUsage, st, bad)
+		assert.Contains(t, errs, "--levels "+bad)
+	}
+	for _, l := range asm.ArchLevels() {
+		if why := asm.Unsupported(l); why != "" {
+			st, _, errs = runCLI("bench", "sekernel", "--m", "9", "--levels", l.String())
+			assert.Equal(t, exitUsage, st)
+			assert.Contains(t, errs, why)
+		}
+	}
 }
