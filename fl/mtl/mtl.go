@@ -46,8 +46,11 @@ type Options struct {
 	Seed            uint64
 }
 
-// Default returns the defaults, chosen by 5-fold cross-validation on the
-// training clients of PV-EW(150) data seed 1000 (docs/math.md).
+// Default returns the defaults: λ_v and the learning rate chosen by 5-fold
+// cross-validation on the training clients of PV-EW(150) data seed 1000 over
+// λ_v ∈ {0.001, 0.01, 0.03, 0.1, 0.3, 1} × lr ∈ {0.003, 0.01, 0.03}
+// (`pacpfl tune pv --method mtl`: best λ_v = 1, lr = 0.01, validation RSMSE
+// 0.3115, against 0.3171 at λ_v = 0.3).
 func Default() Options {
 	return Options{Hidden: []int{32}, LambdaV: 1, Lambda0: 1e-4, LR: 1e-2, Rounds: 100, LocalSteps: 5, PersonalSteps: 100}
 }
