@@ -313,7 +313,7 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 		}
 		c := col(name)
 		if c < 0 {
-			return -1, fmt.Errorf("%s: no %s column %q (the columns are %s)", source, what, name, quoteList(header))
+			return -1, &MissingColumnError{Source: source, Role: what, Name: name, Columns: header}
 		}
 		return c, nil
 	}
@@ -550,6 +550,18 @@ func classLabels(labels []string) []string {
 		slices.Sort(out)
 	}
 	return out
+}
+
+// MissingColumnError is a column the spec names that the file lacks.
+type MissingColumnError struct {
+	Source  string
+	Role    string // client, target, feature, split or context
+	Name    string
+	Columns []string // the file's columns
+}
+
+func (e *MissingColumnError) Error() string {
+	return fmt.Sprintf("%s: no %s column %q (the columns are %s)", e.Source, e.Role, e.Name, quoteList(e.Columns))
 }
 
 // quoteList is names quoted and comma-separated, shortened beyond 12.

@@ -46,7 +46,7 @@ func addBNNFlags(fs *flag.FlagSet, b *bnnFlags) {
 	o := fl.DefaultBNNOptions()
 	po := lml.DefaultBNNPosteriorOptions()
 	fs.StringVar(&b.model, "model", modelGP, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
-	fs.StringVar(&b.data, "data", "", "data set: polynomial (GP) or fmnist (BNN); the default follows --model")
+	fs.StringVar(&b.data, "data", "", "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the default follows --model")
 	fs.StringVar(&b.partition, "partition", partLabels5, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
 	fs.StringVar(&b.split, "split", "small", "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
 	fs.Float64Var(&b.alpha, "alpha", data.DefaultDirichletAlpha, "bnn, dirichlet: concentration α of the label proportions")

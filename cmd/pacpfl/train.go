@@ -339,6 +339,9 @@ func jsonFloats(xs []float64) []jsonFloat {
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
+	if csvDataArg(args) {
+		return runTrainCSV(args, stdout, stderr) // train_csv.go
+	}
 	fs := newFlagSet("train", stderr)
 	var f trainFlags
 	var bf bnnFlags

@@ -1,0 +1,519 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/modelfile"
+	"github.com/pacpfl/pacpfl/svgd"
+)
+
+// pacpfl train --data FILE.csv: PAC-PFL on a user's own federated data set
+// (README, "Your own data"). Regression trains GP clients, classification
+// BNN clients with the MLP; the trained model can be saved (--save) for
+// pacpfl predict and pacpfl plot predictive.
+
+// Built-in data sets of --data; any other value is a CSV file.
+var builtinData = []string{dataPoly, dataFMNIST}
+
+// csvDataArg reports whether args give train a CSV file: --data with a
+// value that is not a built-in data set.
+func csvDataArg(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return false
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue // a flag's value
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "data" {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return false
+			}
+			value = args[i+1]
+		}
+		return value != "" && !slices.Contains(builtinData, value)
+	}
+	return false
+}
+
+// csvFlags are the flags of train --data FILE.csv beyond the training ones.
+type csvFlags struct {
+	path, clientCol, targetCol, task, splitCol, save string
+	features, newClients                             stringList
+	testFraction                                     float64
+	dropMissing, saveClients                         bool
+}
+
+// Flags of the synthetic data sets, the BNN image data and the model
+// choice, which a CSV run does not have (its task decides the model).
+var csvDropped = []string{"clients", "new-clients", "extra", "data", "model", "partition", "split", "alpha", "data-dir", "arch", "max-images"}
+
+func (c *csvFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&c.path, "data", "", "the CSV `FILE`: a header naming the columns, then one row per sample (README, \"Your own data\")")
+	fs.StringVar(&c.clientCol, "client-column", "", "the column naming each row's client (required)")
+	fs.StringVar(&c.targetCol, "target-column", "", "the target column (required)")
+	fs.Var(&c.features, "features", "comma-separated feature columns (default: every column but the client, target and split columns)")
+	fs.StringVar(&c.task, "task", string(data.Regression), "regression (GP clients) or classification (BNN clients, an MLP; the target holds class labels)")
+	fs.Var(&c.newClients, "new-clients", "comma-separated client IDs held out as new clients: never seen in training, scored from their own training rows")
+	fs.Float64Var(&c.testFraction, "test-fraction", 0.2, "fraction of each client's rows drawn (with --seed) as its test rows")
+	fs.StringVar(&c.splitCol, "split-column", "", "a column marking each row train or test, instead of --test-fraction")
+	fs.BoolVar(&c.dropMissing, "drop-missing", false, "drop rows with a missing value (empty, NA, NaN, null, ?) instead of refusing the file")
+	fs.StringVar(&c.save, "save", "", "write the trained model to `FILE` (for pacpfl predict and pacpfl plot predictive)")
+	fs.BoolVar(&c.saveClients, "save-clients", true, "store every existing client's training rows in the --save file, for their personalised predictions (false: predict treats them like new clients)")
+}
+
+// userRun is a finished training run on a CSV file.
+type userRun struct {
+	fed      *data.Federated
+	model    *modelfile.Model
+	train    *fl.Result
+	existing []predictOut // per existing client, on its test rows
+	new      []predictOut
+	bounds   *fl.MethodResult // Bounds, Learned, LearnedUnavailable
+	seconds  float64
+}
+
+// csvRun holds the parsed flags of train --data FILE.csv.
+type csvRun struct {
+	c     csvFlags
+	f     trainFlags
+	bf    bnnFlags
+	quiet bool
+	json  string
+}
+
+// parseTrainCSV parses and checks the flags; ok=false: exit with status.
+func parseTrainCSV(args []string, stderr io.Writer) (r *csvRun, status int, ok bool) {
+	r = &csvRun{}
+	fs := newFlagSet("train", stderr)
+	addTrainFlags(fs, &r.f)
+	addBNNFlags(fs, &r.bf)
+	fs = dropFlags(fs, csvDropped...)
+	r.c.add(fs)
+	fs.BoolVar(&r.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&r.json, "json", "", "also write the results as JSON to `FILE`")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return nil, st, false
+	}
+	if err := r.c.check(fs, &r.f, &r.bf); err != nil {
+		return nil, fail(stderr, "train", err), false
+	}
+	if err := r.f.afterParse(fs, r.json); err != nil {
+		return nil, fail(stderr, "train", err), false
+	}
+	if r.c.save != "" {
+		if err := checkOutput("--save", r.c.save); err != nil {
+			return nil, fail(stderr, "train", err), false
+		}
+	}
+	return r, exitOK, true
+}
+
+func runTrainCSV(args []string, stdout, stderr io.Writer) int {
+	r, st, ok := parseTrainCSV(args, stderr)
+	if !ok {
+		return st
+	}
+	c := &r.c
+	stdout, jsonOut := reportStreams(r.json, stdout, stderr)
+	start := time.Now()
+	run, err := trainUserData(c, &r.f, &r.bf, r.quiet, stderr)
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	run.seconds = time.Since(start).Seconds()
+	rep := run.report(c, &r.f, stdout)
+	if c.save != "" {
+		b, err := modelfile.Encode(run.model)
+		if err == nil {
+			err = writeOutput(stdout, "--save", c.save, b)
+		}
+		if err != nil {
+			return fail(stderr, "train", err)
+		}
+		fmt.Fprintf(stdout, "model saved to %s (%d bytes; pacpfl predict --model %s --data FILE.csv)\n", c.save, len(b), c.save)
+	}
+	if r.json != "" {
+		if err := writeJSON(jsonOut, r.json, rep); err != nil {
+			return fail(stderr, "train", err)
+		}
+	}
+	return exitOK
+}
+
+// check validates the CSV flags (before the file is read) and applies the
+// BNN defaults for classification.
+func (c *csvFlags) check(fs *flag.FlagSet, f *trainFlags, bf *bnnFlags) error {
+	bf.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { bf.set[fl.Name] = true })
+	switch {
+	case c.clientCol == "":
+		return usagef("--client-column is required: the column naming each row's client")
+	case c.targetCol == "":
+		return usagef("--target-column is required")
+	case !(c.testFraction >= 0 && c.testFraction < 1):
+		return usagef("--test-fraction %v must lie in [0, 1)", c.testFraction)
+	case c.splitCol != "" && bf.set["test-fraction"]:
+		return usagef("--split-column and --test-fraction both split the rows: give one")
+	case c.save == "-":
+		return usagef("--save -: a model file is binary; give a file name")
+	case c.save != "" && c.save == f.jsonPathOf(fs):
+		return usagef("--save and --json name the same file %s", c.save)
+	}
+	var other []string
+	switch data.Task(c.task) {
+	case data.Regression:
+		other = bnnOnly
+	case data.Classification:
+		other = gpOnly
+		bf.bnnDefaults(f)
+		if !bf.set["clients-per-round"] && !bf.set["c"] {
+			f.clientsPerRound = 0 // min(n, 24), n known from the file
+		}
+	default:
+		return usagef("unknown --task %q (want regression or classification)", c.task)
+	}
+	for _, name := range other {
+		if bf.set[name] {
+			return usagef("--%s does not apply to --task %s", name, c.task)
+		}
+	}
+	if data.Task(c.task) == data.Classification {
+		m := bf.bnnModel()
+		switch {
+		case bf.hidden < 0:
+			return usagef("--hidden %d must be ≥ 0", bf.hidden)
+		case bf.samples < 1:
+			return usagef("--samples %d must be at least 1", bf.samples)
+		case !(bf.sigmaMu > 0) || math.IsInf(bf.sigmaMu, 0) || !(bf.sigmaOmega > 0) || math.IsInf(bf.sigmaOmega, 0):
+			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.sigmaMu, bf.sigmaOmega)
+		case bf.draws < 1:
+			return usagef("--weight-draws %d must be at least 1", bf.draws)
+		}
+		if err := m.Posterior.Validate(); err != nil {
+			return usageError{err}
+		}
+		if _, err := bf.loss(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonPathOf is the --json value of fs ("" when absent).
+func (f *trainFlags) jsonPathOf(fs *flag.FlagSet) string {
+	if fl := fs.Lookup("json"); fl != nil {
+		return fl.Value.String()
+	}
+	return ""
+}
+
+// trainUserData reads the file, trains, and evaluates every client's test
+// rows through the model that --save writes.
+func trainUserData(c *csvFlags, f *trainFlags, bf *bnnFlags, quiet bool, stderr io.Writer) (*userRun, error) {
+	spec := data.CSVSpec{ClientColumn: c.clientCol, TargetColumn: c.targetCol, Features: c.features,
+		SplitColumn: c.splitCol, Task: data.Task(c.task), DropMissing: c.dropMissing}
+	rec, err := data.ReadCSVFile(c.path, spec)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Task == data.Classification && len(rec.Classes) > rec.Rows()/2 {
+		return nil, fmt.Errorf("%s: the target %q has %d distinct labels among %d rows, most of them seen once: is it a regression target? (--task regression)", c.path, rec.Target, len(rec.Classes), rec.Rows())
+	}
+	if rec.Dropped > 0 {
+		fmt.Fprintf(stderr, "note: %d row(s) with a missing value dropped (--drop-missing)\n", rec.Dropped)
+	}
+	fed, err := rec.Federate(data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed})
+	if err != nil {
+		return nil, err
+	}
+	ds := fed.Dataset
+	run := &userRun{fed: fed, bounds: &fl.MethodResult{}}
+	mf := &modelfile.Model{
+		Task: c.task, Features: fed.Features, Target: fed.Target, ClientColumn: c.clientCol, Classes: fed.ClassNames,
+		XMean: fed.Scaling.XMean, XStd: fed.Scaling.XStd, YMean: fed.Scaling.YMean, YStd: fed.Scaling.YStd,
+		Seed: f.seed, Training: map[string]string{"data": c.path, "seed": strconv.FormatUint(f.seed, 10)},
+	}
+	if c.saveClients {
+		for i, id := range fed.ExistingIDs {
+			mf.Clients = append(mf.Clients, modelfile.Client{ID: id, X: ds.Existing[i].X, Y: ds.Existing[i].Y})
+		}
+	}
+	n := len(ds.Existing)
+	var server fl.Config
+	var clients []fl.Client
+	var prior *svgd.Gaussian
+	var gp *fl.GPModel
+	var bnn *fl.BNNModel
+	var gpo fl.PACPFLOptions
+	var bno fl.BNNOptions
+	if data.Task(c.task) == data.Regression {
+		if gpo, err = f.options(ds, f.seed); err != nil {
+			return nil, err
+		}
+		gp = &fl.GPModel{Model: lml.DefaultModel(ds.D), Beta: gpo.Beta}
+		p, err := svgd.Isotropic(gp.Model.HyperPriorMean(), gpo.SigmaP)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		prior, server = p, gpo.Server
+		clients = make([]fl.Client, n)
+		for i := range ds.Existing {
+			if clients[i], err = gp.NewClient(&ds.Existing[i]); err != nil {
+				return nil, fmt.Errorf("client %q: %w", fed.ExistingIDs[i], err)
+			}
+		}
+		m := gp.Model
+		mf.Kind = modelfile.KindGP
+		mf.GP = &modelfile.GPConfig{D: m.D, DF: m.DF, MeanHidden: m.MeanHidden, KernelHidden: m.KernelHidden, Beta: gpo.Beta.String()}
+		mf.Training["sigma_p"] = strconv.FormatFloat(gpo.SigmaP, 'g', -1, 64)
+	} else {
+		if bno, err = bf.options(f, ds, f.seed); err != nil {
+			return nil, err
+		}
+		bnn = bf.bnnModel()
+		bnn.Model = lml.BNN{Arch: lml.ArchMLP, InC: ds.D, InH: 1, InW: 1, Hidden: bf.hidden, Classes: ds.Classes}.WithDefaults()
+		if err := bnn.Model.Validate(); err != nil {
+			return nil, usageError{err}
+		}
+		p, err := fl.BNNHyperPrior(bnn.Model, bno.SigmaMu, bno.SigmaOmega)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		prior, server = p, bno.Server
+		clients = make([]fl.Client, n)
+		for i := range ds.Existing {
+			if clients[i], err = bnn.NewClient(&ds.Existing[i]); err != nil {
+				return nil, fmt.Errorf("client %q: %w", fed.ExistingIDs[i], err)
+			}
+		}
+		m, po := bnn.Model, bnn.Posterior
+		mf.Kind = modelfile.KindBNN
+		mf.BNN = &modelfile.BNNConfig{Arch: m.Arch, InC: m.InC, InH: m.InH, InW: m.InW, Hidden: m.Hidden, Classes: m.Classes,
+			Particles: po.Particles, Steps: po.Steps, LR: po.LR, AlphaSamples: po.AlphaSamples}
+		mf.Training["sigma_mu"] = strconv.FormatFloat(bno.SigmaMu, 'g', -1, 64)
+		mf.Training["sigma_omega"] = strconv.FormatFloat(bno.SigmaOmega, 'g', -1, 64)
+	}
+	for k, v := range map[string]string{"k": strconv.Itoa(server.K), "rounds": strconv.Itoa(server.Rounds),
+		"tau": strconv.FormatFloat(server.Tau, 'g', -1, 64), "lr": strconv.FormatFloat(server.LR, 'g', -1, 64),
+		"batch": strconv.Itoa(server.Batch), "clients_per_round": strconv.Itoa(server.ClientsPerRound)} {
+		mf.Training[k] = v
+	}
+	if server.DP != nil {
+		mf.Training["dp_epsilon"] = strconv.FormatFloat(server.DP.Epsilon, 'g', -1, 64)
+		if c.saveClients {
+			fmt.Fprintln(stderr, "note: the model file holds the existing clients' training rows (--save-clients); the DP guarantee covers the particles, not those rows")
+		}
+	}
+	prog := newProgress(stderr, "train", server.Rounds, quiet)
+	prog.hideLML = server.DP != nil
+	server.Progress = prog.update
+	srv, err := fl.NewServer(server, prior, clients)
+	if err != nil {
+		prog.done()
+		return nil, usageError{err}
+	}
+	res, err := srv.Run()
+	prog.done()
+	if err != nil {
+		return nil, err
+	}
+	run.train = res
+	mf.K, mf.Dim, mf.Particles = res.K, res.Dim, res.Particles
+	run.model = mf
+	// Every client's test rows through the saved model's predictor.
+	u, err := newUserModel(mf)
+	if err != nil {
+		return nil, err
+	}
+	predictGroup := func(ids []string, group []data.ClientData) ([]predictOut, error) {
+		jobs := make([]predictJob, len(group))
+		for i := range group {
+			jobs[i] = predictJob{id: ids[i], cx: group[i].X, cy: group[i].Y, xt: group[i].XTest}
+		}
+		return u.predict(jobs)
+	}
+	if run.existing, err = predictGroup(fed.ExistingIDs, ds.Existing); err != nil {
+		return nil, fmt.Errorf("existing clients: %w", err)
+	}
+	if run.new, err = predictGroup(fed.NewIDs, ds.New); err != nil {
+		return nil, fmt.Errorf("new clients: %w", err)
+	}
+	// The PAC-Bayes bounds on the existing clients' training data.
+	switch {
+	case gp != nil && gpo.Bounds.PriorSamples > 0:
+		b, err := fl.ComputeBounds(ds, gp, prior, gpo.Bounds, fl.EffectiveTau(gpo.Server, n))
+		if err != nil {
+			return nil, fmt.Errorf("bounds: %w", err)
+		}
+		run.bounds.Bounds = &b
+	case bnn != nil && bno.Bounds.PriorSamples > 0:
+		b, err := fl.ComputeBNNBounds(ds, bnn, prior, bno.Bounds, bno.BoundTau(n))
+		if err != nil {
+			return nil, fmt.Errorf("bounds: %w", err)
+		}
+		run.bounds.Bounds = &b
+	}
+	if gp != nil && gpo.Bounds.Learned != nil {
+		lb, why, err := fl.ComputeLearnedBound(ds, gp, prior, gpo, res.Particles)
+		if err != nil {
+			return nil, fmt.Errorf("bound for the trained hyper-posterior: %w", err)
+		}
+		run.bounds.Learned, run.bounds.LearnedUnavailable = lb, why
+	}
+	return run, nil
+}
+
+// userMetrics are one group's per-client test metrics (NaN where a client's
+// test rows do not define one) and their means over the clients that have
+// them.
+type userMetrics struct {
+	first, second    []float64 // RSMSE and CE, or accuracy (%) and CE
+	mean1, mean2     float64
+	defined, skipped int
+}
+
+func (r *userRun) metrics(group []data.ClientData, outs []predictOut) userMetrics {
+	m := userMetrics{first: make([]float64, len(group)), second: make([]float64, len(group))}
+	var s1, s2 float64
+	for i := range group {
+		c := &group[i]
+		a, b := math.NaN(), math.NaN()
+		if mix := outs[i].mix; mix != nil && len(c.YTest) > 0 {
+			mean, cdf := make([]float64, len(c.YTest)), make([]float64, len(c.YTest))
+			for j, y := range c.YTest {
+				mean[j] = mix.Mean(j)
+				cdf[j] = math.Max(0, math.Min(1, mix.CDF(j, y)))
+			}
+			if v, err := fl.RSMSE(mean, c.YTest); err == nil {
+				a = v
+			}
+			if v, err := fl.CalibrationError(cdf); err == nil {
+				b = v
+			}
+		} else if outs[i].probs != nil && len(c.YTest) > 0 {
+			if acc, ce, err := fl.ClassificationMetrics(outs[i].probs, c.YTest, r.fed.Classes); err == nil {
+				a, b = acc, ce
+			}
+		}
+		m.first[i], m.second[i] = a, b
+		if math.IsNaN(a) {
+			m.skipped++
+			continue
+		}
+		m.defined++
+		s1 += a
+		s2 += b
+	}
+	m.mean1, m.mean2 = math.NaN(), math.NaN()
+	if m.defined > 0 {
+		m.mean1, m.mean2 = s1/float64(m.defined), s2/float64(m.defined)
+	}
+	return m
+}
+
+// report prints the run and returns its JSON report.
+func (r *userRun) report(c *csvFlags, f *trainFlags, w io.Writer) any {
+	ds, res, mf := r.fed.Dataset, r.train, r.model
+	regression := data.Task(c.task) == data.Regression
+	rows := func(group []data.ClientData) (train, test int) {
+		for i := range group {
+			train += len(group[i].Y)
+			test += len(group[i].YTest)
+		}
+		return train, test
+	}
+	etr, ete := rows(ds.Existing)
+	ntr, nte := rows(ds.New)
+	kind := "GP clients"
+	if !regression {
+		kind = fmt.Sprintf("BNN clients (MLP %d-%d-%d), %d classes", ds.D, mf.BNN.Hidden, ds.Classes, ds.Classes)
+	}
+	fmt.Fprintf(w, "PAC-PFL on %s (%s, %s): %d feature(s); %d existing clients (%d training, %d test rows), %d new clients (%d own, %d test rows); k=%s, T=%s, τ=%s, seed %d\n",
+		c.path, c.task, kind, ds.D, len(ds.Existing), etr, ete, len(ds.New), ntr, nte, mf.Training["k"], mf.Training["rounds"], mf.Training["tau"], f.seed)
+	final := math.NaN()
+	if len(res.MeanLML) > 0 {
+		final = fl.Mean(res.MeanLML[max(0, len(res.MeanLML)-50):])
+	}
+	switch {
+	case len(res.MeanLML) == 0:
+		fmt.Fprintln(w, noRounds)
+	case res.Privacy.Epsilon < math.Inf(1):
+		fmt.Fprintf(w, "training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", res.Elapsed.Seconds())
+	default:
+		fmt.Fprintf(w, "training: %.1fs, mean client LML of the last rounds %s\n", res.Elapsed.Seconds(), fmtMetric("%.3f", final))
+	}
+	em, nm := r.metrics(ds.Existing, r.existing), r.metrics(ds.New, r.new)
+	line := func(m userMetrics, clients int) string {
+		if clients == 0 {
+			return "none"
+		}
+		var s string
+		if regression {
+			s = "RSMSE " + fmtMetric("%.3f", m.mean1) + "  CE " + fmtMetric("%.3f", m.mean2)
+		} else {
+			s = "accuracy " + fmtMetric("%.2f%%", m.mean1) + "  CE " + fmtMetric("%.4f", m.mean2)
+		}
+		if m.skipped > 0 {
+			s += fmt.Sprintf("  (over %d of %d clients: the others have no test rows that define it)", m.defined, clients)
+		}
+		return s
+	}
+	fmt.Fprintf(w, "existing clients: %s\n", line(em, len(ds.Existing)))
+	fmt.Fprintf(w, "new clients:      %s\n", line(nm, len(ds.New)))
+	var eps *float64
+	if pr := res.Privacy; !math.IsInf(pr.Epsilon, 1) {
+		eps = &pr.Epsilon
+		fmt.Fprintf(w, "differential privacy: %s\n", pr.Statement)
+	} else {
+		fmt.Fprintln(w, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
+	}
+	printBounds(w, r.bounds)
+	history := jsonFloats(res.MeanLML)
+	if res.Privacy.Epsilon < math.Inf(1) {
+		final, history = math.NaN(), nil // not covered by the DP guarantee
+	}
+	config := map[string]any{"data": c.path, "task": c.task, "features": r.fed.Features, "target": r.fed.Target,
+		"client_column": c.clientCol, "new_client_ids": r.fed.NewIDs, "existing_client_ids": r.fed.ExistingIDs,
+		"test_fraction": c.testFraction, "split_column": c.splitCol}
+	for k, v := range mf.Training {
+		if _, ok := config[k]; !ok {
+			config[k] = v
+		}
+	}
+	per := map[string]any{"existing_ids": r.fed.ExistingIDs, "new_ids": r.fed.NewIDs}
+	if regression {
+		per["existing_rsmse"], per["existing_ce"] = jsonFloats(em.first), jsonFloats(em.second)
+		per["new_rsmse"], per["new_ce"] = jsonFloats(nm.first), jsonFloats(nm.second)
+		return trainReport{
+			Dataset: c.path, Seed: f.seed, Config: config, TrainSeconds: res.Elapsed.Seconds(), TotalSeconds: r.seconds,
+			FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(res.Privacy),
+			Existing: summaryMetrics{jsonFloat(em.mean1), jsonFloat(em.mean2)}, New: summaryMetrics{jsonFloat(nm.mean1), jsonFloat(nm.mean2)},
+			Bounds: r.bounds.Bounds, Learned: r.bounds.Learned, LearnedNA: r.bounds.LearnedUnavailable,
+			LMLHistory: history, PerClient: per,
+		}
+	}
+	per["existing_accuracy"], per["existing_ce"] = jsonFloats(em.first), jsonFloats(em.second)
+	per["new_accuracy"], per["new_ce"] = jsonFloats(nm.first), jsonFloats(nm.second)
+	return bnnTrainReport{
+		Dataset: c.path, Seed: f.seed, Config: config, TrainSeconds: res.Elapsed.Seconds(), TotalSeconds: r.seconds,
+		FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(res.Privacy),
+		Existing: classMetrics{jsonFloat(em.mean1), jsonFloat(em.mean2)}, New: classMetrics{jsonFloat(nm.mean1), jsonFloat(nm.mean2)},
+		Bounds: r.bounds.Bounds, LMLHistory: history, PerClient: per,
+	}
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/modelfile"
+)
+
+// writeUserCSV writes a small federated regression (classify: labels) data
+// set: clients s0..s{n-1}, rows each, features x and z, target y; site k's
+// curve is shifted and scaled.
+func writeUserCSV(t *testing.T, dir string, clients, rows int, classify bool) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.WriteString("site,x,z,y\n")
+	for c := range clients {
+		a, s := 1+0.3*rng.NormFloat64(), 0.5*rng.NormFloat64()
+		for range rows {
+			x, z := 4*rng.Float64()-2, rng.NormFloat64()
+			y := a*math.Sin(2*x) + s + 0.3*z + 0.1*rng.NormFloat64()
+			target := strconv.FormatFloat(10+3*y, 'f', 4, 64)
+			if classify {
+				target = map[bool]string{true: "high", false: "low"}[y > s]
+			}
+			fmt.Fprintf(&b, "s%d,%.4f,%.4f,%s\n", c, x, z, target)
+		}
+	}
+	path := filepath.Join(dir, "data.csv")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+// trainCSVForTest parses train flags and runs the training in-process.
+func trainCSVForTest(t *testing.T, args ...string) *userRun {
+	t.Helper()
+	r, st, ok := parseTrainCSV(args, io.Discard)
+	require.True(t, ok, "status %d", st)
+	run, err := trainUserData(&r.c, &r.f, &r.bf, true, io.Discard)
+	require.NoError(t, err)
+	return run
+}
+
+func bitsEqual(t *testing.T, what string, a, b []float64) {
+	t.Helper()
+	require.Equal(t, len(a), len(b), what)
+	for i := range a {
+		require.Equal(t, math.Float64bits(a[i]), math.Float64bits(b[i]), "%s[%d]: %v vs %v", what, i, a[i], b[i])
+	}
+}
+
+// The saved and reloaded model predicts bit-identically to the in-memory
+// one, and the in-memory predictions are the library's predictive (fl).
+func TestTrainCSVSaveReloadBitIdentical(t *testing.T) {
+	dir := t.TempDir()
+	path := writeUserCSV(t, dir, 5, 14, false)
+	run := trainCSVForTest(t, "--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s4",
+		"-T", "15", "--k", "2", "--bound-samples", "0", "--bound-trained-samples", "0", "--test-fraction", "0.3")
+	b, err := modelfile.Encode(run.model)
+	require.NoError(t, err)
+	mf, err := modelfile.Decode(b)
+	require.NoError(t, err)
+	u, err := newUserModel(mf)
+	require.NoError(t, err)
+	ds := run.fed.Dataset
+	for g, group := range [][]predictOut{run.existing, run.new} {
+		clients, ids := ds.Existing, run.fed.ExistingIDs
+		if g == 1 {
+			clients, ids = ds.New, run.fed.NewIDs
+		}
+		jobs := make([]predictJob, len(clients))
+		for i := range clients {
+			jobs[i] = predictJob{id: ids[i], cx: clients[i].X, cy: clients[i].Y, xt: clients[i].XTest}
+		}
+		outs, err := u.predict(jobs)
+		require.NoError(t, err)
+		for i := range outs {
+			bitsEqual(t, "weights", group[i].mix.Weights, outs[i].mix.Weights)
+			bitsEqual(t, "means", group[i].mix.Means, outs[i].mix.Means)
+			bitsEqual(t, "vars", group[i].mix.Vars, outs[i].mix.Vars)
+		}
+	}
+	// The library's evaluation of the same particles: the same means.
+	g := &fl.GPModel{Model: u.gp, Beta: u.beta}
+	preds, err := g.PredictGroup(run.train.Particles, ds.Existing)
+	require.NoError(t, err)
+	for i, p := range preds {
+		for j := range p.Mean {
+			require.Equal(t, p.Mean[j], run.existing[i].mix.Mean(j), "client %d row %d", i, j)
+		}
+	}
+	m, err := fl.Evaluate(preds, ds.Existing)
+	require.NoError(t, err)
+	um := run.metrics(ds.Existing, run.existing)
+	assert.InDelta(t, m.MeanRSMSE, um.mean1, 1e-12)
+	assert.InDelta(t, m.MeanCE, um.mean2, 1e-12)
+}
+
+func TestTrainCSVClassificationReloadBitIdentical(t *testing.T) {
+	dir := t.TempDir()
+	path := writeUserCSV(t, dir, 4, 16, true)
+	run := trainCSVForTest(t, "--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s3",
+		"--task", "classification", "-T", "5", "--k", "2", "--hidden", "8", "--posterior-particles", "2", "--posterior-steps", "5",
+		"--bound-samples", "0")
+	assert.Equal(t, []string{"high", "low"}, run.model.Classes)
+	b, err := modelfile.Encode(run.model)
+	require.NoError(t, err)
+	mf, err := modelfile.Decode(b)
+	require.NoError(t, err)
+	u, err := newUserModel(mf)
+	require.NoError(t, err)
+	ds := run.fed.Dataset
+	jobs := []predictJob{{id: run.fed.NewIDs[0], cx: ds.New[0].X, cy: ds.New[0].Y, xt: ds.New[0].XTest}}
+	outs, err := u.predict(jobs)
+	require.NoError(t, err)
+	bitsEqual(t, "probs", run.new[0].probs, outs[0].probs)
+	require.NotEmpty(t, outs[0].probs)
+}
+
+// End to end through the binary's entry point: train --save, predict
+// --out, and predict's CSV holds the in-memory predictive of the same run
+// (a training run is deterministic for its seed).
+func TestTrainCSVPredictCLI(t *testing.T) {
+	dir := t.TempDir()
+	path := writeUserCSV(t, dir, 4, 12, false)
+	model := filepath.Join(dir, "m.pacpfl")
+	args := []string{"--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s3",
+		"-T", "10", "--k", "2", "--bound-samples", "0", "--bound-trained-samples", "0"}
+	code, out, errOut := runCLI(append([]string{"train", "--quiet", "--save", model, "--json", filepath.Join(dir, "t.json")}, args...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "3 existing clients")
+	assert.Contains(t, out, "model saved to "+model)
+	run := trainCSVForTest(t, args...)
+
+	// The test rows of s0 (existing) and all of s3's rows (a new client,
+	// context: its training rows) go through predict.
+	rec := readCSVRows(t, path)
+	var b strings.Builder
+	b.WriteString("site,x,z,y,own\n")
+	for _, r := range run.fed.ExistingRows[0].Test {
+		fmt.Fprintf(&b, "%s,0\n", strings.Join(rec[r], ","))
+	}
+	for _, r := range run.fed.NewRows[0].Train {
+		fmt.Fprintf(&b, "%s,1\n", strings.Join(rec[r], ","))
+	}
+	for _, r := range run.fed.NewRows[0].Test {
+		fmt.Fprintf(&b, "%s,no\n", strings.Join(rec[r], ","))
+	}
+	in := filepath.Join(dir, "in.csv")
+	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
+	preds := filepath.Join(dir, "p.csv")
+	code, _, errOut = runCLI("predict", "--model", model, "--data", in, "--context-column", "own", "--out", preds)
+	require.Equal(t, exitOK, code, errOut)
+	got := readCSVRows(t, preds)
+	u, err := newUserModel(run.model)
+	require.NoError(t, err)
+	nTest0, nTest3 := len(run.fed.ExistingRows[0].Test), len(run.fed.NewRows[0].Test)
+	require.Len(t, got, nTest0+nTest3)
+	for i, row := range got {
+		var want regressionRow
+		if i < nTest0 {
+			want = u.regressionRow(run.existing[0].mix, i)
+		} else {
+			want = u.regressionRow(run.new[0].mix, i-nTest0)
+			assert.Equal(t, "s3", row[1])
+		}
+		for j, v := range []float64{want.mean, want.std, want.q025, want.q975} {
+			assert.Equal(t, strconv.FormatFloat(v, 'g', -1, 64), row[3+j], "row %d column %d", i, j)
+		}
+		assert.Less(t, want.q025, want.mean)
+		assert.Less(t, want.mean, want.q975)
+	}
+}
+
+// readCSVRows reads a CSV file and returns its data rows (header dropped).
+func readCSVRows(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	return rows[1:]
+}
+
+// The quantiles of the mixture predictive invert its CDF.
+func TestMixtureQuantile(t *testing.T) {
+	dir := t.TempDir()
+	path := writeUserCSV(t, dir, 3, 10, false)
+	run := trainCSVForTest(t, "--data", path, "--client-column", "site", "--target-column", "y",
+		"-T", "3", "--k", "3", "--bound-samples", "0", "--bound-trained-samples", "0")
+	mix := run.existing[0].mix
+	for i := range mix.N {
+		for _, p := range []float64{0.025, 0.5, 0.975} {
+			q := mixtureQuantile(mix, i, p)
+			assert.InDelta(t, p, mix.CDF(i, q), 1e-9)
+		}
+	}
+}
+
+func TestTrainCSVBadInput(t *testing.T) {
+	dir := t.TempDir()
+	path := writeUserCSV(t, dir, 3, 8, false)
+	base := []string{"train", "--data", path, "--client-column", "site", "--target-column", "y", "-T", "2", "--k", "1", "--quiet"}
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"train", "--data", path, "--target-column", "y"}, exitUsage, "--client-column is required"},
+		{append(base, "--task", "ranking"), exitUsage, `unknown --task "ranking"`},
+		{append(base, "--hidden", "4"), exitUsage, "--hidden does not apply to --task regression"},
+		{append(base, "--task", "classification", "--sigma-p", "1"), exitUsage, "--sigma-p does not apply to --task classification"},
+		{append(base, "--test-fraction", "1"), exitUsage, "--test-fraction 1 must lie in [0, 1)"},
+		{append(base, "--split-column", "z", "--test-fraction", "0.1"), exitUsage, "give one"},
+		{append(base, "--clients", "3"), exitUsage, "flag provided but not defined: -clients"},
+		{append(base, "--save", "-"), exitUsage, "a model file is binary"},
+		{append(base, "--save", filepath.Join(dir, "no", "m")), exitUsage, "does not exist"},
+		{append(base, "--features", "x,w"), exitError, `no feature column "w"`},
+		{append(base, "--new-clients", "s9"), exitError, `new client "s9" is not in`},
+		{append(base, "--split-column", "z"), exitError, `column "z" (3rd): "`},
+		{append(base, "--task", "classification"), exitError, "is it a regression target?"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCLI(c.args...)
+		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no file left behind")
+}
+
+func TestPredictBadModelFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := writeUserCSV(t, dir, 3, 8, false)
+	model := filepath.Join(dir, "m.pacpfl")
+	code, _, errOut := runCLI("train", "--data", path, "--client-column", "site", "--target-column", "y", "-T", "2", "--k", "1",
+		"--quiet", "--bound-samples", "0", "--bound-trained-samples", "0", "--save", model)
+	require.Equal(t, exitOK, code, errOut)
+	good, err := os.ReadFile(model)
+	require.NoError(t, err)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	v2 := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(v2[8:12], 2)
+	flipped := append([]byte(nil), good...)
+	flipped[len(flipped)/2] ^= 0x10
+	other := write("other.csv", []byte("site,x,w,y\ns0,1,2,3\n"))
+	for _, c := range []struct {
+		model, data, want string
+	}{
+		{write("v2", v2), path, "the file is format version 2, this pacpfl reads version 1"},
+		{write("trunc", good[:len(good)-100]), path, "model file truncated"},
+		{write("flip", flipped), path, "model file corrupted: checksum mismatch"},
+		{path, path, "not a pacpfl model file"},
+		{model, other, `no feature column "z" (the columns are "site", "x", "w", "y"); the model was trained on the features "x", "z"`},
+		{filepath.Join(dir, "missing"), path, "no such file"},
+	} {
+		code, _, errOut := runCLI("predict", "--model", c.model, "--data", c.data, "--out", filepath.Join(dir, "p.csv"))
+		assert.Equal(t, exitError, code, errOut)
+		assert.Contains(t, errOut, c.want)
+		_, err := os.Stat(filepath.Join(dir, "p.csv"))
+		assert.True(t, os.IsNotExist(err), "no output on error")
+	}
+	code, _, errOut = runCLI("predict", "--data", path)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--model FILE is required")
+}
+
+func TestCSVDataArg(t *testing.T) {
+	for args, want := range map[string]bool{
+		"--data x.csv": true, "-data=x.csv": true, "--k 2 --data polynomial": false, "--data fmnist": false,
+		"": false, "--data": false, "-- --data x.csv": false, "--quiet --data=./polynomial": true,
+	} {
+		assert.Equal(t, want, csvDataArg(strings.Fields(args)), args)
+	}
+}
