@@ -163,19 +163,7 @@ func Evaluate(pool *Pool, theta []float64, clients []data.ClientData, classes, d
 	if err != nil {
 		return GroupEval{}, err
 	}
-	g, err := fl.EvaluateClassification(preds, clients, classes)
-	if err != nil {
-		return GroupEval{}, err
-	}
-	sizes := make([]float64, len(clients))
-	for k := range clients {
-		sizes[k] = float64(len(clients[k].YTest))
-	}
-	w, err := fl.WeightedMean(g.Accuracy, sizes)
-	if err != nil {
-		return GroupEval{}, err
-	}
-	return GroupEval{ClassGroupMetrics: g, Weighted: w}, nil
+	return groupEval(preds, clients, classes)
 }
 
 // Pool hands out Models of one architecture, one per concurrent worker,

@@ -82,6 +82,10 @@ const (
 	tagInit  = 0x66766930 // "fvi0"
 	tagRound = 0x66766972 // "fvir"
 	tagEval  = 0x66766965 // "fvie"
+
+	tagAvgInit  = 0x66617630 // "fav0"
+	tagAvgRound = 0x66617672 // "favr"
+	tagAvgFT    = 0x66617666 // "favf"
 )
 
 // RoundEval is the evaluation after one round.
@@ -202,13 +206,7 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 			return nil, fmt.Errorf("fedvi: the global parameters diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
 		}
 	}
-	ex, nw := make([]float64, len(res.History)), make([]float64, len(res.History))
-	for i, h := range res.History {
-		ex[i], nw[i] = h.ExistingWeighted, h.NewWeighted
-	}
-	res.LastExisting, res.LastNew = fl.Mean(ex), fl.Mean(nw)
-	res.Theta = theta
-	res.Seconds = time.Since(start).Seconds()
+	res.finish(theta, start)
 	return res, nil
 }
 

@@ -22,17 +22,6 @@ func shape(t *conv.Tensor, n, c, h, w int) {
 	t.N, t.C, t.H, t.W, t.Data = n, c, h, w, t.Data[:size]
 }
 
-// embed runs E on x; the result (N×d) is owned by the last layer.
-func (m *Model) embed(x *conv.Tensor) (*conv.Tensor, error) {
-	for _, l := range m.emb {
-		var err error
-		if x, err = l.Forward(x); err != nil {
-			return nil, err
-		}
-	}
-	return x, nil
-}
-
 // constructPosterior runs P on m.pooled (the mean global feature vector
 // of the support set) and sets μ, ρ, σ = softplus(ρ) and the bias:
 // (μ_k, σ_k) ← P_θ”(R^g_{k,s}).
@@ -249,12 +238,8 @@ func (m *Model) LossGrad(x *conv.Tensor, y []int, ns int, eps []float64, tau flo
 		clear(row[dg:]) // the support's local features are not used
 	}
 	// E.
-	dx := &m.dR
-	var t *conv.Tensor = dx
-	for i := len(m.emb) - 1; i >= 0 && t != nil; i-- {
-		if t, err = m.emb[i].Backward(t); err != nil {
-			return Loss{}, err
-		}
+	if err := m.backward(&m.dR); err != nil {
+		return Loss{}, err
 	}
 	return loss, nil
 }

@@ -19,8 +19,28 @@ import (
 // not depend on how many run at once.
 type Model struct {
 	A Arch
+	embedding
+	// P and G
+	p1, p2, p3 *conv.Dense
+	prelu1     *conv.ReLU
+	prelu2     *conv.ReLU
+	g          *conv.Dense
+	params     []conv.Param
+	n          int // len(θ)
+	priorVar   float64
+	pooled, qg conv.Tensor // P's input (1×d_g) and G's (n_q×d_g)
+	dR         conv.Tensor // gradient with respect to E's output
+	dOut       conv.Tensor // gradient with respect to P's output
+	dLogits    conv.Tensor
+	post       posterior
+	logits, ql []float64 // n_q×C logits, n_q×d_l local features
+	img        conv.Tensor
+	labels     []int
+	order      []int
+}
 
-	// E
+// embedding is E_θ' and its input buffer.
+type embedding struct {
 	conv1, conv2        *conv.Conv2D
 	pool                *conv.MaxPool2D
 	relu1, relu2, relu3 *conv.ReLU
@@ -28,24 +48,95 @@ type Model struct {
 	flat                *conv.Flatten
 	dense               *conv.Dense
 	emb                 []conv.Layer
-	// P and G
-	p1, p2, p3   *conv.Dense
-	prelu1       *conv.ReLU
-	prelu2       *conv.ReLU
-	g            *conv.Dense
-	params       []conv.Param
-	n            int // len(θ)
-	priorVar     float64
-	pooled, qg   conv.Tensor // P's input (1×d_g) and G's (n_q×d_g)
-	dR           conv.Tensor // gradient with respect to E's output
-	dPooled      conv.Tensor
-	dOut         conv.Tensor // gradient with respect to P's output
-	dLogits      conv.Tensor
-	post         posterior
-	logits, ql   []float64 // n_q×C logits, n_q×d_l local features
-	img          conv.Tensor
-	labels       []int
-	order, batch []int
+}
+
+// newEmbedding builds E for a (defaults filled).
+func newEmbedding(a Arch, o conv.Options) (embedding, error) {
+	var e embedding
+	h1, w1, _, _, hp, wp := a.sizes()
+	var err error
+	if e.conv1, err = conv.NewConv2D(conv.Conv2DConfig{Name: "E.conv1", InChannels: a.InChannels, InH: a.InH, InW: a.InW,
+		OutChannels: a.Conv1, KernelH: a.Kernel, KernelW: a.Kernel, SkipInputGrad: true, Options: o}); err != nil {
+		return e, err
+	}
+	if e.conv2, err = conv.NewConv2D(conv.Conv2DConfig{Name: "E.conv2", InChannels: a.Conv1, InH: h1, InW: w1,
+		OutChannels: a.Conv2, KernelH: a.Kernel, KernelW: a.Kernel, Options: o}); err != nil {
+		return e, err
+	}
+	if e.pool, err = conv.NewMaxPool2D("E.pool", 2, 2, 2, o); err != nil {
+		return e, err
+	}
+	// Every stream is replaced by the client's before use.
+	rng := rand.New(rand.NewPCG(0, 0))
+	if e.drop1, err = conv.NewDropout("E.drop1", a.Drop1, rng); err != nil {
+		return e, err
+	}
+	if e.drop2, err = conv.NewDropout("E.drop2", a.Drop2, rng); err != nil {
+		return e, err
+	}
+	if e.dense, err = conv.NewDense(conv.DenseConfig{Name: "E.dense", In: a.Conv2 * hp * wp, Out: a.Embed, Options: o}); err != nil {
+		return e, err
+	}
+	e.relu1, e.relu2, e.relu3 = conv.NewReLU("E.relu1"), conv.NewReLU("E.relu2"), conv.NewReLU("E.relu3")
+	e.flat = conv.NewFlatten("E.flatten")
+	// ReLU is monotone, so pooling before it computes conv → ReLU → pool
+	// on a quarter of the elements (as conv.NewBCNN does).
+	e.emb = []conv.Layer{e.conv1, e.relu1, e.conv2, e.pool, e.relu2, e.drop1, e.flat, e.dense, e.relu3, e.drop2}
+	return e, nil
+}
+
+// glorot fills w with Glorot-uniform values U(±√(6/(fan_in + fan_out))).
+func glorot(w []float64, fanIn, fanOut int, rng *rand.Rand) {
+	lim := math.Sqrt(6 / float64(fanIn+fanOut))
+	for i := range w {
+		w[i] = lim * (2*rng.Float64() - 1)
+	}
+}
+
+// init draws E's weights (Glorot uniform) and zeroes its biases.
+func (e *embedding) init(a Arch, rng *rand.Rand) {
+	k := a.Kernel * a.Kernel
+	glorot(e.conv1.Weight, a.InChannels*k, a.Conv1*k, rng)
+	glorot(e.conv2.Weight, a.Conv1*k, a.Conv2*k, rng)
+	glorot(e.dense.Weight, e.dense.In, e.dense.Out, rng)
+	clear(e.conv1.Bias)
+	clear(e.conv2.Bias)
+	clear(e.dense.Bias)
+}
+
+// setTrain switches dropout on (training) or off (evaluation) and gives
+// the dropout layers the stream of the current client update.
+func (e *embedding) setTrain(train bool, rng *rand.Rand) {
+	for _, d := range []*conv.Dropout{e.drop1, e.drop2} {
+		d.Train = train
+		if rng != nil {
+			d.SetRand(rng)
+		}
+	}
+}
+
+// embed runs E on x; the result (N×d) is owned by the last layer.
+func (e *embedding) embed(x *conv.Tensor) (*conv.Tensor, error) {
+	for _, l := range e.emb {
+		var err error
+		if x, err = l.Forward(x); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// backward takes the gradient with respect to E's last output and sets
+// E's parameter gradients.
+func (e *embedding) backward(dR *conv.Tensor) error {
+	t := dR
+	var err error
+	for i := len(e.emb) - 1; i >= 0 && t != nil; i-- {
+		if t, err = e.emb[i].Backward(t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // posterior is q(β_k | θ, D_k,s) = N(μ, diag σ²) over the d_l×C local
@@ -73,36 +164,10 @@ func NewModel(a Arch, opt *conv.Options) (*Model, error) {
 		o = *opt
 	}
 	m := &Model{A: a}
-	h1, w1, h2, w2, hp, wp := a.sizes()
-	_, _ = h2, w2
 	var err error
-	if m.conv1, err = conv.NewConv2D(conv.Conv2DConfig{Name: "E.conv1", InChannels: a.InChannels, InH: a.InH, InW: a.InW,
-		OutChannels: a.Conv1, KernelH: a.Kernel, KernelW: a.Kernel, SkipInputGrad: true, Options: o}); err != nil {
+	if m.embedding, err = newEmbedding(a, o); err != nil {
 		return nil, err
 	}
-	if m.conv2, err = conv.NewConv2D(conv.Conv2DConfig{Name: "E.conv2", InChannels: a.Conv1, InH: h1, InW: w1,
-		OutChannels: a.Conv2, KernelH: a.Kernel, KernelW: a.Kernel, Options: o}); err != nil {
-		return nil, err
-	}
-	if m.pool, err = conv.NewMaxPool2D("E.pool", 2, 2, 2, o); err != nil {
-		return nil, err
-	}
-	// Every stream is replaced by the client's before use.
-	rng := rand.New(rand.NewPCG(0, 0))
-	if m.drop1, err = conv.NewDropout("E.drop1", a.Drop1, rng); err != nil {
-		return nil, err
-	}
-	if m.drop2, err = conv.NewDropout("E.drop2", a.Drop2, rng); err != nil {
-		return nil, err
-	}
-	if m.dense, err = conv.NewDense(conv.DenseConfig{Name: "E.dense", In: a.Conv2 * hp * wp, Out: a.Embed, Options: o}); err != nil {
-		return nil, err
-	}
-	m.relu1, m.relu2, m.relu3 = conv.NewReLU("E.relu1"), conv.NewReLU("E.relu2"), conv.NewReLU("E.relu3")
-	m.flat = conv.NewFlatten("E.flatten")
-	// ReLU is monotone, so pooling before it computes conv → ReLU → pool
-	// on a quarter of the elements (as conv.NewBCNN does).
-	m.emb = []conv.Layer{m.conv1, m.relu1, m.conv2, m.pool, m.relu2, m.drop1, m.flat, m.dense, m.relu3, m.drop2}
 	dl, C := a.Local(), a.Classes
 	if m.p1, err = conv.NewDense(conv.DenseConfig{Name: "P.dense1", In: a.Global, Out: a.PHidden, Options: o}); err != nil {
 		return nil, err
@@ -177,21 +242,10 @@ func (m *Model) Init(theta []float64, rng *rand.Rand) error {
 	if len(theta) != m.n {
 		return fmt.Errorf("fedvi: %d parameters for a network of %d", len(theta), m.n)
 	}
-	k := m.A.Kernel * m.A.Kernel
-	glorot := func(w []float64, fanIn, fanOut int) {
-		lim := math.Sqrt(6 / float64(fanIn+fanOut))
-		for i := range w {
-			w[i] = lim * (2*rng.Float64() - 1)
-		}
-	}
-	glorot(m.conv1.Weight, m.A.InChannels*k, m.A.Conv1*k)
-	glorot(m.conv2.Weight, m.A.Conv1*k, m.A.Conv2*k)
-	for _, d := range []*conv.Dense{m.dense, m.p1, m.p2, m.p3, m.g} {
-		glorot(d.Weight, d.In, d.Out)
-	}
-	for _, l := range []conv.Layer{m.conv1, m.conv2, m.dense, m.p1, m.p2, m.p3, m.g} {
-		ps := l.Params()
-		clear(ps[1].Value) // the bias
+	m.embedding.init(m.A, rng)
+	for _, d := range []*conv.Dense{m.p1, m.p2, m.p3, m.g} {
+		glorot(d.Weight, d.In, d.Out, rng)
+		clear(d.Bias)
 	}
 	k2 := m.A.Local() * m.A.Classes
 	rho0 := invSoftplus(m.PriorStd())
@@ -200,17 +254,6 @@ func (m *Model) Init(theta []float64, rng *rand.Rand) error {
 	}
 	m.Get(theta)
 	return nil
-}
-
-// setTrain switches dropout on (training) or off (evaluation) and gives
-// the dropout layers the stream of the current client update.
-func (m *Model) setTrain(train bool, rng *rand.Rand) {
-	for _, d := range []*conv.Dropout{m.drop1, m.drop2} {
-		d.Train = train
-		if rng != nil {
-			d.SetRand(rng)
-		}
-	}
 }
 
 // softplus is ln(1 + eˣ) without overflow.
