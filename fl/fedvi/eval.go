@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 )
 
 // evalChunk is how many images go through E at once in evaluation (the
@@ -143,7 +143,7 @@ type GroupEval struct {
 // and scores its test set; pool supplies one Model per concurrent worker.
 func Evaluate(pool *Pool, theta []float64, clients []data.ClientData, classes, draws int, seed, tag uint64) (GroupEval, error) {
 	preds := make([]fl.ClassPrediction, len(clients))
-	err := forEach(len(clients), func(k int) error {
+	err := fedrun.ForEach(len(clients), func(k int) error {
 		m, err := pool.get()
 		if err != nil {
 			return err
@@ -190,33 +190,4 @@ func (p *Pool) put(m *Model) {
 	p.mu.Lock()
 	p.free = append(p.free, m)
 	p.mu.Unlock()
-}
-
-// forEach runs f(0..n−1) on GOMAXPROCS goroutines; the error of the
-// lowest index wins.
-func forEach(n int, f func(int) error) error {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	next := make(chan int)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				errs[i] = f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

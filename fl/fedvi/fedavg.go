@@ -240,7 +240,7 @@ func (pp *plainPool) put(p *Plain) {
 // training data (batches of ftBatch, step lr).
 func evaluatePlain(pp *plainPool, w []float64, clients []data.ClientData, classes int, ft, ftBatch int, lr float64, seed, tag uint64) (GroupEval, error) {
 	preds := make([]fl.ClassPrediction, len(clients))
-	err := forEach(len(clients), func(k int) error {
+	err := fedrun.ForEach(len(clients), func(k int) error {
 		p, err := pp.get()
 		if err != nil {
 			return err

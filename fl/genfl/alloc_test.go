@@ -3,6 +3,8 @@ package genfl
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 )
 
 // The training step and the pair evaluator do not allocate once sized.
@@ -14,7 +16,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	w := newWorker(a, true)
 	copy(w.mu, q.Mu)
 	copy(w.rho, q.Rho)
-	w.nrm = newNormals(rand.New(rand.NewPCG(1, 1)))
+	w.nrm = meanfield.NewNormals(rand.New(rand.NewPCG(1, 1)))
 	fed := &Federation{LR: 1e-3, Momentum: 0.9}
 	step := func() {
 		if _, err := w.posteriorStep(c.X, c.Y, p, terms, 1e-4, fed); err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 )
 
 // Arch is a fully connected ReLU network In → Hidden… → Classes (the seed's
@@ -83,23 +85,12 @@ func (q *Posterior) Clone() *Posterior {
 	return &Posterior{Mu: append([]float64(nil), q.Mu...), Rho: append([]float64(nil), q.Rho...)}
 }
 
-// softplus is ln(1 + e^u) and its derivative sigmoid(u), without overflow.
-func softplus(u float64) (sp, sig float64) {
-	if u > 0 {
-		e := math.Exp(-u)
-		return u + math.Log1p(e), 1 / (1 + e)
-	}
-	e := math.Exp(u)
-	return math.Log1p(e), e / (1 + e)
-}
-
-// invSoftplus is ρ with softplus(ρ) = σ > 0.
-func invSoftplus(sigma float64) float64 {
-	if sigma > 30 {
-		return sigma + math.Log(-math.Expm1(-sigma))
-	}
-	return math.Log(math.Expm1(sigma))
-}
+// softplus is ln(1 + e^u) and its derivative sigmoid(u); invSoftplus its
+// inverse (package meanfield).
+var (
+	softplus    = meanfield.Softplus
+	invSoftplus = meanfield.InvSoftplus
+)
 
 // PosteriorAt returns Q = P: mean μ_P, σ = σ_prior (GenFL's start, Alg. 1
 // line 3).

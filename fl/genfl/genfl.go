@@ -9,6 +9,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
@@ -211,7 +212,7 @@ type worker struct {
 	mu, rho     []float64
 	vm, vr      []float64 // momentum
 	w, g, gr    []float64 // weight sample, gradients (μ or weights; ρ)
-	nrm         normals
+	nrm         meanfield.Normals
 	expBuf      []float64 // e^ρ of one block of prepareSample
 	eps         []float64
 	sigma, dsig []float64 // softplus(ρ) and sigmoid(ρ)
@@ -368,7 +369,7 @@ func (w *worker) prepareSample(p *Prior, draw bool) (sumLogSigma, sq float64) {
 		mu, pm, eps, ws := w.mu[lo:hi], p.Mu[lo:hi], w.eps[lo:hi], w.w[lo:hi]
 		if draw {
 			for j := range eps {
-				eps[j] = w.nrm.norm()
+				eps[j] = w.nrm.Norm()
 			}
 		}
 		prod := 1.0
@@ -377,7 +378,7 @@ func (w *worker) prepareSample(p *Prior, draw bool) (sumLogSigma, sq float64) {
 			if r > 30 {
 				s, ds = r, 1
 			} else {
-				s = log1pPos(ex[j])
+				s = meanfield.Log1pPos(ex[j])
 				ds = ex[j] / (1 + ex[j])
 			}
 			sigma[j], dsig[j] = s, ds
@@ -404,7 +405,7 @@ func (w *worker) userUpdate(c *Client, p *Prior, terms objectiveTerms, o *Object
 	copy(w.rho, state[1])
 	clear(w.vm)
 	clear(w.vr)
-	w.nrm.seed(rng)
+	w.nrm.Seed(rng)
 	in := w.net.arch.In
 	v, err := w.epochs(c, in, fed, rng, func(x []float64, y []int) (float64, error) {
 		return w.posteriorStep(x, y, p, terms, o.PMin, fed)

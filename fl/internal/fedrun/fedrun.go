@@ -1,14 +1,17 @@
-// Package fedrun is the federated-averaging loop the frequentist baselines
-// and FedVI share: each round the server samples clients, they run their
-// local update concurrently from the global weights, and the server replaces
-// the global weights by the data-size-weighted mean of what they return (or,
-// with Hooks.Server, takes its own step from that mean).
+// Package fedrun is the federated-averaging loop the frequentist baselines,
+// FedVI and pFedBayes share: each round the server samples clients, they
+// run their local update concurrently from the global weights, and the
+// server replaces the global weights by the data-size-weighted mean of what
+// they return (or, with Hooks.Server, takes its own step from that mean;
+// with Hooks.Aggregate, averages a random subset of them). ForEach and Pool
+// run the methods' other per-client work (evaluation) over the cores.
 package fedrun
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -36,6 +39,11 @@ type Hooks struct {
 	// AfterRound, if set, runs after round t's server step (t from 0);
 	// an error stops the run.
 	AfterRound func(round int) error
+	// Aggregate, if in [1, c), is the number S of the round's c clients
+	// whose outputs the server averages, drawn uniformly from the stream
+	// (seed, tag, "agg", t): every sampled client trains, the server hears
+	// S of them (pFedMe's and pFedBayes's protocol). 0: all c.
+	Aggregate int
 }
 
 // RunHooks is Run with the server step and a per-round callback of h.
@@ -57,6 +65,7 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 	}
 	errs := make([]error, c)
 	chosen := make([]int, c)
+	heard := make([]int, 0, c)
 	workers := min(runtime.GOMAXPROCS(0), c)
 	for t := 0; t < rounds; t++ {
 		sel := rand.New(rand.NewPCG(seed, data.StreamID(tag, 0x73656c, uint64(t))))
@@ -80,11 +89,23 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 		}
 		close(next)
 		wg.Wait()
-		var total float64
 		for s := 0; s < c; s++ {
 			if errs[s] != nil {
 				return fmt.Errorf("round %d, client %d: %w", t+1, chosen[s], errs[s])
 			}
+		}
+		heard = heard[:0]
+		if h.Aggregate > 0 && h.Aggregate < c {
+			agg := rand.New(rand.NewPCG(seed, data.StreamID(tag, 0x616767, uint64(t))))
+			heard = append(heard, agg.Perm(c)[:h.Aggregate]...)
+			slices.Sort(heard) // sum in client-slot order
+		} else {
+			for s := 0; s < c; s++ {
+				heard = append(heard, s)
+			}
+		}
+		var total float64
+		for _, s := range heard {
 			total += weights[chosen[s]]
 		}
 		avg := global
@@ -92,7 +113,7 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 			avg = mean
 		}
 		clear(avg)
-		for s := 0; s < c; s++ {
+		for _, s := range heard {
 			f := weights[chosen[s]] / total
 			for j, v := range outs[s] {
 				avg[j] += f * v
@@ -108,4 +129,64 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 		}
 	}
 	return nil
+}
+
+// ForEach runs f(0), …, f(n−1) on min(GOMAXPROCS, n) goroutines and
+// returns the error of the lowest i that failed (all run regardless).
+func ForEach(n int, f func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	next := make(chan int)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pool hands out per-goroutine values (a network and its buffers): Get
+// returns a free one or makes one with New, Put hands it back (the pool
+// keeps as many as NewPool was told). Safe for concurrent use.
+type Pool[T any] struct {
+	New  func() (T, error)
+	free chan T
+}
+
+// NewPool returns a pool keeping up to keep free values.
+func NewPool[T any](keep int, newT func() (T, error)) *Pool[T] {
+	return &Pool[T]{New: newT, free: make(chan T, max(keep, 1))}
+}
+
+// Get returns a free value or a new one.
+func (p *Pool[T]) Get() (T, error) {
+	select {
+	case v := <-p.free:
+		return v, nil
+	default:
+		return p.New()
+	}
+}
+
+// Put hands v back.
+func (p *Pool[T]) Put(v T) {
+	select {
+	case p.free <- v:
+	default:
+	}
 }

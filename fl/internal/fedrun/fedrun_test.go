@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -106,5 +107,97 @@ func TestRunHooks(t *testing.T) {
 	count := func(i, _ int, g, out []float64, _ *rand.Rand) error { calls++; return nil }
 	if err := RunHooks(1, 0, 5, []float64{1}, global, 1, 7, count, stop); err == nil || calls != 2 {
 		t.Errorf("AfterRound's error: %v after %d client calls, want an error after 2", err, calls)
+	}
+}
+
+// With Aggregate = S every client trains but the server averages S of
+// them: the mean of one-hot outputs has exactly S entries 1/S, the same
+// ones at any GOMAXPROCS, and a different subset in another round.
+func TestRunAggregate(t *testing.T) {
+	const n, S = 6, 3
+	ran := make([]int, n)
+	run := func(rounds int) []float64 {
+		global := make([]float64, n)
+		local := func(i, _ int, _, out []float64, _ *rand.Rand) error {
+			ran[i]++
+			clear(out)
+			out[i] = 1
+			return nil
+		}
+		w := []float64{1, 1, 1, 1, 1, 1}
+		if err := RunHooks(n, 0, rounds, w, global, 3, 9, local, Hooks{Aggregate: S}); err != nil {
+			t.Fatal(err)
+		}
+		return global
+	}
+	g := run(1)
+	for i, r := range ran {
+		if r != 1 {
+			t.Errorf("client %d trained %d times in one round", i, r)
+		}
+	}
+	k := 0
+	for _, v := range g {
+		switch v {
+		case 0:
+		case 1.0 / S:
+			k++
+		default:
+			t.Fatalf("mean %v is not S one-hots averaged", g)
+		}
+	}
+	if k != S {
+		t.Errorf("%d clients averaged, want %d", k, S)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	g1 := run(1)
+	runtime.GOMAXPROCS(prev)
+	for i := range g {
+		if g[i] != g1[i] {
+			t.Fatalf("GOMAXPROCS 1: %v, default %v", g1, g)
+		}
+	}
+	same := true
+	g2 := run(2)
+	for i := range g {
+		same = same && (g2[i] == 0) == (g[i] == 0)
+	}
+	if same {
+		t.Error("round 2 averaged the clients of round 1")
+	}
+}
+
+func TestForEachAndPool(t *testing.T) {
+	out := make([]int, 50)
+	made := 0
+	var mu sync.Mutex
+	p := NewPool(4, func() (*int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		made++
+		return new(int), nil
+	})
+	err := ForEach(len(out), func(i int) error {
+		v, err := p.Get()
+		if err != nil {
+			return err
+		}
+		defer p.Put(v)
+		out[i] = i * i
+		if i == 7 || i == 30 {
+			return errors.New(string(rune('a' + i)))
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "h" {
+		t.Errorf("error %v, want that of the lowest failing index", err)
+	}
+	for i, v := range out {
+		if v != i*i {
+			t.Fatalf("f(%d) did not run", i)
+		}
+	}
+	if made > runtime.GOMAXPROCS(0) {
+		t.Errorf("%d values made for %d workers", made, runtime.GOMAXPROCS(0))
 	}
 }

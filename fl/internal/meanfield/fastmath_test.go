@@ -1,4 +1,4 @@
-package genfl
+package meanfield
 
 import (
 	"math"
@@ -15,29 +15,29 @@ func TestLog1pPos(t *testing.T) {
 		if i < 1000 {
 			x = float64(i) * 1e-3
 		}
-		got, want := log1pPos(x), math.Log1p(x)
+		got, want := Log1pPos(x), math.Log1p(x)
 		if rel := math.Abs(got-want) / math.Max(want, 1e-300); rel > worst {
 			worst = rel
 		}
 	}
 	if worst > 6e-16 { // 3 ulps
-		t.Errorf("log1pPos: worst relative error %g", worst)
+		t.Errorf("Log1pPos: worst relative error %g", worst)
 	}
-	if log1pPos(0) != 0 {
-		t.Error("log1pPos(0) ≠ 0")
+	if Log1pPos(0) != 0 {
+		t.Error("Log1pPos(0) ≠ 0")
 	}
 }
 
 // The ziggurat draws N(0, 1): moments, a Kolmogorov–Smirnov statistic and
 // the frequency of the tail layer.
 func TestNormals(t *testing.T) {
-	n := newNormals(rand.New(rand.NewPCG(2, 3)))
+	n := NewNormals(rand.New(rand.NewPCG(2, 3)))
 	const N = 400000
 	xs := make([]float64, N)
 	var m1, m2, m4 float64
 	tail := 0
 	for i := range xs {
-		x := n.norm()
+		x := n.Norm()
 		xs[i] = x
 		m1 += x
 		m2 += x * x

@@ -1,4 +1,4 @@
-package genfl
+package meanfield
 
 import (
 	"math"
@@ -6,16 +6,17 @@ import (
 	"math/rand/v2"
 )
 
-// The training loop draws one normal per weight and evaluates one softplus
-// per weight at every mini-batch (837,610 weights for 784-600-600-10): these
-// two scalar routines are its hot spots.
+// A training step of a mean-field Gaussian network draws one normal per
+// weight and evaluates one softplus per weight at every mini-batch (837,610
+// weights for GenFL's 784-600-600-10): these two scalar routines are its hot
+// spots.
 
-// log1pPos is ln(1 + x) for x ≥ 0. Below 1/8 — every σ = softplus(ρ) <
+// Log1pPos is ln(1 + x) for x ≥ 0. Below 1/8 — every σ = softplus(ρ) <
 // 0.118, the regime of σ_prior = 0.025 — it is 2 atanh(t), t = x/(2+x) ≤
 // 1/17, by its odd series to t¹⁵ (truncation < t¹⁶/17 < 1e-20 relative):
 // one division and eight multiply-adds, against math.Log1p's general
 // reduction. Above, math.Log1p.
-func log1pPos(x float64) float64 {
+func Log1pPos(x float64) float64 {
 	if x >= 0.125 {
 		return math.Log1p(x)
 	}
@@ -31,20 +32,22 @@ func log1pPos(x float64) float64 {
 	return 2*t + 2*t*t2*p
 }
 
-// normals draws standard normal variates by Marsaglia and Tsang's ziggurat
+// Normals draws standard normal variates by Marsaglia and Tsang's ziggurat
 // (128 layers, as math/rand/v2) on an inline xoshiro256** generator: no
 // interface call per draw, about three times faster than
 // rand.Rand.NormFloat64. It is seeded from a rand.Rand, so a run stays a
 // function of its streams.
-type normals struct{ s [4]uint64 }
+type Normals struct{ s [4]uint64 }
 
-func newNormals(r *rand.Rand) normals {
-	var n normals
-	n.seed(r)
+// NewNormals returns a generator seeded from r.
+func NewNormals(r *rand.Rand) Normals {
+	var n Normals
+	n.Seed(r)
 	return n
 }
 
-func (n *normals) seed(r *rand.Rand) {
+// Seed restarts the generator from four draws of r.
+func (n *Normals) Seed(r *rand.Rand) {
 	for i := range n.s {
 		n.s[i] = r.Uint64()
 	}
@@ -53,7 +56,7 @@ func (n *normals) seed(r *rand.Rand) {
 	}
 }
 
-func (n *normals) uint64() uint64 {
+func (n *Normals) uint64() uint64 {
 	s := &n.s
 	r := bits.RotateLeft64(s[1]*5, 7) * 9
 	t := s[1] << 17
@@ -67,7 +70,7 @@ func (n *normals) uint64() uint64 {
 }
 
 // float64 is uniform on (0, 1].
-func (n *normals) float64() float64 {
+func (n *Normals) float64() float64 {
 	return float64(n.uint64()>>11+1) / (1 << 53)
 }
 
@@ -95,8 +98,8 @@ func init() {
 	}
 }
 
-// norm returns one N(0, 1) variate.
-func (n *normals) norm() float64 {
+// Norm returns one N(0, 1) variate.
+func (n *Normals) Norm() float64 {
 	for {
 		u := n.uint64()
 		j := int32(u)
