@@ -84,6 +84,19 @@ grep -q standardise "$T/stderr" || fail "gp eval on 1e153 targets does not sugge
 check 1 gp eval --data "$O/huge.csv" --init-seed 1 --json
 check 1 gp eval --data "$O/literal.csv" --init-seed 1
 
+# Figures (issue 17): a bad --out is a usage error before anything is read;
+# a report or model that is not one is exit 1; no file is left behind.
+check 2 plot
+check 2 plot histogram --json "$O/keep.json" --out "$O/fig.png"
+check 2 plot training --json "$O/keep.json" --out "$O/keep.json"
+check 2 plot training --json "$O/keep.json" --out "$O/fig.jpg"
+check 2 plot experiment --json "$O/keep.json" --out "$O/missing/fig.png"
+check 2 plot predictive --model "$O/keep.json" --data "$O/huge.csv" --out "$O/fig.png"
+check 1 plot training --json "$O/keep.json" --out "$O/fig.png"
+check 1 plot experiment --json "$O/keep.json" --out "$O/fig.svg"
+check 1 plot experiment --json "$O/no-such.json" --out "$O/fig.svg"
+check 1 plot predictive --model "$O/keep.json" --data "$O/huge.csv" --client a --out "$O/fig.png"
+
 # Help: exit 0 on stdout (item 11).
 for h in "help help" "help -h" "help experiment" "train -h" "gp -h" "bench gemm -h"; do
 	# shellcheck disable=SC2086

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/fl"
 )
 
 // writeFakeFMNIST writes a small Fashion-MNIST look-alike (the four IDX
@@ -176,11 +178,35 @@ func TestExperimentFMNIST(t *testing.T) {
 	}
 	for name, m := range methods {
 		groups := m.(map[string]any)
-		if fmt.Sprint(sortedKeys(groups)) != "[existing new]" {
+		if fmt.Sprint(sortedKeys(groups)) != "[existing new per_client]" {
 			t.Errorf("%s: groups %v", name, sortedKeys(groups))
 		}
-		for _, g := range groups {
-			metrics := g.(map[string]any)
+		// Per client, per seed: their means over the clients average to
+		// the group's figure (plot experiment draws them).
+		per := groups["per_client"].(map[string]any)
+		if fmt.Sprint(sortedKeys(per)) != "[existing_accuracy existing_ce new_accuracy new_ce]" {
+			t.Errorf("%s: per-client metrics %v", name, sortedKeys(per))
+		}
+		for key, seeds := range per {
+			if len(seeds.([]any)) != 2 {
+				t.Fatalf("%s %s: %d seeds, want 2", name, key, len(seeds.([]any)))
+			}
+			sum := 0.0
+			for _, vals := range seeds.([]any) {
+				var xs []float64
+				for _, v := range vals.([]any) {
+					xs = append(xs, v.(float64))
+				}
+				sum += fl.Mean(xs)
+			}
+			group, metric, _ := strings.Cut(key, "_")
+			want := groups[group].(map[string]any)[metric].(map[string]any)["mean"].(float64)
+			if math.Abs(sum/2-want) > 1e-9*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s %s: the per-client values average to %v, the report says %v", name, key, sum/2, want)
+			}
+		}
+		for _, gname := range []string{"existing", "new"} {
+			metrics := groups[gname].(map[string]any)
 			if fmt.Sprint(sortedKeys(metrics)) != "[accuracy ce]" {
 				t.Errorf("%s: metrics %v", name, sortedKeys(metrics))
 			}

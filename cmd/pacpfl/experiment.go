@@ -122,7 +122,9 @@ type methodSummary struct {
 	New      groupSummary `json:"new"`
 	// Per-seed group averages, in seed order.
 	PerSeed map[string][]jsonFloat `json:"per_seed"`
-	Seconds float64                `json:"seconds"`
+	// Per-client values: metric key → seed → client (plot experiment).
+	PerClient perClient `json:"per_client"`
+	Seconds   float64   `json:"seconds"`
 }
 
 type experimentReport struct {
@@ -223,6 +225,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	rep := experimentReport{Dataset: f.datasetKey(), Methods: map[string]*methodSummary{}}
 	vals := map[string]map[string][]float64{} // method → metric key → per-seed values
 	secs := map[string]float64{}
+	perClients := map[string]perClient{}
 	for s := 0; s < *seeds; s++ {
 		seed := *seedBase + uint64(s)
 		rep.Seeds = append(rep.Seeds, seed)
@@ -244,6 +247,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			v["existing_ce"] = append(v["existing_ce"], res.Existing.MeanCE)
 			v["new_rsmse"] = append(v["new_rsmse"], res.New.MeanRSMSE)
 			v["new_ce"] = append(v["new_ce"], res.New.MeanCE)
+			perClients[m] = perClients[m].add(res)
 			secs[m] += res.Seconds
 			if !*quiet {
 				fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
@@ -257,7 +261,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		rep.Methods[m] = &methodSummary{
 			Existing: groupSummary{fl.Summarise(v["existing_rsmse"]), fl.Summarise(v["existing_ce"])},
 			New:      groupSummary{fl.Summarise(v["new_rsmse"]), fl.Summarise(v["new_ce"])},
-			PerSeed:  map[string][]jsonFloat{}, Seconds: secs[m],
+			PerSeed:  map[string][]jsonFloat{}, PerClient: perClients[m], Seconds: secs[m],
 		}
 		for key, xs := range v {
 			rep.Methods[m].PerSeed[key] = jsonFloats(xs)
@@ -384,4 +388,43 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 			fmtSummary(r.Existing.RSMSE), fmtSummary(p[0]), fmtSummary(r.New.RSMSE), fmtSummary(p[2]),
 			fmtSummary(r.Existing.CE), fmtSummary(p[1]), fmtSummary(r.New.CE), fmtSummary(p[3]))
 	}
+}
+
+// perClient holds a method's per-client test metrics over the seeds of an
+// experiment: metric key (existing_rsmse, new_ce, existing_accuracy, …) →
+// one list per seed, in seed order → one value per client, in client order
+// (null where a client's metric is undefined, e.g. the CE of a point
+// predictor). pacpfl plot experiment draws their box plots.
+type perClient map[string][][]jsonFloat
+
+// add appends the per-client values of one seed's result.
+func (p perClient) add(res *fl.MethodResult) perClient {
+	if p == nil {
+		p = perClient{}
+	}
+	put := func(key string, xs []float64) {
+		if xs == nil {
+			xs = []float64{}
+		}
+		p[key] = append(p[key], jsonFloats(xs))
+	}
+	if res.ExistingClass != nil || res.NewClass != nil {
+		var ex, nw fl.ClassGroupMetrics
+		if res.ExistingClass != nil {
+			ex = *res.ExistingClass
+		}
+		if res.NewClass != nil {
+			nw = *res.NewClass
+		}
+		put("existing_accuracy", ex.Accuracy)
+		put("existing_ce", ex.CE)
+		put("new_accuracy", nw.Accuracy)
+		put("new_ce", nw.CE)
+		return p
+	}
+	put("existing_rsmse", res.Existing.RSMSE)
+	put("existing_ce", res.Existing.CE)
+	put("new_rsmse", res.New.RSMSE)
+	put("new_ce", res.New.CE)
+	return p
 }

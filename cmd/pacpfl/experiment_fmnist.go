@@ -53,6 +53,8 @@ func (c classSummary) MarshalJSON() ([]byte, error) {
 type classMethodSummary struct {
 	Existing classSummary `json:"existing"`
 	New      classSummary `json:"new"`
+	// Per-client values: metric key → seed → client (plot experiment).
+	PerClient perClient `json:"per_client"`
 }
 
 // fmnistReport is the --json output of pacpfl experiment fmnist (the
@@ -134,6 +136,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	}
 	vals := map[string]map[string][]float64{} // method → metric → per-seed values
 	secs := map[string]float64{}
+	perClients := map[string]perClient{}
 	var notes []string
 	for s := 0; s < *seeds; s++ {
 		seed := *seedBase + uint64(s)
@@ -162,6 +165,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 			v["existing_ce"] = append(v["existing_ce"], float64(ex.CE))
 			v["new_accuracy"] = append(v["new_accuracy"], float64(nw.Accuracy))
 			v["new_ce"] = append(v["new_ce"], float64(nw.CE))
+			perClients[m] = perClients[m].add(res)
 			secs[m] += res.Seconds
 			if !*quiet {
 				fmt.Fprintf(stderr, "experiment: seed %d %-8s existing accuracy %.2f%% CE %.4f | new accuracy %.2f%% CE %.4f (%.0fs)\n",
@@ -172,8 +176,9 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	for _, m := range methods {
 		v := vals[m]
 		ms := &classMethodSummary{
-			Existing: classSummary{fl.Summarise(v["existing_accuracy"]), fl.Summarise(v["existing_ce"])},
-			New:      classSummary{fl.Summarise(v["new_accuracy"]), fl.Summarise(v["new_ce"])},
+			Existing:  classSummary{fl.Summarise(v["existing_accuracy"]), fl.Summarise(v["existing_ce"])},
+			New:       classSummary{fl.Summarise(v["new_accuracy"]), fl.Summarise(v["new_ce"])},
+			PerClient: perClients[m],
 		}
 		if *seeds == 1 {
 			// One seed has no spread to estimate: "± 0.00" would claim

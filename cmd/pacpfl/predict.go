@@ -33,8 +33,8 @@ type userPrediction struct {
 	reg   []regressionRow
 	probs []float64
 	// context[c] is the number of rows client c was conditioned on (its
-	// stored data and its context rows); known[c] whether the model knew
-	// the client.
+	// stored data and those of its context rows that are not among them);
+	// known[c] whether the model knew the client.
 	context []int
 	known   []bool
 	// The per-client results, for plots: the client's job and its output.
@@ -84,9 +84,14 @@ func (u *userModel) predictRecords(rec *data.Records) (*userPrediction, error) {
 	for i := range first {
 		first[i] = -1
 	}
+	// stored[c]: the rows the model holds for client c; a context row
+	// identical to one of them is not conditioned on twice.
+	stored := make([]map[string]bool, nc)
 	for c, id := range rec.Clients {
 		jobs[c].id = id
-		if k := u.client(id); k >= 0 {
+		k := u.client(id)
+		stored[c] = u.storedKeys(k)
+		if k >= 0 {
 			p.known[c] = true
 			jobs[c].cx = append(jobs[c].cx, u.file.Clients[k].X...)
 			jobs[c].cy = append(jobs[c].cy, u.file.Clients[k].Y...)
@@ -98,8 +103,11 @@ func (u *userModel) predictRecords(rec *data.Records) (*userPrediction, error) {
 			first[c] = r
 		}
 		if rec.Context[r] {
-			jobs[c].cx = append(jobs[c].cx, u.scaleX(rec.Row(r))...)
-			jobs[c].cy = append(jobs[c].cy, u.scaleY(rec.Y[r:r+1])...)
+			sx, sy := u.scaleX(rec.Row(r)), u.scaleY(rec.Y[r:r+1])
+			if !stored[c][rowKey(sx, sy[0])] {
+				jobs[c].cx = append(jobs[c].cx, sx...)
+				jobs[c].cy = append(jobs[c].cy, sy...)
+			}
 			continue
 		}
 		p.rows = append(p.rows, r)

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/pacpfl/pacpfl/data"
+)
+
+// pacpfl plot predictive: one client's personalised predictive against its
+// data. The client's training data are the rows the model stored for it
+// (train --save-clients) and its context rows; its test data are its other
+// rows with a target. A row of the file identical to a stored training row
+// counts as training data (the training file can be plotted as it is).
+
+// rowKey identifies a standardised row and target bit for bit.
+func rowKey(x []float64, y float64) string {
+	b := make([]byte, 0, 8*(len(x)+1))
+	for _, v := range x {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return string(binary.LittleEndian.AppendUint64(b, math.Float64bits(y)))
+}
+
+// storedKeys is the set of the rows the model stored for client k (−1:
+// none).
+func (u *userModel) storedKeys(k int) map[string]bool {
+	set := map[string]bool{}
+	if k < 0 {
+		return set
+	}
+	c := u.file.Clients[k]
+	d := len(u.file.Features)
+	for i := range c.Y {
+		set[rowKey(c.X[i*d:(i+1)*d], c.Y[i])] = true
+	}
+	return set
+}
+
+// clientPoints is one client's data for a figure (data units) and the
+// conditioning set of its predictive (standardised).
+type clientPoints struct {
+	trainX, trainY []float64 // rows × D
+	testX, testY   []float64
+	job            predictJob
+}
+
+// clientData gathers client id's data from the model and from rec.
+func (u *userModel) clientData(rec *data.Records, id string) (*clientPoints, error) {
+	d := len(u.file.Features)
+	f := u.file
+	unX := func(x []float64) []float64 {
+		out := make([]float64, len(x))
+		for i, v := range x {
+			out[i] = f.XMean[i%d] + f.XStd[i%d]*v
+		}
+		return out
+	}
+	unY := func(y float64) float64 { return f.YMean + f.YStd*y }
+	cp := &clientPoints{job: predictJob{id: id}}
+	k := u.client(id)
+	stored := u.storedKeys(k)
+	if k >= 0 {
+		c := f.Clients[k]
+		cp.job.cx = append(cp.job.cx, c.X...)
+		cp.job.cy = append(cp.job.cy, c.Y...)
+		cp.trainX = unX(c.X)
+		for _, y := range c.Y {
+			cp.trainY = append(cp.trainY, unY(y))
+		}
+	}
+	for r := range rec.Rows() {
+		if rec.Clients[rec.Client[r]] != id || math.IsNaN(rec.Y[r]) {
+			continue
+		}
+		x, y := rec.Row(r), rec.Y[r]
+		sx, sy := u.scaleX(x), u.scaleY([]float64{y})[0]
+		switch {
+		case stored[rowKey(sx, sy)]:
+			// Already among the training points.
+		case rec.Context[r]:
+			cp.job.cx = append(cp.job.cx, sx...)
+			cp.job.cy = append(cp.job.cy, sy)
+			cp.trainX = append(cp.trainX, x...)
+			cp.trainY = append(cp.trainY, y)
+		default:
+			cp.testX = append(cp.testX, x...)
+			cp.testY = append(cp.testY, y)
+		}
+	}
+	if len(cp.job.cy) == 0 {
+		return nil, fmt.Errorf("client %q is not one the model was trained on (or its rows were not saved), and no row of it is marked as its own training data: give a --context-column marking some of its labelled rows", id)
+	}
+	return cp, nil
+}
+
+// predictiveInfo counts what a predictive figure shows.
+type predictiveInfo struct {
+	train, test int
+	// One input: the curve's grid and the predictive there (data units).
+	grid, mean, q025, q975 []float64
+}
+
+// predictiveFigure draws client id's predictive: over its one input the
+// mean and the central 95 % band of the mixture predictive with its
+// training and test points; with more inputs the predicted mean (and 95 %
+// interval) against the observed target of each of its rows.
+func (u *userModel) predictiveFigure(rec *data.Records, id string, grid int) (*plot.Plot, predictiveInfo, error) {
+	cp, err := u.clientData(rec, id)
+	if err != nil {
+		return nil, predictiveInfo{}, err
+	}
+	info := predictiveInfo{train: len(cp.trainY), test: len(cp.testY)}
+	target := u.file.Target
+	if target == "" {
+		target = "target"
+	}
+	known := "an existing client"
+	if u.client(id) < 0 {
+		known = "a new client, personalised on its context rows"
+	}
+	if d := len(u.file.Features); d == 1 {
+		p, err := u.curveFigure(cp, id, target, known, grid, &info)
+		return p, info, err
+	}
+	p, err := u.parityFigure(cp, id, target, known)
+	return p, info, err
+}
+
+// curveFigure is the 1-D figure.
+func (u *userModel) curveFigure(cp *clientPoints, id, target, known string, grid int, info *predictiveInfo) (*plot.Plot, error) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range append(append([]float64(nil), cp.trainX...), cp.testX...) {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	if pad := 0.05 * (hi - lo); pad > 0 {
+		lo, hi = lo-pad, hi+pad
+	} else {
+		lo, hi = lo-1, hi+1
+	}
+	xs := make([]float64, grid)
+	for i := range xs {
+		xs[i] = lo + (hi-lo)*float64(i)/float64(grid-1)
+	}
+	info.grid = xs
+	job := cp.job
+	job.xt = u.scaleX(xs)
+	outs, err := u.predict([]predictJob{job})
+	if err != nil {
+		return nil, err
+	}
+	mean, band := make(plotter.XYs, grid), make(plotter.XYs, 2*grid)
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for _, y := range append(append([]float64(nil), cp.trainY...), cp.testY...) {
+		ylo, yhi = math.Min(ylo, y), math.Max(yhi, y)
+	}
+	for i, x := range xs {
+		r := u.regressionRow(outs[0].mix, i)
+		info.mean, info.q025, info.q975 = append(info.mean, r.mean), append(info.q025, r.q025), append(info.q975, r.q975)
+		ylo, yhi = math.Min(ylo, r.q025), math.Max(yhi, r.q975)
+		mean[i] = plotter.XY{X: x, Y: r.mean}
+		band[i] = plotter.XY{X: x, Y: r.q975}
+		band[2*grid-1-i] = plotter.XY{X: x, Y: r.q025}
+	}
+	p := newFigure(fmt.Sprintf("Client %s (%s)", id, known), u.file.Features[0], target)
+	p.Add(plotter.NewGrid())
+	poly, err := plotter.NewPolygon(band)
+	if err != nil {
+		return nil, err
+	}
+	poly.Color, poly.LineStyle.Width, poly.LineStyle.Color = colBand, 0, nil
+	p.Add(poly)
+	p.Legend.Add("95 % predictive interval", poly)
+	line, err := plotter.NewLine(mean)
+	if err != nil {
+		return nil, err
+	}
+	line.Color, line.Width = colBlue, vg.Points(2)
+	p.Add(line)
+	p.Legend.Add("predictive mean", line)
+	if err := addPoints(p, cp.trainX, cp.trainY, "training data", colGrey, draw.CircleGlyph{}); err != nil {
+		return nil, err
+	}
+	if err := addPoints(p, cp.testX, cp.testY, "test data", colRed, draw.PyramidGlyph{}); err != nil {
+		return nil, err
+	}
+	legendRoom(p, ylo, yhi)
+	return p, nil
+}
+
+// addPoints scatters (x, y) with a legend entry (nothing when empty).
+func addPoints(p *plot.Plot, x, y []float64, label string, c color.Color, shape draw.GlyphDrawer) error {
+	if len(y) == 0 {
+		return nil
+	}
+	xy := make(plotter.XYs, len(y))
+	for i := range y {
+		xy[i] = plotter.XY{X: x[i], Y: y[i]}
+	}
+	s, err := plotter.NewScatter(xy)
+	if err != nil {
+		return err
+	}
+	s.GlyphStyle.Shape, s.GlyphStyle.Radius = shape, vg.Points(3.5)
+	s.GlyphStyle.Color = c
+	p.Add(s)
+	p.Legend.Add(fmt.Sprintf("%s (%d)", label, len(y)), s)
+	return nil
+}
+
+// parityFigure is predicted against observed with 95 % error bars.
+func (u *userModel) parityFigure(cp *clientPoints, id, target, known string) (*plot.Plot, error) {
+	d := len(u.file.Features)
+	job := cp.job
+	job.xt = u.scaleX(append(append([]float64(nil), cp.trainX...), cp.testX...))
+	if len(job.xt) == 0 {
+		return nil, fmt.Errorf("client %q has no rows with a target to plot", id)
+	}
+	outs, err := u.predict([]predictJob{job})
+	if err != nil {
+		return nil, err
+	}
+	nTrain := len(cp.trainY)
+	p := newFigure(fmt.Sprintf("Client %s (%s): %d inputs", id, known, d), "observed "+target, "predicted "+target+" (mean, 95 % interval)")
+	p.Add(plotter.NewGrid())
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, grp := range []struct {
+		y      []float64
+		off    int
+		label  string
+		col    color.Color
+		marker draw.GlyphDrawer
+	}{{cp.trainY, 0, "training data", colGrey, draw.CircleGlyph{}}, {cp.testY, nTrain, "test data", colRed, draw.PyramidGlyph{}}} {
+		if len(grp.y) == 0 {
+			continue
+		}
+		pts := make(errPoints, len(grp.y))
+		for i, y := range grp.y {
+			r := u.regressionRow(outs[0].mix, grp.off+i)
+			pts[i] = errPoint{x: y, y: r.mean, lo: r.mean - r.q025, hi: r.q975 - r.mean}
+			lo, hi = math.Min(lo, math.Min(y, r.q025)), math.Max(hi, math.Max(y, r.q975))
+		}
+		bars, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return nil, err
+		}
+		bars.LineStyle.Color = grp.col
+		bars.CapWidth = vg.Points(4)
+		p.Add(bars)
+		xs, ys := make([]float64, len(pts)), make([]float64, len(pts))
+		for i, q := range pts {
+			xs[i], ys[i] = q.x, q.y
+		}
+		if err := addPoints(p, xs, ys, grp.label, grp.col, grp.marker); err != nil {
+			return nil, err
+		}
+	}
+	diag, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: hi}})
+	if err != nil {
+		return nil, err
+	}
+	diag.Color, diag.Dashes = colGreen, []vg.Length{vg.Points(6), vg.Points(4)}
+	p.Add(diag)
+	p.Legend.Add("predicted = observed", diag)
+	p.Legend.Left = true
+	legendRoom(p, lo, hi)
+	return p, nil
+}
+
+// errPoints are points with asymmetric vertical error bars.
+type errPoint struct{ x, y, lo, hi float64 }
+type errPoints []errPoint
+
+func (e errPoints) Len() int                        { return len(e) }
+func (e errPoints) XY(i int) (float64, float64)     { return e[i].x, e[i].y }
+func (e errPoints) YError(i int) (float64, float64) { return e[i].lo, e[i].hi }
+
+func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
+	const cmd = "plot predictive"
+	fs := newFlagSet(cmd, stderr)
+	model := fs.String("model", "", "the model `FILE` (pacpfl train --data FILE.csv --save FILE)")
+	dataPath := fs.String("data", "", "the CSV `FILE` with the client's rows (the model's client, feature and target columns)")
+	client := fs.String("client", "", "the client `ID` to plot")
+	out := fs.String("out", "", "the figure `FILE`: .png or .svg")
+	contextCol := fs.String("context-column", "", "a column marking a client's own labelled rows (1, true, yes, train or context): the model personalises on them; needed for clients the model never saw")
+	grid := fs.Int("grid", 200, "points of the predictive curve (one input)")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	switch {
+	case *model == "":
+		return fail(stderr, cmd, usagef("--model FILE is required"))
+	case *dataPath == "":
+		return fail(stderr, cmd, usagef("--data FILE.csv is required"))
+	case *client == "":
+		return fail(stderr, cmd, usagef("--client ID is required"))
+	case *grid < 2 || *grid > 100000:
+		return fail(stderr, cmd, usagef("--grid %d: want 2 to 100000 points", *grid))
+	}
+	format, err := checkFigureOut(*out)
+	if err != nil {
+		return fail(stderr, cmd, err)
+	}
+	u, err := loadUserModel(*model)
+	if err != nil {
+		return fail(stderr, cmd, err)
+	}
+	if !u.regression() {
+		return fail(stderr, cmd, usagef("%s is a classification model: plot predictive draws regression predictives only (pacpfl predict writes the class probabilities)", *model))
+	}
+	rec, err := u.readForModel(*dataPath, *contextCol)
+	if err != nil {
+		return fail(stderr, cmd, err)
+	}
+	found := false
+	for _, c := range rec.Clients {
+		found = found || c == *client
+	}
+	if !found {
+		return fail(stderr, cmd, usagef("--client %q: no row of %s has it in column %q (clients: %s)", *client, *dataPath, u.file.ClientColumn, listSome(rec.Clients, 12)))
+	}
+	p, info, err := u.predictiveFigure(rec, *client, *grid)
+	if err == nil {
+		err = writeFigure(stdout, p, format, *out)
+	}
+	if err != nil {
+		return fail(stderr, cmd, err)
+	}
+	fmt.Fprintf(stdout, "client %s: predictive with %d training and %d test points plotted into %s\n", *client, info.train, info.test, *out)
+	return exitOK
+}
+
+// listSome is the first n names, quoted, and how many more there are.
+func listSome(names []string, n int) string {
+	s := quoteNames(names[:min(n, len(names))])
+	if len(names) > n {
+		s += fmt.Sprintf(" and %d more", len(names)-n)
+	}
+	return strings.TrimSpace(s)
+}
