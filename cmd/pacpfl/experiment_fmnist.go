@@ -11,6 +11,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/fedvi"
 	"github.com/pacpfl/pacpfl/fl/genfl"
 )
 
@@ -55,6 +56,14 @@ type classMethodSummary struct {
 	New      classSummary `json:"new"`
 	// Per-client values: metric key → seed → client (plot experiment).
 	PerClient perClient `json:"per_client"`
+	// Weighted is the FedVI paper's metric (FedVI-family methods only).
+	Weighted *weightedGroups `json:"accuracy_weighted,omitempty"`
+}
+
+// weightedGroups are the weighted accuracies of both groups.
+type weightedGroups struct {
+	Existing weightedSummary `json:"existing"`
+	New      weightedSummary `json:"new"`
 }
 
 // fmnistReport is the --json output of pacpfl experiment fmnist (the
@@ -70,7 +79,7 @@ type fmnistReport struct {
 }
 
 func fmnistUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pacpfl experiment fmnist [--partition labels5 --split small|medium|large | --partition dirichlet --alpha 0.4 --clients N] [--methods pacpfl,vanilla,pooled] [--seeds 5] [--seed-base N] [--json FILE] [train flags]")
+	fmt.Fprintln(w, "usage: pacpfl experiment fmnist [--partition labels5 --split small|medium|large | --partition dirichlet --alpha 0.4 --clients N] [--methods pacpfl,vanilla,pooled,genfl,fedvi,fedvi-fedavg,fedvi-fedavg-ft] [--seeds 5] [--seed-base N] [--json FILE] [train flags] [--fedvi-* flags]")
 }
 
 // runExperimentFMNIST is pacpfl experiment fmnist: PAC-PFL, Vanilla and
@@ -84,7 +93,9 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	methods := stringList(slices.Clone(bnnMethods))
-	fs.Var(&methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL, seed 004; existing clients only)")
+	fs.Var(&methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL, seed 004; existing clients only), fedvi (seed 002), fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's network)")
+	var vf fedviFlags
+	addFedVIFlags(fs, &vf)
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	// The comparison computes no bounds, and its seeds are --seeds and
@@ -113,7 +124,10 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	}
 	// A repeated method would pool its runs as if they were more seeds and
 	// print a confidence interval that is too narrow.
-	if err := checkNames("--methods", methods, append(slices.Clone(bnnMethods), genfl.MethodGenFL)); err != nil {
+	if err := checkNames("--methods", methods, slices.Concat(bnnMethods, []string{genfl.MethodGenFL}, fedviMethods)); err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	if err := vf.check(); err != nil {
 		return fail(stderr, "experiment", err)
 	}
 	bf.bnnDefaults(&f)
@@ -137,6 +151,8 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	vals := map[string]map[string][]float64{} // method → metric → per-seed values
 	secs := map[string]float64{}
 	perClients := map[string]perClient{}
+	weighted := map[string]*fedviWeighted{}
+	var fedavgRun fedviRun
 	var notes []string
 	for s := 0; s < *seeds; s++ {
 		seed := *seedBase + uint64(s)
@@ -152,7 +168,19 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		for _, m := range methods {
-			res, err := runBNNMethod(m, ds, &f, &bf, seed, *quiet, stderr, s, *seeds)
+			var res *fl.MethodResult
+			if slices.Contains(fedviMethods, m) {
+				var r *fedvi.Result
+				res, r, err = runFedVIMethod(m, ds, &vf, &fedavgRun, seed, *quiet, stderr, s, *seeds)
+				if err == nil {
+					if weighted[m] == nil {
+						weighted[m] = &fedviWeighted{}
+					}
+					weighted[m].add(r)
+				}
+			} else {
+				res, err = runBNNMethod(m, ds, &f, &bf, seed, *quiet, stderr, s, *seeds)
+			}
 			if err != nil {
 				return fail(stderr, "experiment", fmt.Errorf("%s, seed %d: %w", m, seed, err))
 			}
@@ -187,9 +215,14 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 				s.CI95 = math.NaN()
 			}
 		}
+		if w := weighted[m]; w != nil {
+			ex, nw := w.summaries(*seeds == 1)
+			ms.Weighted = &weightedGroups{Existing: ex, New: nw}
+		}
 		rep.Methods[m] = ms
 	}
 	printFMNISTTable(stdout, &rep, methods, secs)
+	printFedVITable(stdout, &rep, methods)
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, wall time %.0fs\n", *seeds, *seedBase, *seedBase+uint64(*seeds)-1, bf.describe(&f), time.Since(start).Seconds())
 	if *jsonPath != "" {
 		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {

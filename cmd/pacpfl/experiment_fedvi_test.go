@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// FedVI, FedAvg and FedAvg+FT on FedVI's network as methods of experiment
+// fmnist on a tiny Dirichlet split of fake images: both tables, the JSON
+// groups with the weighted accuracies, and FedAvg+FT reusing FedAvg's run
+// (its time includes FedAvg's).
+func TestExperimentFMNISTFedVI(t *testing.T) {
+	dir := writeFakeFMNIST(t, 60)
+	path := filepath.Join(t.TempDir(), "r.json")
+	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "10", "--new-clients", "2",
+		"--max-images", "240", "--methods", "fedvi,fedvi-fedavg,fedvi-fedavg-ft", "--seeds", "1", "--fedvi-rounds", "3", "--fedvi-eval-last", "2",
+		"--fedvi-batch", "16", "--fedvi-ft-epochs", "1", "--quiet", "--json", path)
+	require.Equal(t, exitOK, st, errs)
+	for _, s := range []string{"| FedVI (ours) |", "| FedAvg (FedVI's network) (ours) |", "| FedAvg+FT (FedVI's network) (ours) |",
+		"participating, last rounds", "FedVI paper, FEMNIST"} {
+		assert.Contains(t, out, s)
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var rep struct {
+		Methods map[string]struct {
+			Existing struct{ Accuracy struct{ Mean *float64 } }
+			New      struct{ Accuracy struct{ Mean *float64 } }
+			Weighted *struct {
+				Existing struct {
+					Final      struct{ Mean *float64 }
+					LastRounds struct{ Mean *float64 } `json:"last_rounds_mean"`
+					Num        int                     `json:"last_rounds"`
+				}
+				New struct{ Final struct{ Mean *float64 } }
+			} `json:"accuracy_weighted"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &rep))
+	for _, m := range []string{"fedvi", "fedvi-fedavg", "fedvi-fedavg-ft"} {
+		r, ok := rep.Methods[m]
+		require.True(t, ok, m)
+		require.NotNil(t, r.Existing.Accuracy.Mean, m)
+		require.NotNil(t, r.New.Accuracy.Mean, m)
+		require.NotNil(t, r.Weighted, m)
+		require.NotNil(t, r.Weighted.Existing.Final.Mean, m)
+		require.NotNil(t, r.Weighted.New.Final.Mean, m)
+		acc := *r.Weighted.Existing.Final.Mean
+		assert.True(t, acc >= 0 && acc <= 100, "%s: %v", m, acc)
+	}
+	assert.Equal(t, 2, rep.Methods["fedvi"].Weighted.Existing.Num)
+	assert.Equal(t, 1, rep.Methods["fedvi-fedavg-ft"].Weighted.Existing.Num)
+}
+
+// Bad FedVI settings are usage errors naming the flag, before any data
+// are read.
+func TestExperimentFMNISTFedVIFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fedvi-rounds", "0"}, "--fedvi-rounds"},
+		{[]string{"--fedvi-rounds", "4", "--fedvi-eval-last", "5"}, "--fedvi-eval-last"},
+		{[]string{"--fedvi-batch", "1"}, "mini-batch"},
+		{[]string{"--fedvi-server-lr", "-1"}, "server learning rate"},
+		{[]string{"--fedvi-ft-epochs", "0"}, "--fedvi-ft-epochs"},
+	} {
+		args := append([]string{"experiment", "fmnist", "--data-dir", filepath.Join(t.TempDir(), "none"), "--methods", "fedvi"}, c.args...)
+		st, _, errs := runCLI(args...)
+		assert.Equal(t, exitUsage, st, "%v", c.args)
+		assert.Contains(t, errs, c.want, "%v", c.args)
+	}
+}
