@@ -9,7 +9,7 @@ NETLIB_LD := -lopenblas -llapacke
 RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/...
 BENCH_REPS ?= 5
 
-.PHONY: all deps test fmt-check vet test-go test-cli test-race test-purego test-netlib test-arm64 bench run build
+.PHONY: all deps test fmt-check vet test-go test-cli test-own-data test-race test-purego test-netlib test-arm64 bench run build
 
 all: build
 
@@ -20,7 +20,7 @@ deps:
 	@echo "==> deps"
 	@bash scripts/deps.sh
 
-test: deps fmt-check vet test-go test-cli test-race test-purego test-netlib test-arm64
+test: deps fmt-check vet test-go test-cli test-own-data test-race test-purego test-netlib test-arm64
 	@echo "==> all test steps passed"
 
 fmt-check:
@@ -42,6 +42,10 @@ test-go:
 test-cli:
 	@echo "==> pacpfl through a table of bad invocations (exit status, no file left or corrupted)"
 	GO=$(GO) bash scripts/cli_bad_invocations.sh
+
+test-own-data:
+	@echo "==> README's \"Your own data\" commands on examples/sites.csv (train --data, predict, plot)"
+	bash scripts/own_data.sh
 
 test-race:
 	@echo "==> go test -race (concurrent packages)"
