@@ -8,8 +8,15 @@ NETLIB_LD := -lopenblas -llapacke
 # Packages with goroutines; they also run under the race detector.
 RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/...
 BENCH_REPS ?= 5
+# make test's short fuzz pass: a number of executions per target (about 10 s
+# each on 2 busy cores), not a duration: go 1.26's coordinator can fail a
+# duration-limited run with a spurious "context deadline exceeded" when the
+# time runs out mid-execution (golang/go#75804, fixed in go 1.27).
+FUZZ_EXECS_CSV   ?= 60000x
+FUZZ_EXECS_IDX   ?= 50000x
+FUZZ_EXECS_MODEL ?= 100000x
 
-.PHONY: all deps test fmt-check vet test-go test-cli test-own-data test-race test-purego test-netlib test-arm64 bench run build
+.PHONY: all deps test fmt-check vet test-go test-cli test-own-data test-fuzz test-race test-purego test-netlib test-arm64 bench run build
 
 all: build
 
@@ -20,7 +27,7 @@ deps:
 	@echo "==> deps"
 	@bash scripts/deps.sh
 
-test: deps fmt-check vet test-go test-cli test-own-data test-race test-purego test-netlib test-arm64
+test: deps fmt-check vet test-go test-cli test-own-data test-fuzz test-race test-purego test-netlib test-arm64
 	@echo "==> all test steps passed"
 
 fmt-check:
@@ -46,6 +53,12 @@ test-cli:
 test-own-data:
 	@echo "==> README's \"Your own data\" commands on examples/sites.csv (train --data, predict, plot)"
 	bash scripts/own_data.sh
+
+test-fuzz:
+	@echo "==> a short fuzz pass over the file readers (CSV, IDX, model file)"
+	$(GO) test -run '^$$' -fuzz '^FuzzReadCSV$$' -fuzztime $(FUZZ_EXECS_CSV) -parallel 1 ./data
+	$(GO) test -run '^$$' -fuzz '^FuzzReadIDX$$' -fuzztime $(FUZZ_EXECS_IDX) -parallel 1 ./data
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_EXECS_MODEL) -parallel 1 ./modelfile
 
 test-race:
 	@echo "==> go test -race (concurrent packages)"
