@@ -41,6 +41,25 @@ type MethodResult struct {
 	// (42) here (Existing and New then stay empty).
 	ExistingClass *ClassGroupMetrics `json:"existing_classification,omitempty"`
 	NewClass      *ClassGroupMetrics `json:"new_classification,omitempty"`
+	// GlobalClass is a federated method's global model on the existing
+	// clients' test sets (pFedBayes's GM, FedAvg, FedProx).
+	GlobalClass *ClassGroupMetrics `json:"global_classification,omitempty"`
+	// Best holds the best mean accuracies over a window of rounds (the
+	// pFedBayes paper reports the best over rounds 700–800); nil if the
+	// method does not track them.
+	Best *BestAccuracy `json:"best_accuracy,omitempty"`
+	// RoundSeconds is a federated method's training time per round.
+	RoundSeconds float64 `json:"round_seconds,omitempty"`
+}
+
+// BestAccuracy is the best mean accuracy (%) over rounds From..To of the
+// personalised models (Existing) and of the global model (Global), each
+// nil where the method has no such model.
+type BestAccuracy struct {
+	From     int      `json:"from_round"`
+	To       int      `json:"to_round"`
+	Existing *float64 `json:"existing,omitempty"`
+	Global   *float64 `json:"global,omitempty"`
 }
 
 // BoundOptions configure the evaluation of the PAC-Bayesian bounds.

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
 )
 
 // Local is one client's update in one round: start from global, write the
@@ -189,4 +190,35 @@ func (p *Pool[T]) Put(v T) {
 	case p.free <- v:
 	default:
 	}
+}
+
+// Each is ForEach with a value of pool lent to every call.
+func Each[T any](pool *Pool[T], n int, f func(v T, i int) error) error {
+	return ForEach(n, func(i int) error {
+		v, err := pool.Get()
+		if err != nil {
+			return err
+		}
+		defer pool.Put(v)
+		return f(v, i)
+	})
+}
+
+// Score evaluates a group of clients over the cores: predict returns
+// client i's class probabilities on its test rows (len(YTest)×classes),
+// scored for accuracy and calibration (fl.EvaluateClassification).
+func Score[T any](pool *Pool[T], clients []data.ClientData, classes int, predict func(v T, i int) ([]float64, error)) (fl.ClassGroupMetrics, error) {
+	preds := make([]fl.ClassPrediction, len(clients))
+	err := Each(pool, len(clients), func(v T, i int) error {
+		p, err := predict(v, i)
+		if err != nil {
+			return fmt.Errorf("client %d: %w", i, err)
+		}
+		preds[i] = fl.ClassPrediction{Probs: p}
+		return nil
+	})
+	if err != nil {
+		return fl.ClassGroupMetrics{}, err
+	}
+	return fl.EvaluateClassification(preds, clients, classes)
 }

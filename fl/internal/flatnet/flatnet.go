@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/pacpfl/pacpfl/conv"
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -167,4 +168,27 @@ func (n *Net) Probs(theta, x []float64, scale float64, probs []float64) error {
 		}
 	}
 	return nil
+}
+
+// CheckData checks that ds fits model — its features and classes, at
+// least one existing client, each with a training and a test example —
+// and returns the existing clients' training-set sizes.
+func CheckData(ds *data.Dataset, model lml.BNN) ([]float64, error) {
+	model = model.WithDefaults()
+	if ds.D != model.D() || ds.Classes != model.Classes {
+		return nil, fmt.Errorf("data set %s has %d features and %d classes, the network %s takes %d and %d",
+			ds.Name, ds.D, ds.Classes, model, model.D(), model.Classes)
+	}
+	if len(ds.Existing) < 1 {
+		return nil, fmt.Errorf("data set %s has no existing clients", ds.Name)
+	}
+	sizes := make([]float64, len(ds.Existing))
+	for i := range ds.Existing {
+		c := &ds.Existing[i]
+		if c.M() < 1 || len(c.YTest) < 1 {
+			return nil, fmt.Errorf("existing client %d has %d training and %d test examples, needs ≥ 1 of each", i, c.M(), len(c.YTest))
+		}
+		sizes[i] = float64(c.M())
+	}
+	return sizes, nil
 }

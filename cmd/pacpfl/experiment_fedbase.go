@@ -1,0 +1,145 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/fedavg"
+	"github.com/pacpfl/pacpfl/fl/pfedbayes"
+	"github.com/pacpfl/pacpfl/lml"
+)
+
+// The peer methods of experiment fmnist from the pFedBayes paper's Table 1
+// (SPEC §11): pFedBayes and its frequentist baselines.
+var fedBaselines = []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx, fedavg.MethodFedAvgFT}
+
+func init() {
+	methodLabel[pfedbayes.MethodPFedBayes] = "pFedBayes"
+	methodLabel[fedavg.MethodFedAvg] = "FedAvg"
+	methodLabel[fedavg.MethodFedProx] = "FedProx"
+	methodLabel[fedavg.MethodFedAvgFT] = "FedAvg+FT"
+}
+
+// fedFlags are the settings of pFedBayes, FedAvg and FedProx in experiment
+// fmnist (their network is --arch/--hidden).
+type fedFlags struct {
+	rounds, evalLast, localSteps, batch int
+	zeta, rho0, muInit, lr1, lr2, beta  float64
+	mc, aggregate, evalDraws            int
+	avgLR, proxMu                       float64
+	ftSteps                             int
+}
+
+func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
+	p, a, x := pfedbayes.DefaultOptions(), fedavg.DefaultOptions(), fedavg.FedProxOptions()
+	fs.IntVar(&f.rounds, "fed-rounds", p.Rounds, "pfedbayes, fedavg, fedprox: communication rounds T")
+	fs.IntVar(&f.evalLast, "fed-eval-last", p.EvalLast, "pfedbayes, fedavg, fedprox: score after each of the last N rounds and report the best (the pFedBayes paper: rounds 700–800)")
+	fs.IntVar(&f.localSteps, "fed-local-steps", p.LocalSteps, "pfedbayes, fedavg, fedprox: local steps R per round")
+	fs.IntVar(&f.batch, "fed-batch", p.Batch, "pfedbayes, fedavg, fedprox: minibatch b")
+	fs.IntVar(&f.aggregate, "fed-clients-per-round", p.Aggregate, "pfedbayes, fedavg, fedprox: clients S the server averages per round")
+	fs.Float64Var(&f.zeta, "pfedbayes-zeta", p.Zeta, "pfedbayes: ζ, the weight of KL(q_i‖w)")
+	fs.Float64Var(&f.rho0, "pfedbayes-rho0", p.Rho0, "pfedbayes: initial ρ of every weight (σ = softplus(ρ))")
+	fs.Float64Var(&f.muInit, "pfedbayes-mu-init", p.MuInit, "pfedbayes: std of the initial means")
+	fs.Float64Var(&f.lr1, "pfedbayes-lr1", p.LR1, "pfedbayes: η₁, step of the personalised models")
+	fs.Float64Var(&f.lr2, "pfedbayes-lr2", p.LR2, "pfedbayes: η₂, step of the localised global model")
+	fs.Float64Var(&f.beta, "pfedbayes-beta", p.Beta, "pfedbayes: β of the server step")
+	fs.IntVar(&f.mc, "pfedbayes-mc", p.MC, "pfedbayes: K weight draws per step")
+	fs.IntVar(&f.evalDraws, "pfedbayes-eval-draws", p.EvalDraws, "pfedbayes: weight draws of the predictive (0: the mean network)")
+	fs.Float64Var(&f.avgLR, "fedavg-lr", a.LR, "fedavg, fedprox, fedavg-ft: SGD step η")
+	fs.Float64Var(&f.proxMu, "fedprox-mu", x.Mu, "fedprox: weight μ of the proximal term μ/2‖w − w_global‖²")
+	fs.IntVar(&f.ftSteps, "fedavg-ft-steps", a.FineTune, "fedavg-ft: local fine-tuning steps from the final global model")
+}
+
+func (f *fedFlags) pfedbayes(arch lml.BNN, seed uint64) (pfedbayes.Options, error) {
+	o := pfedbayes.DefaultOptions()
+	o.Arch, o.Rounds, o.EvalLast, o.LocalSteps, o.Batch, o.Aggregate = arch, f.rounds, min(f.evalLast, max(f.rounds, 1)), f.localSteps, f.batch, f.aggregate
+	o.Zeta, o.Rho0, o.MuInit, o.LR1, o.LR2, o.Beta, o.MC, o.EvalDraws, o.Seed = f.zeta, f.rho0, f.muInit, f.lr1, f.lr2, f.beta, f.mc, f.evalDraws, seed
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
+	}
+	return o, nil
+}
+
+func (f *fedFlags) fedavg(arch lml.BNN, seed uint64, prox bool) (fedavg.Options, error) {
+	o := fedavg.DefaultOptions()
+	o.Arch, o.Rounds, o.EvalLast, o.LocalSteps, o.Batch, o.ClientsPerRound = arch, f.rounds, min(f.evalLast, max(f.rounds, 1)), f.localSteps, f.batch, f.aggregate
+	o.LR, o.FineTune, o.Seed = f.avgLR, f.ftSteps, seed
+	if prox {
+		o.Mu, o.FineTune = f.proxMu, 0
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
+	}
+	return o, nil
+}
+
+// check validates the flags before any data is read.
+func (f *fedFlags) check(arch lml.BNN) error {
+	if f.rounds < 1 || f.evalLast < 1 {
+		return usagef("--fed-rounds %d and --fed-eval-last %d must be at least 1", f.rounds, f.evalLast)
+	}
+	if _, err := f.pfedbayes(arch, 0); err != nil {
+		return err
+	}
+	if _, err := f.fedavg(arch, 0, true); err != nil {
+		return err
+	}
+	if f.ftSteps < 1 {
+		return usagef("--fedavg-ft-steps %d must be at least 1", f.ftSteps)
+	}
+	return nil
+}
+
+// fedCache keeps one seed's FedAvg+FT while FedAvg's run is reused: both
+// come from the same training.
+type fedCache struct {
+	seed    uint64
+	avg, ft *fl.MethodResult
+}
+
+// runFedMethod runs pFedBayes, FedAvg, FedProx or FedAvg+FT on one seed's
+// split.
+func runFedMethod(m string, ds *data.Dataset, f *fedFlags, arch lml.BNN, seed uint64, quiet bool, stderr io.Writer, s, seeds int, cache *fedCache) (*fl.MethodResult, error) {
+	prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), f.rounds, quiet)
+	prog.hideLML = true
+	defer prog.done()
+	update := func(round, _ int) { prog.update(round, 0) }
+	switch m {
+	case pfedbayes.MethodPFedBayes:
+		o, err := f.pfedbayes(arch, seed)
+		if err != nil {
+			return nil, err
+		}
+		o.Progress = update
+		return pfedbayes.RunMethod(ds, o)
+	case fedavg.MethodFedAvg, fedavg.MethodFedAvgFT:
+		if cache.avg == nil || cache.seed != seed {
+			o, err := f.fedavg(arch, seed, false)
+			if err != nil {
+				return nil, err
+			}
+			o.Progress = update
+			avg, ft, err := fedavg.RunMethods(ds, o, fedavg.MethodFedAvg)
+			if err != nil {
+				return nil, err
+			}
+			*cache = fedCache{seed: seed, avg: avg, ft: ft}
+		}
+		if m == fedavg.MethodFedAvg {
+			return cache.avg, nil
+		}
+		return cache.ft, nil
+	case fedavg.MethodFedProx:
+		o, err := f.fedavg(arch, seed, true)
+		if err != nil {
+			return nil, err
+		}
+		o.Progress = update
+		r, _, err := fedavg.RunMethods(ds, o, fedavg.MethodFedProx)
+		return r, err
+	}
+	return nil, usagef("unknown method %q", m)
+}

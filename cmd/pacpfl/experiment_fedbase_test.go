@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pFedBayes, FedAvg, FedProx and FedAvg+FT as methods of experiment fmnist:
+// their rows beside the paper's, and the JSON groups existing / global /
+// new with the best accuracy over the evaluated rounds.
+func TestExperimentFMNISTFedBaselines(t *testing.T) {
+	dir := writeFakeFMNIST(t, 140)
+	path := filepath.Join(t.TempDir(), "exp.json")
+	args := append([]string{"experiment", "fmnist", "--data-dir", dir, "--seeds", "1", "--json", path,
+		"--methods", "pfedbayes,fedavg,fedprox,fedavg-ft", "--fed-rounds", "3", "--fed-eval-last", "2", "--fed-local-steps", "2",
+		"--fed-batch", "10", "--fedavg-ft-steps", "2", "--pfedbayes-eval-draws", "2"}, tinyBNNFlags...)
+	code, out, errOut := runCLI(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"| pFedBayes (ours) |", "| FedAvg (ours) |", "| FedProx (ours) |", "| FedAvg+FT (ours) |",
+		"best of rounds 2-3", "| FedAvg (pFedBayes paper, MLP) | – | – | – | 81.51 ± 0.19 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Methods map[string]map[string]json.RawMessage `json:"methods"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	wantGroups := map[string]string{
+		"pfedbayes": "[best_over_rounds existing global new per_client seconds_per_round]",
+		"fedavg":    "[best_over_rounds existing global new per_client seconds_per_round]",
+		"fedprox":   "[best_over_rounds existing global new per_client seconds_per_round]",
+		"fedavg-ft": "[existing new per_client seconds_per_round]",
+	}
+	for m, want := range wantGroups {
+		g := rep.Methods[m]
+		keys := make(map[string]any, len(g))
+		for k := range g {
+			keys[k] = nil
+		}
+		if got := fmt.Sprint(sortedKeys(keys)); got != want {
+			t.Errorf("%s: keys %s, want %s", m, got, want)
+		}
+	}
+	var pfb struct {
+		Existing, Global struct {
+			Accuracy struct{ Mean *float64 }
+			Best     struct{ Mean *float64 } `json:"best_accuracy"`
+		}
+		BestOver string `json:"best_over_rounds"`
+	}
+	if err := json.Unmarshal(mustJSON(t, rep.Methods["pfedbayes"]), &pfb); err != nil {
+		t.Fatal(err)
+	}
+	if pfb.BestOver != "2-3" || pfb.Existing.Accuracy.Mean == nil || pfb.Existing.Best.Mean == nil || pfb.Global.Best.Mean == nil ||
+		*pfb.Existing.Best.Mean < *pfb.Existing.Accuracy.Mean {
+		t.Errorf("pfedbayes: %s", raw)
+	}
+	// FedAvg has no personalised models: existing is null.
+	var ex struct{ Accuracy struct{ Mean *float64 } }
+	if err := json.Unmarshal(rep.Methods["fedavg"]["existing"], &ex); err != nil || ex.Accuracy.Mean != nil {
+		t.Errorf("fedavg existing: %s", rep.Methods["fedavg"]["existing"])
+	}
+	for _, bad := range [][]string{{"--fed-rounds", "0"}, {"--pfedbayes-zeta", "-1"}, {"--fedprox-mu", "-1"}, {"--pfedbayes-beta", "2"}} {
+		code, _, errOut := runCLI(append([]string{"experiment", "fmnist", "--data-dir", dir, "--methods", "pfedbayes,fedprox"}, bad...)...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d (%q), want 2", bad, code, errOut)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, m map[string]json.RawMessage) []byte {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,45 @@
+// Package pfedbayes is pFedBayes (seed 001, SPEC §11): personalised
+// federated learning with a mean-field Gaussian BNN per client, q_i =
+// N(μ_i, diag σ_i²), and on the server, w = N(μ_w, diag σ_w²), σ =
+// softplus(ρ), v = (μ, ρ).
+//
+//	Server: input T, R, S, η₁, η₂, β, b, K, v⁰ = (μ⁰, ρ⁰)
+//	for t = 0..T−1:
+//	    for i = 1..N in parallel: v_w,i ← ClientUpdate(i, vᵗ)
+//	    Sᵗ ← S clients drawn uniformly                        # (seed, "agg", t)
+//	    vᵗ⁺¹ ← (1 − β) vᵗ + (β/S) Σ_{i∈Sᵗ} v_w,i
+//	ClientUpdate(i, vᵗ):  v_w ← vᵗ                              # v_i is kept by the client
+//	    for r = 0..R−1:
+//	        D_Λ ← b rows of D_i;  g_k ~ N(0, I), k = 1..K
+//	        v_i ← v_i − η₁ ∇Ω^i(v_i)                           # (pFB-27)
+//	        v_w ← v_w − η₂ ∇_{v_w} KL(q_{v_i} ‖ w_{v_w})       # (pFB-28)
+//	    return v_w
+//
+//	Ω^i(v) = −(n/b)(1/K) Σ_{j∈Λ} Σ_k ln p(y_j | x_j, μ + σ ⊙ g_k) + ζ KL(q_v ‖ w_{v_w})
+//
+// with n = |D_i| and KL and its gradients from package meanfield (pFB-8).
+// The data term's gradients by the reparameterisation trick: ∂/∂μ = the
+// weight gradient, ∂/∂ρ = the weight gradient ⊙ g ⊙ sigmoid(ρ). The
+// network is lml.BNN's MLP 784-100-10 (or the BCNN) through package
+// flatnet.
+//
+// Fill-ins (SPEC §14 [O], the seed is silent): K = 1, b = 100, R = 20, β =
+// 1, T = 800; μ⁰ ~ N(0, 0.1²) (pFedMe); v_i starts at v⁰ and is kept
+// across rounds (the seed never initialises it, §15.9); plain SGD;
+// minibatches drawn without replacement afresh each step (data.RowSampler).
+// The paper's hyper-parameters are the defaults: ρ⁰ = −2.5, ζ = 10, η₁ =
+// η₂ = 0.001, S = 10.
+//
+// Evaluation: the personalised model (PM) q_i and the global model (GM) w
+// on client i's test set, as the predictive of EvalDraws weight draws (0:
+// the mean μ), after each of the last EvalLast rounds; the paper reports
+// the best mean accuracy over rounds 700–800 (EvalLast = 101 of T = 800),
+// Result has that and the final round's. New clients get the GM.
+//
+// Determinism: client i's stream in round t is fedrun's (seed, tag, t, i),
+// each client's state is touched by its own update only, and the server
+// sums in client order, so a run depends on its seed only (tested across
+// GOMAXPROCS 1 and 2). Errors: bad sizes or settings name the problem; a
+// non-finite loss or weight stops the run with an error naming the step
+// sizes.
+package pfedbayes

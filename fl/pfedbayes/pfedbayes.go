@@ -1,0 +1,379 @@
+package pfedbayes
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+	"github.com/pacpfl/pacpfl/fl/internal/flatnet"
+	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
+	"github.com/pacpfl/pacpfl/lml"
+)
+
+// MethodPFedBayes is pFedBayes's name among the methods of a comparison.
+const MethodPFedBayes = "pfedbayes"
+
+// Stream tags of the random draws.
+const (
+	tagInit  = 0x7046420001 // μ⁰
+	tagRound = 0x7046420002 // client i in round t (fedrun)
+	tagEval  = 0x7046420003 // weight draws of the predictive
+)
+
+// Options are pFedBayes's settings (SPEC §11; DefaultOptions).
+type Options struct {
+	Arch       lml.BNN // the network (zero: MLP 784-100-10)
+	Rho0       float64 // ρ⁰ of every weight
+	MuInit     float64 // μ⁰ ~ N(0, MuInit²)
+	Zeta       float64 // ζ, the weight of KL(q_i ‖ w) in (pFB-27)
+	LR1, LR2   float64 // η₁ (personalised), η₂ (localised global)
+	MC         int     // K weight draws per step
+	Batch      int     // b
+	LocalSteps int     // R
+	Beta       float64 // β of the server step
+	Rounds     int     // T
+	Aggregate  int     // S clients averaged per round (≥ N: all)
+	EvalLast   int     // evaluate after each of the last EvalLast rounds (≥ 1)
+	EvalDraws  int     // weight draws of the predictive (0: the mean μ)
+	Seed       uint64
+	// Progress, if set, is called after every round.
+	Progress func(round, rounds int)
+}
+
+// DefaultOptions are the paper's hyper-parameters (ρ⁰ = −2.5, ζ = 10, η₁ =
+// η₂ = 0.001, S = 10) and SPEC §14's fill-ins (K = 1, b = 100, R = 20, β =
+// 1, T = 800, μ⁰ ~ N(0, 0.1²)); rounds 700–800 are evaluated (the paper's
+// best-accuracy window), the predictive is the mean network [O].
+func DefaultOptions() Options {
+	return Options{Arch: lml.BNN{Arch: lml.ArchMLP}, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 0.001, LR2: 0.001, MC: 1,
+		Batch: 100, LocalSteps: 20, Beta: 1, Rounds: 800, Aggregate: 10, EvalLast: 101}
+}
+
+// Validate checks the settings.
+func (o *Options) Validate() error {
+	pos := func(name string, v float64) error {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("pfedbayes: %s = %v must be positive and finite", name, v)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"ζ", o.Zeta}, {"η₁", o.LR1}, {"η₂", o.LR2}, {"the μ⁰ std", o.MuInit}} {
+		if err := pos(c.name, c.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case math.IsNaN(o.Rho0) || math.IsInf(o.Rho0, 0):
+		return fmt.Errorf("pfedbayes: ρ⁰ = %v must be finite", o.Rho0)
+	case !(o.Beta > 0 && o.Beta <= 1):
+		return fmt.Errorf("pfedbayes: β = %v must lie in (0, 1]", o.Beta)
+	case o.MC < 1 || o.Batch < 1 || o.LocalSteps < 1 || o.Aggregate < 1 || o.EvalLast < 1:
+		return fmt.Errorf("pfedbayes: K = %d, b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1", o.MC, o.Batch, o.LocalSteps, o.Aggregate, o.EvalLast)
+	case o.Rounds < 0 || o.EvalDraws < 0:
+		return fmt.Errorf("pfedbayes: T = %d and the predictive's weight draws %d must be ≥ 0", o.Rounds, o.EvalDraws)
+	}
+	return o.Arch.Validate()
+}
+
+// RoundEval is the mean accuracy (%) over the existing clients of the
+// personalised models (PM) and the global model (GM) after a round.
+type RoundEval struct {
+	Round  int
+	PM, GM float64
+}
+
+// Result is a run's models and scores.
+type Result struct {
+	// PM and GM are the last round's personalised and global models on
+	// the existing clients' test sets; NewGM the global model on the new
+	// clients' (nil without new clients).
+	PM, GM fl.ClassGroupMetrics
+	NewGM  *fl.ClassGroupMetrics
+	// BestPM and BestGM are the best mean accuracies over History (the
+	// paper's "best over rounds 700–800"), reached in the rounds given.
+	BestPM, BestGM RoundEval
+	History        []RoundEval
+	// Global is v = (μ, ρ) of the server, Clients the v_i = (μ_i, ρ_i).
+	Global  []float64
+	Clients [][]float64
+	// Seconds is the whole run, TrainSeconds the rounds without the
+	// evaluations.
+	Seconds, TrainSeconds float64
+}
+
+// worker is one goroutine's network and buffers for a client update.
+type worker struct {
+	net                  *flatnet.Net
+	rows                 data.RowSampler
+	theta, grad, eps     []float64
+	gMu, gRho            []float64
+	sigQ, dsigQ          []float64
+	sigW, dsigW          []float64
+	buf                  []float64
+	nrm                  meanfield.Normals
+	probs                []float64
+	muQ, rhoQ, muW, rhoW []float64 // the vectors of the update in progress
+}
+
+func newWorker(a lml.BNN) (*worker, error) {
+	net, err := flatnet.New(a)
+	if err != nil {
+		return nil, err
+	}
+	n := net.NumWeights()
+	v := func() []float64 { return make([]float64, n) }
+	return &worker{net: net, theta: v(), grad: v(), eps: v(), gMu: v(), gRho: v(), sigQ: v(), dsigQ: v(), sigW: v(), dsigW: v(),
+		buf: make([]float64, meanfield.SoftplusBlock)}, nil
+}
+
+// begin points the worker at a client state v_i and a localised global
+// v_w (each μ then ρ) and computes their σ and σ′.
+func (w *worker) begin(vi, vw []float64) {
+	n := w.net.NumWeights()
+	w.muQ, w.rhoQ = vi[:n], vi[n:]
+	w.muW, w.rhoW = vw[:n], vw[n:]
+	meanfield.SoftplusVec(w.sigQ, w.dsigQ, w.rhoQ, w.buf)
+	meanfield.SoftplusVec(w.sigW, w.dsigW, w.rhoW, w.buf)
+}
+
+// step is one iteration r of ClientUpdate on the batch (x, y) of a client
+// of n examples: the personalised step on Ω^i (pFB-27) with K = o.MC fresh
+// weight draws, then the localised global step on KL(q_i ‖ w) (pFB-28).
+// It returns the data term's mean cross-entropy over the draws.
+func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
+	K := o.MC
+	scale := float64(n) / float64(K) // (n/b)(1/K) Σ_j = n/K × the batch mean
+	loss := 0.0
+	for k := 0; k < K; k++ {
+		for j, m := range w.muQ {
+			e := w.nrm.Norm()
+			w.eps[j] = e
+			w.theta[j] = m + w.sigQ[j]*e
+		}
+		l, err := w.net.LossGrad(w.theta, x, y, w.grad)
+		if err != nil {
+			return 0, err
+		}
+		loss += l / float64(K)
+		if k == 0 {
+			for j, g := range w.grad {
+				w.gMu[j] = scale * g
+				w.gRho[j] = scale * g * w.eps[j]
+			}
+			continue
+		}
+		for j, g := range w.grad {
+			w.gMu[j] += scale * g
+			w.gRho[j] += scale * g * w.eps[j]
+		}
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, fmt.Errorf("pfedbayes: the client loss is %v: the weights diverged (η₁ = %g, η₂ = %g)", loss, o.LR1, o.LR2)
+	}
+	// v_i ← v_i − η₁ ∇Ω^i, the KL's gradient at the v_i of the draw.
+	eta1, zeta := o.LR1, o.Zeta
+	for j, mq := range w.muQ {
+		dmq, dsq, _, _ := meanfield.KLTerm(mq, w.sigQ[j], w.muW[j], w.sigW[j])
+		w.muQ[j] = mq - eta1*(w.gMu[j]+zeta*dmq)
+		w.rhoQ[j] -= eta1 * (w.gRho[j] + zeta*dsq) * w.dsigQ[j]
+	}
+	meanfield.SoftplusVec(w.sigQ, w.dsigQ, w.rhoQ, w.buf)
+	// v_w ← v_w − η₂ ∇_{v_w} KL(q_{v_i} ‖ w_{v_w}) at the new v_i.
+	eta2 := o.LR2
+	for j, mw := range w.muW {
+		_, _, dmw, dsw := meanfield.KLTerm(w.muQ[j], w.sigQ[j], mw, w.sigW[j])
+		w.muW[j] = mw - eta2*dmw
+		w.rhoW[j] -= eta2 * dsw * w.dsigW[j]
+	}
+	meanfield.SoftplusVec(w.sigW, w.dsigW, w.rhoW, w.buf)
+	return loss, nil
+}
+
+// clientUpdate is ClientUpdate(i, vᵗ): R steps on the client's data from
+// its state vi (updated in place) and v_w = global, the localised global
+// model written into out.
+func (w *worker) clientUpdate(c *data.ClientData, vi, global, out []float64, o *Options, rng *rand.Rand) error {
+	copy(out, global)
+	w.begin(vi, out)
+	w.nrm.Seed(rng)
+	d := w.net.D()
+	n := c.M()
+	for r := 0; r < o.LocalSteps; r++ {
+		x, y, err := w.rows.Sample(c.X, c.Y, d, o.Batch, rng)
+		if err != nil {
+			return err
+		}
+		if _, err := w.step(x, y, n, o); err != nil {
+			return err
+		}
+	}
+	for j, v := range out {
+		if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(vi[j]) || math.IsInf(vi[j], 0) {
+			return fmt.Errorf("pfedbayes: weights diverged (η₁ = %g, η₂ = %g)", o.LR1, o.LR2)
+		}
+	}
+	return nil
+}
+
+// predict writes into w.probs the predictive of v = (μ, ρ) on the rows of
+// x: softmax of the mean network (draws = 0) or the mean of draws weight
+// draws' softmax.
+func (w *worker) predict(v, x []float64, draws int, rng *rand.Rand) ([]float64, error) {
+	rows := len(x) / w.net.D()
+	probs := make([]float64, rows*w.net.Classes())
+	n := w.net.NumWeights()
+	mu, rho := v[:n], v[n:]
+	if draws == 0 {
+		return probs, w.net.Probs(mu, x, 1, probs)
+	}
+	meanfield.SoftplusVec(w.sigQ, w.dsigQ, rho, w.buf)
+	w.nrm.Seed(rng)
+	for range draws {
+		for j, m := range mu {
+			w.theta[j] = m + w.sigQ[j]*w.nrm.Norm()
+		}
+		if err := w.net.Probs(w.theta, x, 1/float64(draws), probs); err != nil {
+			return nil, err
+		}
+	}
+	return probs, nil
+}
+
+// Run trains pFedBayes on ds's existing clients and evaluates both models
+// (module doc).
+func Run(ds *data.Dataset, o Options) (*Result, error) {
+	start := time.Now()
+	o.Arch = o.Arch.WithDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	sizes, err := flatnet.CheckData(ds, o.Arch)
+	if err != nil {
+		return nil, fmt.Errorf("pfedbayes: %w", err)
+	}
+	N := len(sizes)
+	pool := fedrun.NewPool(64, func() (*worker, error) { return newWorker(o.Arch) })
+	nw := o.Arch.NumWeights()
+	// v⁰: μ⁰ ~ N(0, MuInit²), ρ⁰ constant; every v_i starts there.
+	global := make([]float64, 2*nw)
+	init := rand.New(rand.NewPCG(o.Seed, tagInit))
+	for j := 0; j < nw; j++ {
+		global[j] = o.MuInit * init.NormFloat64()
+		global[nw+j] = o.Rho0
+	}
+	clients := make([][]float64, N)
+	for i := range clients {
+		clients[i] = append([]float64(nil), global...)
+	}
+	res := &Result{Global: global, Clients: clients}
+	local := func(i, _ int, g, out []float64, rng *rand.Rand) error {
+		w, err := pool.Get()
+		if err != nil {
+			return err
+		}
+		defer pool.Put(w)
+		if err := w.clientUpdate(&ds.Existing[i], clients[i], g, out, &o, rng); err != nil {
+			return fmt.Errorf("client %d: %w", i, err)
+		}
+		return nil
+	}
+	server := func(_ int, g, mean []float64) {
+		for j, v := range g {
+			g[j] = (1-o.Beta)*v + o.Beta*mean[j]
+		}
+	}
+	var evalSecs float64
+	evaluate := func(round int, final bool) error {
+		t0 := time.Now()
+		pm, err := evalGroup(pool, ds.Existing, func(i int) []float64 { return clients[i] }, ds.Classes, o.EvalDraws, o.Seed, uint64(round), 0)
+		if err != nil {
+			return fmt.Errorf("personalised models: %w", err)
+		}
+		gm, err := evalGroup(pool, ds.Existing, func(int) []float64 { return global }, ds.Classes, o.EvalDraws, o.Seed, uint64(round), 1)
+		if err != nil {
+			return fmt.Errorf("global model: %w", err)
+		}
+		e := RoundEval{Round: round, PM: pm.MeanAccuracy, GM: gm.MeanAccuracy}
+		res.History = append(res.History, e)
+		if len(res.History) == 1 || e.PM > res.BestPM.PM {
+			res.BestPM = e
+		}
+		if len(res.History) == 1 || e.GM > res.BestGM.GM {
+			res.BestGM = e
+		}
+		if final {
+			res.PM, res.GM = pm, gm
+			if len(ds.New) > 0 {
+				nm, err := evalGroup(pool, ds.New, func(int) []float64 { return global }, ds.Classes, o.EvalDraws, o.Seed, uint64(round), 2)
+				if err != nil {
+					return fmt.Errorf("global model, new clients: %w", err)
+				}
+				res.NewGM = &nm
+			}
+		}
+		evalSecs += time.Since(t0).Seconds()
+		return nil
+	}
+	after := func(t int) error {
+		if t+1 > o.Rounds-o.EvalLast {
+			if err := evaluate(t+1, t+1 == o.Rounds); err != nil {
+				return err
+			}
+		}
+		if o.Progress != nil {
+			o.Progress(t+1, o.Rounds)
+		}
+		return nil
+	}
+	weights := make([]float64, N)
+	for i := range weights {
+		weights[i] = 1 // (β/S) Σ: the plain mean
+	}
+	if err := fedrun.RunHooks(N, 0, o.Rounds, weights, global, o.Seed, tagRound, local,
+		fedrun.Hooks{Server: server, AfterRound: after, Aggregate: o.Aggregate}); err != nil {
+		return nil, err
+	}
+	if o.Rounds == 0 {
+		if err := evaluate(0, true); err != nil {
+			return nil, err
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.TrainSeconds = res.Seconds - evalSecs
+	return res, nil
+}
+
+// evalGroup scores the models v(i) on the clients' test sets.
+func evalGroup(pool *fedrun.Pool[*worker], clients []data.ClientData, v func(i int) []float64, classes, draws int, seed, round, group uint64) (fl.ClassGroupMetrics, error) {
+	return fedrun.Score(pool, clients, classes, func(w *worker, i int) ([]float64, error) {
+		rng := rand.New(rand.NewPCG(seed, data.StreamID(tagEval, round, group, uint64(i))))
+		return w.predict(v(i), clients[i].XTest, draws, rng)
+	})
+}
+
+// RunMethod runs pFedBayes as a method of a personalised-classification
+// comparison: ExistingClass holds the personalised models (PM),
+// GlobalClass the global model (GM) on the same test sets and NewClass the
+// GM on the new clients' (after the last round); Best the best PM and GM
+// over the evaluated rounds.
+func RunMethod(ds *data.Dataset, o Options) (*fl.MethodResult, error) {
+	r, err := Run(ds, o)
+	if err != nil {
+		return nil, err
+	}
+	pm, gm := r.BestPM.PM, r.BestGM.GM
+	out := &fl.MethodResult{Method: MethodPFedBayes, ExistingClass: &r.PM, GlobalClass: &r.GM, NewClass: r.NewGM,
+		Best:    &fl.BestAccuracy{From: r.History[0].Round, To: r.History[len(r.History)-1].Round, Existing: &pm, Global: &gm},
+		Seconds: r.Seconds, Elapsed: time.Duration(r.Seconds * float64(time.Second))}
+	if o.Rounds > 0 {
+		out.RoundSeconds = r.TrainSeconds / float64(o.Rounds)
+	}
+	return out, nil
+}
