@@ -106,7 +106,8 @@ func fmnistUsage(w io.Writer) {
 }
 
 // runExperimentFMNIST is pacpfl experiment fmnist: PAC-PFL, Vanilla and
-// Pooled with BNN clients on the same splits over several seeds.
+// Pooled with BNN clients, and the peer methods (GenFL, FedVI, pFedBayes
+// and their baselines), on the same splits over several seeds.
 func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("experiment fmnist", stderr)
 	var f trainFlags
