@@ -6,7 +6,7 @@
 GO        ?= go
 NETLIB_LD := -lopenblas -llapacke
 # Packages with goroutines; they also run under the race detector.
-RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/...
+RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/... ./rpc/...
 BENCH_REPS ?= 5
 # make test's short fuzz pass: a number of executions per target (about 10 s
 # each on 2 busy cores), not a duration: go 1.26's coordinator can fail a
@@ -16,7 +16,7 @@ FUZZ_EXECS_CSV   ?= 60000x
 FUZZ_EXECS_IDX   ?= 50000x
 FUZZ_EXECS_MODEL ?= 100000x
 
-.PHONY: all deps test fmt-check vet test-go test-cli test-own-data test-fuzz test-race test-purego test-netlib test-arm64 bench run build
+.PHONY: all deps proto test fmt-check vet test-go test-cli test-own-data test-fuzz test-race test-purego test-netlib test-arm64 bench run build
 
 all: build
 
@@ -85,3 +85,9 @@ bench:
 
 run:
 	$(GO) run ./cmd/pacpfl train
+
+# The generated code of rpc/pb is committed (CI does not need protoc). Needs
+# protoc, protoc-gen-go v1.36.11 and protoc-gen-go-grpc in PATH.
+proto:
+	protoc --proto_path=rpc/pb --go_out=rpc/pb --go_opt=paths=source_relative \
+		--go-grpc_out=rpc/pb --go-grpc_opt=paths=source_relative rpc/pb/federation.proto

@@ -89,6 +89,10 @@ type PACPFLOptions struct {
 	// bounds (default β = m_i: Bayes posteriors and LMLs, as the paper).
 	Beta   Temperature
 	Bounds BoundOptions
+	// Clients, if set, returns the training clients for the client model g
+	// in place of in-process clients on ds.Existing (pacpfl server: proxies
+	// of clients that run elsewhere, one per existing client).
+	Clients func(g *GPModel) ([]Client, error)
 }
 
 // EffectiveTau is the τ the training targets in (40): Config.Tau with the
@@ -183,10 +187,20 @@ func trainPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions) (*Result, *GPM
 		g.FreezeMean = true
 		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}
 	}
-	clients := make([]Client, len(ds.Existing))
-	for i := range ds.Existing {
-		if clients[i], err = g.NewClient(&ds.Existing[i]); err != nil {
-			return nil, nil, fmt.Errorf("client %d: %w", i, err)
+	var clients []Client
+	if opt.Clients != nil {
+		if clients, err = opt.Clients(g); err != nil {
+			return nil, nil, err
+		}
+		if len(clients) != len(ds.Existing) {
+			return nil, nil, fmt.Errorf("%d training clients for %d existing clients", len(clients), len(ds.Existing))
+		}
+	} else {
+		clients = make([]Client, len(ds.Existing))
+		for i := range ds.Existing {
+			if clients[i], err = g.NewClient(&ds.Existing[i]); err != nil {
+				return nil, nil, fmt.Errorf("client %d: %w", i, err)
+			}
 		}
 	}
 	srv, err := NewServer(opt.Server, hp, clients)

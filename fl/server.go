@@ -25,6 +25,29 @@ type Client interface {
 	Update(particles []float64, k, dphi, batch int, rng *rand.Rand, grad []float64) (meanLML float64, err error)
 }
 
+// Work is one client's task of a round, as a client that runs elsewhere
+// receives it: the random stream of the round is given by its PCG seed pair
+// (Seed, Stream), from which ClientStream rebuilds, on the client's side,
+// exactly the stream Update would have received in process.
+type Work struct {
+	Round, Client int       // 0-based
+	Particles     []float64 // k×dφ (a view, do not modify)
+	K, Dim, Batch int
+	Seed, Stream  uint64
+}
+
+// SeededClient is a Client that runs elsewhere (a network proxy): the server
+// calls UpdateSeeded instead of Update, with the seeds of the client's stream
+// in place of the stream, and the remote side calls the same Client.Update as
+// an in-process run with ClientStream(Seed, Stream).
+type SeededClient interface {
+	Client
+	UpdateSeeded(w Work, grad []float64) (meanLML float64, err error)
+}
+
+// ClientStream is the random stream of Work w's client update.
+func ClientStream(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
+
 // HyperPrior is the data-free hyper-prior 𝒫 over prior parameters φ.
 type HyperPrior interface {
 	Dim() int
@@ -263,9 +286,17 @@ func (s *Server) selectClients(t int) {
 
 func (s *Server) runClient(slot int) {
 	ci := s.chosen[slot]
-	s.pcgs[slot].Seed(s.cfg.Seed, data.StreamID(tagClient, uint64(s.round), uint64(ci)))
+	stream := data.StreamID(tagClient, uint64(s.round), uint64(ci))
 	g := s.grads[slot]
-	lml, err := s.clients[ci].Update(s.particles, s.k, s.dim, s.cfg.Batch, s.rngs[slot], g)
+	var lml float64
+	var err error
+	if sc, ok := s.clients[ci].(SeededClient); ok {
+		lml, err = sc.UpdateSeeded(Work{Round: s.round, Client: ci, Particles: s.particles, K: s.k, Dim: s.dim,
+			Batch: s.cfg.Batch, Seed: s.cfg.Seed, Stream: stream}, g)
+	} else {
+		s.pcgs[slot].Seed(s.cfg.Seed, stream)
+		lml, err = s.clients[ci].Update(s.particles, s.k, s.dim, s.cfg.Batch, s.rngs[slot], g)
+	}
 	if err != nil {
 		err = fmt.Errorf("client %d: %w", ci, err)
 	} else {

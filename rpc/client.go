@@ -1,0 +1,235 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/rpc/pb"
+)
+
+// ClientConfig configures one client process.
+type ClientConfig struct {
+	ID        int
+	Token     []byte // nil: no authentication (the server must not ask)
+	ModelKind string // "gp"
+	Dim       int    // dφ of the local model
+	DataSize  int    // training samples m_i
+	// New builds the local training client once the server's Welcome has
+	// said how to train (the client temperature β). It is called once.
+	New func(beta string) (fl.Client, error)
+	// MaxPayload limits one payload in bytes (0: DefaultMaxPayload).
+	MaxPayload int64
+	// Backoff is the first delay between connection attempts (0: 100 ms),
+	// doubled up to MaxBackoff (0: 5 s).
+	Backoff, MaxBackoff time.Duration
+	// GiveUp stops retrying after this long without a session (0: never).
+	GiveUp time.Duration
+	Log    func(format string, a ...any)
+}
+
+func (cfg *ClientConfig) logf(format string, a ...any) {
+	if cfg.Log != nil {
+		cfg.Log(format, a...)
+	}
+}
+
+// Dial returns a connection to addr with the protocol's message limits and
+// a reconnection back-off suited to a server that restarts.
+func Dial(addr string, creds credentials.TransportCredentials) (*grpc.ClientConn, error) {
+	bc := backoff.DefaultConfig
+	bc.BaseDelay, bc.MaxDelay = 100*time.Millisecond, 2*time.Second
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: 5 * time.Second}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+}
+
+// permanent reports whether a session error means retrying is useless.
+func permanent(err error) bool {
+	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied, codes.FailedPrecondition, codes.InvalidArgument, codes.ResourceExhausted:
+		return true
+	}
+	var le localError
+	return errors.As(err, &le)
+}
+
+// localError is a failure of this side (bad configuration): not retried.
+type localError struct{ error }
+
+func (e localError) Unwrap() error { return e.error }
+
+// Serve connects to the server and answers its rounds until it says done:
+// nil then. It retries with exponential back-off while the server is down
+// or the connection breaks, and gives up on a refusal (bad token, wrong
+// model) or after cfg.GiveUp without a session.
+func Serve(ctx context.Context, conn grpc.ClientConnInterface, cfg ClientConfig) error {
+	if cfg.MaxPayload == 0 {
+		cfg.MaxPayload = DefaultMaxPayload
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 100 * time.Millisecond
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 5 * time.Second
+	}
+	if cfg.ID < 0 || cfg.Dim < 1 || cfg.New == nil {
+		return fmt.Errorf("rpc: bad client configuration (id %d, dφ %d)", cfg.ID, cfg.Dim)
+	}
+	cs := &clientSession{cfg: &cfg}
+	delay := cfg.Backoff
+	lastOK := time.Now()
+	for {
+		done, established, err := cs.run(ctx, pb.NewFederationClient(conn))
+		if done {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if permanent(err) {
+			return err
+		}
+		if established {
+			delay, lastOK = cfg.Backoff, time.Now()
+		}
+		if cfg.GiveUp > 0 && time.Since(lastOK) > cfg.GiveUp {
+			return fmt.Errorf("no session with the server for %v: %w", cfg.GiveUp, err)
+		}
+		wait := delay/2 + time.Duration(mrand.Int64N(int64(delay)/2+1)) // jitter
+		cfg.logf("client %d: %v; retrying in %v", cfg.ID, err, wait.Round(time.Millisecond))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		delay = min(2*delay, cfg.MaxBackoff)
+	}
+}
+
+// clientSession keeps the state that survives reconnections.
+type clientSession struct {
+	cfg       *ClientConfig
+	client    fl.Client
+	particles []float64
+	grad      []float64
+	enc       []byte
+	rd        chunkReader
+}
+
+// run is one session: done reports that the server finished training,
+// established that the server accepted the registration.
+func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done, established bool, err error) {
+	cfg := cs.cfg
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := fc.Session(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	m, err := st.Recv()
+	if err != nil {
+		return false, false, err
+	}
+	ch := m.GetChallenge()
+	if ch == nil || len(ch.Nonce) < 16 {
+		return false, false, localError{errors.New("server did not send a challenge")}
+	}
+	reg := &pb.Register{ClientId: uint32(cfg.ID), DataSize: uint64(cfg.DataSize), ModelKind: cfg.ModelKind,
+		Dimension: uint64(cfg.Dim), Protocol: ProtocolVersion}
+	if cfg.Token != nil {
+		reg.Mac = registerMAC(cfg.Token, ch.Nonce, uint32(cfg.ID))
+	}
+	if err := st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Register{Register: reg}}); err != nil {
+		return false, false, err
+	}
+	if m, err = st.Recv(); err != nil {
+		return false, false, err
+	}
+	if m.GetDone() != nil {
+		return true, true, nil
+	}
+	wel := m.GetWelcome()
+	if wel == nil {
+		return false, false, localError{fmt.Errorf("expected Welcome, got %T", m.Msg)}
+	}
+	if cs.client == nil {
+		if cs.client, err = cfg.New(wel.Beta); err != nil {
+			return false, true, localError{err}
+		}
+	}
+	cfg.logf("client %d: registered", cfg.ID)
+	for {
+		m, err := st.Recv()
+		if err != nil {
+			return false, true, err
+		}
+		switch x := m.Msg.(type) {
+		case *pb.ServerMessage_Done:
+			cfg.logf("client %d: done (%s)", cfg.ID, x.Done.Reason)
+			return true, true, nil
+		case *pb.ServerMessage_Work:
+			if err := cs.work(st, x.Work); err != nil {
+				return false, true, err
+			}
+		default:
+			return false, true, localError{fmt.Errorf("unexpected %T from the server", m.Msg)}
+		}
+	}
+}
+
+// work receives the particles of w, runs the local update and sends the
+// result (or an Error message when the update fails).
+func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error {
+	cfg := cs.cfg
+	if w.Dim != uint64(cfg.Dim) || w.K == 0 {
+		return localError{fmt.Errorf("work with k = %d particles of dimension %d; the local model has dφ = %d", w.K, w.Dim, cfg.Dim)}
+	}
+	n := int(w.K) * cfg.Dim
+	if err := checkHeader(w.Payload, n, cfg.MaxPayload); err != nil {
+		return localError{fmt.Errorf("work of round %d: %w", w.Round+1, err)}
+	}
+	cs.rd.start(w.Payload)
+	for complete := false; !complete; {
+		m, err := st.Recv()
+		if err != nil {
+			return err
+		}
+		if complete, err = cs.rd.add(m.GetChunk()); err != nil {
+			return localError{err}
+		}
+	}
+	if cap(cs.particles) < n {
+		cs.particles, cs.grad = make([]float64, n), make([]float64, n)
+	}
+	cs.particles, cs.grad = cs.particles[:n], cs.grad[:n]
+	if err := cs.rd.decode(cs.particles); err != nil {
+		return localError{err}
+	}
+	start := time.Now()
+	lml, err := cs.client.Update(cs.particles, int(w.K), cfg.Dim, int(w.Batch), fl.ClientStream(w.Seed, w.Stream), cs.grad)
+	elapsed := time.Since(start)
+	if err != nil {
+		cfg.logf("client %d: update of round %d failed: %v", cfg.ID, w.Round+1, err)
+		return st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Error{Error: &pb.Error{Seq: w.Seq, Message: err.Error()}}})
+	}
+	var crc uint32
+	cs.enc, crc = encodeFloats(cs.enc, cs.grad)
+	err = st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Result{Result: &pb.Result{Seq: w.Seq, Round: w.Round, MeanLml: lml,
+		ComputeNanos: elapsed.Nanoseconds(), Payload: &pb.Payload{Size: uint64(len(cs.enc)), Crc32C: crc}}}})
+	if err != nil {
+		return err
+	}
+	return chunks(cs.enc, func(b []byte) error {
+		return st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Chunk{Chunk: &pb.Chunk{Data: b}}})
+	})
+}

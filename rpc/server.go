@@ -1,0 +1,437 @@
+package rpc
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/rpc/pb"
+)
+
+// ProtocolVersion is the version of the wire protocol (Register.protocol).
+const ProtocolVersion = 1
+
+// ServerConfig configures the server side of the federation.
+type ServerConfig struct {
+	Clients   int    // n: client ids are 0..n-1
+	ModelKind string // the clients' model ("gp")
+	Dim       int    // dφ
+	Beta      string // client temperature sent to the clients
+	// Tokens[i] is client i's secret; nil: no authentication (loopback
+	// tests and --insecure only).
+	Tokens [][]byte
+	// MaxPayload limits one payload in bytes (0: DefaultMaxPayload).
+	MaxPayload int64
+	// RoundTimeout is how long a client's update may take, from the moment
+	// the server hands it out (0: no limit; the server waits for a client
+	// to come back).
+	RoundTimeout time.Duration
+	// Log, if set, receives one line per event (joins, refusals, late
+	// results).
+	Log func(format string, a ...any)
+}
+
+// Coordinator is the server side: a gRPC Federation service whose
+// Proxies are the fl.Clients of an unchanged fl.Server loop.
+type Coordinator struct {
+	pb.UnimplementedFederationServer
+	cfg     ServerConfig
+	proxies []*Proxy
+
+	done     chan struct{}
+	doneOnce sync.Once
+
+	mu     sync.Mutex
+	joined int
+	ready  chan struct{} // closed once every client has registered
+}
+
+// NewCoordinator checks cfg and returns the coordinator.
+func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
+	switch {
+	case cfg.Clients < 1:
+		return nil, fmt.Errorf("rpc: %d clients", cfg.Clients)
+	case cfg.Dim < 1:
+		return nil, fmt.Errorf("rpc: model dimension %d", cfg.Dim)
+	case cfg.Tokens != nil && len(cfg.Tokens) != cfg.Clients:
+		return nil, fmt.Errorf("rpc: %d tokens for %d clients", len(cfg.Tokens), cfg.Clients)
+	case cfg.MaxPayload < 0 || cfg.RoundTimeout < 0:
+		return nil, errors.New("rpc: negative payload limit or round timeout")
+	}
+	if cfg.MaxPayload == 0 {
+		cfg.MaxPayload = DefaultMaxPayload
+	}
+	c := &Coordinator{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
+	c.proxies = make([]*Proxy, cfg.Clients)
+	for i := range c.proxies {
+		c.proxies[i] = &Proxy{co: c, id: i, changed: make(chan struct{})}
+	}
+	return c, nil
+}
+
+// ServerOptions are the gRPC server options the protocol needs (message
+// size limits); add credentials to them.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage)}
+}
+
+func (c *Coordinator) logf(format string, a ...any) {
+	if c.cfg.Log != nil {
+		c.cfg.Log(format, a...)
+	}
+}
+
+// Clients returns the n proxies as fl.Clients, in client-id order.
+func (c *Coordinator) Clients() []fl.Client {
+	out := make([]fl.Client, len(c.proxies))
+	for i, p := range c.proxies {
+		out[i] = p
+	}
+	return out
+}
+
+// WaitReady blocks until every client has registered once, or ctx ends.
+func (c *Coordinator) WaitReady(ctx context.Context) error {
+	select {
+	case <-c.ready:
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		j := c.joined
+		c.mu.Unlock()
+		return fmt.Errorf("waiting for clients: %d of %d joined: %w", j, c.cfg.Clients, ctx.Err())
+	}
+}
+
+// Finish tells every connected client that training is over (Done) and
+// refuses further work; pending updates fail.
+func (c *Coordinator) Finish() { c.doneOnce.Do(func() { close(c.done) }) }
+
+// Connected reports how many clients have a live session.
+func (c *Coordinator) Connected() int {
+	n := 0
+	for _, p := range c.proxies {
+		if s, _ := p.current(); s != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Proxy is one remote client as the fl.Server sees it (an fl.SeededClient).
+type Proxy struct {
+	co *Coordinator
+	id int
+
+	mu      sync.Mutex
+	sess    *session
+	changed chan struct{} // closed (and replaced) when sess changes
+	joined  bool
+}
+
+type session struct {
+	jobs chan *job
+	dead chan struct{} // closed when the session's handler returns
+	sup  chan struct{} // closed when a newer session of the client replaces it
+	peer string
+}
+
+type job struct {
+	w     fl.Work
+	grad  []float64
+	reply chan reply // buffered: the handler never blocks on it
+
+	mu        sync.Mutex
+	abandoned bool // the proxy gave up (deadline): grad is no longer ours
+}
+
+type reply struct {
+	lml   float64
+	err   error
+	retry bool // the session was lost: resend on the next one
+}
+
+// ErrStopped is the error of updates pending when Finish was called.
+var ErrStopped = errors.New("rpc: the server is shutting down")
+
+func (p *Proxy) current() (*session, chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sess, p.changed
+}
+
+func (p *Proxy) attach(s *session) {
+	p.mu.Lock()
+	old := p.sess
+	p.sess = s
+	close(p.changed)
+	p.changed = make(chan struct{})
+	first := !p.joined
+	p.joined = true
+	p.mu.Unlock()
+	if old != nil {
+		close(old.sup)
+	}
+	c := p.co
+	if first {
+		c.mu.Lock()
+		c.joined++
+		j := c.joined
+		if j == c.cfg.Clients {
+			close(c.ready)
+		}
+		c.mu.Unlock()
+		c.logf("client %d joined from %s (%d of %d)", p.id, s.peer, j, c.cfg.Clients)
+	} else {
+		c.logf("client %d rejoined from %s", p.id, s.peer)
+	}
+}
+
+func (p *Proxy) detach(s *session) {
+	close(s.dead)
+	p.mu.Lock()
+	if p.sess == s {
+		p.sess = nil
+		close(p.changed)
+		p.changed = make(chan struct{})
+	}
+	p.mu.Unlock()
+}
+
+// Update implements fl.Client; a remote client needs the seeds of its
+// stream, which only UpdateSeeded carries.
+func (p *Proxy) Update([]float64, int, int, int, *mrand.Rand, []float64) (float64, error) {
+	return 0, errors.New("rpc: a remote client is driven through UpdateSeeded")
+}
+
+// UpdateSeeded sends w to the client's live session (waiting for the client
+// to connect or reconnect) and writes its gradient into grad. With a round
+// timeout, an update not back in time fails and its late result is
+// discarded.
+func (p *Proxy) UpdateSeeded(w fl.Work, grad []float64) (float64, error) {
+	var deadline <-chan time.Time
+	if t := p.co.cfg.RoundTimeout; t > 0 {
+		timer := time.NewTimer(t)
+		defer timer.Stop()
+		deadline = timer.C
+	}
+	j := &job{w: w, grad: grad, reply: make(chan reply, 1)}
+	late := func(why string) error {
+		j.mu.Lock()
+		j.abandoned = true
+		j.mu.Unlock()
+		p.co.logf("client %d late in round %d (%s): update dropped", p.id, w.Round+1, why)
+		return fmt.Errorf("no update within %v (%s)", p.co.cfg.RoundTimeout, why)
+	}
+	for {
+		s, changed := p.current()
+		if s == nil {
+			select {
+			case <-changed:
+				continue
+			case <-deadline:
+				return 0, late("not connected")
+			case <-p.co.done:
+				return 0, ErrStopped
+			}
+		}
+		select {
+		case s.jobs <- j:
+		case <-s.dead:
+			continue
+		case <-deadline:
+			return 0, late("busy")
+		case <-p.co.done:
+			return 0, ErrStopped
+		}
+		select {
+		case r := <-j.reply:
+			if r.retry {
+				continue
+			}
+			return r.lml, r.err
+		case <-deadline:
+			return 0, late("no answer")
+		}
+	}
+}
+
+// Session implements pb.FederationServer: one client connection.
+func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
+	from := "?"
+	if pr, ok := peer.FromContext(st.Context()); ok {
+		from = pr.Addr.String()
+	}
+	nonce := make([]byte, 32)
+	rand.Read(nonce)
+	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
+		return err
+	}
+	m, err := st.Recv()
+	if err != nil {
+		return err
+	}
+	reg := m.GetRegister()
+	if reg == nil {
+		return c.refuse(from, codes.InvalidArgument, "expected Register, got %T", m.Msg)
+	}
+	id := int(reg.ClientId)
+	switch {
+	case reg.Protocol != ProtocolVersion:
+		return c.refuse(from, codes.FailedPrecondition, "client %d speaks protocol %d, server %d", id, reg.Protocol, ProtocolVersion)
+	case id >= c.cfg.Clients:
+		return c.refuse(from, codes.PermissionDenied, "client id %d out of range (clients 0 to %d)", id, c.cfg.Clients-1)
+	}
+	if c.cfg.Tokens != nil {
+		if err := checkMAC(c.cfg.Tokens[id], nonce, reg.ClientId, reg.Mac); err != nil {
+			return c.refuse(from, codes.Unauthenticated, "client %d: %v", id, err)
+		}
+	}
+	if reg.ModelKind != c.cfg.ModelKind || reg.Dimension != uint64(c.cfg.Dim) {
+		return c.refuse(from, codes.FailedPrecondition, "client %d has model %q with dφ = %d; the server trains %q with dφ = %d",
+			id, reg.ModelKind, reg.Dimension, c.cfg.ModelKind, c.cfg.Dim)
+	}
+	select {
+	case <-c.done:
+		return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Done{Done: &pb.Done{Reason: "training is over"}}})
+	default:
+	}
+	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Welcome{Welcome: &pb.Welcome{
+		Beta: c.cfg.Beta, MaxPayload: uint64(c.cfg.MaxPayload), Clients: uint32(c.cfg.Clients)}}}); err != nil {
+		return err
+	}
+	s := &session{jobs: make(chan *job), dead: make(chan struct{}), sup: make(chan struct{}), peer: from}
+	p := c.proxies[id]
+	p.attach(s)
+	defer p.detach(s)
+	err = c.serve(st, s, id)
+	if err != nil && st.Context().Err() != nil {
+		c.logf("client %d disconnected", id)
+	}
+	return err
+}
+
+func (c *Coordinator) refuse(from string, code codes.Code, format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
+	c.logf("refused a connection from %s: %s", from, msg)
+	return status.Error(code, msg)
+}
+
+// serve hands the session's jobs to the client until training ends or the
+// connection breaks.
+func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) error {
+	var seq uint64
+	var enc []byte
+	var rd chunkReader
+	for {
+		var j *job
+		select {
+		case j = <-s.jobs:
+		case <-c.done:
+			return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Done{Done: &pb.Done{Reason: "training is over"}}})
+		case <-st.Context().Done():
+			return st.Context().Err()
+		case <-s.sup:
+			c.logf("client %d: session replaced by a newer one", id)
+			return status.Error(codes.Aborted, "replaced by a newer session of the same client")
+		}
+		seq++
+		r, err := c.runJob(st, j, seq, &enc, &rd, id)
+		if err != nil {
+			// The update never arrived: resend it on the client's next
+			// session, unless it was refused.
+			r.retry = r.err == nil
+			j.reply <- r
+			return err
+		}
+	}
+}
+
+// runJob sends one Work and receives its answer. A non-nil error ends the
+// session; the reply is then delivered by the caller.
+func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64, enc *[]byte, rd *chunkReader, id int) (reply, error) {
+	w := j.w
+	var crc uint32
+	*enc, crc = encodeFloats(*enc, w.Particles)
+	if int64(len(*enc)) > c.cfg.MaxPayload {
+		err := fmt.Errorf("particles of %d bytes above the payload limit of %d bytes", len(*enc), c.cfg.MaxPayload)
+		return reply{err: err}, status.Error(codes.ResourceExhausted, err.Error())
+	}
+	err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Work{Work: &pb.Work{
+		Seq: seq, Round: uint32(w.Round), K: uint32(w.K), Dim: uint64(w.Dim), Batch: int64(w.Batch),
+		Seed: w.Seed, Stream: w.Stream, Payload: &pb.Payload{Size: uint64(len(*enc)), Crc32C: crc}}}})
+	if err == nil {
+		err = chunks(*enc, func(b []byte) error {
+			return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{Data: b}}})
+		})
+	}
+	if err != nil {
+		return reply{}, err
+	}
+	m, err := st.Recv()
+	if err != nil {
+		return reply{}, err
+	}
+	reject := func(code codes.Code, format string, a ...any) (reply, error) {
+		err := fmt.Errorf(format, a...)
+		c.logf("client %d: update of round %d rejected: %v", id, w.Round+1, err)
+		return reply{err: fmt.Errorf("update rejected: %w", err)}, status.Error(code, err.Error())
+	}
+	switch x := m.Msg.(type) {
+	case *pb.ClientMessage_Error:
+		if x.Error.Seq != seq {
+			return reject(codes.InvalidArgument, "error for work %d, expected %d", x.Error.Seq, seq)
+		}
+		c.logf("client %d failed in round %d: %s", id, w.Round+1, x.Error.Message)
+		j.reply <- reply{err: fmt.Errorf("client failed: %s", x.Error.Message)}
+		return reply{}, nil
+	case *pb.ClientMessage_Result:
+		res := x.Result
+		if res.Seq != seq {
+			return reject(codes.InvalidArgument, "result for work %d, expected %d", res.Seq, seq)
+		}
+		if err := checkHeader(res.Payload, w.K*w.Dim, c.cfg.MaxPayload); err != nil {
+			code := codes.InvalidArgument
+			if res.Payload != nil && res.Payload.Size > uint64(c.cfg.MaxPayload) {
+				code = codes.ResourceExhausted
+			}
+			return reject(code, "%v", err)
+		}
+		rd.start(res.Payload)
+		for complete := false; !complete; {
+			m, err := st.Recv()
+			if err != nil {
+				return reply{}, err
+			}
+			if complete, err = rd.add(m.GetChunk()); err != nil {
+				return reject(codes.InvalidArgument, "%v", err)
+			}
+		}
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if j.abandoned {
+			c.logf("client %d: late result of round %d discarded", id, w.Round+1)
+			return reply{}, nil
+		}
+		if err := rd.decode(j.grad); err != nil {
+			return reject(codes.DataLoss, "%v", err)
+		}
+		j.reply <- reply{lml: res.MeanLml}
+		return reply{}, nil
+	default:
+		return reject(codes.InvalidArgument, "expected Result or Error, got %T", m.Msg)
+	}
+}
+
+// RegisterService registers c as the Federation service of s.
+func RegisterService(s *grpc.Server, c *Coordinator) { pb.RegisterFederationServer(s, c) }
