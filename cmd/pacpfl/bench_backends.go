@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/linalg"
@@ -17,6 +19,8 @@ type backendResult struct {
 	Kernel  string  `json:"kernel"`
 	Op      string  `json:"op,omitempty"`
 	N       int     `json:"n,omitempty"`
+	M       int     `json:"m,omitempty"` // a non-square GEMM: C is m×n, the inner dimension k
+	K       int     `json:"k,omitempty"`
 	Backend string  `json:"backend"`
 	Threads int     `json:"threads"`
 	Seconds float64 `json:"seconds,omitempty"`
@@ -105,8 +109,17 @@ func (s *backendSweep) header(order []string) {
 
 // rows reports one size: each backend's best time, or its error.
 func (s *backendSweep) rows(n int, names []string, best []float64, errs []error, flops float64) {
+	s.shapeRows(gemmShape{n, n, n}, names, best, errs, flops)
+}
+
+// shapeRows reports one shape (m×n×k: the n column shows "MxNxK" when the
+// shape is not square, and JSON carries m and k too).
+func (s *backendSweep) shapeRows(sh gemmShape, names []string, best []float64, errs []error, flops float64) {
 	for i, name := range names {
-		r := backendResult{Kernel: s.kernel, Op: s.op, N: n, Backend: name, Threads: s.threads}
+		r := backendResult{Kernel: s.kernel, Op: s.op, N: sh.n, Backend: name, Threads: s.threads}
+		if !sh.square() {
+			r.M, r.K = sh.m, sh.k
+		}
 		if errs[i] != nil {
 			r.Error = errs[i].Error()
 		} else {
@@ -117,9 +130,9 @@ func (s *backendSweep) rows(n int, names []string, best []float64, errs []error,
 			bench.JSONLine(s.stdout, r)
 			continue
 		}
-		lead := fmt.Sprintf("%6d  %-10s", n, name)
+		lead := fmt.Sprintf("%6s  %-10s", sh, name)
 		if s.op != "" {
-			lead = fmt.Sprintf("%6d  %-6s %-10s", n, s.op, name)
+			lead = fmt.Sprintf("%6s  %-6s %-10s", sh, s.op, name)
 		}
 		if r.Error != "" {
 			fmt.Fprintf(s.stdout, "%s error: %s\n", lead, r.Error)
@@ -131,4 +144,51 @@ func (s *backendSweep) rows(n int, names []string, best []float64, errs []error,
 		}
 		fmt.Fprintf(s.stdout, "%s %12.6f %10.2f %7.1f%%\n", lead, r.Seconds, r.GFLOPS, pct)
 	}
+}
+
+// gemmShape is C (m×n) = A (m×k) · B (k×n).
+type gemmShape struct{ m, n, k int }
+
+func (sh gemmShape) square() bool { return sh.m == sh.n && sh.n == sh.k }
+
+// String is "n" for a square shape, else "MxNxK".
+func (sh gemmShape) String() string {
+	if sh.square() {
+		return strconv.Itoa(sh.n)
+	}
+	return fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.k)
+}
+
+// shapeList is a flag.Value for comma-separated GEMM shapes MxNxK
+// ("256x256x2000": C is 256×256, the inner dimension 2000).
+type shapeList []gemmShape
+
+func (l *shapeList) String() string {
+	s := make([]string, len(*l))
+	for i, v := range *l {
+		s[i] = fmt.Sprintf("%dx%dx%d", v.m, v.n, v.k)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *shapeList) Set(v string) error {
+	var out []gemmShape
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		parts := strings.Split(strings.ToLower(f), "x")
+		if len(parts) != 3 {
+			return fmt.Errorf("%q is not a shape MxNxK", f)
+		}
+		var d [3]int
+		for i, p := range parts {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 {
+				return fmt.Errorf("%q is not a shape MxNxK of positive integers", f)
+			}
+			d[i] = n
+		}
+		out = append(out, gemmShape{d[0], d[1], d[2]})
+	}
+	*l = out
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -13,12 +14,13 @@ import (
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
-// `pacpfl bench gemm`: square DGEMM C = A·B on each BLAS backend, alternated
-// within each repetition, minimum of R runs after one warm-up.
+// `pacpfl bench gemm`: DGEMM C = A·B on each BLAS backend, square (--n) or
+// of any shape (--shapes MxNxK), alternated within each repetition, minimum
+// of R runs after one warm-up.
 func init() {
 	registerBench(&benchKernel{
 		name:    "gemm",
-		summary: "square DGEMM C = A·B per size and BLAS backend (GFLOP/s, % of peak)",
+		summary: "DGEMM C = A·B per size (square or MxNxK) and BLAS backend (GFLOP/s, % of peak)",
 		run:     runBenchGemm,
 	})
 }
@@ -28,6 +30,8 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 	sizes := intList{500, 1000, 2000, 4000}
 	backends := stringList(linalg.Backends())
 	fs.Var(&sizes, "n", "comma-separated matrix orders")
+	var shapes shapeList
+	fs.Var(&shapes, "shapes", "comma-separated shapes MxNxK (C is M×N, the inner dimension K), measured after --n's orders (with --shapes alone, only these)")
 	fs.Var(&backends, "backends", "comma-separated BLAS backends ("+strings.Join(linalg.KnownBackends(), ", ")+")")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
@@ -41,10 +45,21 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 
-	// A, B and one C per backend, at the largest order.
-	nmax := float64(slices.Max(sizes))
-	if st, ok := checkMemory(stderr, "bench gemm", fmt.Sprintf("--n %d", slices.Max(sizes)), 8*nmax*nmax*float64(2+len(backends))); !ok {
-		return st
+	nGiven := false
+	fs.Visit(func(f *flag.Flag) { nGiven = nGiven || f.Name == "n" })
+	var all []gemmShape
+	if nGiven || len(shapes) == 0 {
+		for _, n := range sizes {
+			all = append(all, gemmShape{n, n, n})
+		}
+	}
+	all = append(all, shapes...)
+	// A, B and one C per backend, at the largest shape.
+	for _, sh := range all {
+		m, n, k := float64(sh.m), float64(sh.n), float64(sh.k)
+		if st, ok := checkMemory(stderr, "bench gemm", "shape "+sh.String(), 8*(m*k+k*n+m*n*float64(len(backends)))); !ok {
+			return st
+		}
 	}
 
 	var names []string
@@ -63,31 +78,30 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 	}
 	defer restore()
 	sw.header(backends)
-	if slices.Contains(names, "gonum") && slices.Max(sizes) >= 4000 {
+	if slices.Contains(names, "gonum") && slices.ContainsFunc(all, func(sh gemmShape) bool { return sh.m*sh.n*sh.k >= 4000*4000*4000 }) {
 		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes minutes per run; it is measured anyway")
 	}
 
 	rnd := rand.New(rand.NewPCG(1, 2))
-	for _, n := range sizes {
-		a, b := randomMatrix(rnd, n), randomMatrix(rnd, n)
-		cs := make([][]float64, len(impls))
+	for _, sh := range all {
+		m, n, k := sh.m, sh.n, sh.k
+		a, b := randomFloats(rnd, m*k), randomFloats(rnd, k*n)
 		contenders := make([]bench.Contender, len(impls))
 		for i := range impls {
-			impl, c := impls[i], make([]float64, n*n)
-			cs[i] = c
+			impl, c := impls[i], make([]float64, m*n)
 			contenders[i] = bench.Contender{Name: names[i], Run: func() error {
-				impl.Dgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
+				impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, b, n, 0, c, n)
 				return nil
 			}}
 		}
 		best, errs := bench.Alternate(*reps, contenders)
-		sw.rows(n, names, best, errs, 2*float64(n)*float64(n)*float64(n))
+		sw.shapeRows(sh, names, best, errs, 2*float64(m)*float64(n)*float64(k))
 	}
 	return exitOK
 }
 
-func randomMatrix(rnd *rand.Rand, n int) []float64 {
-	m := make([]float64, n*n)
+func randomFloats(rnd *rand.Rand, n int) []float64 {
+	m := make([]float64, n)
 	for i := range m {
 		m[i] = rnd.Float64()*2 - 1
 	}

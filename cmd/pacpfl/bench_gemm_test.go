@@ -76,3 +76,26 @@ func TestBenchGemmBadArgs(t *testing.T) {
 	assert.Equal(t, exitUsage, st)
 	assert.Contains(t, errs, "twice")
 }
+
+// --shapes measures non-square products (alone: only those); the table names
+// the shape MxNxK and JSON carries m, n and k; a malformed shape is a usage
+// error.
+func TestBenchGemmShapes(t *testing.T) {
+	st, out, errs := runCLI("bench", "gemm", "--shapes", "20x30x40,9x9x9", "--reps", "1", "--backends", "native")
+	require.Equal(t, exitOK, st, errs)
+	assert.Contains(t, out, "20x30x40  native")
+	assert.Regexp(t, `(?m)^\s+9  native`, out)
+	assert.NotRegexp(t, `(?m)^\s+500  native`, out)
+	st, out, errs = runCLI("bench", "gemm", "--n", "8", "--shapes", "20x30x40", "--reps", "1", "--json", "--backends", "native")
+	require.Equal(t, exitOK, st, errs)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &r))
+	assert.Equal(t, []float64{20, 30, 40}, []float64{r["m"].(float64), r["n"].(float64), r["k"].(float64)})
+	for _, bad := range []string{"20x30", "20x0x5", "axbxc"} {
+		st, _, errs = runCLI("bench", "gemm", "--shapes", bad)
+		assert.Equal(t, exitUsage, st, bad)
+		assert.Contains(t, errs, "MxNxK", bad)
+	}
+}
