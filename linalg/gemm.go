@@ -219,10 +219,23 @@ func (g *gemmCall) part(id int) {
 var gemmCalls freeList[gemmCall]
 
 // gemm runs p on up to threads goroutines, splitting C into a grid of
-// independent blocks (each goroutine packs its own panels: no barriers).
+// independent blocks (each goroutine packs its own panels: no barriers), or
+// for the shapes useSharedB picks, on the shared-B schedule (gemmShared).
 func (nat *Native) gemm(p gemmProblem, threads int) {
 	kern := asm.GemmKernelFor(asm.Current())
 	blk := roundBlocking(nat.Blocking(), kern)
+	if p.tri == blas.All && threads > 1 && 2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops && p.m > kern.MR {
+		switch gemmSchedule(nat.schedule.Load()) {
+		case scheduleShared:
+			nat.gemmShared(p, kern, blk, threads)
+			return
+		case scheduleAuto:
+			if useSharedB(p.m, p.n, p.k) {
+				nat.gemmShared(p, kern, blk, threads)
+				return
+			}
+		}
+	}
 	g := gemmCalls.get()
 	g.p, g.kern, g.blk = p, kern, blk
 	// C is cut into nr independent regions, one per goroutine (nw of them);
@@ -416,22 +429,22 @@ func gemmRegion(ws *workspace, kern *asm.GemmKernel, p *gemmProblem, blk Blockin
 					packed = true
 				}
 				packA(ws.a, p, ic, mb, pc, kb, mr)
-				macroKernel(ws, kern, p, ic, mb, jc, nb, kb, beta)
+				macroKernel(ws.a, ws.b, ws.tile, kern, p, ic, mb, jc, nb, kb, beta)
 			}
 		}
 	}
 }
 
-// macroKernel multiplies the packed mb×kb block of A by the packed kb×nb
-// block of B into C[ic:ic+mb, jc:jc+nb], one MR×NR tile at a time. Column
-// micro-panels outermost so a B micro-panel stays in L1 while the A block
-// streams from L2.
-func macroKernel(ws *workspace, kern *asm.GemmKernel, p *gemmProblem, ic, mb, jc, nb, kb int, beta float64) {
+// macroKernel multiplies the packed mb×kb block of A (pa) by the packed
+// kb×nb block of B (pb) into C[ic:ic+mb, jc:jc+nb], one MR×NR tile at a
+// time (edge tiles through the scratch tile). Column micro-panels outermost
+// so a B micro-panel stays in L1 while the A block streams from L2.
+func macroKernel(pa, pb, tile []float64, kern *asm.GemmKernel, p *gemmProblem, ic, mb, jc, nb, kb int, beta float64) {
 	mr, nr := kern.MR, kern.NR
 	ldc := p.ldc
 	for jr := 0; jr < nb; jr += nr {
 		ncols := min(nr, nb-jr)
-		bp := ws.b[(jr/nr)*kb*nr:]
+		bp := pb[(jr/nr)*kb*nr:]
 		j := jc + jr
 		for ir := 0; ir < mb; ir += mr {
 			nrows := min(mr, mb-ir)
@@ -440,14 +453,14 @@ func macroKernel(ws *workspace, kern *asm.GemmKernel, p *gemmProblem, ic, mb, jc
 			if cls == tileOut {
 				continue
 			}
-			ap := ws.a[(ir/mr)*kb*mr:]
+			ap := pa[(ir/mr)*kb*mr:]
 			if cls == tileIn && nrows == mr && ncols == nr {
 				kern.Run(kb, ap, bp, p.c[i*ldc+j:], ldc, p.alpha, beta)
 				continue
 			}
 			// Edge or diagonal tile: compute into the scratch tile, then
 			// merge the valid part.
-			t := ws.tile[:mr*nr]
+			t := tile[:mr*nr]
 			kern.Run(kb, ap, bp, t, nr, 1, 0)
 			for x := 0; x < nrows; x++ {
 				crow := p.c[(i+x)*ldc+j : (i+x)*ldc+j+ncols]

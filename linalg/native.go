@@ -23,6 +23,7 @@ type Native struct {
 	gonum.Implementation
 
 	threads  atomic.Int64 // <= 0: follow GOMAXPROCS at call time
+	schedule atomic.Int32 // a gemmSchedule; 0 (auto) but in tests and benchmarks
 	blocking atomic.Pointer[Blocking]
 }
 

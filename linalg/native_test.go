@@ -114,11 +114,13 @@ func TestNoAllocs(t *testing.T) {
 	for _, th := range []int{1, 2} {
 		nat := NewNative(th)
 		calls := map[string]func(){
-			"Dgemm":       func() { nat.Dgemm(blas.NoTrans, blas.Trans, n, n, n, 1, a, n, b, n, 0, c, n) },
-			"Dsyrk":       func() { nat.Dsyrk(blas.Lower, blas.NoTrans, n, n, 1, a, n, 0, c, n) },
-			"Dtrsm":       func() { nat.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, n, n, 1, a, n, c, n) },
-			"Dtrsm Right": func() { nat.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, n, n, 1, a, n, c, n) },
-			"Dgemv":       func() { nat.Dgemv(blas.NoTrans, n, n, 1, a, n, b, 1, 0, c, 1) },
+			"Dgemm": func() { nat.Dgemm(blas.NoTrans, blas.Trans, n, n, n, 1, a, n, b, n, 0, c, n) },
+			// C 40×40 with k = 150: the shared-B schedule (useSharedB).
+			"Dgemm shared-B": func() { nat.Dgemm(blas.NoTrans, blas.NoTrans, 40, 40, n, 1, a, n, b, n, 0, c, n) },
+			"Dsyrk":          func() { nat.Dsyrk(blas.Lower, blas.NoTrans, n, n, 1, a, n, 0, c, n) },
+			"Dtrsm":          func() { nat.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, n, n, 1, a, n, c, n) },
+			"Dtrsm Right":    func() { nat.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, n, n, 1, a, n, c, n) },
+			"Dgemv":          func() { nat.Dgemv(blas.NoTrans, n, n, 1, a, n, b, 1, 0, c, 1) },
 		}
 		for name, f := range calls {
 			if allocs := testing.AllocsPerRun(5, f); allocs != 0 {
@@ -137,13 +139,17 @@ func TestConcurrentUse(t *testing.T) {
 	a, b := randMat(rnd, m, k, k), randMat(rnd, k, n, n)
 	want := make([]float64, m*n)
 	gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, b, n, 0, want, n)
-	nat := NewNative(2)
-	if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
-		t.Fatal(err)
-	}
+	// The grid, and the shared-B schedule whose goroutines wait on each
+	// other: 4 callers × 3 goroutines each, on a pool of fewer workers, must
+	// neither deadlock nor mix results.
+	grid, shared := smallBlocks(t, 2, scheduleGrid), smallBlocks(t, 3, scheduleShared)
 	var wg sync.WaitGroup
-	errs := make(chan string, 8)
-	for g := 0; g < 4; g++ {
+	errs := make(chan string, 16)
+	for g := 0; g < 8; g++ {
+		nat := grid
+		if g%2 == 1 {
+			nat = shared
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -176,7 +182,7 @@ func TestEveryLevel(t *testing.T) {
 			t.Fatal(err)
 		}
 		rnd := rand.New(rand.NewPCG(20, uint64(l)))
-		for _, s := range [][3]int{{1, 1, 1}, {7, 9, 5}, {tMC + 1, tNC + 1, tKC + 1}, {31, 17, 40}} {
+		for _, s := range [][3]int{{1, 1, 1}, {7, 9, 5}, {tMC + 1, tNC + 1, tKC + 1}, {31, 17, 40}, {70, 30, 50}} {
 			for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 				for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 					checkDgemm(t, rnd, "native", nat, tA, tB, s[0], s[1], s[2], -1.5, 0.5)

@@ -26,11 +26,10 @@ const tMC, tKC, tNC = 12, 16, 24
 func testBackends(t *testing.T) []namedBLAS {
 	var out []namedBLAS
 	if raceEnabled {
-		nat := NewNative(3)
-		if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
-			t.Fatal(err)
+		return []namedBLAS{
+			{"native-smallblocks-3threads-grid", smallBlocks(t, 3, scheduleGrid)},
+			{"native-smallblocks-3threads-sharedB", smallBlocks(t, 3, scheduleShared)},
 		}
-		return []namedBLAS{{"native-smallblocks-3threads", nat}}
 	}
 	for _, name := range Backends() {
 		impl, err := Backend(name)
@@ -45,13 +44,25 @@ func testBackends(t *testing.T) []namedBLAS {
 		threads = []int{2}
 	}
 	for _, th := range threads {
-		nat := NewNative(th)
-		if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
-			t.Fatal(err)
+		out = append(out, namedBLAS{fmt.Sprintf("native-smallblocks-%dthreads", th), smallBlocks(t, th, scheduleAuto)})
+		if th > 1 {
+			out = append(out,
+				namedBLAS{fmt.Sprintf("native-smallblocks-%dthreads-grid", th), smallBlocks(t, th, scheduleGrid)},
+				namedBLAS{fmt.Sprintf("native-smallblocks-%dthreads-sharedB", th), smallBlocks(t, th, scheduleShared)})
 		}
-		out = append(out, namedBLAS{fmt.Sprintf("native-smallblocks-%dthreads", th), nat})
 	}
 	return out
+}
+
+// smallBlocks is a Native on th goroutines with the test's small cache
+// blocks and the GEMM schedule s.
+func smallBlocks(t *testing.T, th int, s gemmSchedule) *Native {
+	nat := NewNative(th)
+	if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
+		t.Fatal(err)
+	}
+	nat.schedule.Store(int32(s))
+	return nat
 }
 
 // forceParallel makes every call eligible for the parallel paths.
