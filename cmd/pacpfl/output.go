@@ -256,3 +256,40 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// writeSecret writes a secret (a key, a token) to path atomically, like
+// writeOutput, but always with mode 0600, also when it replaces a file, and
+// only to a regular file: never to standard output, a device or a pipe.
+func writeSecret(flag, path string, data []byte) error {
+	d, err := resolveOutput(flag, path)
+	if err != nil {
+		return err
+	}
+	if d.kind != outReplace {
+		return usagef("%s %s: secrets are written to regular files only", flag, path)
+	}
+	fail := func(err error) error { return fmt.Errorf("writing %s %s: %w", flag, path, pathErr(err)) }
+	f, err := createTemp(d.target, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	err = f.Chmod(0o600) // whatever the umask
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, d.target)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fail(err)
+	}
+	return nil
+}

@@ -380,6 +380,15 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "train", err)
 	}
+	if err := writeTrainReport(stdout, jsonOut, &f, ds, o, res, start, *jsonPath); err != nil {
+		return fail(stderr, "train", err)
+	}
+	return exitOK
+}
+
+// writeTrainReport prints the report of a PAC-PFL run on Polynomial and
+// writes it as JSON to jsonPath (if set): pacpfl train and pacpfl server.
+func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset, o fl.PACPFLOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
 	tr := res.Train
 	final := fl.Mean(tr.MeanLML[max(0, len(tr.MeanLML)-50):])
 	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d\n",
@@ -404,7 +413,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
 	}
 	printBounds(stdout, res)
-	if *jsonPath != "" {
+	if jsonPath != "" {
 		history := jsonFloats(tr.MeanLML)
 		if o.Server.DP != nil {
 			// Not covered by the DP guarantee: not released.
@@ -432,11 +441,9 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 				"new_rsmse": res.New.RSMSE, "new_ce": res.New.CE,
 			},
 		}
-		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
-			return fail(stderr, "train", err)
-		}
+		return writeJSON(jsonOut, jsonPath, rep)
 	}
-	return exitOK
+	return nil
 }
 
 // noRounds is the training line of a run with --rounds 0.

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/rpc"
+)
+
+// pacpfl server / client / certs: the federation of pacpfl train across
+// processes and machines over gRPC (package rpc). The server runs the same
+// fl.Server loop as train; its clients are proxies of the client processes,
+// which run the same client update on their own data.
+
+func init() {
+	register(&command{name: "server", summary: "run the PAC-PFL server for remote clients over gRPC (TLS, tokens); the same report as train", run: runServer})
+	register(&command{name: "client", summary: "run one PAC-PFL client on its own data against a pacpfl server", run: runClient})
+	register(&command{name: "certs", summary: "write a test CA, a server certificate and client tokens for pacpfl server/client", run: runCerts})
+}
+
+// fedLogger returns a log function writing timestamped lines to w.
+func fedLogger(w io.Writer, prefix string) func(format string, a ...any) {
+	l := log.New(w, prefix, log.LstdFlags|log.Lmicroseconds)
+	return func(format string, a ...any) { l.Printf(format, a...) }
+}
+
+func runServer(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("server", stderr)
+	var f trainFlags
+	addTrainFlags(fs, &f)
+	listen := fs.String("listen", "", "`host:port` to listen on (required)")
+	dataName := fs.String("data", "polynomial", "data set: polynomial (the clients regenerate their own part from --seed; the server regenerates it to evaluate the result as train does)")
+	certFile := fs.String("tls-cert", "", "server certificate `FILE` (PEM; pacpfl certs writes one)")
+	keyFile := fs.String("tls-key", "", "server key `FILE` (PEM)")
+	tokens := fs.String("tokens", "", "`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure")
+	insec := fs.Bool("insecure", false, "plaintext, for loopback addresses only")
+	roundTimeout := fs.Duration("round-timeout", 0, "deadline of a client update (0: wait for the client, also across reconnections)")
+	wait := fs.Duration("wait", 0, "give up when not every client has joined after this long (0: wait for ever)")
+	maxPayload := fs.Int64("max-payload", rpc.DefaultMaxPayload, "largest payload (particles or gradient) in `bytes`")
+	quiet := fs.Bool("quiet", false, "no progress output (joins and refusals are still logged)")
+	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	if err := f.afterParse(fs, *jsonPath); err != nil {
+		return fail(stderr, "server", err)
+	}
+	if *listen == "" {
+		return fail(stderr, "server", usagef("--listen host:port is required"))
+	}
+	if *dataName != "polynomial" {
+		return fail(stderr, "server", usagef("--data %q: the server supports polynomial", *dataName))
+	}
+	if *wait < 0 || *roundTimeout < 0 || *maxPayload < 1 {
+		return fail(stderr, "server", usagef("--wait, --round-timeout must be ≥ 0 and --max-payload ≥ 1"))
+	}
+	var creds credentials.TransportCredentials
+	var err error
+	if *insec {
+		if *certFile != "" || *keyFile != "" {
+			return fail(stderr, "server", usagef("--insecure and --tls-cert/--tls-key exclude each other"))
+		}
+		creds, err = rpc.Insecure(*listen)
+	} else {
+		creds, err = rpc.ServerTLS(*certFile, *keyFile)
+	}
+	if err != nil {
+		return fail(stderr, "server", usageError{err})
+	}
+	var toks [][]byte
+	switch {
+	case *tokens != "":
+		if toks, err = rpc.ReadTokenDir(*tokens, f.clients); err != nil {
+			return fail(stderr, "server", usagef("--tokens: %v", err))
+		}
+	case !*insec:
+		return fail(stderr, "server", usagef("--tokens DIR is required (pacpfl certs writes the client tokens)"))
+	}
+	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
+	start := time.Now()
+	ds, err := f.dataset(f.seed)
+	if err != nil {
+		return fail(stderr, "server", err)
+	}
+	o, err := f.options(ds, f.seed)
+	if err != nil {
+		return fail(stderr, "server", err)
+	}
+	logf := fedLogger(stderr, "pacpfl server: ")
+	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), ModelKind: rpc.ModelGP, Dim: fl.NewGPModel(ds.D).Dim(),
+		Beta: o.Beta.String(), Tokens: toks, MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
+	if err != nil {
+		return fail(stderr, "server", err)
+	}
+	lis, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fail(stderr, "server", usagef("--listen %s: %v", *listen, err))
+	}
+	gs := grpc.NewServer(append(rpc.ServerOptions(), grpc.Creds(creds))...)
+	rpc.RegisterService(gs, co)
+	go gs.Serve(lis)
+	defer stopGRPC(gs)
+	mode := "TLS"
+	if *insec {
+		mode = "plaintext"
+	}
+	logf("listening on %s (%s), waiting for %d clients", lis.Addr(), mode, len(ds.Existing))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		co.Finish() // pending updates fail: the run ends with an error
+	}()
+	o.Clients = func(*fl.GPModel) ([]fl.Client, error) {
+		wctx := ctx
+		if *wait > 0 {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithTimeout(ctx, *wait)
+			defer cancel()
+		}
+		if err := co.WaitReady(wctx); err != nil {
+			return nil, err
+		}
+		logf("all %d clients joined: training", len(ds.Existing))
+		return co.Clients(), nil
+	}
+	o.Server.Workers = o.Server.ClientsPerRound // remote updates: wait for all at once
+	prog := newProgress(stderr, "server", o.Server.Rounds, *quiet)
+	prog.hideLML = o.Server.DP != nil
+	o.Server.Progress = prog.update
+	res, err := fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL)
+	prog.done()
+	co.Finish()
+	if err != nil {
+		return fail(stderr, "server", err)
+	}
+	if err := writeTrainReport(stdout, jsonOut, &f, ds, o, res, start, *jsonPath); err != nil {
+		return fail(stderr, "server", err)
+	}
+	return exitOK
+}
+
+// stopGRPC lets the sessions send Done, then stops within a few seconds.
+func stopGRPC(gs *grpc.Server) {
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		gs.Stop()
+	}
+}
+
+func runClient(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("client", stderr)
+	server := fs.String("server", "", "server `host:port` (required)")
+	caFile := fs.String("ca", "", "CA certificate `FILE` that signed the server's (PEM)")
+	tokenFile := fs.String("token-file", "", "this client's secret token `FILE` (mode 0600; required unless --insecure)")
+	insec := fs.Bool("insecure", false, "plaintext, for loopback addresses only")
+	dataName := fs.String("data", "polynomial", "data set: polynomial (client --client of the data set --clients, --extra, --seed, regenerated locally)")
+	id := fs.Int("client", -1, "this client's index I (0-based, required)")
+	seed := fs.Uint64("seed", 1, "seed of the data set (as the server's --seed)")
+	dp := data.DefaultPolynomial()
+	clients := fs.Int("clients", dp.Existing, "existing clients n of the data set (as the server's --clients: the data are standardised over all of them)")
+	extra := fs.Int("extra", dp.Extra, "personalisation-only samples per client (as the server's --extra)")
+	giveUp := fs.Duration("give-up", 10*time.Minute, "stop retrying after this long without a session (0: never)")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	switch {
+	case *server == "":
+		return fail(stderr, "client", usagef("--server host:port is required"))
+	case *dataName != "polynomial":
+		return fail(stderr, "client", usagef("--data %q: the client supports polynomial", *dataName))
+	case *id < 0 || *id >= *clients:
+		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < --clients %d", *id, *clients))
+	case *giveUp < 0:
+		return fail(stderr, "client", usagef("--give-up %v must be ≥ 0", *giveUp))
+	}
+	var creds credentials.TransportCredentials
+	var err error
+	if *insec {
+		creds, err = rpc.Insecure(*server)
+	} else {
+		creds, err = rpc.ClientTLS(*caFile, *server)
+	}
+	if err != nil {
+		return fail(stderr, "client", usageError{err})
+	}
+	var token []byte
+	switch {
+	case *tokenFile != "":
+		if token, err = rpc.ReadTokenFile(*tokenFile); err != nil {
+			return fail(stderr, "client", usagef("--token-file: %v", err))
+		}
+	case !*insec:
+		return fail(stderr, "client", usagef("--token-file is required (pacpfl certs writes the client tokens)"))
+	}
+	tf := trainFlags{clients: *clients, newClients: 0, extra: *extra}
+	ds, err := tf.dataset(*seed)
+	if err != nil {
+		return fail(stderr, "client", err)
+	}
+	logf := fedLogger(stderr, "pacpfl client: ")
+	cfg := rpc.GPClient(*id, &ds.Existing[*id], ds.D)
+	cfg.Token, cfg.GiveUp, cfg.Log = token, *giveUp, logf
+	conn, err := rpc.Dial(*server, creds)
+	if err != nil {
+		return fail(stderr, "client", usageError{err})
+	}
+	defer conn.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf("client %d (%d training samples) connecting to %s", *id, cfg.DataSize, *server)
+	if err := rpc.Serve(ctx, conn, cfg); err != nil {
+		return fail(stderr, "client", err)
+	}
+	return exitOK
+}
+
+func runCerts(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("certs", stderr)
+	out := fs.String("out", "", "`DIR` to write ca.pem, server.pem, server.key and client-I.token into (created 0700 if missing; required)")
+	hosts := fs.String("hosts", "127.0.0.1,localhost", "comma-separated IP addresses and DNS names of the server")
+	clients := fs.Int("clients", 0, "number of client tokens n (required)")
+	days := fs.Int("days", 30, "validity of the certificates in days")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	switch {
+	case *out == "":
+		return fail(stderr, "certs", usagef("--out DIR is required"))
+	case *clients < 1 || *clients > 1_000_000:
+		return fail(stderr, "certs", usagef("--clients %d: want 1 to 1000000", *clients))
+	case *days < 1:
+		return fail(stderr, "certs", usagef("--days %d must be ≥ 1", *days))
+	}
+	if st, err := os.Stat(*out); errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(*out, 0o700); err != nil {
+			return fail(stderr, "certs", usagef("--out %s: %v", *out, pathErr(err)))
+		}
+	} else if err != nil {
+		return fail(stderr, "certs", usagef("--out %s: %v", *out, pathErr(err)))
+	} else if !st.IsDir() {
+		return fail(stderr, "certs", usagef("--out %s is not a directory", *out))
+	}
+	var hs []string
+	for _, h := range strings.Split(*hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hs = append(hs, h)
+		}
+	}
+	c, err := rpc.GenerateCerts(hs, time.Duration(*days)*24*time.Hour)
+	if err != nil {
+		return fail(stderr, "certs", usagef("--hosts %q: %v", *hosts, err))
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{{"ca.pem", c.CA}, {"server.pem", c.ServerCert}, {"server.key", c.ServerKey}}
+	for i := 0; i < *clients; i++ {
+		files = append(files, struct {
+			name string
+			data []byte
+		}{rpc.TokenFileName(i), rpc.EncodeToken(rpc.NewToken())})
+	}
+	for _, fl := range files {
+		if err := writeSecret("--out", filepath.Join(*out, fl.name), fl.data); err != nil {
+			return fail(stderr, "certs", err)
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %s: ca.pem, server.pem, server.key (hosts %s) and client-0.token … client-%d.token (mode 0600)\n",
+		*out, strings.Join(hs, ","), *clients-1)
+	return exitOK
+}

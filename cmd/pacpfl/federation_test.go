@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// readTimelessReport reads a --json report without its timing fields.
+func readTimelessReport(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "train_seconds")
+	delete(m, "total_seconds")
+	return m
+}
+
+// pacpfl certs, then a server and 3 clients over TLS with tokens: the same
+// report, to the last bit of every figure, as pacpfl train.
+func TestServerClientsMatchTrain(t *testing.T) {
+	dir := t.TempDir()
+	certs := filepath.Join(dir, "certs")
+	if code, _, errOut := runCLI("certs", "--out", certs, "--clients", "3"); code != exitOK {
+		t.Fatalf("certs: exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"ca.pem", "server.pem", "server.key", "client-0.token", "client-2.token"} {
+		fi, err := os.Stat(filepath.Join(certs, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %04o, want 0600", name, fi.Mode().Perm())
+		}
+	}
+	flags := []string{"--clients", "3", "--new-clients", "2", "--rounds", "6", "--k", "2", "--batch", "4", "-c", "2",
+		"--bound-samples", "0", "--bound-trained-samples", "0", "--seed", "5", "--quiet"}
+	trainJSON, serverJSON := filepath.Join(dir, "train.json"), filepath.Join(dir, "server.json")
+	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, flags...)...); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, errOut)
+	}
+	addr := freeAddr(t)
+	var wg sync.WaitGroup
+	var serverCode int
+	var serverErr string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		serverCode, _, serverErr = runCLI(append([]string{"server", "--listen", addr, "--tls-cert", filepath.Join(certs, "server.pem"),
+			"--tls-key", filepath.Join(certs, "server.key"), "--tokens", certs, "--wait", "30s", "--json", serverJSON}, flags...)...)
+	}()
+	codes := make([]int, 3)
+	errs := make([]string, 3)
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _, errs[i] = runCLI("client", "--server", addr, "--ca", filepath.Join(certs, "ca.pem"),
+				"--token-file", filepath.Join(certs, fmt.Sprintf("client-%d.token", i)), "--client", fmt.Sprint(i),
+				"--clients", "3", "--seed", "5", "--give-up", "30s")
+		}()
+	}
+	wg.Wait()
+	if serverCode != exitOK {
+		t.Fatalf("server: exit %d: %s", serverCode, serverErr)
+	}
+	for i := range codes {
+		if codes[i] != exitOK {
+			t.Errorf("client %d: exit %d: %s", i, codes[i], errs[i])
+		}
+	}
+	for _, want := range []string{"client 0 joined", "client 2 joined", "all 3 clients joined"} {
+		if !strings.Contains(serverErr, want) {
+			t.Errorf("server log lacks %q:\n%s", want, serverErr)
+		}
+	}
+	want, got := readTimelessReport(t, trainJSON), readTimelessReport(t, serverJSON)
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if string(wb) != string(gb) {
+		t.Errorf("server report differs from train's:\n%s\n%s", gb, wb)
+	}
+}
+
+// Plaintext is refused off loopback; TLS needs its files; a token file that
+// others can read is refused.
+func TestFederationBadInvocations(t *testing.T) {
+	dir := t.TempDir()
+	loose := filepath.Join(dir, "loose.token")
+	if err := os.WriteFile(loose, []byte(strings.Repeat("ab", 32)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"server", "--listen", "0.0.0.0:7000", "--insecure", "--clients", "2"}, "--insecure refused"},
+		{[]string{"server", "--listen", "10.1.2.3:7000", "--insecure", "--clients", "2"}, "--insecure refused"},
+		{[]string{"server", "--listen", "127.0.0.1:7000", "--clients", "2"}, "--tls-cert"},
+		{[]string{"server", "--clients", "2"}, "--listen"},
+		{[]string{"server", "--listen", "127.0.0.1:7000", "--tls-cert", loose, "--tls-key", loose, "--clients", "2"}, "TLS certificate"},
+		{[]string{"client", "--server", "192.168.0.1:7000", "--insecure", "--client", "0"}, "--insecure refused"},
+		{[]string{"client", "--server", "127.0.0.1:7000", "--client", "0"}, "--ca"},
+		{[]string{"client", "--server", "127.0.0.1:7000", "--insecure", "--client", "0", "--token-file", loose}, "others can read it"},
+		{[]string{"client", "--server", "127.0.0.1:7000", "--insecure", "--client", "5", "--clients", "3"}, "--client 5"},
+		{[]string{"certs", "--clients", "2"}, "--out"},
+		{[]string{"certs", "--out", filepath.Join(dir, "c"), "--clients", "0"}, "--clients 0"},
+		{[]string{"certs", "--out", loose, "--clients", "1"}, "not a directory"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCLI(c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", c.args, code, errOut, c.want)
+		}
+	}
+}

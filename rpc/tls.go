@@ -1,0 +1,149 @@
+package rpc
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// IsLoopback reports whether the host of addr (host:port) is a loopback
+// address or "localhost". An empty host (all interfaces) is not.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Insecure returns plaintext credentials for addr, refused unless addr is a
+// loopback address: tokens and particles must not cross a network in clear.
+func Insecure(addr string) (credentials.TransportCredentials, error) {
+	if !IsLoopback(addr) {
+		return nil, fmt.Errorf("--insecure refused for %s: plaintext only on a loopback address (127.0.0.1, ::1, localhost); use TLS", addr)
+	}
+	return insecure.NewCredentials(), nil
+}
+
+// ServerTLS loads the server's certificate and key (PEM), TLS 1.3 only.
+func ServerTLS(certFile, keyFile string) (credentials.TransportCredentials, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("TLS needs --tls-cert and --tls-key (or --insecure on a loopback address)")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS certificate: %w", err)
+	}
+	return credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}), nil
+}
+
+// ClientTLS trusts the CA certificate(s) in caFile (PEM) for the server at
+// addr, TLS 1.3 only.
+func ClientTLS(caFile, addr string) (credentials.TransportCredentials, error) {
+	if caFile == "" {
+		return nil, errors.New("TLS needs --ca (the CA certificate that signed the server's), or --insecure on a loopback address")
+	}
+	b, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("--ca %s: no PEM certificate in it", caFile)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("server address %q: %w", addr, err)
+	}
+	return credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS13}), nil
+}
+
+// Certs are a test CA and a server certificate signed by it, PEM encoded.
+type Certs struct {
+	CA, ServerCert, ServerKey []byte
+}
+
+// GenerateCerts makes a fresh ECDSA P-256 CA and a server certificate for
+// hosts (IP addresses or DNS names), valid for validFor. The CA's key is
+// not returned: nothing else can be signed with it.
+func GenerateCerts(hosts []string, validFor time.Duration) (*Certs, error) {
+	if len(hosts) == 0 {
+		return nil, errors.New("no hosts for the server certificate")
+	}
+	if validFor <= 0 {
+		return nil, errors.New("non-positive certificate lifetime")
+	}
+	now := time.Now().Add(-time.Minute)
+	serial := func() *big.Int {
+		n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+		return n
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: "pacpfl test CA"},
+		NotBefore: now, NotAfter: now.Add(validFor),
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign, BasicConstraintsValid: true, IsCA: true, MaxPathLenZero: true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: hosts[0]},
+		NotBefore: now, NotAfter: now.Add(validFor),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return nil, errors.New("empty host name")
+		}
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return &Certs{
+		CA:         pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		ServerCert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		ServerKey:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
+	}, nil
+}
