@@ -22,9 +22,9 @@ import (
 type Native struct {
 	gonum.Implementation
 
-	threads  atomic.Int64 // <= 0: follow GOMAXPROCS at call time
-	schedule atomic.Int32 // a gemmSchedule; 0 (auto) but in tests and benchmarks
-	blocking atomic.Pointer[Blocking]
+	threads  atomic.Int64             // <= 0: follow GOMAXPROCS at call time
+	schedule atomic.Int32             // a gemmSchedule; 0 (auto) but in tests and benchmarks
+	blocking atomic.Pointer[Blocking] // nil: DefaultBlocking at the level of the call
 }
 
 // Blocking holds the cache block sizes of the GEMM loops: an MC×KC block of A
@@ -48,8 +48,6 @@ var _ blas.Float64 = (*Native)(nil)
 func NewNative(threads int) *Native {
 	n := &Native{}
 	n.threads.Store(int64(threads))
-	b := defaultBlocking
-	n.blocking.Store(&b)
 	return n
 }
 
@@ -65,16 +63,17 @@ func (n *Native) Threads() int {
 	return min(t, maxThreads)
 }
 
-// Blocking returns the current block sizes (DefaultBlocking for a zero
-// Native, which is usable: one goroutine per GOMAXPROCS, default blocks).
+// Blocking returns the block sizes a call uses now: those SetBlocking set,
+// else DefaultBlocking, which follows the SIMD level in force (so that
+// asm.SetLevel or PACPFL_SIMD=avx2 switches the kernel and its blocks
+// together). A zero Native is usable: one goroutine per GOMAXPROCS, default
+// blocks.
 func (n *Native) Blocking() Blocking {
 	if b := n.blocking.Load(); b != nil {
 		return *b
 	}
-	return defaultBlocking
+	return DefaultBlocking()
 }
-
-var defaultBlocking = DefaultBlocking()
 
 // SetBlocking overrides the block sizes. All must be positive; KC at most
 // 1<<16 (so the packed buffers stay sane).
@@ -87,7 +86,7 @@ func (n *Native) SetBlocking(mc, kc, nc int) error {
 }
 
 // DefaultBlocking derives block sizes from the cache sizes cpuid reports and
-// the micro-kernel of the SIMD level chosen at start-up: the KC×NR
+// the micro-kernel of the SIMD level in force (asm.Current): the KC×NR
 // micro-panel of B takes about half of L1D (two thirds for AVX-512), the
 // MC×KC block of A about half of L2, the KC×NC block of B about half of L3
 // (shared by the cores). Unknown sizes fall back to 32 KiB / 512 KiB / 8 MiB.
@@ -108,6 +107,8 @@ func DefaultBlocking() Blocking {
 	// 64.7–70.0 GFLOP/s against 58.1–58.4 at KC = 192 and 58.4–60.8 at 384
 	// (n = 1000, 2000), and MC = 120 or 384 lost 10–19 % (alternated in one
 	// process, 2 cores).
+	// AVX2, NEON and generic: the 6×8 kernel's blocks (the generic 4×4 one
+	// is not tuned).
 	nr, mr, num, den := 8, 6, 1, 2
 	if asm.ConfigError() == nil && asm.Current() == asm.AVX512 {
 		k := asm.GemmKernelFor(asm.AVX512)

@@ -181,6 +181,12 @@ func TestEveryLevel(t *testing.T) {
 		if err := nat.SetBlocking(tMC, tKC, tNC); err != nil {
 			t.Fatal(err)
 		}
+		// The default blocks follow the level: a tile multiple of its kernel.
+		var zero Native
+		k, d := asm.GemmKernelFor(l), zero.Blocking()
+		if d != DefaultBlocking() || (l != asm.Generic && d.MC%k.MR != 0) || d.KC < 128 || d.NC < 512 {
+			t.Errorf("default blocking at %s: %+v (DefaultBlocking %+v, kernel %d×%d)", l, d, DefaultBlocking(), k.MR, k.NR)
+		}
 		rnd := rand.New(rand.NewPCG(20, uint64(l)))
 		for _, s := range [][3]int{{1, 1, 1}, {7, 9, 5}, {tMC + 1, tNC + 1, tKC + 1}, {31, 17, 40}, {70, 30, 50}} {
 			for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {

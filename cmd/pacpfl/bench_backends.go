@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/linalg"
 )
@@ -22,6 +23,7 @@ type backendResult struct {
 	M       int     `json:"m,omitempty"` // a non-square GEMM: C is m×n, the inner dimension k
 	K       int     `json:"k,omitempty"`
 	Backend string  `json:"backend"`
+	Level   string  `json:"level,omitempty"` // with --levels: the SIMD level of a native row
 	Threads int     `json:"threads"`
 	Seconds float64 `json:"seconds,omitempty"`
 	GFLOPS  float64 `json:"gflops,omitempty"`
@@ -38,6 +40,27 @@ type backendSweep struct {
 	stdout, stderr  io.Writer
 	peak            bench.Peak
 	threads         int
+	levels          string // with --levels: a header line naming them
+}
+
+// isNative tells the contenders that run at each --levels level: the native
+// backend's (OpenBLAS and gonum have no SIMD level of ours).
+func isNative(c bench.Contender) bool { return c.Name == "native" }
+
+func contenderNames(cs []bench.Contender) []string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// levelsNote is the header line of a --levels sweep ("" without --levels).
+func levelsNote(levels []asm.Level, explicit bool) string {
+	if !explicit {
+		return ""
+	}
+	return "native at SIMD level" + levelsPhrase(levels) + " (kernels and cache blocks of each level)"
 }
 
 // checkArgs validates --reps, --threads and the requested backend names:
@@ -100,10 +123,13 @@ func (s *backendSweep) header(order []string) {
 	}
 	fmt.Fprintln(s.stdout, s.peak.String())
 	fmt.Fprintf(s.stdout, "threads: %d for every backend (native and gonum through GOMAXPROCS, openblas through openblas_set_num_threads)\n", s.threads)
+	if s.levels != "" {
+		fmt.Fprintln(s.stdout, s.levels)
+	}
 	if s.op != "" {
-		fmt.Fprintf(s.stdout, "%6s  %-6s %-10s %12s %10s %8s\n", "n", "op", "backend", "seconds", "GFLOP/s", "% peak")
+		fmt.Fprintf(s.stdout, "%6s  %-6s %-13s %12s %10s %8s\n", "n", "op", "backend", "seconds", "GFLOP/s", "% peak")
 	} else {
-		fmt.Fprintf(s.stdout, "%6s  %-10s %12s %10s %8s\n", "n", "backend", "seconds", "GFLOP/s", "% peak")
+		fmt.Fprintf(s.stdout, "%6s  %-13s %12s %10s %8s\n", "n", "backend", "seconds", "GFLOP/s", "% peak")
 	}
 }
 
@@ -116,7 +142,8 @@ func (s *backendSweep) rows(n int, names []string, best []float64, errs []error,
 // shape is not square, and JSON carries m and k too).
 func (s *backendSweep) shapeRows(sh gemmShape, names []string, best []float64, errs []error, flops float64) {
 	for i, name := range names {
-		r := backendResult{Kernel: s.kernel, Op: s.op, N: sh.n, Backend: name, Threads: s.threads}
+		r := backendResult{Kernel: s.kernel, Op: s.op, N: sh.n, Threads: s.threads}
+		r.Backend, r.Level = splitLevel(name)
 		if !sh.square() {
 			r.M, r.K = sh.m, sh.k
 		}
@@ -130,9 +157,9 @@ func (s *backendSweep) shapeRows(sh gemmShape, names []string, best []float64, e
 			bench.JSONLine(s.stdout, r)
 			continue
 		}
-		lead := fmt.Sprintf("%6s  %-10s", sh, name)
+		lead := fmt.Sprintf("%6s  %-13s", sh, name)
 		if s.op != "" {
-			lead = fmt.Sprintf("%6s  %-6s %-10s", sh, s.op, name)
+			lead = fmt.Sprintf("%6s  %-6s %-13s", sh, s.op, name)
 		}
 		if r.Error != "" {
 			fmt.Fprintf(s.stdout, "%s error: %s\n", lead, r.Error)

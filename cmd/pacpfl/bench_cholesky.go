@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
+	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/cholesky"
 )
@@ -35,8 +36,13 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
 	threads := fs.Int("threads", 0, "threads of every backend (0: GOMAXPROCS)")
+	levelList := levelsFlag(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
+	}
+	levels, err := benchLevels(*levelList)
+	if err != nil {
+		return fail(stderr, "bench cholesky", usageError{err})
 	}
 	if *op != "potrf" && *op != "potri" {
 		fmt.Fprintf(stderr, "pacpfl bench cholesky: --op %q: want potrf or potri\n", *op)
@@ -74,6 +80,8 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, sw.cmd, err)
 	}
 	defer restore()
+	defer asm.SetLevel(asm.Current())
+	sw.levels = levelsNote(levels, len(*levelList) > 0)
 	sw.header(backends)
 	if slices.Contains(names, "gonum") && slices.Max(sizes) >= 4000 {
 		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes many seconds per run; it is measured anyway")
@@ -106,12 +114,13 @@ func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
 				},
 			}
 		}
+		contenders = perLevel(contenders, levels, len(*levelList) > 0, isNative)
 		best, errs := bench.Alternate(*reps, contenders)
 		flops := float64(n) * float64(n) * float64(n) / 3
 		if *op == "potri" {
 			flops *= 2
 		}
-		sw.rows(n, names, best, errs, flops)
+		sw.rows(n, contenderNames(contenders), best, errs, flops)
 	}
 	return exitOK
 }

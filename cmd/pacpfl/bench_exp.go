@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
@@ -44,8 +43,7 @@ func runBenchExp(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench exp", stderr)
 	n := fs.Int("n", 1<<20, "vector length")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
-	var levelList stringList
-	fs.Var(&levelList, "levels", "comma-separated SIMD levels to alternate in this one process, or all (default: the current level)")
+	levelList := levelsFlag(fs)
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
@@ -54,7 +52,7 @@ func runBenchExp(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl bench exp: --n %d --reps %d: both must be at least 1\n", *n, *reps)
 		return exitUsage
 	}
-	levels, err := benchLevels(levelList)
+	levels, err := benchLevels(*levelList)
 	if err != nil {
 		fmt.Fprintf(stderr, "pacpfl bench exp: %v\n", err)
 		return exitUsage
@@ -105,49 +103,6 @@ func runBenchExp(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// benchLevels resolves --levels: the current level when empty, every level
-// this CPU and build support for "all", else each named level, which must be
-// supported here (an error names the one that is not, and why).
-func benchLevels(names stringList) ([]asm.Level, error) {
-	if len(names) == 0 {
-		return []asm.Level{asm.Current()}, nil
-	}
-	if len(names) == 1 && names[0] == "all" {
-		return asm.Supported(), nil
-	}
-	var ls []asm.Level
-	for _, name := range names {
-		l, err := asm.ParseLevel(strings.ToLower(name))
-		if err != nil {
-			return nil, fmt.Errorf("--levels %s: unknown SIMD level %q (known: %s)", names.String(), name, levelNames(asm.ArchLevels()))
-		}
-		if why := asm.Unsupported(l); why != "" {
-			return nil, fmt.Errorf("--levels %s: %s", names.String(), why)
-		}
-		if slices.Contains(ls, l) {
-			return nil, fmt.Errorf("--levels %s: %s given twice", names.String(), l)
-		}
-		ls = append(ls, l)
-	}
-	return ls, nil
-}
-
-func levelNames(ls []asm.Level) string {
-	s := make([]string, len(ls))
-	for i, l := range ls {
-		s[i] = l.String()
-	}
-	return strings.Join(s, ", ")
-}
-
-// levelsPhrase completes "SIMD level": " avx2", or "s avx512, avx2 alternated".
-func levelsPhrase(ls []asm.Level) string {
-	if len(ls) == 1 {
-		return " " + ls[0].String()
-	}
-	return "s " + levelNames(ls) + " alternated"
-}
-
 type sekernelResult struct {
 	Kernel  string  `json:"kernel"`
 	Impl    string  `json:"impl"`
@@ -161,8 +116,7 @@ func runBenchSEKernel(args []string, stdout, stderr io.Writer) int {
 	sizes := intList{1000, 4000}
 	fs.Var(&sizes, "m", "comma-separated numbers of points (the matrix is m×m)")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
-	var levelList stringList
-	fs.Var(&levelList, "levels", "comma-separated SIMD levels to alternate in this one process, or all (default: the current level)")
+	levelList := levelsFlag(fs)
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
@@ -171,7 +125,7 @@ func runBenchSEKernel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl bench sekernel: --reps %d: want at least 1\n", *reps)
 		return exitUsage
 	}
-	levels, err := benchLevels(levelList)
+	levels, err := benchLevels(*levelList)
 	if err != nil {
 		fmt.Fprintf(stderr, "pacpfl bench sekernel: %v\n", err)
 		return exitUsage

@@ -100,3 +100,58 @@ func TestBenchLevels(t *testing.T) {
 		}
 	}
 }
+
+// --levels on the BLAS benchmarks: gemm and cholesky run the native backend
+// once per level (rows native/<level>, JSON "level"), other backends once;
+// lml runs each split at each level; the level in force is restored; a bad
+// level is a usage error naming it.
+func TestBenchLevelsBLAS(t *testing.T) {
+	before := asm.Current()
+	levels := asm.Supported()
+	names := make([]string, len(levels))
+	for i, l := range levels {
+		names[i] = l.String()
+	}
+	list := strings.Join(names, ",")
+	st, out, errs := runCLI("bench", "gemm", "--n", "20", "--reps", "1", "--backends", "native,gonum", "--levels", list, "--json")
+	require.Equal(t, exitOK, st, errs)
+	got := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		lv, _ := r["level"].(string)
+		got[r["backend"].(string)+"/"+lv]++
+		assert.Greater(t, r["gflops"].(float64), 0.0)
+	}
+	want := map[string]int{"gonum/": 1}
+	for _, n := range names {
+		want["native/"+n] = 1
+	}
+	assert.Equal(t, want, got)
+	st, out, errs = runCLI("bench", "cholesky", "--n", "30", "--reps", "1", "--backends", "native", "--levels", list)
+	require.Equal(t, exitOK, st, errs)
+	for _, n := range names {
+		assert.Regexp(t, `(?m)^\s+30  potrf\s+native/`+n+`\s`, out)
+	}
+	assert.Contains(t, out, "native at SIMD level")
+	st, out, errs = runCLI("bench", "lml", "--m", "12", "--k", "1", "--reps", "1", "--split", "auto,blas", "--levels", list, "--json")
+	require.Equal(t, exitOK, st, errs)
+	got = map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		assert.NotContains(t, r, "error")
+		got[r["split"].(string)+"/"+r["level"].(string)]++
+	}
+	want = map[string]int{}
+	for _, n := range names {
+		want["auto/"+n], want["blas/"+n] = 1, 1
+	}
+	assert.Equal(t, want, got)
+	assert.Equal(t, before, asm.Current())
+	for _, cmd := range []string{"gemm", "cholesky", "lml"} {
+		st, _, errs = runCLI("bench", cmd, "--levels", "bogus")
+		assert.Equal(t, exitUsage, st, cmd)
+		assert.Contains(t, errs, "--levels bogus", cmd)
+	}
+}

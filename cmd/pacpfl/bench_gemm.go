@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
+	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/linalg"
 )
@@ -36,8 +37,13 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	reps := fs.Int("reps", 5, "repetitions per figure (the minimum is reported), after one warm-up")
 	threads := fs.Int("threads", 0, "threads of every backend (0: GOMAXPROCS)")
+	levelList := levelsFlag(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
+	}
+	levels, err := benchLevels(*levelList)
+	if err != nil {
+		return fail(stderr, "bench gemm", usageError{err})
 	}
 	sw := &backendSweep{cmd: "bench gemm", kernel: "gemm", json: *asJSON, stdout: stdout, stderr: stderr}
 	lookup := func(name string) error { _, err := linalg.Backend(name); return err }
@@ -77,6 +83,8 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, sw.cmd, err)
 	}
 	defer restore()
+	defer asm.SetLevel(asm.Current())
+	sw.levels = levelsNote(levels, len(*levelList) > 0)
 	sw.header(backends)
 	if slices.Contains(names, "gonum") && slices.ContainsFunc(all, func(sh gemmShape) bool { return sh.m*sh.n*sh.k >= 4000*4000*4000 }) {
 		fmt.Fprintln(stderr, "note: gonum at n >= 4000 takes minutes per run; it is measured anyway")
@@ -94,8 +102,9 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 				return nil
 			}}
 		}
+		contenders = perLevel(contenders, levels, len(*levelList) > 0, isNative)
 		best, errs := bench.Alternate(*reps, contenders)
-		sw.shapeRows(sh, names, best, errs, 2*float64(m)*float64(n)*float64(k))
+		sw.shapeRows(sh, contenderNames(contenders), best, errs, 2*float64(m)*float64(n)*float64(k))
 	}
 	return exitOK
 }

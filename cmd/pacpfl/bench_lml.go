@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/svgd"
@@ -28,6 +29,7 @@ type lmlResult struct {
 	M       int     `json:"m"`
 	K       int     `json:"k"`
 	Split   string  `json:"split"`
+	Level   string  `json:"level,omitempty"` // with --levels
 	Threads int     `json:"threads"`
 	Seconds float64 `json:"seconds,omitempty"`
 	GFLOPS  float64 `json:"gflops,omitempty"` // k·m³ / seconds: factor (m³/3) + inverse (2m³/3)
@@ -46,9 +48,15 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	threads := fs.Int("threads", 0, "cores to use (0: GOMAXPROCS)")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	reps := fs.Int("reps", 3, "repetitions per figure (the minimum is reported), after one warm-up")
+	levelList := levelsFlag(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
+	levels, err := benchLevels(*levelList)
+	if err != nil {
+		return fail(stderr, "bench lml", usageError{err})
+	}
+	explicit := len(*levelList) > 0
 	if *reps < 1 {
 		fmt.Fprintf(stderr, "pacpfl bench lml: --reps %d: want at least 1\n", *reps)
 		return exitUsage
@@ -78,6 +86,7 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	const d = 15
 	model := lml.DefaultModel(d)
 	np := model.NumParams()
+	defer asm.SetLevel(asm.Current())
 	prior, err := svgd.Isotropic(model.HyperPriorMean(), 0.5)
 	if err != nil {
 		fmt.Fprintf(stderr, "pacpfl bench lml: %v\n", err)
@@ -94,6 +103,9 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	peak := machinePeak()
 	if !*asJSON {
 		fmt.Fprintln(stdout, peak.String())
+		if explicit {
+			fmt.Fprintf(stdout, "SIMD level%s (kernels and cache blocks of each level)\n", levelsPhrase(levels))
+		}
 		fmt.Fprintf(stdout, "one client update = LML + gradient of k particles; d=%d, dφ=%d; O(m³) part ≈ m³ FLOP per particle\n", d, np)
 		fmt.Fprintf(stdout, "%6s %3s  %-16s %7s %12s %10s %8s\n", "m", "k", "split", "threads", "seconds", "GFLOP/s", "% peak")
 	}
@@ -123,10 +135,18 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 					Run:  func() error { return ev.Evaluate(lmls, grads, phis, X, y) },
 				}
 			}
+			nl := 1 // contenders per split
+			if explicit {
+				nl = len(levels)
+			}
+			cs = perLevel(cs, levels, explicit, func(bench.Contender) bool { return true })
 			best, errs := bench.Alternate(*reps, cs)
 			flops := float64(k) * float64(m) * float64(m) * float64(m)
-			for i, ev := range evals {
-				r := lmlResult{Kernel: "gp_client_update", M: m, K: k, Split: splitVals[i].String(), Threads: ev.Threads()}
+			for i, c := range cs {
+				ev := evals[i/nl]
+				r := lmlResult{Kernel: "gp_client_update", M: m, K: k, Threads: ev.Threads()}
+				r.Split, r.Level = splitLevel(c.Name)
+				label := c.Name
 				if errs[i] != nil {
 					r.Error = errs[i].Error()
 					status = exitError
@@ -142,10 +162,10 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 					continue
 				}
 				if r.Error != "" {
-					fmt.Fprintf(stdout, "%6d %3d  %-16s error: %s\n", m, k, r.Split, r.Error)
+					fmt.Fprintf(stdout, "%6d %3d  %-16s error: %s\n", m, k, label, r.Error)
 					continue
 				}
-				fmt.Fprintf(stdout, "%6d %3d  %-16s %7d %12.6f %10.2f %7.1f%%\n", m, k, r.Split, r.Threads, r.Seconds, r.GFLOPS, r.PeakPct)
+				fmt.Fprintf(stdout, "%6d %3d  %-16s %7d %12.6f %10.2f %7.1f%%\n", m, k, label, r.Threads, r.Seconds, r.GFLOPS, r.PeakPct)
 			}
 		}
 	}
