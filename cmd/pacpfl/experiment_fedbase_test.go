@@ -73,6 +73,12 @@ func TestExperimentFMNISTFedBaselines(t *testing.T) {
 	if err := json.Unmarshal(rep.Methods["fedavg"]["existing"], &ex); err != nil || ex.Accuracy.Mean != nil {
 		t.Errorf("fedavg existing: %s", rep.Methods["fedavg"]["existing"])
 	}
+	// --arch bcnn runs the same methods on the paper's CNN.
+	code, out, errOut = runCLI("experiment", "fmnist", "--data-dir", dir, "--seeds", "1", "--methods", "pfedbayes,fedprox", "--arch", "bcnn",
+		"--hidden", "8", "--max-images", "1200", "--fed-rounds", "2", "--fed-local-steps", "1", "--fed-batch", "8", "--quiet")
+	if code != exitOK || !strings.Contains(out, "| pFedBayes (ours) |") || !strings.Contains(out, "bcnn") {
+		t.Errorf("--arch bcnn: exit %d, stderr %q\n%s", code, errOut, out)
+	}
 	for _, bad := range [][]string{{"--fed-rounds", "0"}, {"--pfedbayes-zeta", "-1"}, {"--fedprox-mu", "-1"}, {"--pfedbayes-beta", "2"}} {
 		code, _, errOut := runCLI(append([]string{"experiment", "fmnist", "--data-dir", dir, "--methods", "pfedbayes,fedprox"}, bad...)...)
 		if code != exitUsage {

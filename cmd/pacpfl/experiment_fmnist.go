@@ -288,6 +288,10 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	}
 	printFMNISTTable(stdout, &rep, methods, secs)
 	printFedVITable(stdout, &rep, methods)
+	if slices.ContainsFunc(methods, func(m string) bool { return slices.Contains(fedBaselines, m) }) {
+		a := fed.arch.WithDefaults()
+		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), ff.rounds, ff.localSteps, ff.batch)
+	}
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, wall time %.0fs\n", *seeds, *seedBase, *seedBase+uint64(*seeds)-1, bf.describe(&f), time.Since(start).Seconds())
 	if *jsonPath != "" {
 		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {

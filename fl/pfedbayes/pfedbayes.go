@@ -146,7 +146,9 @@ func (w *worker) begin(vi, vw []float64) {
 // step is one iteration r of ClientUpdate on the batch (x, y) of a client
 // of n examples: the personalised step on Ω^i (pFB-27) with K = o.MC fresh
 // weight draws, then the localised global step on KL(q_i ‖ w) (pFB-28).
-// It returns the data term's mean cross-entropy over the draws.
+// It returns the data term's mean cross-entropy over the draws. The two
+// updates and the σ they need run fused, block by block, so that the
+// vectors of a block stay in cache.
 func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 	K := o.MC
 	scale := float64(n) / float64(K) // (n/b)(1/K) Σ_j = n/K × the batch mean
@@ -162,12 +164,12 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 			return 0, err
 		}
 		loss += l / float64(K)
+		if K == 1 {
+			break // the update reads grad and eps directly
+		}
 		if k == 0 {
-			for j, g := range w.grad {
-				w.gMu[j] = scale * g
-				w.gRho[j] = scale * g * w.eps[j]
-			}
-			continue
+			clear(w.gMu)
+			clear(w.gRho)
 		}
 		for j, g := range w.grad {
 			w.gMu[j] += scale * g
@@ -177,22 +179,38 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, fmt.Errorf("pfedbayes: the client loss is %v: the weights diverged (η₁ = %g, η₂ = %g)", loss, o.LR1, o.LR2)
 	}
-	// v_i ← v_i − η₁ ∇Ω^i, the KL's gradient at the v_i of the draw.
-	eta1, zeta := o.LR1, o.Zeta
-	for j, mq := range w.muQ {
-		dmq, dsq, _, _ := meanfield.KLTerm(mq, w.sigQ[j], w.muW[j], w.sigW[j])
-		w.muQ[j] = mq - eta1*(w.gMu[j]+zeta*dmq)
-		w.rhoQ[j] -= eta1 * (w.gRho[j] + zeta*dsq) * w.dsigQ[j]
+	eta1, eta2, zeta := o.LR1, o.LR2, o.Zeta
+	nw := len(w.muQ)
+	for lo := 0; lo < nw; lo += meanfield.SoftplusBlock {
+		hi := min(lo+meanfield.SoftplusBlock, nw)
+		muQ, rhoQ, sigQ, dsigQ := w.muQ[lo:hi], w.rhoQ[lo:hi], w.sigQ[lo:hi], w.dsigQ[lo:hi]
+		muW, rhoW, sigW, dsigW := w.muW[lo:hi], w.rhoW[lo:hi], w.sigW[lo:hi], w.dsigW[lo:hi]
+		// v_i ← v_i − η₁ ∇Ω^i, the KL's gradient at the v_i of the draw.
+		if K == 1 {
+			grad, eps := w.grad[lo:hi], w.eps[lo:hi]
+			for j, mq := range muQ {
+				g := scale * grad[j]
+				dmq, dsq, _, _ := meanfield.KLTerm(mq, sigQ[j], muW[j], sigW[j])
+				muQ[j] = mq - eta1*(g+zeta*dmq)
+				rhoQ[j] -= eta1 * (g*eps[j] + zeta*dsq) * dsigQ[j]
+			}
+		} else {
+			gMu, gRho := w.gMu[lo:hi], w.gRho[lo:hi]
+			for j, mq := range muQ {
+				dmq, dsq, _, _ := meanfield.KLTerm(mq, sigQ[j], muW[j], sigW[j])
+				muQ[j] = mq - eta1*(gMu[j]+zeta*dmq)
+				rhoQ[j] -= eta1 * (gRho[j] + zeta*dsq) * dsigQ[j]
+			}
+		}
+		meanfield.SoftplusVec(sigQ, dsigQ, rhoQ, w.buf)
+		// v_w ← v_w − η₂ ∇_{v_w} KL(q_{v_i} ‖ w_{v_w}) at the new v_i.
+		for j, mw := range muW {
+			_, _, dmw, dsw := meanfield.KLTerm(muQ[j], sigQ[j], mw, sigW[j])
+			muW[j] = mw - eta2*dmw
+			rhoW[j] -= eta2 * dsw * dsigW[j]
+		}
+		meanfield.SoftplusVec(sigW, dsigW, rhoW, w.buf)
 	}
-	meanfield.SoftplusVec(w.sigQ, w.dsigQ, w.rhoQ, w.buf)
-	// v_w ← v_w − η₂ ∇_{v_w} KL(q_{v_i} ‖ w_{v_w}) at the new v_i.
-	eta2 := o.LR2
-	for j, mw := range w.muW {
-		_, _, dmw, dsw := meanfield.KLTerm(w.muQ[j], w.sigQ[j], mw, w.sigW[j])
-		w.muW[j] = mw - eta2*dmw
-		w.rhoW[j] -= eta2 * dsw * w.dsigW[j]
-	}
-	meanfield.SoftplusVec(w.sigW, w.dsigW, w.rhoW, w.buf)
 	return loss, nil
 }
 

@@ -90,3 +90,39 @@ func TestInitUniform(t *testing.T) {
 		}
 	}
 }
+
+// The BCNN (--arch bcnn) through the same flat vector: gradient entries of
+// every block against central differences.
+func TestBCNNLossGrad(t *testing.T) {
+	m := lml.BNN{Arch: lml.ArchBCNN, InC: 1, InH: 12, InW: 12, Kernel: 3, Conv1: 2, Conv2: 3, Hidden: 4, Classes: 3}
+	n, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	theta := make([]float64, n.NumWeights())
+	if err := InitUniform(m, theta, r); err != nil {
+		t.Fatal(err)
+	}
+	x, y := make([]float64, 4*144), []float64{0, 1, 2, 1}
+	for i := range x {
+		x[i] = r.Float64()
+	}
+	g, scratch := make([]float64, len(theta)), make([]float64, len(theta))
+	if _, err := n.LossGrad(theta, x, y, g); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range m.WeightLayout() {
+		for _, j := range []int{b.Offset, b.Offset + b.Size()/2, b.Offset + b.Size() - 1} {
+			v := theta[j]
+			theta[j] = v + 1e-6
+			fp, _ := n.LossGrad(theta, x, y, scratch)
+			theta[j] = v - 1e-6
+			fm, _ := n.LossGrad(theta, x, y, scratch)
+			theta[j] = v
+			if fd := (fp - fm) / 2e-6; math.Abs(fd-g[j]) > 1e-6*math.Max(1, math.Abs(fd)) {
+				t.Errorf("%s: ∂/∂θ[%d] = %v, finite differences %v", b.Name, j, g[j], fd)
+			}
+		}
+	}
+}

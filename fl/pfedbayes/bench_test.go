@@ -1,0 +1,41 @@
+package pfedbayes
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
+	"github.com/pacpfl/pacpfl/lml"
+)
+
+// BenchmarkStep is one client iteration of the paper's setting: MLP
+// 784-100-10, b = 100, K = 1 (a batch of random pixels).
+func BenchmarkStep(b *testing.B) {
+	w, err := newWorker(lml.BNN{Arch: lml.ArchMLP})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nw := w.net.NumWeights()
+	r := rand.New(rand.NewPCG(1, 1))
+	vi, vw := make([]float64, 2*nw), make([]float64, 2*nw)
+	for j := 0; j < nw; j++ {
+		vi[j], vw[j] = 0.1*r.NormFloat64(), 0.1*r.NormFloat64()
+		vi[nw+j], vw[nw+j] = -2.5, -2.5
+	}
+	x, y := make([]float64, 100*784), make([]float64, 100)
+	for i := range x {
+		x[i] = r.Float64()
+	}
+	for i := range y {
+		y[i] = float64(i % 10)
+	}
+	o := DefaultOptions()
+	w.begin(vi, vw)
+	w.nrm = meanfield.NewNormals(r)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := w.step(x, y, 250, &o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
