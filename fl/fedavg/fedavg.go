@@ -151,7 +151,7 @@ func newWorker(a lml.BNN) (*worker, error) {
 func (k *worker) step(w, start, x, y []float64, o *Options) error {
 	loss, err := k.net.LossGrad(w, x, y, k.grad)
 	if err != nil {
-		return err
+		return fmt.Errorf("fedavg: %w: the weights diverged (step η = %g)", err, o.LR)
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return fmt.Errorf("fedavg: the loss is %v: the weights diverged (step η = %g)", loss, o.LR)
@@ -211,10 +211,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 			return err
 		}
 		defer pool.Put(k)
-		if err := k.clientUpdate(&ds.Existing[i], g, out, o.LocalSteps, &o, rng); err != nil {
-			return fmt.Errorf("client %d: %w", i, err)
-		}
-		return nil
+		return k.clientUpdate(&ds.Existing[i], g, out, o.LocalSteps, &o, rng)
 	}
 	var evalSecs float64
 	evaluate := func(round int, final bool) error {

@@ -161,7 +161,7 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 		}
 		l, err := w.net.LossGrad(w.theta, x, y, w.grad)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("pfedbayes: %w: the weights diverged (η₁ = %g, η₂ = %g)", err, o.LR1, o.LR2)
 		}
 		loss += l / float64(K)
 		if K == 1 {
@@ -297,10 +297,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 			return err
 		}
 		defer pool.Put(w)
-		if err := w.clientUpdate(&ds.Existing[i], clients[i], g, out, &o, rng); err != nil {
-			return fmt.Errorf("client %d: %w", i, err)
-		}
-		return nil
+		return w.clientUpdate(&ds.Existing[i], clients[i], g, out, &o, rng)
 	}
 	server := func(_ int, g, mean []float64) {
 		for j, v := range g {
