@@ -20,8 +20,12 @@
 // Daxpy and Dscal: GotoBLAS/BLIS structure, A and B packed into MC×KC and
 // KC×NC panels (Blocking; sizes from the CPU's caches, SetBlocking to
 // override), a register-blocked SIMD micro-kernel from package asm, the
-// macro loops in Go, parallel over blocks of C. Every other routine is
-// gonum's (Native embeds gonum.Implementation).
+// macro loops in Go, parallel over blocks of C: a grid of independent
+// blocks, each goroutine packing its own panels, or, for a small C with a
+// long inner dimension, one packed KC×NC block of B shared by the goroutines
+// and its row blocks shared out (gemm_shared.go). The default blocks follow
+// the SIMD level in force. Every other routine is gonum's (Native embeds
+// gonum.Implementation).
 //
 // # Semantics, concurrency and allocation
 //
