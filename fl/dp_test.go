@@ -105,7 +105,7 @@ func neighbourRound(t *testing.T, dp *DPConfig, k int) (a, b []float64, c, dim i
 			}
 		}
 		c, dim = s.c, s.dim
-		return slices.Clone(s.clippedMean())
+		return slices.Clone(s.clippedMean(s.c))
 	}
 	return run(0), run(50), c, dim
 }

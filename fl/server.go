@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -84,6 +85,25 @@ type Config struct {
 	// Progress, if set, is called after each round with the round (1-based)
 	// and the mean ln Z^C of that round's clients.
 	Progress func(round int, meanLML float64)
+
+	// Quorum > 0 lets a round complete with the selected clients whose
+	// updates arrived and were accepted, if there are at least Quorum of
+	// them: a failed, late, non-finite or rejected update is reported to
+	// OnDrop and left out, and the aggregate averages over the clients that
+	// remain. 0: every selected client must answer (an error ends the run).
+	Quorum int
+	// MaxNormFactor > 0 (with Quorum) rejects an update whose L2 norm
+	// exceeds MaxNormFactor times the median norm of the round's updates.
+	MaxNormFactor float64
+	// OnDrop, if set, is told of every update left out of a round (round
+	// 1-based).
+	OnDrop func(round, client int, err error)
+	// AfterRound, if set, is called after each round (1-based) once the
+	// server's state is consistent (State may be called); an error ends the
+	// run with that error.
+	AfterRound func(s *Server, round int) error
+	// Resume, if set, continues a run from a state saved by State.
+	Resume *State
 }
 
 // Validate reports the first unusable parameter for n clients.
@@ -109,6 +129,12 @@ func (c *Config) Validate(n int) error {
 		return fmt.Errorf("server: unknown aggregation %d", c.Aggregation)
 	case c.Workers < 0:
 		return fmt.Errorf("server: negative worker count %d", c.Workers)
+	case c.Quorum < 0:
+		return fmt.Errorf("server: negative quorum %d", c.Quorum)
+	case !(c.MaxNormFactor >= 0) || math.IsInf(c.MaxNormFactor, 0):
+		return fmt.Errorf("server: norm factor %v must be ≥ 0 and finite", c.MaxNormFactor)
+	case c.MaxNormFactor > 0 && c.Quorum == 0:
+		return errors.New("server: rejecting updates by norm needs a quorum (a rejected update would end the run)")
 	}
 	if c.DP != nil {
 		if err := c.DP.Validate(); err != nil {
@@ -148,6 +174,10 @@ type Server struct {
 	grads     [][]float64 // per round slot, k×dφ
 	lmls      []float64
 	errs      []error
+	norms     []float64 // per slot, with MaxNormFactor
+	sorted    []float64
+	history   []float64 // mean ln Z^C of the rounds done
+	noiseSrc  rand.Source
 	perm      []int
 	chosen    []int
 	round     int
@@ -183,6 +213,9 @@ func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) 
 	if prior == nil || prior.Dim() < 1 {
 		return nil, errors.New("server: hyper-prior missing or of dimension 0")
 	}
+	if cfg.Quorum > cfg.ClientsPerRound {
+		return nil, fmt.Errorf("server: quorum %d above the %d clients per round", cfg.Quorum, cfg.ClientsPerRound)
+	}
 	s := &Server{cfg: cfg, prior: prior, clients: clients, n: n, c: cfg.ClientsPerRound, k: cfg.K, dim: prior.Dim()}
 	s.workers = cfg.Workers
 	if s.workers == 0 {
@@ -202,6 +235,8 @@ func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) 
 	}
 	s.lmls = make([]float64, s.c)
 	s.errs = make([]error, s.c)
+	s.norms = make([]float64, s.c)
+	s.sorted = make([]float64, 0, s.c)
 	s.perm = make([]int, n)
 	s.chosen = make([]int, s.c)
 	s.rpcg = rand.NewPCG(0, 0)
@@ -220,11 +255,17 @@ func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) 
 			return nil, err
 		}
 		s.noise = rand.New(src)
+		s.noiseSrc = src
 	}
 	if cfg.Optimizer == "sgd" {
 		s.opt = &svgd.Ascent{LR: cfg.LR}
 	} else {
 		s.opt = svgd.NewAdam(cfg.LR)
+	}
+	if cfg.Resume != nil {
+		if err := s.restore(cfg.Resume); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -248,7 +289,8 @@ func (s *Server) Run() (*Result, error) {
 		}()
 	}
 	defer close(jobs)
-	for t := 0; t < s.cfg.Rounds; t++ {
+	res.MeanLML = append(res.MeanLML, s.history...)
+	for t := len(s.history); t < s.cfg.Rounds; t++ {
 		s.selectClients(t)
 		wg.Add(s.c)
 		for slot := 0; slot < s.c; slot++ {
@@ -260,8 +302,14 @@ func (s *Server) Run() (*Result, error) {
 			return nil, fmt.Errorf("round %d: %w", t+1, err)
 		}
 		res.MeanLML = append(res.MeanLML, lml)
+		s.history = append(s.history, lml)
 		if s.cfg.Progress != nil {
 			s.cfg.Progress(t+1, lml)
+		}
+		if s.cfg.AfterRound != nil {
+			if err := s.cfg.AfterRound(s, t+1); err != nil {
+				return nil, err
+			}
 		}
 	}
 	res.Particles = append([]float64(nil), s.particles...)
@@ -313,20 +361,21 @@ func (s *Server) runClient(slot int) {
 // finishRound aggregates the client gradients in slot order (deterministic),
 // forms the score (40) and takes the SVGD step (39).
 func (s *Server) finishRound() (float64, error) {
-	for _, err := range s.errs {
-		if err != nil {
-			return 0, err
-		}
+	used, err := s.acceptUpdates()
+	if err != nil {
+		return 0, err
 	}
 	meanLML := 0.0
-	for _, v := range s.lmls {
-		meanLML += v
+	for slot, v := range s.lmls {
+		if s.errs[slot] == nil {
+			meanLML += v
+		}
 	}
-	meanLML /= float64(s.c)
-	agg := s.clippedMean()
+	meanLML /= float64(used)
+	agg := s.clippedMean(used)
 	// Under DP: noise calibrated to the sensitivity of this mean (dp.go).
 	if s.cfg.DP != nil {
-		scale := s.cfg.DP.NoiseScale(s.cfg.Rounds, s.c)
+		scale := s.cfg.DP.NoiseScale(s.cfg.Rounds, used)
 		for i := range agg {
 			agg[i] += s.cfg.DP.noise(s.noise, scale)
 		}
@@ -349,12 +398,68 @@ func (s *Server) finishRound() (float64, error) {
 	return meanLML, nil
 }
 
-// clippedMean returns (1/c) Σ_{i∈C_t} G_i in s.scores, each G_i first
-// clipped as the DP mechanism requires (no clipping without DP).
-func (s *Server) clippedMean() []float64 {
+// acceptUpdates decides which of the round's updates enter the aggregate
+// (those with s.errs[slot] == nil afterwards) and returns their number.
+// Without a quorum the first error ends the run.
+func (s *Server) acceptUpdates() (int, error) {
+	if s.cfg.Quorum == 0 {
+		for _, err := range s.errs {
+			if err != nil {
+				return 0, err
+			}
+		}
+		return s.c, nil
+	}
+	if f := s.cfg.MaxNormFactor; f > 0 {
+		s.sorted = s.sorted[:0]
+		for slot, g := range s.grads {
+			if s.errs[slot] == nil {
+				n := 0.0
+				for _, v := range g {
+					n += v * v
+				}
+				s.norms[slot] = math.Sqrt(n)
+				s.sorted = append(s.sorted, s.norms[slot])
+			}
+		}
+		if len(s.sorted) > 0 {
+			slices.Sort(s.sorted)
+			h := len(s.sorted) / 2
+			med := s.sorted[h]
+			if len(s.sorted)%2 == 0 {
+				med = 0.5 * (s.sorted[h-1] + s.sorted[h])
+			}
+			for slot := range s.grads {
+				if s.errs[slot] == nil && s.norms[slot] > f*med {
+					s.errs[slot] = fmt.Errorf("client %d: update rejected: gradient norm %.4g above %g × the round's median %.4g", s.chosen[slot], s.norms[slot], f, med)
+				}
+			}
+		}
+	}
+	used := 0
+	for slot, err := range s.errs {
+		if err == nil {
+			used++
+		} else if s.cfg.OnDrop != nil {
+			s.cfg.OnDrop(s.round+1, s.chosen[slot], err)
+		}
+	}
+	if used < s.cfg.Quorum {
+		return 0, fmt.Errorf("only %d of the %d selected clients contributed (quorum %d)", used, s.c, s.cfg.Quorum)
+	}
+	return used, nil
+}
+
+// clippedMean returns (1/used) Σ G_i over the accepted updates in
+// s.scores, each G_i first clipped as the DP mechanism requires (no
+// clipping without DP).
+func (s *Server) clippedMean(used int) []float64 {
 	agg := s.scores
 	clear(agg)
 	for slot := 0; slot < s.c; slot++ {
+		if s.errs[slot] != nil {
+			continue
+		}
 		g := s.grads[slot]
 		if s.cfg.DP != nil {
 			s.cfg.DP.clip(g, s.k, s.dim)
@@ -363,7 +468,7 @@ func (s *Server) clippedMean() []float64 {
 			agg[i] += v
 		}
 	}
-	invC := 1 / float64(s.c)
+	invC := 1 / float64(used)
 	for i := range agg {
 		agg[i] *= invC
 	}

@@ -117,6 +117,9 @@ func (c *Coordinator) WaitReady(ctx context.Context) error {
 // refuses further work; pending updates fail.
 func (c *Coordinator) Finish() { c.doneOnce.Do(func() { close(c.done) }) }
 
+// Done is closed by Finish.
+func (c *Coordinator) Done() <-chan struct{} { return c.done }
+
 // Connected reports how many clients have a live session.
 func (c *Coordinator) Connected() int {
 	n := 0
@@ -362,7 +365,15 @@ func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) 
 func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64, enc *[]byte, rd *chunkReader, id int) (reply, error) {
 	w := j.w
 	var crc uint32
+	// The particles are the server's: read them only while the proxy still
+	// waits (it takes j.mu to give up).
+	j.mu.Lock()
+	if j.abandoned {
+		j.mu.Unlock()
+		return reply{}, nil
+	}
 	*enc, crc = encodeFloats(*enc, w.Particles)
+	j.mu.Unlock()
 	if int64(len(*enc)) > c.cfg.MaxPayload {
 		err := fmt.Errorf("particles of %d bytes above the payload limit of %d bytes", len(*enc), c.cfg.MaxPayload)
 		return reply{err: err}, status.Error(codes.ResourceExhausted, err.Error())

@@ -94,3 +94,28 @@ func (a *Adam) Ascend(x, dir []float64) error {
 	}
 	return nil
 }
+
+// AdamState is Adam's whole state (for checkpoints).
+type AdamState struct {
+	M, V     []float64
+	T        int
+	B1t, B2t float64
+}
+
+// State returns a copy of the moments and step count.
+func (a *Adam) State() AdamState {
+	return AdamState{M: append([]float64(nil), a.m...), V: append([]float64(nil), a.v...), T: a.t, B1t: a.b1t, B2t: a.b2t}
+}
+
+// SetState restores a state returned by State.
+func (a *Adam) SetState(s AdamState) error {
+	if len(s.M) != len(s.V) || s.T < 0 || (s.T > 0 && len(s.M) == 0) {
+		return fmt.Errorf("svgd: Adam state with %d and %d moments at step %d", len(s.M), len(s.V), s.T)
+	}
+	a.m, a.v = append([]float64(nil), s.M...), append([]float64(nil), s.V...)
+	if len(a.m) == 0 {
+		a.m, a.v = nil, nil
+	}
+	a.t, a.b1t, a.b2t = s.T, s.B1t, s.B2t
+	return nil
+}

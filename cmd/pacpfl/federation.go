@@ -52,6 +52,11 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	roundTimeout := fs.Duration("round-timeout", 0, "deadline of a client update (0: wait for the client, also across reconnections)")
 	wait := fs.Duration("wait", 0, "give up when not every client has joined after this long (0: wait for ever)")
 	maxPayload := fs.Int64("max-payload", rpc.DefaultMaxPayload, "largest payload (particles or gradient) in `bytes`")
+	quorum := fs.Int("quorum", 0, "a round completes when at least this many selected clients contributed; failed, late or rejected updates are dropped and logged (0: every selected client must answer)")
+	normFactor := fs.Float64("max-norm-factor", 0, "with --quorum: reject an update whose norm exceeds this multiple of the round's median norm (0: off)")
+	ckptDir := fs.String("checkpoint", "", "`DIR` for the server's checkpoint (server.ckpt; written atomically, mode 0600)")
+	ckptEvery := fs.Int("checkpoint-every", 10, "write the checkpoint every this many rounds (and on SIGTERM/SIGINT)")
+	resume := fs.Bool("resume", false, "continue from the checkpoint in --checkpoint (refused if it is from another configuration)")
 	quiet := fs.Bool("quiet", false, "no progress output (joins and refusals are still logged)")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {
@@ -68,6 +73,31 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	}
 	if *wait < 0 || *roundTimeout < 0 || *maxPayload < 1 {
 		return fail(stderr, "server", usagef("--wait, --round-timeout must be ≥ 0 and --max-payload ≥ 1"))
+	}
+	if *ckptEvery < 1 || (*resume && *ckptDir == "") {
+		return fail(stderr, "server", usagef("--checkpoint-every must be ≥ 1 and --resume needs --checkpoint DIR"))
+	}
+	if *quorum < 0 || !(*normFactor >= 0) || (*normFactor > 0 && *quorum == 0) {
+		return fail(stderr, "server", usagef("--quorum must be ≥ 0 and --max-norm-factor ≥ 0, and --max-norm-factor needs --quorum"))
+	}
+	if *ckptDir != "" {
+		if st, err := os.Stat(*ckptDir); errors.Is(err, os.ErrNotExist) && !*resume {
+			if err := os.Mkdir(*ckptDir, 0o700); err != nil {
+				return fail(stderr, "server", usagef("--checkpoint %s: %v", *ckptDir, pathErr(err)))
+			}
+		} else if err != nil {
+			return fail(stderr, "server", usagef("--checkpoint %s: %v", *ckptDir, pathErr(err)))
+		} else if !st.IsDir() {
+			return fail(stderr, "server", usagef("--checkpoint %s is not a directory", *ckptDir))
+		}
+	}
+	hash := configHash(fs)
+	var resumed *fl.State
+	if *resume {
+		var err error
+		if resumed, err = loadCheckpoint(*ckptDir, hash); err != nil {
+			return fail(stderr, "server", err)
+		}
 	}
 	var creds credentials.TransportCredentials
 	var err error
@@ -124,8 +154,40 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	go func() {
 		<-ctx.Done()
-		co.Finish() // pending updates fail: the run ends with an error
+		// The round under way checkpoints and stops (AfterRound); one
+		// stuck on a client is abandoned after a grace period.
+		select {
+		case <-time.After(10 * time.Second):
+			logf("signal: the round did not finish in 10 s; stopping without a new checkpoint")
+			co.Finish()
+		case <-co.Done():
+		}
 	}()
+	errInterrupted := errors.New("interrupted by a signal")
+	var stoppedAt int
+	o.Server.Resume = resumed
+	if resumed != nil {
+		logf("resuming from %s after round %d", filepath.Join(*ckptDir, checkpointName), resumed.Round)
+	}
+	o.Server.Quorum, o.Server.MaxNormFactor = *quorum, *normFactor
+	o.Server.OnDrop = func(round, client int, err error) { logf("round %d: client %d left out: %v", round, client, err) }
+	o.Server.AfterRound = func(s *fl.Server, round int) error {
+		sig := ctx.Err() != nil
+		if *ckptDir != "" && (sig || round%*ckptEvery == 0 || round == o.Server.Rounds) {
+			st, err := s.State()
+			if err == nil {
+				err = saveCheckpoint(*ckptDir, hash, st)
+			}
+			if err != nil {
+				return fmt.Errorf("checkpoint after round %d: %w", round, err)
+			}
+		}
+		if sig && round < o.Server.Rounds {
+			stoppedAt = round
+			return errInterrupted
+		}
+		return nil
+	}
 	o.Clients = func(*fl.GPModel) ([]fl.Client, error) {
 		wctx := ctx
 		if *wait > 0 {
@@ -146,6 +208,14 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	res, err := fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL)
 	prog.done()
 	co.Finish()
+	if errors.Is(err, errInterrupted) {
+		if *ckptDir != "" {
+			logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", stoppedAt, *ckptDir)
+		} else {
+			logf("stopped after round %d (no --checkpoint: the state is lost)", stoppedAt)
+		}
+		return exitError
+	}
 	if err != nil {
 		return fail(stderr, "server", err)
 	}

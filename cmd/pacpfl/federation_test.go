@@ -137,3 +137,83 @@ func TestFederationBadInvocations(t *testing.T) {
 		}
 	}
 }
+
+// runFederation runs a plaintext loopback server with the given flags and
+// n clients in-process and returns the server's exit status and stderr.
+func runFederation(t *testing.T, n int, seed string, serverArgs ...string) (int, string) {
+	t.Helper()
+	addr := freeAddr(t)
+	var wg sync.WaitGroup
+	var code int
+	var errOut string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		code, _, errOut = runCLI(append([]string{"server", "--listen", addr, "--insecure", "--wait", "30s"}, serverArgs...)...)
+	}()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c, _, e := runCLI("client", "--server", addr, "--insecure", "--client", fmt.Sprint(i),
+				"--clients", fmt.Sprint(n), "--seed", seed, "--give-up", "5s"); c != exitOK && code == exitOK {
+				t.Errorf("client %d: exit %d: %s", i, c, e)
+			}
+		}()
+	}
+	wg.Wait()
+	return code, errOut
+}
+
+// Checkpoints: a run resumed from its checkpoint reports exactly what train
+// does; a corrupted checkpoint or one of another configuration is refused.
+func TestServerCheckpointResume(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "ckpt")
+	flags := []string{"--clients", "3", "--new-clients", "1", "--rounds", "4", "--k", "2", "-c", "2", "--batch", "4",
+		"--bound-samples", "0", "--bound-trained-samples", "0", "--seed", "8", "--quiet"}
+	trainJSON := filepath.Join(dir, "train.json")
+	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, flags...)...); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, errOut)
+	}
+	if code, errOut := runFederation(t, 3, "8", append([]string{"--checkpoint", ckpt, "--checkpoint-every", "2"}, flags...)...); code != exitOK {
+		t.Fatalf("server: exit %d: %s", code, errOut)
+	}
+	fi, err := os.Stat(filepath.Join(ckpt, checkpointName))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("checkpoint: %v, mode %v", err, fi)
+	}
+	resumedJSON := filepath.Join(dir, "resumed.json")
+	code, errOut := runFederation(t, 3, "8", append([]string{"--checkpoint", ckpt, "--resume", "--json", resumedJSON}, flags...)...)
+	if code != exitOK || !strings.Contains(errOut, "resuming from") {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	want, got := readTimelessReport(t, trainJSON), readTimelessReport(t, resumedJSON)
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if string(wb) != string(gb) {
+		t.Errorf("resumed report differs from train's:\n%s\n%s", gb, wb)
+	}
+	// Another configuration (a different τ) is refused before listening.
+	other := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume", "--tau", "0.3"}, flags...)
+	if code, _, errOut := runCLI(other...); code != exitUsage || !strings.Contains(errOut, "another configuration") {
+		t.Errorf("other config: exit %d: %s", code, errOut)
+	}
+	// A flipped byte is caught by the checksum.
+	path := filepath.Join(ckpt, checkpointName)
+	b, _ := os.ReadFile(path)
+	b[len(b)-5] ^= 1
+	os.WriteFile(path, b, 0o600)
+	resume := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume"}, flags...)
+	if code, _, errOut := runCLI(resume...); code != exitUsage || !strings.Contains(errOut, "corrupted") {
+		t.Errorf("corrupted: exit %d: %s", code, errOut)
+	}
+	os.WriteFile(path, []byte("hello"), 0o600)
+	if code, _, errOut := runCLI(resume...); code != exitUsage || !strings.Contains(errOut, "not a pacpfl checkpoint") {
+		t.Errorf("foreign file: exit %d: %s", code, errOut)
+	}
+	os.Remove(path)
+	if code, _, errOut := runCLI(resume...); code != exitUsage || !strings.Contains(errOut, "no checkpoint") {
+		t.Errorf("missing: exit %d: %s", code, errOut)
+	}
+}
