@@ -16,7 +16,7 @@ FUZZ_EXECS_CSV   ?= 60000x
 FUZZ_EXECS_IDX   ?= 50000x
 FUZZ_EXECS_MODEL ?= 100000x
 
-.PHONY: all deps proto test fmt-check vet test-go test-cli test-own-data test-fuzz test-race test-purego test-netlib test-arm64 bench run build
+.PHONY: all deps proto test fmt-check vet test-go test-cli test-own-data test-federation test-fuzz test-race test-purego test-netlib test-arm64 bench run build
 
 all: build
 
@@ -27,7 +27,7 @@ deps:
 	@echo "==> deps"
 	@bash scripts/deps.sh
 
-test: deps fmt-check vet test-go test-cli test-own-data test-fuzz test-race test-purego test-netlib test-arm64
+test: deps fmt-check vet test-go test-cli test-own-data test-federation test-fuzz test-race test-purego test-netlib test-arm64
 	@echo "==> all test steps passed"
 
 fmt-check:
@@ -53,6 +53,10 @@ test-cli:
 test-own-data:
 	@echo "==> README's \"Your own data\" commands on examples/sites.csv (train --data, predict, plot)"
 	bash scripts/own_data.sh
+
+test-federation:
+	@echo "==> pacpfl server + 4 client processes on 127.0.0.1 (TLS, tokens; SIGKILL a client and the server, --resume): report equals train's"
+	GO=$(GO) bash scripts/federation_e2e.sh
 
 test-fuzz:
 	@echo "==> a short fuzz pass over the file readers (CSV, IDX, model file)"
