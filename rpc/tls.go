@@ -55,6 +55,21 @@ func ServerTLS(certFile, keyFile string) (credentials.TransportCredentials, erro
 	return credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}), nil
 }
 
+// TLSFromCerts returns server and client credentials from c (the client's
+// for serverName).
+func TLSFromCerts(c *Certs, serverName string) (server, client credentials.TransportCredentials, err error) {
+	cert, err := tls.X509KeyPair(c.ServerCert, c.ServerKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(c.CA) {
+		return nil, nil, errors.New("no CA certificate")
+	}
+	return credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}),
+		credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: serverName, MinVersion: tls.VersionTLS13}), nil
+}
+
 // ClientTLS trusts the CA certificate(s) in caFile (PEM) for the server at
 // addr, TLS 1.3 only.
 func ClientTLS(caFile, addr string) (credentials.TransportCredentials, error) {
