@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,6 +16,11 @@ import (
 // groups with the weighted accuracies, and FedAvg+FT reusing FedAvg's run
 // (its time includes FedAvg's).
 func TestExperimentFMNISTFedVI(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		// FedVI's paper network is minutes per round under qemu (CI's arm64
+		// run); fl/fedvi's own tests cover it there on smaller networks.
+		t.Skip("FedVI's paper-size network is too slow under emulation")
+	}
 	dir := writeFakeFMNIST(t, 60)
 	path := filepath.Join(t.TempDir(), "r.json")
 	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "10", "--new-clients", "2",
