@@ -50,7 +50,9 @@ func Dial(addr string, creds credentials.TransportCredentials) (*grpc.ClientConn
 	bc.BaseDelay, bc.MaxDelay = 100*time.Millisecond, 2*time.Second
 	return grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: 5 * time.Second}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		grpc.WithInitialWindowSize(windowSize), grpc.WithInitialConnWindowSize(windowSize),
+		grpc.WithWriteBufferSize(ioBuffer), grpc.WithReadBufferSize(ioBuffer))
 }
 
 // permanent reports whether a session error means retrying is useless.
@@ -198,7 +200,11 @@ func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error 
 	if err := checkHeader(w.Payload, n, cfg.MaxPayload); err != nil {
 		return localError{fmt.Errorf("work of round %d: %w", w.Round+1, err)}
 	}
-	cs.rd.start(w.Payload)
+	if cap(cs.particles) < n {
+		cs.particles, cs.grad = make([]float64, n), make([]float64, n)
+	}
+	cs.particles, cs.grad = cs.particles[:n], cs.grad[:n]
+	cs.rd.start(w.Payload, cs.particles)
 	for complete := false; !complete; {
 		m, err := st.Recv()
 		if err != nil {
@@ -207,13 +213,6 @@ func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error 
 		if complete, err = cs.rd.add(m.GetChunk()); err != nil {
 			return localError{err}
 		}
-	}
-	if cap(cs.particles) < n {
-		cs.particles, cs.grad = make([]float64, n), make([]float64, n)
-	}
-	cs.particles, cs.grad = cs.particles[:n], cs.grad[:n]
-	if err := cs.rd.decode(cs.particles); err != nil {
-		return localError{err}
 	}
 	start := time.Now()
 	lml, err := cs.client.Update(cs.particles, int(w.K), cfg.Dim, int(w.Batch), fl.ClientStream(w.Seed, w.Stream), cs.grad)

@@ -11,11 +11,19 @@ import (
 
 // ChunkSize is the largest chunk of a payload on the wire: well under
 // grpc-go's default 4 MiB message limit.
-const ChunkSize = 1 << 20
+const ChunkSize = 64 << 10
 
 // maxMessage is the gRPC message limit both sides set: a chunk and its
 // framing, or a header.
 const maxMessage = ChunkSize + 64<<10
+
+// HTTP/2 flow-control windows and socket buffers of both sides: a fixed
+// window of a few chunks lets a 25 MB payload stream without waiting for
+// window updates (grpc's default starts at 64 KiB and grows by probing).
+const (
+	windowSize = 8 << 20
+	ioBuffer   = 256 << 10
+)
 
 // DefaultMaxPayload is the default limit on one payload (k×dφ float64s):
 // 256 MiB, ten times a BCNN prior's k = 3 particles (≈ 25 MB).
@@ -52,50 +60,50 @@ func checkHeader(p *pb.Payload, want int, limit int64) error {
 	return nil
 }
 
-// chunkReader assembles a payload from chunks.
+// chunkReader decodes a payload into float64s as its chunks arrive,
+// checking size and CRC-32C on the way.
 type chunkReader struct {
-	buf  []byte
-	want uint64
-	crc  uint32
+	dst       []float64
+	off, want uint64 // bytes
+	crc, sum  uint32
 }
 
-// start prepares for a payload announced by p (already checked).
-func (r *chunkReader) start(p *pb.Payload) {
-	if uint64(cap(r.buf)) < p.Size {
-		r.buf = make([]byte, 0, p.Size)
-	}
-	r.buf = r.buf[:0]
-	r.want, r.crc = p.Size, p.Crc32C
+// start prepares for a payload announced by p (already checked against
+// len(dst)).
+func (r *chunkReader) start(p *pb.Payload, dst []float64) {
+	r.dst, r.off, r.want, r.crc, r.sum = dst, 0, p.Size, p.Crc32C, 0
 }
 
-// add appends one chunk; it reports whether the payload is complete.
+// add decodes one chunk; it reports whether the payload is complete (and
+// its checksum right).
 func (r *chunkReader) add(c *pb.Chunk) (bool, error) {
 	if c == nil {
 		return false, fmt.Errorf("expected a payload chunk")
 	}
-	if len(c.Data) == 0 || len(c.Data) > ChunkSize {
-		return false, fmt.Errorf("chunk of %d bytes (want 1 to %d)", len(c.Data), ChunkSize)
+	n := uint64(len(c.Data))
+	if n == 0 || n > ChunkSize || n%8 != 0 {
+		return false, fmt.Errorf("chunk of %d bytes (want a multiple of 8 from 8 to %d)", n, ChunkSize)
 	}
-	if uint64(len(r.buf))+uint64(len(c.Data)) > r.want {
+	if r.off+n > r.want {
 		return false, fmt.Errorf("payload chunks exceed the announced %d bytes", r.want)
 	}
-	r.buf = append(r.buf, c.Data...)
-	return uint64(len(r.buf)) == r.want, nil
+	r.sum = crc32.Update(r.sum, castagnoli, c.Data)
+	dst := r.dst[r.off/8 : (r.off+n)/8]
+	for i := range dst {
+		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(c.Data[8*i:]))
+	}
+	r.off += n
+	if r.off < r.want {
+		return false, nil
+	}
+	if r.sum != r.crc {
+		return false, checksumError{fmt.Errorf("payload checksum mismatch (CRC-32C %08x, announced %08x)", r.sum, r.crc)}
+	}
+	return true, nil
 }
 
-// decode checks the checksum and writes the float64s into dst.
-func (r *chunkReader) decode(dst []float64) error {
-	if got := crc32.Checksum(r.buf, castagnoli); got != r.crc {
-		return fmt.Errorf("payload checksum mismatch (CRC-32C %08x, announced %08x)", got, r.crc)
-	}
-	if len(r.buf) != 8*len(dst) {
-		return fmt.Errorf("payload of %d bytes for %d float64s", len(r.buf), len(dst))
-	}
-	for i := range dst {
-		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(r.buf[8*i:]))
-	}
-	return nil
-}
+// checksumError is a payload that arrived whole but corrupted.
+type checksumError struct{ error }
 
 // chunks calls send with consecutive pieces of b of at most ChunkSize bytes.
 func chunks(b []byte, send func([]byte) error) error {

@@ -82,7 +82,9 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 // ServerOptions are the gRPC server options the protocol needs (message
 // size limits); add credentials to them.
 func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage)}
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
+		grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize),
+		grpc.WriteBufferSize(ioBuffer), grpc.ReadBufferSize(ioBuffer)}
 }
 
 func (c *Coordinator) logf(format string, a ...any) {
@@ -335,6 +337,7 @@ func (c *Coordinator) refuse(from string, code codes.Code, format string, a ...a
 func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) error {
 	var seq uint64
 	var enc []byte
+	var gbuf []float64
 	var rd chunkReader
 	for {
 		var j *job
@@ -349,7 +352,7 @@ func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) 
 			return status.Error(codes.Aborted, "replaced by a newer session of the same client")
 		}
 		seq++
-		r, err := c.runJob(st, j, seq, &enc, &rd, id)
+		r, err := c.runJob(st, j, seq, &enc, &gbuf, &rd, id)
 		if err != nil {
 			// The update never arrived: resend it on the client's next
 			// session, unless it was refused.
@@ -362,7 +365,7 @@ func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) 
 
 // runJob sends one Work and receives its answer. A non-nil error ends the
 // session; the reply is then delivered by the caller.
-func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64, enc *[]byte, rd *chunkReader, id int) (reply, error) {
+func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64, enc *[]byte, gbuf *[]float64, rd *chunkReader, id int) (reply, error) {
 	w := j.w
 	var crc uint32
 	// The particles are the server's: read them only while the proxy still
@@ -418,14 +421,21 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 			}
 			return reject(code, "%v", err)
 		}
-		rd.start(res.Payload)
+		if cap(*gbuf) < w.K*w.Dim {
+			*gbuf = make([]float64, w.K*w.Dim)
+		}
+		rd.start(res.Payload, (*gbuf)[:w.K*w.Dim])
 		for complete := false; !complete; {
 			m, err := st.Recv()
 			if err != nil {
 				return reply{}, err
 			}
 			if complete, err = rd.add(m.GetChunk()); err != nil {
-				return reject(codes.InvalidArgument, "%v", err)
+				code := codes.InvalidArgument
+				if errors.As(err, new(checksumError)) {
+					code = codes.DataLoss
+				}
+				return reject(code, "%v", err)
 			}
 		}
 		j.mu.Lock()
@@ -434,9 +444,7 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 			c.logf("client %d: late result of round %d discarded", id, w.Round+1)
 			return reply{}, nil
 		}
-		if err := rd.decode(j.grad); err != nil {
-			return reject(codes.DataLoss, "%v", err)
-		}
+		copy(j.grad, (*gbuf)[:w.K*w.Dim])
 		j.reply <- reply{lml: res.MeanLml}
 		return reply{}, nil
 	default:
