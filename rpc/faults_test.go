@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/pacpfl/pacpfl/fl"
@@ -209,5 +213,45 @@ func TestBadResultsRefused(t *testing.T) {
 		if err := <-upd; err == nil || !strings.Contains(err.Error(), "rejected") {
 			t.Errorf("%s: update error %v", c.name, err)
 		}
+	}
+}
+
+// A plaintext client, or one trusting another CA, never reaches a TLS
+// server's service: it gives up, and no client has joined.
+func TestTLSRefusesPlaintextAndForeignCA(t *testing.T) {
+	certs, err := GenerateCerts([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := GenerateCerts([]string{"127.0.0.1"}, time.Hour)
+	sc, _, err := TLSFromCerts(certs, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, foreign, _ := TLSFromCerts(other, "127.0.0.1")
+	co, _ := NewCoordinator(ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(append(ServerOptions(), grpc.Creds(sc))...)
+	RegisterService(srv, co)
+	go srv.Serve(lis)
+	defer srv.Stop()
+	for name, creds := range map[string]credentials.TransportCredentials{"plaintext": insecure.NewCredentials(), "foreign CA": foreign} {
+		conn, err := Dial(lis.Addr().String(), creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := affineConfig(0, &affine{})
+		cfg.GiveUp = 300 * time.Millisecond
+		err = Serve(context.Background(), conn, cfg)
+		conn.Close()
+		if err == nil || status.Code(errors.Unwrap(err)) != codes.Unavailable {
+			t.Errorf("%s: err = %v, want giving up on an unavailable server", name, err)
+		}
+	}
+	if n := co.Connected(); n != 0 {
+		t.Errorf("%d clients joined", n)
 	}
 }
