@@ -255,3 +255,31 @@ func TestTLSRefusesPlaintextAndForeignCA(t *testing.T) {
 		t.Errorf("%d clients joined", n)
 	}
 }
+
+// Shutdown (a server stopped to be resumed) ends the sessions without Done:
+// the clients keep retrying instead of exiting; Finish sends Done.
+func TestShutdownKeepsClientsRetrying(t *testing.T) {
+	tn := startNet(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	conn := tn.dial(t)
+	go func() { errc <- Serve(ctx, conn, affineConfig(0, &affine{})) }()
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if err := tn.co.WaitReady(wctx); err != nil {
+		t.Fatal(err)
+	}
+	tn.co.Shutdown()
+	if _, err := tn.co.proxies[0].UpdateSeeded(fl.Work{Particles: make([]float64, testDim), K: 1, Dim: testDim}, make([]float64, testDim)); !errors.Is(err, ErrStopped) {
+		t.Errorf("update after Shutdown: %v", err)
+	}
+	select {
+	case err := <-errc:
+		t.Fatalf("client exited after Shutdown: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("client: %v", err)
+	}
+}

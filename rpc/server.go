@@ -50,6 +50,8 @@ type Coordinator struct {
 
 	done     chan struct{}
 	doneOnce sync.Once
+	stop     chan struct{} // Shutdown: sessions end, clients retry
+	stopOnce sync.Once
 
 	mu     sync.Mutex
 	joined int
@@ -71,7 +73,7 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 	if cfg.MaxPayload == 0 {
 		cfg.MaxPayload = DefaultMaxPayload
 	}
-	c := &Coordinator{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
+	c := &Coordinator{cfg: cfg, done: make(chan struct{}), stop: make(chan struct{}), ready: make(chan struct{})}
 	c.proxies = make([]*Proxy, cfg.Clients)
 	for i := range c.proxies {
 		c.proxies[i] = &Proxy{co: c, id: i, changed: make(chan struct{})}
@@ -119,8 +121,15 @@ func (c *Coordinator) WaitReady(ctx context.Context) error {
 // refuses further work; pending updates fail.
 func (c *Coordinator) Finish() { c.doneOnce.Do(func() { close(c.done) }) }
 
+// Shutdown ends every session with Unavailable, so that the clients keep
+// retrying (a server stopped to be resumed), and fails pending updates.
+func (c *Coordinator) Shutdown() { c.stopOnce.Do(func() { close(c.stop) }) }
+
 // Done is closed by Finish.
 func (c *Coordinator) Done() <-chan struct{} { return c.done }
+
+// Stopped is closed by Shutdown.
+func (c *Coordinator) Stopped() <-chan struct{} { return c.stop }
 
 // Connected reports how many clients have a live session.
 func (c *Coordinator) Connected() int {
@@ -248,6 +257,8 @@ func (p *Proxy) UpdateSeeded(w fl.Work, grad []float64) (float64, error) {
 				return 0, late("not connected")
 			case <-p.co.done:
 				return 0, ErrStopped
+			case <-p.co.stop:
+				return 0, ErrStopped
 			}
 		}
 		select {
@@ -258,6 +269,8 @@ func (p *Proxy) UpdateSeeded(w fl.Work, grad []float64) (float64, error) {
 			return 0, late("busy")
 		case <-p.co.done:
 			return 0, ErrStopped
+		case <-p.co.stop:
+			return 0, ErrStopped
 		}
 		select {
 		case r := <-j.reply:
@@ -267,6 +280,8 @@ func (p *Proxy) UpdateSeeded(w fl.Work, grad []float64) (float64, error) {
 			return r.lml, r.err
 		case <-deadline:
 			return 0, late("no answer")
+		case <-p.co.stop:
+			return 0, ErrStopped
 		}
 	}
 }
@@ -347,6 +362,8 @@ func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) 
 			return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Done{Done: &pb.Done{Reason: "training is over"}}})
 		case <-st.Context().Done():
 			return st.Context().Err()
+		case <-c.stop:
+			return status.Error(codes.Unavailable, "the server is stopping; retry later")
 		case <-s.sup:
 			c.logf("client %d: session replaced by a newer one", id)
 			return status.Error(codes.Aborted, "replaced by a newer session of the same client")

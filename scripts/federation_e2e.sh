@@ -3,7 +3,9 @@
 # 127.0.0.1 (issue 16): pacpfl certs writes a CA, a server certificate and
 # tokens; a TLS server and 4 client processes train with checkpoints; one
 # client is killed (SIGKILL) and restarted mid-run, then the server is killed
-# (SIGKILL) and restarted with --resume; the clients reconnect by themselves.
+# (SIGKILL) and restarted with --resume, then stopped with SIGTERM (it
+# checkpoints after the round under way and exits 1) and resumed again; the
+# clients reconnect by themselves.
 # The final report must equal `pacpfl train`'s with the same flags, figure
 # for figure (timings aside). Bounded by a watchdog; every process it started
 # is killed on exit and the scratch directory removed. About 10 s.
@@ -74,14 +76,26 @@ kill -9 "$SERVER" 2>/dev/null || die "the run finished before the server could b
 wait "$SERVER" 2>/dev/null || true
 [ ! -e "$T/first.json" ] || die "the killed server wrote a report"
 start_server --resume --json "$T/resumed.json"
+# SIGTERM: the server checkpoints after the round under way and exits.
+wait_for "[ \$(grep -c 'all $N clients joined' '$T/server.log') -ge 2 ]"
+sleep 0.1
+kill -TERM "$SERVER" 2>/dev/null || die "the resumed run finished before SIGTERM (raise --rounds)"
+st=0
+wait "$SERVER" || st=$?
+[ "$st" = 1 ] || die "SIGTERM: exit status $st, want 1"
+grep -q 'stopped after round .*continue with the same flags and --resume' "$T/server.log" || die "SIGTERM: no checkpoint message"
+[ ! -e "$T/resumed.json" ] || die "the stopped server wrote a report"
+start_server --resume --json "$T/resumed.json"
 wait "$SERVER" || die "the resumed server failed"
 for i in $(seq 0 $((N - 1))); do wait "${CL[$i]}" || die "client $i failed"; done
 grep -q 'resuming from .* after round' "$T/server.log" || die "the server did not resume"
-round=$(sed -n 's/.*resuming from .* after round \([0-9]*\).*/\1/p' "$T/server.log" | tail -n 1)
+round=$(sed -n 's/.*resuming from .* after round \([0-9]*\).*/\1/p' "$T/server.log" | head -n 1)
 [ "$round" -gt 0 ] && [ "$round" -lt 400 ] || die "resumed after round $round: not mid-run"
+term=$(sed -n 's/.*stopped after round \([0-9]*\).*/\1/p' "$T/server.log" | tail -n 1)
+[ "$term" -gt "$round" ] && [ "$term" -lt 400 ] || die "SIGTERM stop after round $term: not mid-run"
 strip() { grep -v '"train_seconds"\|"total_seconds"' "$1"; }
 if ! diff <(strip "$T/train.json") <(strip "$T/resumed.json") >"$T/diff.log"; then
 	die "the resumed networked report differs from pacpfl train's"
 fi
-echo "    client 1 killed and restarted, server killed after round ≥ $round and resumed: report identical to pacpfl train"
+echo "    client 1 killed and restarted; server SIGKILLed (resumed from round $round), SIGTERMed after round $term and resumed: report identical to pacpfl train"
 echo "==> federation end-to-end: passed"

@@ -159,8 +159,9 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		select {
 		case <-time.After(10 * time.Second):
 			logf("signal: the round did not finish in 10 s; stopping without a new checkpoint")
-			co.Finish()
+			co.Shutdown()
 		case <-co.Done():
+		case <-co.Stopped():
 		}
 	}()
 	errInterrupted := errors.New("interrupted by a signal")
@@ -207,7 +208,11 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	o.Server.Progress = prog.update
 	res, err := fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL)
 	prog.done()
-	co.Finish()
+	if err != nil {
+		co.Shutdown() // the clients keep retrying: the run may be resumed
+	} else {
+		co.Finish()
+	}
 	if errors.Is(err, errInterrupted) {
 		if *ckptDir != "" {
 			logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", stoppedAt, *ckptDir)
