@@ -283,3 +283,20 @@ func TestShutdownKeepsClientsRetrying(t *testing.T) {
 		t.Errorf("client: %v", err)
 	}
 }
+
+// A connection that never registers is dropped after RegisterTimeout.
+func TestSilentConnectionDropped(t *testing.T) {
+	var lg logBuf
+	tn := startNet(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim, RegisterTimeout: 100 * time.Millisecond, Log: lg.logf})
+	st, err := pb.NewFederationClient(tn.dial(t)).Session(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := st.Recv(); err != nil || m.GetChallenge() == nil {
+		t.Fatalf("no challenge: %v", err)
+	}
+	_, err = st.Recv() // say nothing
+	if status.Code(err) != codes.DeadlineExceeded || !lg.has("no registration within") {
+		t.Errorf("err = %v, log %q", err, lg.lines)
+	}
+}

@@ -36,6 +36,9 @@ type ServerConfig struct {
 	// the server hands it out (0: no limit; the server waits for a client
 	// to come back).
 	RoundTimeout time.Duration
+	// RegisterTimeout is how long a new connection may take to register
+	// (0: 10 s).
+	RegisterTimeout time.Duration
 	// Log, if set, receives one line per event (joins, refusals, late
 	// results).
 	Log func(format string, a ...any)
@@ -72,6 +75,9 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 	}
 	if cfg.MaxPayload == 0 {
 		cfg.MaxPayload = DefaultMaxPayload
+	}
+	if cfg.RegisterTimeout <= 0 {
+		cfg.RegisterTimeout = 10 * time.Second
 	}
 	c := &Coordinator{cfg: cfg, done: make(chan struct{}), stop: make(chan struct{}), ready: make(chan struct{})}
 	c.proxies = make([]*Proxy, cfg.Clients)
@@ -297,9 +303,26 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
 		return err
 	}
-	m, err := st.Recv()
-	if err != nil {
-		return err
+	// A connection that does not register in time is dropped: it would
+	// hold a handler for ever.
+	type recvd struct {
+		m   *pb.ClientMessage
+		err error
+	}
+	rc := make(chan recvd, 1)
+	go func() {
+		m, err := st.Recv()
+		rc <- recvd{m, err}
+	}()
+	var m *pb.ClientMessage
+	select {
+	case r := <-rc:
+		if r.err != nil {
+			return r.err
+		}
+		m = r.m
+	case <-time.After(c.cfg.RegisterTimeout):
+		return c.refuse(from, codes.DeadlineExceeded, "no registration within %v", c.cfg.RegisterTimeout)
 	}
 	reg := m.GetRegister()
 	if reg == nil {
@@ -334,7 +357,7 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	p := c.proxies[id]
 	p.attach(s)
 	defer p.detach(s)
-	err = c.serve(st, s, id)
+	err := c.serve(st, s, id)
 	if err != nil && st.Context().Err() != nil {
 		c.logf("client %d disconnected", id)
 	}
