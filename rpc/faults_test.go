@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -219,11 +220,11 @@ func TestBadResultsRefused(t *testing.T) {
 // A plaintext client, or one trusting another CA, never reaches a TLS
 // server's service: it gives up, and no client has joined.
 func TestTLSRefusesPlaintextAndForeignCA(t *testing.T) {
-	certs, err := GenerateCerts([]string{"127.0.0.1"}, time.Hour)
+	certs, err := GenerateCerts([]string{"127.0.0.1"}, time.Hour, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := GenerateCerts([]string{"127.0.0.1"}, time.Hour)
+	other, _ := GenerateCerts([]string{"127.0.0.1"}, time.Hour, 0)
 	sc, _, err := TLSFromCerts(certs, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -298,5 +299,79 @@ func TestSilentConnectionDropped(t *testing.T) {
 	_, err = st.Recv() // say nothing
 	if status.Code(err) != codes.DeadlineExceeded || !lg.has("no registration within") {
 		t.Errorf("err = %v, log %q", err, lg.lines)
+	}
+}
+
+// Mutual TLS: a client may register only as the id its certificate names;
+// one without a certificate never gets through the handshake.
+func TestMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	certs, err := GenerateCerts([]string{"127.0.0.1"}, time.Hour, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ca, scert, skey := write("ca.pem", certs.CA), write("s.pem", certs.ServerCert), write("s.key", certs.ServerKey)
+	c0, k0 := write("c0.pem", certs.ClientCert[0]), write("c0.key", certs.ClientKey[0])
+	c1, k1 := write("c1.pem", certs.ClientCert[1]), write("c1.key", certs.ClientKey[1])
+	sc, err := ServerTLS(scert, skey, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lg logBuf
+	co, _ := NewCoordinator(ServerConfig{Clients: 2, ModelKind: "affine", Dim: testDim, ClientCerts: true, Log: lg.logf})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(append(ServerOptions(), grpc.Creds(sc))...)
+	RegisterService(srv, co)
+	go srv.Serve(lis)
+	defer srv.Stop()
+	addr := lis.Addr().String()
+	serve := func(id int, cert, key string) error {
+		creds, err := ClientTLS(ca, addr, cert, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := Dial(addr, creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		cfg := affineConfig(id, &affine{})
+		cfg.GiveUp = 300 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return Serve(ctx, conn, cfg)
+	}
+	if err := serve(0, c1, k1); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("client 1's certificate registering as 0: %v", err)
+	}
+	if err := serve(1, "", ""); err == nil || status.Code(errors.Unwrap(err)) != codes.Unavailable {
+		t.Errorf("no certificate: %v", err)
+	}
+	if co.Connected() != 0 {
+		t.Fatal("a refused client joined")
+	}
+	done := make(chan error, 1)
+	go func() { done <- serve(0, c0, k0) }()
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	for co.Connected() == 0 && wctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	co.Finish()
+	if err := <-done; err != nil {
+		t.Errorf("client 0 with its own certificate: %v", err)
+	}
+	if !lg.has("client 0 joined") || !lg.has("client certificate of client 1 used to register as client 0") {
+		t.Errorf("log: %q", lg.lines)
 	}
 }

@@ -31,7 +31,7 @@ func NewLoopback(cfg ServerConfig, clients []ClientConfig, useTLS bool) (*Loopba
 	}
 	var sc, cc credentials.TransportCredentials = insecure.NewCredentials(), insecure.NewCredentials()
 	if useTLS {
-		c, err := GenerateCerts([]string{"127.0.0.1"}, time.Hour)
+		c, err := GenerateCerts([]string{"127.0.0.1"}, time.Hour, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -27,9 +27,11 @@ type ServerConfig struct {
 	ModelKind string // the clients' model ("gp")
 	Dim       int    // dφ
 	Beta      string // client temperature sent to the clients
-	// Tokens[i] is client i's secret; nil: no authentication (loopback
-	// tests and --insecure only).
+	// Tokens[i] is client i's secret; nil: no token authentication.
 	Tokens [][]byte
+	// ClientCerts: the transport verifies client certificates (mutual TLS)
+	// and a client may only register as the id its certificate names.
+	ClientCerts bool
 	// MaxPayload limits one payload in bytes (0: DefaultMaxPayload).
 	MaxPayload int64
 	// RoundTimeout is how long a client's update may take, from the moment
@@ -338,6 +340,15 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	if c.cfg.Tokens != nil {
 		if err := checkMAC(c.cfg.Tokens[id], nonce, reg.ClientId, reg.Mac); err != nil {
 			return c.refuse(from, codes.Unauthenticated, "client %d: %v", id, err)
+		}
+	}
+	if c.cfg.ClientCerts {
+		cid, ok := ClientCertID(st.Context())
+		switch {
+		case !ok:
+			return c.refuse(from, codes.Unauthenticated, "client %d: no verified client certificate naming a client", id)
+		case cid != id:
+			return c.refuse(from, codes.PermissionDenied, "client certificate of client %d used to register as client %d", cid, id)
 		}
 	}
 	if reg.ModelKind != c.cfg.ModelKind || reg.Dimension != uint64(c.cfg.Dim) {

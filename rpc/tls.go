@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,6 +19,7 @@ import (
 
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/peer"
 )
 
 // IsLoopback reports whether the host of addr (host:port) is a loopback
@@ -44,7 +46,9 @@ func Insecure(addr string) (credentials.TransportCredentials, error) {
 }
 
 // ServerTLS loads the server's certificate and key (PEM), TLS 1.3 only.
-func ServerTLS(certFile, keyFile string) (credentials.TransportCredentials, error) {
+// With clientCA set, every client must present a certificate signed by that
+// CA (mutual TLS); ClientCertID then names its client id.
+func ServerTLS(certFile, keyFile, clientCA string) (credentials.TransportCredentials, error) {
 	if certFile == "" || keyFile == "" {
 		return nil, errors.New("TLS needs --tls-cert and --tls-key (or --insecure on a loopback address)")
 	}
@@ -52,7 +56,77 @@ func ServerTLS(certFile, keyFile string) (credentials.TransportCredentials, erro
 	if err != nil {
 		return nil, fmt.Errorf("TLS certificate: %w", err)
 	}
-	return credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}), nil
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	if clientCA != "" {
+		pool, err := readPool(clientCA)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return credentials.NewTLS(cfg), nil
+}
+
+func readPool(file string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", file)
+	}
+	return pool, nil
+}
+
+// ClientTLS trusts the CA certificate(s) in caFile (PEM) for the server at
+// addr, TLS 1.3 only; with certFile and keyFile the client presents its own
+// certificate (mutual TLS).
+func ClientTLS(caFile, addr, certFile, keyFile string) (credentials.TransportCredentials, error) {
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("a client certificate needs both --tls-cert and --tls-key")
+	}
+	if caFile == "" {
+		return nil, errors.New("TLS needs --ca (the CA certificate that signed the server's), or --insecure on a loopback address")
+	}
+	pool, err := readPool(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca: %w", err)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("server address %q: %w", addr, err)
+	}
+	cfg := &tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS13}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return credentials.NewTLS(cfg), nil
+}
+
+// clientCN is the subject common name of client i's certificate.
+func clientCN(i int) string { return fmt.Sprintf("pacpfl-client-%d", i) }
+
+// ClientCertID returns the client id named by the verified client
+// certificate of ctx's connection, or ok = false without one.
+func ClientCertID(ctx context.Context) (id int, ok bool) {
+	p, found := peer.FromContext(ctx)
+	if !found {
+		return 0, false
+	}
+	ti, isTLS := p.AuthInfo.(credentials.TLSInfo)
+	if !isTLS || len(ti.State.VerifiedChains) == 0 || len(ti.State.VerifiedChains[0]) == 0 {
+		return 0, false
+	}
+	var n int
+	if _, err := fmt.Sscanf(ti.State.VerifiedChains[0][0].Subject.CommonName, "pacpfl-client-%d", &n); err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 // TLSFromCerts returns server and client credentials from c (the client's
@@ -70,36 +144,20 @@ func TLSFromCerts(c *Certs, serverName string) (server, client credentials.Trans
 		credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: serverName, MinVersion: tls.VersionTLS13}), nil
 }
 
-// ClientTLS trusts the CA certificate(s) in caFile (PEM) for the server at
-// addr, TLS 1.3 only.
-func ClientTLS(caFile, addr string) (credentials.TransportCredentials, error) {
-	if caFile == "" {
-		return nil, errors.New("TLS needs --ca (the CA certificate that signed the server's), or --insecure on a loopback address")
-	}
-	b, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("--ca %s: no PEM certificate in it", caFile)
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("server address %q: %w", addr, err)
-	}
-	return credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS13}), nil
-}
-
-// Certs are a test CA and a server certificate signed by it, PEM encoded.
+// Certs are a test CA, a server certificate and client certificates
+// signed by it, PEM encoded.
 type Certs struct {
 	CA, ServerCert, ServerKey []byte
+	// ClientCert[i], ClientKey[i]: client i's certificate (common name
+	// pacpfl-client-i, for mutual TLS) and key.
+	ClientCert, ClientKey [][]byte
 }
 
-// GenerateCerts makes a fresh ECDSA P-256 CA and a server certificate for
-// hosts (IP addresses or DNS names), valid for validFor. The CA's key is
-// not returned: nothing else can be signed with it.
-func GenerateCerts(hosts []string, validFor time.Duration) (*Certs, error) {
+// GenerateCerts makes a fresh ECDSA P-256 CA, a server certificate for
+// hosts (IP addresses or DNS names) and certificates for clients clients,
+// valid for validFor. The CA's key is not returned: nothing else can be
+// signed with it.
+func GenerateCerts(hosts []string, validFor time.Duration, clients int) (*Certs, error) {
 	if len(hosts) == 0 {
 		return nil, errors.New("no hosts for the server certificate")
 	}
@@ -156,9 +214,31 @@ func GenerateCerts(hosts []string, validFor time.Duration) (*Certs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Certs{
+	out := &Certs{
 		CA:         pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		ServerCert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		ServerKey:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
-	}, nil
+	}
+	for i := 0; i < clients; i++ {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: serial(), Subject: pkix.Name{CommonName: clientCN(i)},
+			NotBefore: now, NotAfter: now.Add(validFor),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			return nil, err
+		}
+		kder, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			return nil, err
+		}
+		out.ClientCert = append(out.ClientCert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+		out.ClientKey = append(out.ClientKey, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
+	}
+	return out, nil
 }

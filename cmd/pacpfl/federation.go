@@ -47,7 +47,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	dataName := fs.String("data", "polynomial", "data set: polynomial (the clients regenerate their own part from --seed; the server regenerates it to evaluate the result as train does)")
 	certFile := fs.String("tls-cert", "", "server certificate `FILE` (PEM; pacpfl certs writes one)")
 	keyFile := fs.String("tls-key", "", "server key `FILE` (PEM)")
-	tokens := fs.String("tokens", "", "`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure")
+	tokens := fs.String("tokens", "", "`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure or --client-ca")
+	clientCA := fs.String("client-ca", "", "mutual TLS: require client certificates signed by this CA `FILE`; a client may register only as the id its certificate names")
 	insec := fs.Bool("insecure", false, "plaintext, for loopback addresses only")
 	roundTimeout := fs.Duration("round-timeout", 0, "deadline of a client update (0: wait for the client, also across reconnections)")
 	wait := fs.Duration("wait", 0, "give up when not every client has joined after this long (0: wait for ever)")
@@ -102,12 +103,12 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	var creds credentials.TransportCredentials
 	var err error
 	if *insec {
-		if *certFile != "" || *keyFile != "" {
-			return fail(stderr, "server", usagef("--insecure and --tls-cert/--tls-key exclude each other"))
+		if *certFile != "" || *keyFile != "" || *clientCA != "" {
+			return fail(stderr, "server", usagef("--insecure and --tls-cert/--tls-key/--client-ca exclude each other"))
 		}
 		creds, err = rpc.Insecure(*listen)
 	} else {
-		creds, err = rpc.ServerTLS(*certFile, *keyFile)
+		creds, err = rpc.ServerTLS(*certFile, *keyFile, *clientCA)
 	}
 	if err != nil {
 		return fail(stderr, "server", usageError{err})
@@ -118,8 +119,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		if toks, err = rpc.ReadTokenDir(*tokens, f.clients); err != nil {
 			return fail(stderr, "server", usagef("--tokens: %v", err))
 		}
-	case !*insec:
-		return fail(stderr, "server", usagef("--tokens DIR is required (pacpfl certs writes the client tokens)"))
+	case !*insec && *clientCA == "":
+		return fail(stderr, "server", usagef("--tokens DIR or --client-ca FILE is required (pacpfl certs writes client tokens and certificates)"))
 	}
 	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	start := time.Now()
@@ -133,7 +134,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	}
 	logf := fedLogger(stderr, "pacpfl server: ")
 	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), ModelKind: rpc.ModelGP, Dim: fl.NewGPModel(ds.D).Dim(),
-		Beta: o.Beta.String(), Tokens: toks, MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
+		Beta: o.Beta.String(), Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
 	if err != nil {
 		return fail(stderr, "server", err)
 	}
@@ -245,7 +246,9 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("client", stderr)
 	server := fs.String("server", "", "server `host:port` (required)")
 	caFile := fs.String("ca", "", "CA certificate `FILE` that signed the server's (PEM)")
-	tokenFile := fs.String("token-file", "", "this client's secret token `FILE` (mode 0600; required unless --insecure)")
+	tokenFile := fs.String("token-file", "", "this client's secret token `FILE` (mode 0600; required unless --insecure or a client certificate)")
+	certFile := fs.String("tls-cert", "", "mutual TLS: this client's certificate `FILE` (PEM; pacpfl certs writes client-I.pem)")
+	keyFile := fs.String("tls-key", "", "mutual TLS: this client's key `FILE` (PEM, mode 0600)")
 	insec := fs.Bool("insecure", false, "plaintext, for loopback addresses only")
 	dataName := fs.String("data", "polynomial", "data set: polynomial (client --client of the data set --clients, --extra, --seed, regenerated locally)")
 	id := fs.Int("client", -1, "this client's index I (0-based, required)")
@@ -270,9 +273,12 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	var creds credentials.TransportCredentials
 	var err error
 	if *insec {
+		if *certFile != "" || *keyFile != "" {
+			return fail(stderr, "client", usagef("--insecure and --tls-cert/--tls-key exclude each other"))
+		}
 		creds, err = rpc.Insecure(*server)
 	} else {
-		creds, err = rpc.ClientTLS(*caFile, *server)
+		creds, err = rpc.ClientTLS(*caFile, *server, *certFile, *keyFile)
 	}
 	if err != nil {
 		return fail(stderr, "client", usageError{err})
@@ -283,8 +289,8 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 		if token, err = rpc.ReadTokenFile(*tokenFile); err != nil {
 			return fail(stderr, "client", usagef("--token-file: %v", err))
 		}
-	case !*insec:
-		return fail(stderr, "client", usagef("--token-file is required (pacpfl certs writes the client tokens)"))
+	case !*insec && *certFile == "":
+		return fail(stderr, "client", usagef("--token-file or --tls-cert/--tls-key is required (pacpfl certs writes client tokens and certificates)"))
 	}
 	tf := trainFlags{clients: *clients, newClients: 0, extra: *extra}
 	ds, err := tf.dataset(*seed)
@@ -310,7 +316,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 
 func runCerts(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("certs", stderr)
-	out := fs.String("out", "", "`DIR` to write ca.pem, server.pem, server.key and client-I.token into (created 0700 if missing; required)")
+	out := fs.String("out", "", "`DIR` to write ca.pem, server.pem, server.key, client-I.token, client-I.pem and client-I.key into (created 0700 if missing; required)")
 	hosts := fs.String("hosts", "127.0.0.1,localhost", "comma-separated IP addresses and DNS names of the server")
 	clients := fs.Int("clients", 0, "number of client tokens n (required)")
 	days := fs.Int("days", 30, "validity of the certificates in days")
@@ -320,8 +326,8 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *out == "":
 		return fail(stderr, "certs", usagef("--out DIR is required"))
-	case *clients < 1 || *clients > 1_000_000:
-		return fail(stderr, "certs", usagef("--clients %d: want 1 to 1000000", *clients))
+	case *clients < 1 || *clients > 100_000:
+		return fail(stderr, "certs", usagef("--clients %d: want 1 to 100000", *clients))
 	case *days < 1:
 		return fail(stderr, "certs", usagef("--days %d must be ≥ 1", *days))
 	}
@@ -340,7 +346,7 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 			hs = append(hs, h)
 		}
 	}
-	c, err := rpc.GenerateCerts(hs, time.Duration(*days)*24*time.Hour)
+	c, err := rpc.GenerateCerts(hs, time.Duration(*days)*24*time.Hour, *clients)
 	if err != nil {
 		return fail(stderr, "certs", usagef("--hosts %q: %v", *hosts, err))
 	}
@@ -352,14 +358,20 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 		files = append(files, struct {
 			name string
 			data []byte
-		}{rpc.TokenFileName(i), rpc.EncodeToken(rpc.NewToken())})
+		}{rpc.TokenFileName(i), rpc.EncodeToken(rpc.NewToken())}, struct {
+			name string
+			data []byte
+		}{fmt.Sprintf("client-%d.pem", i), c.ClientCert[i]}, struct {
+			name string
+			data []byte
+		}{fmt.Sprintf("client-%d.key", i), c.ClientKey[i]})
 	}
 	for _, fl := range files {
 		if err := writeSecret("--out", filepath.Join(*out, fl.name), fl.data); err != nil {
 			return fail(stderr, "certs", err)
 		}
 	}
-	fmt.Fprintf(stdout, "wrote %s: ca.pem, server.pem, server.key (hosts %s) and client-0.token … client-%d.token (mode 0600)\n",
+	fmt.Fprintf(stdout, "wrote %s: ca.pem, server.pem, server.key (hosts %s) and client-I.token, client-I.pem, client-I.key for I = 0 … %d (mode 0600)\n",
 		*out, strings.Join(hs, ","), *clients-1)
 	return exitOK
 }

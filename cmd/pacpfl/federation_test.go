@@ -39,15 +39,16 @@ func readTimelessReport(t *testing.T, path string) map[string]any {
 	return m
 }
 
-// pacpfl certs, then a server and 3 clients over TLS with tokens: the same
-// report, to the last bit of every figure, as pacpfl train.
+// pacpfl certs, then a server and 3 clients over TLS with tokens, and again
+// with client certificates (mutual TLS): the same report, to the last bit of
+// every figure, as pacpfl train.
 func TestServerClientsMatchTrain(t *testing.T) {
 	dir := t.TempDir()
 	certs := filepath.Join(dir, "certs")
 	if code, _, errOut := runCLI("certs", "--out", certs, "--clients", "3"); code != exitOK {
 		t.Fatalf("certs: exit %d: %s", code, errOut)
 	}
-	for _, name := range []string{"ca.pem", "server.pem", "server.key", "client-0.token", "client-2.token"} {
+	for _, name := range []string{"ca.pem", "server.pem", "server.key", "client-0.token", "client-2.token", "client-1.pem", "client-1.key"} {
 		fi, err := os.Stat(filepath.Join(certs, name))
 		if err != nil {
 			t.Fatal(err)
@@ -62,46 +63,60 @@ func TestServerClientsMatchTrain(t *testing.T) {
 	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, flags...)...); code != exitOK {
 		t.Fatalf("train: exit %d: %s", code, errOut)
 	}
-	addr := freeAddr(t)
-	var wg sync.WaitGroup
-	var serverCode int
-	var serverErr string
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		serverCode, _, serverErr = runCLI(append([]string{"server", "--listen", addr, "--tls-cert", filepath.Join(certs, "server.pem"),
-			"--tls-key", filepath.Join(certs, "server.key"), "--tokens", certs, "--wait", "30s", "--json", serverJSON}, flags...)...)
-	}()
-	codes := make([]int, 3)
-	errs := make([]string, 3)
-	for i := range 3 {
+	for _, mode := range []string{"tokens", "mutual TLS"} {
+		serverAuth := []string{"--tokens", certs}
+		clientAuth := func(i int) []string {
+			return []string{"--token-file", filepath.Join(certs, fmt.Sprintf("client-%d.token", i))}
+		}
+		if mode == "mutual TLS" {
+			serverAuth = []string{"--client-ca", filepath.Join(certs, "ca.pem")}
+			clientAuth = func(i int) []string {
+				return []string{"--tls-cert", filepath.Join(certs, fmt.Sprintf("client-%d.pem", i)), "--tls-key", filepath.Join(certs, fmt.Sprintf("client-%d.key", i))}
+			}
+		}
+		addr := freeAddr(t)
+		var wg sync.WaitGroup
+		var serverCode int
+		var serverErr string
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i], _, errs[i] = runCLI("client", "--server", addr, "--ca", filepath.Join(certs, "ca.pem"),
-				"--token-file", filepath.Join(certs, fmt.Sprintf("client-%d.token", i)), "--client", fmt.Sprint(i),
-				"--clients", "3", "--seed", "5", "--give-up", "30s")
+			args := append([]string{"server", "--listen", addr, "--tls-cert", filepath.Join(certs, "server.pem"),
+				"--tls-key", filepath.Join(certs, "server.key"), "--wait", "30s", "--json", serverJSON}, serverAuth...)
+			serverCode, _, serverErr = runCLI(append(args, flags...)...)
 		}()
-	}
-	wg.Wait()
-	if serverCode != exitOK {
-		t.Fatalf("server: exit %d: %s", serverCode, serverErr)
-	}
-	for i := range codes {
-		if codes[i] != exitOK {
-			t.Errorf("client %d: exit %d: %s", i, codes[i], errs[i])
+		codes := make([]int, 3)
+		errs := make([]string, 3)
+		for i := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				args := append([]string{"client", "--server", addr, "--ca", filepath.Join(certs, "ca.pem"), "--client", fmt.Sprint(i),
+					"--clients", "3", "--seed", "5", "--give-up", "30s"}, clientAuth(i)...)
+				codes[i], _, errs[i] = runCLI(args...)
+			}()
 		}
-	}
-	for _, want := range []string{"client 0 joined", "client 2 joined", "all 3 clients joined"} {
-		if !strings.Contains(serverErr, want) {
-			t.Errorf("server log lacks %q:\n%s", want, serverErr)
+		wg.Wait()
+		if serverCode != exitOK {
+			t.Fatalf("%s: server: exit %d: %s", mode, serverCode, serverErr)
 		}
-	}
-	want, got := readTimelessReport(t, trainJSON), readTimelessReport(t, serverJSON)
-	wb, _ := json.Marshal(want)
-	gb, _ := json.Marshal(got)
-	if string(wb) != string(gb) {
-		t.Errorf("server report differs from train's:\n%s\n%s", gb, wb)
+		for i := range codes {
+			if codes[i] != exitOK {
+				t.Errorf("%s: client %d: exit %d: %s", mode, i, codes[i], errs[i])
+			}
+		}
+		for _, want := range []string{"client 0 joined", "client 2 joined", "all 3 clients joined"} {
+			if !strings.Contains(serverErr, want) {
+				t.Errorf("%s: server log lacks %q:\n%s", mode, want, serverErr)
+			}
+		}
+		want, got := readTimelessReport(t, trainJSON), readTimelessReport(t, serverJSON)
+		wb, _ := json.Marshal(want)
+		gb, _ := json.Marshal(got)
+		if string(wb) != string(gb) {
+			t.Errorf("%s: server report differs from train's:\n%s\n%s", mode, gb, wb)
+		}
+		os.Remove(serverJSON)
 	}
 }
 
@@ -120,6 +135,8 @@ func TestFederationBadInvocations(t *testing.T) {
 		{[]string{"server", "--listen", "0.0.0.0:7000", "--insecure", "--clients", "2"}, "--insecure refused"},
 		{[]string{"server", "--listen", "10.1.2.3:7000", "--insecure", "--clients", "2"}, "--insecure refused"},
 		{[]string{"server", "--listen", "127.0.0.1:7000", "--clients", "2"}, "--tls-cert"},
+		{[]string{"server", "--listen", "127.0.0.1:7000", "--insecure", "--client-ca", loose, "--clients", "2"}, "exclude each other"},
+		{[]string{"client", "--server", "127.0.0.1:7000", "--ca", loose, "--tls-cert", loose, "--client", "0"}, "both --tls-cert and --tls-key"},
 		{[]string{"server", "--clients", "2"}, "--listen"},
 		{[]string{"server", "--listen", "127.0.0.1:7000", "--tls-cert", loose, "--tls-key", loose, "--clients", "2"}, "TLS certificate"},
 		{[]string{"client", "--server", "192.168.0.1:7000", "--insecure", "--client", "0"}, "--insecure refused"},
