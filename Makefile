@@ -78,7 +78,7 @@ test-netlib:
 
 test-arm64:
 	@echo "==> GOARCH=arm64 go test under qemu-aarch64-static"
-	GOARCH=arm64 $(GO) test -exec qemu-aarch64-static ./...
+	GOARCH=arm64 $(GO) test -timeout 30m -exec qemu-aarch64-static ./...
 
 bench:
 	@echo "==> go test -bench (kernels and routines)"
