@@ -24,6 +24,7 @@ type ClientConfig struct {
 	ModelKind string // "gp"
 	Dim       int    // dφ of the local model
 	DataSize  int    // training samples m_i
+	DataHash  []byte // SHA-256 of the training data (DataHash), optional
 	// New builds the local training client once the server's Welcome has
 	// said how to train (the client temperature β). It is called once.
 	New func(beta string) (fl.Client, error)
@@ -147,7 +148,7 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 		return false, false, localError{errors.New("server did not send a challenge")}
 	}
 	reg := &pb.Register{ClientId: uint32(cfg.ID), DataSize: uint64(cfg.DataSize), ModelKind: cfg.ModelKind,
-		Dimension: uint64(cfg.Dim), Protocol: ProtocolVersion}
+		Dimension: uint64(cfg.Dim), Protocol: ProtocolVersion, DataSha256: cfg.DataHash}
 	if cfg.Token != nil {
 		reg.Mac = registerMAC(cfg.Token, ch.Nonce, uint32(cfg.ID))
 	}

@@ -1,7 +1,10 @@
 package rpc
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
@@ -15,7 +18,7 @@ const ModelGP = "gp"
 // c: the remote side runs exactly fl.GPModel's client update.
 func GPClient(id int, c *data.ClientData, d int) ClientConfig {
 	g := fl.NewGPModel(d)
-	return ClientConfig{ID: id, ModelKind: ModelGP, Dim: g.Dim(), DataSize: c.M(),
+	return ClientConfig{ID: id, ModelKind: ModelGP, Dim: g.Dim(), DataSize: c.M(), DataHash: DataHash(c),
 		New: func(beta string) (fl.Client, error) {
 			t, err := fl.ParseTemperature(beta)
 			if err != nil {
@@ -24,4 +27,22 @@ func GPClient(id int, c *data.ClientData, d int) ClientConfig {
 			g.Beta = t
 			return g.NewClient(c)
 		}}
+}
+
+// DataHash is the SHA-256 of a client's training data (the bits of X and Y,
+// their lengths first): a server that knows the data set can refuse a
+// client whose data are not the ones it expects (a wrong --seed, --clients
+// or --extra would otherwise train on other numbers without a word).
+func DataHash(c *data.ClientData) []byte {
+	h := sha256.New()
+	var b [8]byte
+	for _, xs := range [][]float64{c.X, c.Y} {
+		binary.LittleEndian.PutUint64(b[:], uint64(len(xs)))
+		h.Write(b[:])
+		for _, v := range xs {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+			h.Write(b[:])
+		}
+	}
+	return h.Sum(nil)
 }

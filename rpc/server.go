@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -29,6 +30,8 @@ type ServerConfig struct {
 	Beta      string // client temperature sent to the clients
 	// Tokens[i] is client i's secret; nil: no token authentication.
 	Tokens [][]byte
+	// DataHashes[i], if set, is the DataHash client i must report.
+	DataHashes [][]byte
 	// ClientCerts: the transport verifies client certificates (mutual TLS)
 	// and a client may only register as the id its certificate names.
 	ClientCerts bool
@@ -72,6 +75,8 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 		return nil, fmt.Errorf("rpc: model dimension %d", cfg.Dim)
 	case cfg.Tokens != nil && len(cfg.Tokens) != cfg.Clients:
 		return nil, fmt.Errorf("rpc: %d tokens for %d clients", len(cfg.Tokens), cfg.Clients)
+	case cfg.DataHashes != nil && len(cfg.DataHashes) != cfg.Clients:
+		return nil, fmt.Errorf("rpc: %d data hashes for %d clients", len(cfg.DataHashes), cfg.Clients)
 	case cfg.MaxPayload < 0 || cfg.RoundTimeout < 0:
 		return nil, errors.New("rpc: negative payload limit or round timeout")
 	}
@@ -354,6 +359,9 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	if reg.ModelKind != c.cfg.ModelKind || reg.Dimension != uint64(c.cfg.Dim) {
 		return c.refuse(from, codes.FailedPrecondition, "client %d has model %q with dφ = %d; the server trains %q with dφ = %d",
 			id, reg.ModelKind, reg.Dimension, c.cfg.ModelKind, c.cfg.Dim)
+	}
+	if c.cfg.DataHashes != nil && !bytes.Equal(c.cfg.DataHashes[id], reg.DataSha256) {
+		return c.refuse(from, codes.FailedPrecondition, "client %d's training data differ from the data set the server expects (check --seed, --clients, --extra)", id)
 	}
 	select {
 	case <-c.done:

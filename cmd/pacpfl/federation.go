@@ -133,7 +133,13 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "server", err)
 	}
 	logf := fedLogger(stderr, "pacpfl server: ")
-	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), ModelKind: rpc.ModelGP, Dim: fl.NewGPModel(ds.D).Dim(),
+	// The server regenerated the data set: it can tell a client started
+	// with other data flags from one of this run.
+	hashes := make([][]byte, len(ds.Existing))
+	for i := range ds.Existing {
+		hashes[i] = rpc.DataHash(&ds.Existing[i])
+	}
+	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, ModelKind: rpc.ModelGP, Dim: fl.NewGPModel(ds.D).Dim(),
 		Beta: o.Beta.String(), Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
 	if err != nil {
 		return fail(stderr, "server", err)

@@ -234,3 +234,25 @@ func TestServerCheckpointResume(t *testing.T) {
 		t.Errorf("missing: exit %d: %s", code, errOut)
 	}
 }
+
+// A client started with other data flags than the server's is refused with
+// a message naming them, instead of training on other numbers.
+func TestClientWithOtherDataRefused(t *testing.T) {
+	addr := freeAddr(t)
+	var wg sync.WaitGroup
+	var serverCode int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		serverCode, _, _ = runCLI("server", "--listen", addr, "--insecure", "--wait", "1s", "--clients", "2", "--rounds", "1", "--k", "1",
+			"--bound-samples", "0", "--bound-trained-samples", "0", "--seed", "5", "--quiet")
+	}()
+	code, _, errOut := runCLI("client", "--server", addr, "--insecure", "--client", "0", "--clients", "2", "--seed", "6", "--give-up", "5s")
+	wg.Wait()
+	if code != exitError || !strings.Contains(errOut, "training data differ") || !strings.Contains(errOut, "--seed") {
+		t.Errorf("client: exit %d, stderr %q", code, errOut)
+	}
+	if serverCode != exitError {
+		t.Errorf("server without its clients: exit %d", serverCode)
+	}
+}

@@ -331,7 +331,8 @@ type Register struct {
 	ModelKind     string                 `protobuf:"bytes,3,opt,name=model_kind,json=modelKind,proto3" json:"model_kind,omitempty"` // "gp"
 	Dimension     uint64                 `protobuf:"varint,4,opt,name=dimension,proto3" json:"dimension,omitempty"`                 // dφ
 	Mac           []byte                 `protobuf:"bytes,5,opt,name=mac,proto3" json:"mac,omitempty"`
-	Protocol      uint32                 `protobuf:"varint,6,opt,name=protocol,proto3" json:"protocol,omitempty"` // protocol version, 1
+	Protocol      uint32                 `protobuf:"varint,6,opt,name=protocol,proto3" json:"protocol,omitempty"`                      // protocol version, 1
+	DataSha256    []byte                 `protobuf:"bytes,7,opt,name=data_sha256,json=dataSha256,proto3" json:"data_sha256,omitempty"` // SHA-256 of the training data (rpc.DataHash), optional
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -406,6 +407,13 @@ func (x *Register) GetProtocol() uint32 {
 		return x.Protocol
 	}
 	return 0
+}
+
+func (x *Register) GetDataSha256() []byte {
+	if x != nil {
+		return x.DataSha256
+	}
+	return nil
 }
 
 // Welcome accepts the client and tells it how to train.
@@ -861,7 +869,7 @@ const file_federation_proto_rawDesc = "" +
 	"\x05error\x18\x04 \x01(\v2\x14.pacpfl.rpc.v1.ErrorH\x00R\x05errorB\x05\n" +
 	"\x03msg\"!\n" +
 	"\tChallenge\x12\x14\n" +
-	"\x05nonce\x18\x01 \x01(\fR\x05nonce\"\xaf\x01\n" +
+	"\x05nonce\x18\x01 \x01(\fR\x05nonce\"\xd0\x01\n" +
 	"\bRegister\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\rR\bclientId\x12\x1b\n" +
 	"\tdata_size\x18\x02 \x01(\x04R\bdataSize\x12\x1d\n" +
@@ -869,7 +877,9 @@ const file_federation_proto_rawDesc = "" +
 	"model_kind\x18\x03 \x01(\tR\tmodelKind\x12\x1c\n" +
 	"\tdimension\x18\x04 \x01(\x04R\tdimension\x12\x10\n" +
 	"\x03mac\x18\x05 \x01(\fR\x03mac\x12\x1a\n" +
-	"\bprotocol\x18\x06 \x01(\rR\bprotocol\"X\n" +
+	"\bprotocol\x18\x06 \x01(\rR\bprotocol\x12\x1f\n" +
+	"\vdata_sha256\x18\a \x01(\fR\n" +
+	"dataSha256\"X\n" +
 	"\aWelcome\x12\x12\n" +
 	"\x04beta\x18\x01 \x01(\tR\x04beta\x12\x1f\n" +
 	"\vmax_payload\x18\x02 \x01(\x04R\n" +
