@@ -29,6 +29,7 @@ type fedFlags struct {
 	rounds, evalLast, localSteps, batch int
 	zeta, rho0, muInit, lr1, lr2, beta  float64
 	mc, aggregate, evalDraws            int
+	optimizer                           string
 	avgLR, proxMu                       float64
 	ftSteps                             int
 }
@@ -48,6 +49,7 @@ func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
 	fs.Float64Var(&f.beta, "pfedbayes-beta", p.Beta, "pfedbayes: β of the server step")
 	fs.IntVar(&f.mc, "pfedbayes-mc", p.MC, "pfedbayes: K weight draws per step")
 	fs.IntVar(&f.evalDraws, "pfedbayes-eval-draws", p.EvalDraws, "pfedbayes: weight draws of the predictive (0: the mean network)")
+	fs.StringVar(&f.optimizer, "pfedbayes-optimizer", p.Optimizer.String(), "pfedbayes: sgd (the paper's gradient descent) or adam (the authors' code; moments kept per client)")
 	fs.Float64Var(&f.avgLR, "fedavg-lr", a.LR, "fedavg, fedprox, fedavg-ft: SGD step η")
 	fs.Float64Var(&f.proxMu, "fedprox-mu", x.Mu, "fedprox: weight μ of the proximal term μ/2‖w − w_global‖²")
 	fs.IntVar(&f.ftSteps, "fedavg-ft-steps", a.FineTune, "fedavg-ft: local fine-tuning steps from the final global model")
@@ -57,6 +59,10 @@ func (f *fedFlags) pfedbayes(arch lml.BNN, seed uint64) (pfedbayes.Options, erro
 	o := pfedbayes.DefaultOptions()
 	o.Arch, o.Rounds, o.EvalLast, o.LocalSteps, o.Batch, o.Aggregate = arch, f.rounds, min(f.evalLast, max(f.rounds, 1)), f.localSteps, f.batch, f.aggregate
 	o.Zeta, o.Rho0, o.MuInit, o.LR1, o.LR2, o.Beta, o.MC, o.EvalDraws, o.Seed = f.zeta, f.rho0, f.muInit, f.lr1, f.lr2, f.beta, f.mc, f.evalDraws, seed
+	var err error
+	if o.Optimizer, err = pfedbayes.ParseOptimizer(f.optimizer); err != nil {
+		return o, usageError{err}
+	}
 	if err := o.Validate(); err != nil {
 		return o, usageError{err}
 	}

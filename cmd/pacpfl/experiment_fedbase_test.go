@@ -17,7 +17,7 @@ func TestExperimentFMNISTFedBaselines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "exp.json")
 	args := append([]string{"experiment", "fmnist", "--data-dir", dir, "--seeds", "1", "--json", path,
 		"--methods", "pfedbayes,fedavg,fedprox,fedavg-ft", "--fed-rounds", "3", "--fed-eval-last", "2", "--fed-local-steps", "2",
-		"--fed-batch", "10", "--fedavg-ft-steps", "2", "--pfedbayes-eval-draws", "2"}, tinyBNNFlags...)
+		"--fed-batch", "10", "--fedavg-ft-steps", "2", "--pfedbayes-eval-draws", "2", "--pfedbayes-optimizer", "adam"}, tinyBNNFlags...)
 	code, out, errOut := runCLI(args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
@@ -79,7 +79,7 @@ func TestExperimentFMNISTFedBaselines(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "| pFedBayes (ours) |") || !strings.Contains(out, "bcnn") {
 		t.Errorf("--arch bcnn: exit %d, stderr %q\n%s", code, errOut, out)
 	}
-	for _, bad := range [][]string{{"--fed-rounds", "0"}, {"--pfedbayes-zeta", "-1"}, {"--fedprox-mu", "-1"}, {"--pfedbayes-beta", "2"}} {
+	for _, bad := range [][]string{{"--fed-rounds", "0"}, {"--pfedbayes-zeta", "-1"}, {"--fedprox-mu", "-1"}, {"--pfedbayes-beta", "2"}, {"--pfedbayes-optimizer", "rmsprop"}} {
 		code, _, errOut := runCLI(append([]string{"experiment", "fmnist", "--data-dir", dir, "--methods", "pfedbayes,fedprox"}, bad...)...)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d (%q), want 2", bad, code, errOut)

@@ -25,7 +25,9 @@
 //
 // Fill-ins (SPEC §14 [O], the seed is silent): K = 1, b = 100, R = 20, β =
 // 1, T = 800; μ⁰ ~ N(0, 0.1²) (pFedMe); v_i starts at v⁰ and is kept
-// across rounds (the seed never initialises it, §15.9); plain SGD;
+// across rounds (the seed never initialises it, §15.9); plain SGD (or
+// Adam, Options.Optimizer, as the authors' code, its moments kept by the
+// client);
 // minibatches drawn without replacement afresh each step (data.RowSampler).
 // The paper's hyper-parameters are the defaults: ρ⁰ = −2.5, ζ = 10, η₁ =
 // η₂ = 0.001, S = 10.

@@ -39,9 +39,63 @@ type Options struct {
 	Aggregate  int     // S clients averaged per round (≥ N: all)
 	EvalLast   int     // evaluate after each of the last EvalLast rounds (≥ 1)
 	EvalDraws  int     // weight draws of the predictive (0: the mean μ)
-	Seed       uint64
+	// Optimizer is SGD (the paper's "GD algorithms", SPEC §14) or Adam
+	// (the authors' code: torch.optim.Adam for both models, its moments
+	// kept by the client across rounds).
+	Optimizer Optimizer
+	Seed      uint64
 	// Progress, if set, is called after every round.
 	Progress func(round, rounds int)
+}
+
+// Optimizer is the update rule of the personalised and the localised
+// global step.
+type Optimizer int
+
+const (
+	SGD  Optimizer = iota // v ← v − η ∇
+	Adam                  // Adam with β₁ = 0.9, β₂ = 0.999, ε = 1e-8 (PyTorch's defaults), step η
+)
+
+// ParseOptimizer reads "sgd" or "adam".
+func ParseOptimizer(s string) (Optimizer, error) {
+	switch s {
+	case "sgd":
+		return SGD, nil
+	case "adam":
+		return Adam, nil
+	}
+	return SGD, fmt.Errorf("pfedbayes: unknown optimizer %q (sgd or adam)", s)
+}
+
+func (o Optimizer) String() string { return [...]string{"sgd", "adam"}[o] }
+
+// Adam's constants (PyTorch's defaults).
+const (
+	adamB1  = 0.9
+	adamB2  = 0.999
+	adamEps = 1e-8
+)
+
+// adamState is Adam's moments of one vector v = (μ, ρ) and its step count.
+type adamState struct {
+	m, s []float64
+	t    int
+}
+
+// next advances the step count and returns the bias corrections 1 − β₁ᵗ
+// and 1 − β₂ᵗ.
+func (a *adamState) next() (c1, c2 float64) {
+	a.t++
+	return 1 - math.Pow(adamB1, float64(a.t)), 1 - math.Pow(adamB2, float64(a.t))
+}
+
+// adamDelta updates the moments m, s with gradient g and returns the step
+// η m̂/(√ŝ + ε).
+func adamDelta(m, s *float64, g, eta, c1, c2 float64) float64 {
+	*m = adamB1**m + (1-adamB1)*g
+	*s = adamB2**s + (1-adamB2)*g*g
+	return eta * (*m / c1) / (math.Sqrt(*s/c2) + adamEps)
 }
 
 // DefaultOptions are the paper's hyper-parameters (ρ⁰ = −2.5, ζ = 10, η₁ =
@@ -76,6 +130,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("pfedbayes: β = %v must lie in (0, 1]", o.Beta)
 	case o.MC < 1 || o.Batch < 1 || o.LocalSteps < 1 || o.Aggregate < 1 || o.EvalLast < 1:
 		return fmt.Errorf("pfedbayes: K = %d, b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1", o.MC, o.Batch, o.LocalSteps, o.Aggregate, o.EvalLast)
+	case o.Optimizer != SGD && o.Optimizer != Adam:
+		return fmt.Errorf("pfedbayes: unknown optimizer %d", o.Optimizer)
 	case o.Rounds < 0 || o.EvalDraws < 0:
 		return fmt.Errorf("pfedbayes: T = %d and the predictive's weight draws %d must be ≥ 0", o.Rounds, o.EvalDraws)
 	}
@@ -108,6 +164,13 @@ type Result struct {
 	Seconds, TrainSeconds float64
 }
 
+// clientState is what client i keeps across rounds: v_i and, with Adam,
+// the moments of its two optimisers.
+type clientState struct {
+	v            []float64
+	adamQ, adamW *adamState
+}
+
 // worker is one goroutine's network and buffers for a client update.
 type worker struct {
 	net                  *flatnet.Net
@@ -119,7 +182,8 @@ type worker struct {
 	buf                  []float64
 	nrm                  meanfield.Normals
 	probs                []float64
-	muQ, rhoQ, muW, rhoW []float64 // the vectors of the update in progress
+	muQ, rhoQ, muW, rhoW []float64  // the vectors of the update in progress
+	adamQ, adamW         *adamState // their Adam moments (nil: SGD)
 }
 
 func newWorker(a lml.BNN) (*worker, error) {
@@ -181,31 +245,46 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 	}
 	eta1, eta2, zeta := o.LR1, o.LR2, o.Zeta
 	nw := len(w.muQ)
+	var q1, q2, w1, w2 float64
+	adam := w.adamQ != nil
+	if adam {
+		q1, q2 = w.adamQ.next()
+		w1, w2 = w.adamW.next()
+	}
 	for lo := 0; lo < nw; lo += meanfield.SoftplusBlock {
 		hi := min(lo+meanfield.SoftplusBlock, nw)
 		muQ, rhoQ, sigQ, dsigQ := w.muQ[lo:hi], w.rhoQ[lo:hi], w.sigQ[lo:hi], w.dsigQ[lo:hi]
 		muW, rhoW, sigW, dsigW := w.muW[lo:hi], w.rhoW[lo:hi], w.sigW[lo:hi], w.dsigW[lo:hi]
-		// v_i ← v_i − η₁ ∇Ω^i, the KL's gradient at the v_i of the draw.
-		if K == 1 {
-			grad, eps := w.grad[lo:hi], w.eps[lo:hi]
-			for j, mq := range muQ {
-				g := scale * grad[j]
-				dmq, dsq, _, _ := meanfield.KLTerm(mq, sigQ[j], muW[j], sigW[j])
-				muQ[j] = mq - eta1*(g+zeta*dmq)
-				rhoQ[j] -= eta1 * (g*eps[j] + zeta*dsq) * dsigQ[j]
+		// v_i ← v_i − η₁ ∇Ω^i (or Adam's step), the KL's gradient at the
+		// v_i of the draw.
+		for j, mq := range muQ {
+			var gm, gr float64
+			if K == 1 {
+				gm = scale * w.grad[lo+j]
+				gr = gm * w.eps[lo+j] // (scale·g)·ε, as with K > 1
+			} else {
+				gm, gr = w.gMu[lo+j], w.gRho[lo+j]
 			}
-		} else {
-			gMu, gRho := w.gMu[lo:hi], w.gRho[lo:hi]
-			for j, mq := range muQ {
-				dmq, dsq, _, _ := meanfield.KLTerm(mq, sigQ[j], muW[j], sigW[j])
-				muQ[j] = mq - eta1*(gMu[j]+zeta*dmq)
-				rhoQ[j] -= eta1 * (gRho[j] + zeta*dsq) * dsigQ[j]
+			dmq, dsq, _, _ := meanfield.KLTerm(mq, sigQ[j], muW[j], sigW[j])
+			if adam {
+				a := w.adamQ
+				muQ[j] = mq - adamDelta(&a.m[lo+j], &a.s[lo+j], gm+zeta*dmq, eta1, q1, q2)
+				rhoQ[j] -= adamDelta(&a.m[nw+lo+j], &a.s[nw+lo+j], (gr+zeta*dsq)*dsigQ[j], eta1, q1, q2)
+				continue
 			}
+			muQ[j] = mq - eta1*(gm+zeta*dmq)
+			rhoQ[j] -= eta1 * (gr + zeta*dsq) * dsigQ[j]
 		}
 		meanfield.SoftplusVec(sigQ, dsigQ, rhoQ, w.buf)
 		// v_w ← v_w − η₂ ∇_{v_w} KL(q_{v_i} ‖ w_{v_w}) at the new v_i.
 		for j, mw := range muW {
 			_, _, dmw, dsw := meanfield.KLTerm(muQ[j], sigQ[j], mw, sigW[j])
+			if adam {
+				a := w.adamW
+				muW[j] = mw - adamDelta(&a.m[lo+j], &a.s[lo+j], dmw, eta2, w1, w2)
+				rhoW[j] -= adamDelta(&a.m[nw+lo+j], &a.s[nw+lo+j], dsw*dsigW[j], eta2, w1, w2)
+				continue
+			}
 			muW[j] = mw - eta2*dmw
 			rhoW[j] -= eta2 * dsw * dsigW[j]
 		}
@@ -217,9 +296,11 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 // clientUpdate is ClientUpdate(i, vᵗ): R steps on the client's data from
 // its state vi (updated in place) and v_w = global, the localised global
 // model written into out.
-func (w *worker) clientUpdate(c *data.ClientData, vi, global, out []float64, o *Options, rng *rand.Rand) error {
+func (w *worker) clientUpdate(c *data.ClientData, st *clientState, global, out []float64, o *Options, rng *rand.Rand) error {
+	vi := st.v
 	copy(out, global)
 	w.begin(vi, out)
+	w.adamQ, w.adamW = st.adamQ, st.adamW
 	w.nrm.Seed(rng)
 	d := w.net.D()
 	n := c.M()
@@ -287,8 +368,14 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		global[nw+j] = o.Rho0
 	}
 	clients := make([][]float64, N)
+	states := make([]clientState, N)
 	for i := range clients {
 		clients[i] = append([]float64(nil), global...)
+		states[i].v = clients[i]
+		if o.Optimizer == Adam {
+			z := func() *adamState { return &adamState{m: make([]float64, 2*nw), s: make([]float64, 2*nw)} }
+			states[i].adamQ, states[i].adamW = z(), z()
+		}
 	}
 	res := &Result{Global: global, Clients: clients}
 	local := func(i, _ int, g, out []float64, rng *rand.Rand) error {
@@ -297,7 +384,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 			return err
 		}
 		defer pool.Put(w)
-		return w.clientUpdate(&ds.Existing[i], clients[i], g, out, &o, rng)
+		return w.clientUpdate(&ds.Existing[i], &states[i], g, out, &o, rng)
 	}
 	server := func(_ int, g, mean []float64) {
 		for j, v := range g {

@@ -40,8 +40,22 @@ func TestStepByHand(t *testing.T) {
 	o := Options{Zeta: 3, LR1: 0.01, LR2: 0.02, MC: 1}
 	mi, ri := slices.Clone(vi[:nw]), slices.Clone(vi[nw:])
 	mw, rw := slices.Clone(vw[:nw]), slices.Clone(vw[nw:])
+	// The same step with Adam (fresh moments) on copies, same draws.
+	wa, err := newWorker(tinyArch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	via, vwa := slices.Clone(vi), slices.Clone(vw)
+	wa.begin(via, vwa)
+	fresh := func() *adamState { return &adamState{m: make([]float64, 2*nw), s: make([]float64, 2*nw)} }
+	wa.adamQ, wa.adamW = fresh(), fresh()
+	ns := r.Uint64()
+	wa.nrm = meanfield.NewNormals(rand.New(rand.NewPCG(ns, 1)))
+	if _, err := wa.step(x, y, n, &o); err != nil {
+		t.Fatal(err)
+	}
 	w.begin(vi, vw)
-	w.nrm = meanfield.NewNormals(r)
+	w.nrm = meanfield.NewNormals(rand.New(rand.NewPCG(ns, 1)))
 	if _, err := w.step(x, y, n, &o); err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +115,18 @@ func TestStepByHand(t *testing.T) {
 		d = wantMi - mw[j]
 		wantMw := mw[j] - o.LR2*(-d/(sw*sw))
 		wantRw := rw[j] - o.LR2*(1/sw-(sq*sq+d*d)/(sw*sw*sw))*sg(rw[j])
+		// Adam's first step is η g/(|g| + ε) (bias-corrected moments g, g²).
+		adam := func(eta, g float64) float64 { return eta * g / (math.Abs(g) + 1e-8) }
+		aMi, aRi := mi[j]-adam(o.LR1, dmu), ri[j]-adam(o.LR1, drho)
+		sq = sp(aRi)
+		d = aMi - mw[j]
+		aMw := mw[j] - adam(o.LR2, -d/(sw*sw))
+		aRw := rw[j] - adam(o.LR2, (1/sw-(sq*sq+d*d)/(sw*sw*sw))*sg(rw[j]))
 		for _, c := range []struct {
 			name      string
 			got, want float64
-		}{{"μ_i", vi[j], wantMi}, {"ρ_i", vi[nw+j], wantRi}, {"μ_w", vw[j], wantMw}, {"ρ_w", vw[nw+j], wantRw}} {
+		}{{"μ_i", vi[j], wantMi}, {"ρ_i", vi[nw+j], wantRi}, {"μ_w", vw[j], wantMw}, {"ρ_w", vw[nw+j], wantRw},
+			{"Adam μ_i", via[j], aMi}, {"Adam ρ_i", via[nw+j], aRi}, {"Adam μ_w", vwa[j], aMw}, {"Adam ρ_w", vwa[nw+j], aRw}} {
 			if math.Abs(c.got-c.want) > 1e-12*math.Max(1, math.Abs(c.want)) {
 				t.Errorf("%s[%d] = %.15g, by hand %.15g", c.name, j, c.got, c.want)
 			}
@@ -116,13 +138,15 @@ func TestStepByHand(t *testing.T) {
 			t.Fatalf("σ of weight %d not refreshed", j)
 		}
 	}
-	// The step does not allocate.
-	if a := testing.AllocsPerRun(20, func() {
-		if _, err := w.step(x, y, n, &o); err != nil {
-			t.Fatal(err)
+	// The step does not allocate, with either optimiser.
+	for _, k := range []*worker{w, wa} {
+		if a := testing.AllocsPerRun(20, func() {
+			if _, err := k.step(x, y, n, &o); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Errorf("a client step allocates %v times", a)
 		}
-	}); a != 0 {
-		t.Errorf("a client step allocates %v times", a)
 	}
 }
 
@@ -189,6 +213,11 @@ func TestRunDeterministic(t *testing.T) {
 	if !slices.Equal(a.Global, b.Global) || len(a.History) != 2 || !slices.Equal(a.History, b.History) {
 		t.Fatalf("GOMAXPROCS 1 and 2 differ: %v vs %v", a.History, b.History)
 	}
+	o.Optimizer = Adam
+	if c, d := run(1), run(2); !slices.Equal(c.Global, d.Global) || slices.Equal(c.Global, a.Global) {
+		t.Fatal("Adam: GOMAXPROCS 1 and 2 differ, or Adam gave SGD's model")
+	}
+	o.Optimizer = SGD
 	for i := range a.Clients {
 		if !slices.Equal(a.Clients[i], b.Clients[i]) {
 			t.Fatalf("client %d's state differs", i)
