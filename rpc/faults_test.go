@@ -181,10 +181,11 @@ func TestBadResultsRefused(t *testing.T) {
 		{"bad checksum", &pb.Payload{Size: uint64(len(good)), Crc32C: 12345}, [][]byte{good}, codes.DataLoss, "checksum"},
 		{"overlong chunks", &pb.Payload{Size: uint64(len(good))}, [][]byte{good[:40], good}, codes.InvalidArgument, "exceed"},
 		{"no header", nil, nil, codes.InvalidArgument, "header missing"},
+		{"message above gRPC's limit", &pb.Payload{Size: uint64(len(good))}, [][]byte{make([]byte, 2<<20)}, codes.ResourceExhausted, "larger than max"},
 	}
 	for _, c := range cases {
 		tn := startNet(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim, MaxPayload: 1024})
-		st, err := pb.NewFederationClient(tn.dial(t)).Session(context.Background())
+		st, err := pb.NewFederationClient(tn.dialLimit(t, 8<<20)).Session(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

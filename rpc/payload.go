@@ -11,7 +11,7 @@ import (
 
 // ChunkSize is the largest chunk of a payload on the wire: well under
 // grpc-go's default 4 MiB message limit.
-const ChunkSize = 64 << 10
+const ChunkSize = 1 << 20
 
 // maxMessage is the gRPC message limit both sides set: a chunk and its
 // framing, or a header.

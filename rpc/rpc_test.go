@@ -39,10 +39,16 @@ func startNet(t *testing.T, cfg ServerConfig) *testNet {
 
 func (tn *testNet) dial(t *testing.T) *grpc.ClientConn {
 	t.Helper()
+	return tn.dialLimit(t, maxMessage)
+}
+
+// dialLimit dials with a send limit of sendLimit bytes per message.
+func (tn *testNet) dialLimit(t *testing.T, sendLimit int) *grpc.ClientConn {
+	t.Helper()
 	conn, err := grpc.NewClient("passthrough:///bufnet",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return tn.lis.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(sendLimit)))
 	if err != nil {
 		t.Fatal(err)
 	}

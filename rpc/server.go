@@ -451,14 +451,22 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 	if err != nil {
 		return reply{}, err
 	}
-	m, err := st.Recv()
-	if err != nil {
-		return reply{}, err
-	}
 	reject := func(code codes.Code, format string, a ...any) (reply, error) {
 		err := fmt.Errorf(format, a...)
 		c.logf("client %d: update of round %d rejected: %v", id, w.Round+1, err)
 		return reply{err: fmt.Errorf("update rejected: %w", err)}, status.Error(code, err.Error())
+	}
+	// recvErr: a message above gRPC's limit is the client's fault (a
+	// rejected update), any other failure a lost connection (resent).
+	recvErr := func(err error) (reply, error) {
+		if status.Code(err) == codes.ResourceExhausted {
+			return reject(codes.ResourceExhausted, "message above the %d-byte limit: %v", maxMessage, status.Convert(err).Message())
+		}
+		return reply{}, err
+	}
+	m, err := st.Recv()
+	if err != nil {
+		return recvErr(err)
 	}
 	switch x := m.Msg.(type) {
 	case *pb.ClientMessage_Error:
@@ -487,7 +495,7 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 		for complete := false; !complete; {
 			m, err := st.Recv()
 			if err != nil {
-				return reply{}, err
+				return recvErr(err)
 			}
 			if complete, err = rd.add(m.GetChunk()); err != nil {
 				code := codes.InvalidArgument
