@@ -37,6 +37,9 @@ type BNNOptions struct {
 	Server              Config
 	SigmaMu, SigmaOmega float64 // hyper-prior stds (BNNHyperPrior)
 	Bounds              BNNBoundOptions
+	// Clients, if set, returns the training clients in place of in-process
+	// clients on ds.Existing (pacpfl server: proxies of remote clients).
+	Clients func(b *BNNModel) ([]Client, error)
 }
 
 // BNNBoundOptions configure the PAC-Bayesian bounds of a BNN run.
@@ -102,10 +105,20 @@ func RunPACPFLBNN(ds *data.Dataset, b *BNNModel, opt BNNOptions) (*MethodResult,
 	if err != nil {
 		return nil, err
 	}
-	clients := make([]Client, len(ds.Existing))
-	for i := range ds.Existing {
-		if clients[i], err = b.NewClient(&ds.Existing[i]); err != nil {
-			return nil, fmt.Errorf("client %d: %w", i, err)
+	var clients []Client
+	if opt.Clients != nil {
+		if clients, err = opt.Clients(b); err != nil {
+			return nil, err
+		}
+		if len(clients) != len(ds.Existing) {
+			return nil, fmt.Errorf("%d training clients for %d existing clients", len(clients), len(ds.Existing))
+		}
+	} else {
+		clients = make([]Client, len(ds.Existing))
+		for i := range ds.Existing {
+			if clients[i], err = b.NewClient(&ds.Existing[i]); err != nil {
+				return nil, fmt.Errorf("client %d: %w", i, err)
+			}
 		}
 	}
 	srv, err := NewServer(opt.Server, prior, clients)

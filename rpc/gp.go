@@ -46,3 +46,18 @@ func DataHash(c *data.ClientData) []byte {
 	}
 	return h.Sum(nil)
 }
+
+// BNNKind is the model kind of a BNN client: everything that shapes its
+// update (network, weight samples L), so that a server and a client of
+// different BNNs do not train together.
+func BNNKind(b *fl.BNNModel) string {
+	m := b.Model.WithDefaults()
+	return fmt.Sprintf("bnn %s hidden=%d classes=%d L=%d", m.Arch, m.Hidden, m.Classes, b.Samples)
+}
+
+// BNNClient returns the configuration of client id, a BNN client of model b
+// on its own training data c.
+func BNNClient(id int, c *data.ClientData, b *fl.BNNModel) ClientConfig {
+	return ClientConfig{ID: id, ModelKind: BNNKind(b), Dim: b.Dim(), DataSize: c.M(), DataHash: DataHash(c),
+		New: func(string) (fl.Client, error) { return b.NewClient(c) }}
+}

@@ -194,6 +194,18 @@ func TestBadCredentialsRefused(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
 	}
+	// Another model, or another dimension: refused, naming both.
+	for _, mod := range []func(*ClientConfig){
+		func(c *ClientConfig) { c.ModelKind = "bnn mlp hidden=16 classes=10 L=2" },
+		func(c *ClientConfig) { c.Dim++ },
+	} {
+		cfg := GPClient(0, &ds.Existing[0], ds.D)
+		cfg.Token = tokens[0]
+		mod(&cfg)
+		if err := Serve(context.Background(), tn.dial(t), cfg); err == nil || !strings.Contains(err.Error(), "the server trains") {
+			t.Errorf("model %q dφ %d: err = %v", cfg.ModelKind, cfg.Dim, err)
+		}
+	}
 	if tn.co.Connected() != 0 {
 		t.Errorf("%d clients connected after refusals", tn.co.Connected())
 	}

@@ -44,7 +44,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	var f trainFlags
 	addTrainFlags(fs, &f)
 	listen := fs.String("listen", "", "`host:port` to listen on (required)")
-	dataName := fs.String("data", "polynomial", "data set: polynomial (the clients regenerate their own part from --seed; the server regenerates it to evaluate the result as train does)")
+	var bf bnnFlags
+	addBNNFlags(fs, &bf)
 	certFile := fs.String("tls-cert", "", "server certificate `FILE` (PEM; pacpfl certs writes one)")
 	keyFile := fs.String("tls-key", "", "server key `FILE` (PEM)")
 	tokens := fs.String("tokens", "", "`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure or --client-ca")
@@ -63,14 +64,20 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
+	if err := bf.resolve(fs); err != nil {
+		return fail(stderr, "server", err)
+	}
 	if err := f.afterParse(fs, *jsonPath); err != nil {
 		return fail(stderr, "server", err)
 	}
+	if bf.model == modelBNN {
+		bf.bnnDefaults(&f)
+		if err := bf.check(&f); err != nil {
+			return fail(stderr, "server", err)
+		}
+	}
 	if *listen == "" {
 		return fail(stderr, "server", usagef("--listen host:port is required"))
-	}
-	if *dataName != "polynomial" {
-		return fail(stderr, "server", usagef("--data %q: the server supports polynomial", *dataName))
 	}
 	if *wait < 0 || *roundTimeout < 0 || *maxPayload < 1 {
 		return fail(stderr, "server", usagef("--wait, --round-timeout must be ≥ 0 and --max-payload ≥ 1"))
@@ -113,24 +120,61 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "server", usageError{err})
 	}
-	var toks [][]byte
-	switch {
-	case *tokens != "":
-		if toks, err = rpc.ReadTokenDir(*tokens, f.clients); err != nil {
-			return fail(stderr, "server", usagef("--tokens: %v", err))
-		}
-	case !*insec && *clientCA == "":
+	if *tokens == "" && !*insec && *clientCA == "" {
 		return fail(stderr, "server", usagef("--tokens DIR or --client-ca FILE is required (pacpfl certs writes client tokens and certificates)"))
 	}
 	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	start := time.Now()
-	ds, err := f.dataset(f.seed)
-	if err != nil {
-		return fail(stderr, "server", err)
+	// The data set, model and run of --model gp or bnn; the server loop and
+	// everything below are the same for both.
+	var (
+		ds          *data.Dataset
+		kind, beta  string
+		dim         int
+		cfg         *fl.Config
+		run         func() (*fl.MethodResult, error)
+		report      func(*fl.MethodResult) error
+		waitClients func() ([]fl.Client, error)
+	)
+	if bf.model == modelBNN {
+		im, err := bf.images()
+		if err != nil {
+			return fail(stderr, "server", err)
+		}
+		if ds, err = bf.dataset(im, &f, f.seed); err != nil {
+			return fail(stderr, "server", err)
+		}
+		ob, err := bf.options(&f, ds, f.seed)
+		if err != nil {
+			return fail(stderr, "server", err)
+		}
+		model := bf.bnnModel()
+		kind, dim, cfg = rpc.BNNKind(model), model.Dim(), &ob.Server
+		ob.Clients = func(*fl.BNNModel) ([]fl.Client, error) { return waitClients() }
+		run = func() (*fl.MethodResult, error) { return fl.RunPACPFLBNN(ds, model, ob) }
+		report = func(res *fl.MethodResult) error {
+			return writeBNNReport(stdout, jsonOut, &f, &bf, model, ds, ob, res, start, *jsonPath)
+		}
+	} else {
+		if ds, err = f.dataset(f.seed); err != nil {
+			return fail(stderr, "server", err)
+		}
+		o, err := f.options(ds, f.seed)
+		if err != nil {
+			return fail(stderr, "server", err)
+		}
+		kind, dim, beta, cfg = rpc.ModelGP, fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
+		o.Clients = func(*fl.GPModel) ([]fl.Client, error) { return waitClients() }
+		run = func() (*fl.MethodResult, error) { return fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL) }
+		report = func(res *fl.MethodResult) error {
+			return writeTrainReport(stdout, jsonOut, &f, ds, o, res, start, *jsonPath)
+		}
 	}
-	o, err := f.options(ds, f.seed)
-	if err != nil {
-		return fail(stderr, "server", err)
+	var toks [][]byte
+	if *tokens != "" {
+		if toks, err = rpc.ReadTokenDir(*tokens, len(ds.Existing)); err != nil {
+			return fail(stderr, "server", usagef("--tokens: %v", err))
+		}
 	}
 	logf := fedLogger(stderr, "pacpfl server: ")
 	// The server regenerated the data set: it can tell a client started
@@ -139,8 +183,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	for i := range ds.Existing {
 		hashes[i] = rpc.DataHash(&ds.Existing[i])
 	}
-	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, ModelKind: rpc.ModelGP, Dim: fl.NewGPModel(ds.D).Dim(),
-		Beta: o.Beta.String(), Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
+	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, ModelKind: kind, Dim: dim,
+		Beta: beta, Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
 	if err != nil {
 		return fail(stderr, "server", err)
 	}
@@ -173,15 +217,15 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	}()
 	errInterrupted := errors.New("interrupted by a signal")
 	var stoppedAt int
-	o.Server.Resume = resumed
+	cfg.Resume = resumed
 	if resumed != nil {
 		logf("resuming from %s after round %d", filepath.Join(*ckptDir, checkpointName), resumed.Round)
 	}
-	o.Server.Quorum, o.Server.MaxNormFactor = *quorum, *normFactor
-	o.Server.OnDrop = func(round, client int, err error) { logf("round %d: client %d left out: %v", round, client, err) }
-	o.Server.AfterRound = func(s *fl.Server, round int) error {
+	cfg.Quorum, cfg.MaxNormFactor = *quorum, *normFactor
+	cfg.OnDrop = func(round, client int, err error) { logf("round %d: client %d left out: %v", round, client, err) }
+	cfg.AfterRound = func(s *fl.Server, round int) error {
 		sig := ctx.Err() != nil
-		if *ckptDir != "" && (sig || round%*ckptEvery == 0 || round == o.Server.Rounds) {
+		if *ckptDir != "" && (sig || round%*ckptEvery == 0 || round == cfg.Rounds) {
 			st, err := s.State()
 			if err == nil {
 				err = saveCheckpoint(*ckptDir, hash, st)
@@ -190,13 +234,13 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 				return fmt.Errorf("checkpoint after round %d: %w", round, err)
 			}
 		}
-		if sig && round < o.Server.Rounds {
+		if sig && round < cfg.Rounds {
 			stoppedAt = round
 			return errInterrupted
 		}
 		return nil
 	}
-	o.Clients = func(*fl.GPModel) ([]fl.Client, error) {
+	waitClients = func() ([]fl.Client, error) {
 		wctx := ctx
 		if *wait > 0 {
 			var cancel context.CancelFunc
@@ -209,11 +253,14 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		logf("all %d clients joined: training", len(ds.Existing))
 		return co.Clients(), nil
 	}
-	o.Server.Workers = o.Server.ClientsPerRound // remote updates: wait for all at once
-	prog := newProgress(stderr, "server", o.Server.Rounds, *quiet)
-	prog.hideLML = o.Server.DP != nil
-	o.Server.Progress = prog.update
-	res, err := fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL)
+	cfg.Workers = cfg.ClientsPerRound // remote updates: wait for all at once
+	if cfg.Workers == 0 {
+		cfg.Workers = min(len(ds.Existing), fl.DefaultClientsPerRound)
+	}
+	prog := newProgress(stderr, "server", cfg.Rounds, *quiet)
+	prog.hideLML = cfg.DP != nil
+	cfg.Progress = prog.update
+	res, err := run()
 	prog.done()
 	if err != nil {
 		co.Shutdown() // the clients keep retrying: the run may be resumed
@@ -231,7 +278,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "server", err)
 	}
-	if err := writeTrainReport(stdout, jsonOut, &f, ds, o, res, start, *jsonPath); err != nil {
+	if err := report(res); err != nil {
 		return fail(stderr, "server", err)
 	}
 	return exitOK
@@ -256,23 +303,35 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	certFile := fs.String("tls-cert", "", "mutual TLS: this client's certificate `FILE` (PEM; pacpfl certs writes client-I.pem)")
 	keyFile := fs.String("tls-key", "", "mutual TLS: this client's key `FILE` (PEM, mode 0600)")
 	insec := fs.Bool("insecure", false, "plaintext, for loopback addresses only")
-	dataName := fs.String("data", "polynomial", "data set: polynomial (client --client of the data set --clients, --extra, --seed, regenerated locally)")
 	id := fs.Int("client", -1, "this client's index I (0-based, required)")
-	seed := fs.Uint64("seed", 1, "seed of the data set (as the server's --seed)")
-	dp := data.DefaultPolynomial()
-	clients := fs.Int("clients", dp.Existing, "existing clients n of the data set (as the server's --clients: the data are standardised over all of them)")
-	extra := fs.Int("extra", dp.Extra, "personalisation-only samples per client (as the server's --extra)")
+	// The data and model flags of pacpfl train: give the server's (the
+	// client regenerates the data set and keeps client --client; the
+	// server refuses a client whose data or model differ).
+	var f trainFlags
+	var bf bnnFlags
+	addTrainFlags(fs, &f)
+	addBNNFlags(fs, &bf)
 	giveUp := fs.Duration("give-up", 10*time.Minute, "stop retrying after this long without a session (0: never)")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
+	if err := bf.resolve(fs); err != nil {
+		return fail(stderr, "client", err)
+	}
+	if err := f.afterParse(fs, ""); err != nil {
+		return fail(stderr, "client", err)
+	}
+	if bf.model == modelBNN {
+		bf.bnnDefaults(&f)
+		if err := bf.check(&f); err != nil {
+			return fail(stderr, "client", err)
+		}
+	}
 	switch {
 	case *server == "":
 		return fail(stderr, "client", usagef("--server host:port is required"))
-	case *dataName != "polynomial":
-		return fail(stderr, "client", usagef("--data %q: the client supports polynomial", *dataName))
-	case *id < 0 || *id >= *clients:
-		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < --clients %d", *id, *clients))
+	case *id < 0 || (bf.model == modelGP && *id >= f.clients):
+		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < --clients %d", *id, f.clients))
 	case *giveUp < 0:
 		return fail(stderr, "client", usagef("--give-up %v must be ≥ 0", *giveUp))
 	}
@@ -298,13 +357,29 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	case !*insec && *certFile == "":
 		return fail(stderr, "client", usagef("--token-file or --tls-cert/--tls-key is required (pacpfl certs writes client tokens and certificates)"))
 	}
-	tf := trainFlags{clients: *clients, newClients: 0, extra: *extra}
-	ds, err := tf.dataset(*seed)
-	if err != nil {
-		return fail(stderr, "client", err)
+	var cfg rpc.ClientConfig
+	if bf.model == modelBNN {
+		im, err := bf.images()
+		if err != nil {
+			return fail(stderr, "client", err)
+		}
+		ds, err := bf.dataset(im, &f, f.seed)
+		if err != nil {
+			return fail(stderr, "client", err)
+		}
+		if *id >= len(ds.Existing) {
+			return fail(stderr, "client", usagef("--client %d: the data set has %d existing clients", *id, len(ds.Existing)))
+		}
+		cfg = rpc.BNNClient(*id, &ds.Existing[*id], bf.bnnModel())
+	} else {
+		f.newClients = 0 // only the existing clients' data (they are standardised together)
+		ds, err := f.dataset(f.seed)
+		if err != nil {
+			return fail(stderr, "client", err)
+		}
+		cfg = rpc.GPClient(*id, &ds.Existing[*id], ds.D)
 	}
 	logf := fedLogger(stderr, "pacpfl client: ")
-	cfg := rpc.GPClient(*id, &ds.Existing[*id], ds.D)
 	cfg.Token, cfg.GiveUp, cfg.Log = token, *giveUp, logf
 	conn, err := rpc.Dial(*server, creds)
 	if err != nil {

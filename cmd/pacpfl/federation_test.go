@@ -256,3 +256,56 @@ func TestClientWithOtherDataRefused(t *testing.T) {
 		t.Errorf("server without its clients: exit %d", serverCode)
 	}
 }
+
+// BNN clients on (fake) Fashion-MNIST over the network: the same report as
+// pacpfl train --model bnn.
+func TestServerBNNMatchesTrain(t *testing.T) {
+	dir := writeFakeFMNIST(t, 140)
+	tmp := t.TempDir()
+	common := append([]string{"--model", "bnn", "--data-dir", dir, "--bound-samples", "0", "--seed", "3"}, tinyBNNFlags...)
+	trainJSON, serverJSON := filepath.Join(tmp, "train.json"), filepath.Join(tmp, "server.json")
+	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, common...)...); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, errOut)
+	}
+	var rep struct{ Config struct{ Clients int } }
+	b, _ := os.ReadFile(trainJSON)
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Config.Clients < 1 {
+		t.Fatalf("train report: %v %s", err, b)
+	}
+	n := rep.Config.Clients
+	clientFlags := []string{}
+	for _, a := range common {
+		if a != "--quiet" {
+			clientFlags = append(clientFlags, a)
+		}
+	}
+	addr := freeAddr(t)
+	var wg sync.WaitGroup
+	var code int
+	var errOut string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		code, _, errOut = runCLI(append([]string{"server", "--listen", addr, "--insecure", "--wait", "60s", "--json", serverJSON}, common...)...)
+	}()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := append([]string{"client", "--server", addr, "--insecure", "--client", fmt.Sprint(i), "--give-up", "60s"}, clientFlags...)
+			if c, _, e := runCLI(args...); c != exitOK {
+				t.Errorf("client %d: exit %d: %s", i, c, e)
+			}
+		}()
+	}
+	wg.Wait()
+	if code != exitOK {
+		t.Fatalf("server: exit %d: %s", code, errOut)
+	}
+	want, got := readTimelessReport(t, trainJSON), readTimelessReport(t, serverJSON)
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if string(wb) != string(gb) {
+		t.Errorf("server report differs from train's:\n%s\n%s", gb, wb)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 )
 
@@ -76,6 +77,15 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 	if err != nil {
 		return fail(stderr, "train", err)
 	}
+	if err := writeBNNReport(stdout, jsonOut, f, b, model, ds, o, res, start, jsonPath); err != nil {
+		return fail(stderr, "train", err)
+	}
+	return exitOK
+}
+
+// writeBNNReport prints the report of a PAC-PFL run with BNN clients and
+// writes it as JSON to jsonPath (if set): pacpfl train and pacpfl server.
+func writeBNNReport(stdout, jsonOut io.Writer, f *trainFlags, b *bnnFlags, model *fl.BNNModel, ds *data.Dataset, o fl.BNNOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
 	tr := res.Train
 	final := math.NaN()
 	if len(tr.MeanLML) > 0 {
@@ -108,7 +118,7 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 		fmt.Fprintf(stdout, "  server-level (Thm 4.2):  %.4g   (loss range [%g, %.3g])\n  new-client (Lemma 4.6):  %.4g\n", bd.Server, bd.A, bd.B, bd.NewClient)
 	}
 	if jsonPath == "" {
-		return exitOK
+		return nil
 	}
 	history := jsonFloats(tr.MeanLML)
 	if o.Server.DP != nil {
@@ -143,8 +153,5 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 	if g := res.NewClass; g != nil {
 		rep.PerClient["new_accuracy"], rep.PerClient["new_ce"] = jsonFloats(g.Accuracy), jsonFloats(g.CE)
 	}
-	if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
-		return fail(stderr, "train", err)
-	}
-	return exitOK
+	return writeJSON(jsonOut, jsonPath, rep)
 }
