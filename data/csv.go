@@ -114,16 +114,39 @@ func ReadCSVFile(path string, spec CSVSpec) (*Records, error) {
 	return ReadCSV(f, path, spec)
 }
 
-// csvLineLimiter fails a read once a line exceeds limit bytes, naming the
+// NewCSVReader returns an encoding/csv reader over r configured as every
+// CSV reader of pacpfl is: RFC 4180 fields, a leading byte-order mark
+// skipped, '#' comment lines, leading spaces trimmed, the number of fields
+// left to the caller (who names the offending line), records reused, and
+// no line longer than maxLine bytes (≤ 0: DefaultMaxCSVLine), so that a
+// file without newlines fails with a message naming the line instead of
+// filling memory.
+func NewCSVReader(r io.Reader, maxLine int) *csv.Reader {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxCSVLine
+	}
+	br := bufio.NewReader(&lineLimiter{r: r, limit: maxLine})
+	if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	return cr
+}
+
+// lineLimiter fails a read once a line exceeds limit bytes, naming the
 // line.
-type csvLineLimiter struct {
+type lineLimiter struct {
 	r          io.Reader
 	line, run  int
 	limit      int
 	overflowed error
 }
 
-func (l *csvLineLimiter) Read(p []byte) (int, error) {
+func (l *lineLimiter) Read(p []byte) (int, error) {
 	if l.overflowed != nil {
 		return 0, l.overflowed
 	}
@@ -134,8 +157,8 @@ func (l *csvLineLimiter) Read(p []byte) (int, error) {
 			l.run += len(rest)
 			break
 		}
-		if l.run+i > l.limit {
-			l.run += i
+		l.run += i
+		if l.run > l.limit {
 			break
 		}
 		l.line++
@@ -143,10 +166,22 @@ func (l *csvLineLimiter) Read(p []byte) (int, error) {
 		rest = rest[i+1:]
 	}
 	if l.run > l.limit {
-		l.overflowed = fmt.Errorf("line %d is longer than %d bytes, the limit of a CSV line", l.line+1, l.limit)
+		l.overflowed = fmt.Errorf("line %d is longer than %s, the limit of a CSV line", l.line+1, byteSize(l.limit))
 		return 0, l.overflowed
 	}
 	return n, err
+}
+
+// byteSize is n in MiB or KiB when it is a whole number of them, else in
+// bytes.
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // missingValue reports whether a field (trimmed) is a missing value.
@@ -265,19 +300,7 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 	if spec.TargetColumn == "" && !spec.TargetOptional {
 		return nil, errors.New("no target column given")
 	}
-	limit := spec.MaxLine
-	if limit <= 0 {
-		limit = DefaultMaxCSVLine
-	}
-	br := bufio.NewReader(&csvLineLimiter{r: r, limit: limit})
-	if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
-		br.Discard(3)
-	}
-	cr := csv.NewReader(br)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1 // checked below, naming the line
-	cr.TrimLeadingSpace = true
-	cr.ReuseRecord = true
+	cr := NewCSVReader(r, spec.MaxLine)
 	errAt := func(line int, format string, a ...any) error {
 		return fmt.Errorf("%s:%d: %s", source, line, fmt.Sprintf(format, a...))
 	}

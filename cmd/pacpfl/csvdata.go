@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/pacpfl/pacpfl/data"
 )
 
 // The data files of gp eval and bnn eval are CSV as encoding/csv reads it
@@ -50,48 +51,6 @@ func parseDecimal(s string) (float64, error) {
 	return v, nil
 }
 
-// lineLimiter fails a read once a line exceeds limit bytes, naming the line.
-type lineLimiter struct {
-	r          io.Reader
-	line, run  int
-	limit      int
-	overflowed error
-}
-
-func (l *lineLimiter) Read(p []byte) (int, error) {
-	if l.overflowed != nil {
-		return 0, l.overflowed
-	}
-	n, err := l.r.Read(p)
-	for rest := p[:n]; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			l.run += len(rest)
-			break
-		}
-		l.run += i
-		if l.run > l.limit {
-			break
-		}
-		l.line++
-		l.run = 0
-		rest = rest[i+1:]
-	}
-	if l.run > l.limit {
-		l.overflowed = fmt.Errorf("line %d is longer than %s, the limit of a CSV row", l.line+1, byteSize(l.limit))
-		return 0, l.overflowed
-	}
-	return n, err
-}
-
-// byteSize is n in MiB or KiB.
-func byteSize(n int) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
-}
-
 // openCSV opens path for encoding/csv, the byte-order mark skipped and the
 // lines limited.
 func openCSV(path string) (*csv.Reader, io.Closer, error) {
@@ -99,15 +58,7 @@ func openCSV(path string) (*csv.Reader, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	br := bufio.NewReader(&lineLimiter{r: f, limit: maxCSVLine})
-	if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
-		br.Discard(3)
-	}
-	r := csv.NewReader(br)
-	r.Comment = '#'
-	r.FieldsPerRecord = -1 // checked here, with a message naming the rows
-	r.TrimLeadingSpace = true
-	r.ReuseRecord = true
+	r := data.NewCSVReader(f, maxCSVLine)
 	return r, f, nil
 }
 

@@ -391,3 +391,11 @@ func runPlotExperiment(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "per-client %s of %d method(s) plotted into %s\n", m, len(ef.Methods)-len(skipped), out)
 	return exitOK
 }
+
+// byteSize is n in MiB or KiB.
+func byteSize(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
