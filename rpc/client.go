@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/rpc/pb"
 )
@@ -28,6 +29,10 @@ type ClientConfig struct {
 	// New builds the local training client once the server's Welcome has
 	// said how to train (the client temperature β). It is called once.
 	New func(beta string) (fl.Client, error)
+	// Prepare, if set, is called once before New with the standardisation
+	// the server's Welcome sent (nil if none): a client reading its own
+	// CSV file standardises its rows with it.
+	Prepare func(s *data.Scaling) error
 	// MaxPayload limits one payload in bytes (0: DefaultMaxPayload).
 	MaxPayload int64
 	// Backoff is the first delay between connection attempts (0: 100 ms),
@@ -166,6 +171,15 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 		return false, false, localError{fmt.Errorf("expected Welcome, got %T", m.Msg)}
 	}
 	if cs.client == nil {
+		if cfg.Prepare != nil {
+			var sc *data.Scaling
+			if s := wel.Standardisation; s != nil {
+				sc = &data.Scaling{XMean: s.XMean, XStd: s.XStd, YMean: s.YMean, YStd: s.YStd}
+			}
+			if err := cfg.Prepare(sc); err != nil {
+				return false, true, localError{err}
+			}
+		}
 		if cs.client, err = cfg.New(wel.Beta); err != nil {
 			return false, true, localError{err}
 		}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/rpc/pb"
 )
@@ -32,6 +33,12 @@ type ServerConfig struct {
 	Tokens [][]byte
 	// DataHashes[i], if set, is the DataHash client i must report.
 	DataHashes [][]byte
+	// DataHint names the flags to check when a client's data hash differs
+	// ("" : --seed, --clients, --extra).
+	DataHint string
+	// Scaling, if set, is sent to every client in its Welcome: the
+	// standardisation a client reading its own CSV file applies.
+	Scaling *data.Scaling
 	// ClientCerts: the transport verifies client certificates (mutual TLS)
 	// and a client may only register as the id its certificate names.
 	ClientCerts bool
@@ -361,15 +368,22 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 			id, reg.ModelKind, reg.Dimension, c.cfg.ModelKind, c.cfg.Dim)
 	}
 	if c.cfg.DataHashes != nil && !bytes.Equal(c.cfg.DataHashes[id], reg.DataSha256) {
-		return c.refuse(from, codes.FailedPrecondition, "client %d's training data differ from the data set the server expects (check --seed, --clients, --extra)", id)
+		hint := c.cfg.DataHint
+		if hint == "" {
+			hint = "check --seed, --clients, --extra"
+		}
+		return c.refuse(from, codes.FailedPrecondition, "client %d's training data differ from the data set the server expects (%s)", id, hint)
 	}
 	select {
 	case <-c.done:
 		return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Done{Done: &pb.Done{Reason: "training is over"}}})
 	default:
 	}
-	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Welcome{Welcome: &pb.Welcome{
-		Beta: c.cfg.Beta, MaxPayload: uint64(c.cfg.MaxPayload), Clients: uint32(c.cfg.Clients)}}}); err != nil {
+	wel := &pb.Welcome{Beta: c.cfg.Beta, MaxPayload: uint64(c.cfg.MaxPayload), Clients: uint32(c.cfg.Clients)}
+	if sc := c.cfg.Scaling; sc != nil {
+		wel.Standardisation = &pb.Standardisation{XMean: sc.XMean, XStd: sc.XStd, YMean: sc.YMean, YStd: sc.YStd}
+	}
+	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Welcome{Welcome: wel}}); err != nil {
 		return err
 	}
 	s := &session{jobs: make(chan *job), dead: make(chan struct{}), sup: make(chan struct{}), peer: from}

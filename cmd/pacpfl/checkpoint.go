@@ -35,7 +35,7 @@ type checkpointBody struct {
 var serverOnlyFlags = map[string]bool{
 	"listen": true, "tls-cert": true, "tls-key": true, "tokens": true, "insecure": true, "round-timeout": true,
 	"wait": true, "max-payload": true, "quiet": true, "json": true, "checkpoint": true, "checkpoint-every": true,
-	"resume": true, "quorum": true, "max-norm-factor": true,
+	"resume": true, "quorum": true, "max-norm-factor": true, "save": true,
 }
 
 // configHash is the SHA-256 of every training flag's value (given or

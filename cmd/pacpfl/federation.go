@@ -61,16 +61,35 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	resume := fs.Bool("resume", false, "continue from the checkpoint in --checkpoint (refused if it is from another configuration)")
 	quiet := fs.Bool("quiet", false, "no progress output (joins and refusals are still logged)")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	// --data FILE.csv: the clients read their own rows of the file.
+	csvMode := csvDataArg(args)
+	var c csvFlags
+	if csvMode {
+		fs = dropFlags(fs, csvDropped...)
+		c.add(fs)
+	}
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if err := bf.resolve(fs); err != nil {
+	if csvMode {
+		if err := c.check(fs, &f, &bf); err != nil {
+			return fail(stderr, "server", err)
+		}
+		if data.Task(c.task) != data.Regression {
+			return fail(stderr, "server", usagef("--data FILE: --task %s is not supported over the network yet (only regression)", c.task))
+		}
+		if c.save != "" {
+			if err := checkOutput("--save", c.save); err != nil {
+				return fail(stderr, "server", err)
+			}
+		}
+	} else if err := bf.resolve(fs); err != nil {
 		return fail(stderr, "server", err)
 	}
 	if err := f.afterParse(fs, *jsonPath); err != nil {
 		return fail(stderr, "server", err)
 	}
-	if bf.model == modelBNN {
+	if !csvMode && bf.model == modelBNN {
 		bf.bnnDefaults(&f)
 		if err := bf.check(&f); err != nil {
 			return fail(stderr, "server", err)
@@ -135,8 +154,40 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		run         func() (*fl.MethodResult, error)
 		report      func(*fl.MethodResult) error
 		waitClients func() ([]fl.Client, error)
+		hashes      [][]byte
+		scaling     *data.Scaling
+		dataHint    string
+		clientIDs   []string // --data FILE.csv: the existing clients' IDs
 	)
-	if bf.model == modelBNN {
+	switch {
+	case csvMode:
+		rec, fed, err := readUserData(&c, &f, stderr)
+		if err != nil {
+			return fail(stderr, "server", err)
+		}
+		ds = fed.Dataset
+		o, err := f.options(ds, f.seed)
+		if err != nil {
+			return fail(stderr, "server", err)
+		}
+		kind, dim, beta, cfg = rpc.ModelGP, fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
+		hashes, scaling, dataHint, clientIDs = csvDataHashes(rec, fed), &fed.Scaling, csvFedHint, fed.ExistingIDs
+		var ur *userRun
+		run = func() (*fl.MethodResult, error) {
+			var err error
+			ur, err = trainUserFed(&c, &f, &bf, fed, true, stderr, func(sc *fl.Config, _ []fl.Client) ([]fl.Client, error) {
+				// The loop's own configuration with the server's settings.
+				sc.Resume, sc.Quorum, sc.MaxNormFactor, sc.OnDrop = cfg.Resume, cfg.Quorum, cfg.MaxNormFactor, cfg.OnDrop
+				sc.AfterRound, sc.Workers, sc.Progress = cfg.AfterRound, cfg.Workers, cfg.Progress
+				return waitClients()
+			})
+			return nil, err
+		}
+		report = func(*fl.MethodResult) error {
+			ur.seconds = time.Since(start).Seconds()
+			return ur.write(&c, &f, stdout, jsonOut, *jsonPath)
+		}
+	case bf.model == modelBNN:
 		im, err := bf.images()
 		if err != nil {
 			return fail(stderr, "server", err)
@@ -155,7 +206,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		report = func(res *fl.MethodResult) error {
 			return writeBNNReport(stdout, jsonOut, &f, &bf, model, ds, ob, res, start, *jsonPath)
 		}
-	} else {
+	default:
 		if ds, err = f.dataset(f.seed); err != nil {
 			return fail(stderr, "server", err)
 		}
@@ -179,12 +230,14 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	logf := fedLogger(stderr, "pacpfl server: ")
 	// The server regenerated the data set: it can tell a client started
 	// with other data flags from one of this run.
-	hashes := make([][]byte, len(ds.Existing))
-	for i := range ds.Existing {
-		hashes[i] = rpc.DataHash(&ds.Existing[i])
+	if hashes == nil {
+		hashes = make([][]byte, len(ds.Existing))
+		for i := range ds.Existing {
+			hashes[i] = rpc.DataHash(&ds.Existing[i])
+		}
 	}
-	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, ModelKind: kind, Dim: dim,
-		Beta: beta, Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
+	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, DataHint: dataHint, Scaling: scaling,
+		ModelKind: kind, Dim: dim, Beta: beta, Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
 	if err != nil {
 		return fail(stderr, "server", err)
 	}
@@ -201,6 +254,13 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		mode = "plaintext"
 	}
 	logf("listening on %s (%s), waiting for %d clients", lis.Addr(), mode, len(ds.Existing))
+	if clientIDs != nil {
+		ids := make([]string, len(clientIDs))
+		for i, id := range clientIDs {
+			ids[i] = fmt.Sprintf("%d = %q", i, id)
+		}
+		logf("client ids (--client) of %s: %s", c.path, strings.Join(ids, ", "))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -312,16 +372,29 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	addTrainFlags(fs, &f)
 	addBNNFlags(fs, &bf)
 	giveUp := fs.Duration("give-up", 10*time.Minute, "stop retrying after this long without a session (0: never)")
+	// --data FILE.csv: this client's own rows, with the server's column
+	// flags.
+	csvMode := csvDataArg(args)
+	var c csvFlags
+	if csvMode {
+		fs = dropFlags(fs, csvDropped...)
+		c.add(fs)
+		fs = dropFlags(fs, "new-clients", "save", "save-clients")
+	}
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if err := bf.resolve(fs); err != nil {
+	if csvMode {
+		if err := c.check(fs, &f, &bf); err != nil {
+			return fail(stderr, "client", err)
+		}
+	} else if err := bf.resolve(fs); err != nil {
 		return fail(stderr, "client", err)
 	}
 	if err := f.afterParse(fs, ""); err != nil {
 		return fail(stderr, "client", err)
 	}
-	if bf.model == modelBNN {
+	if !csvMode && bf.model == modelBNN {
 		bf.bnnDefaults(&f)
 		if err := bf.check(&f); err != nil {
 			return fail(stderr, "client", err)
@@ -330,7 +403,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *server == "":
 		return fail(stderr, "client", usagef("--server host:port is required"))
-	case *id < 0 || (bf.model == modelGP && *id >= f.clients):
+	case *id < 0 || (!csvMode && bf.model == modelGP && *id >= f.clients):
 		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < --clients %d", *id, f.clients))
 	case *giveUp < 0:
 		return fail(stderr, "client", usagef("--give-up %v must be ≥ 0", *giveUp))
@@ -358,7 +431,14 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "client", usagef("--token-file or --tls-cert/--tls-key is required (pacpfl certs writes client tokens and certificates)"))
 	}
 	var cfg rpc.ClientConfig
-	if bf.model == modelBNN {
+	dataDesc := ""
+	switch {
+	case csvMode:
+		if cfg, err = csvClient(&c, &f, *id, stderr); err != nil {
+			return fail(stderr, "client", err)
+		}
+		dataDesc = " of " + c.path
+	case bf.model == modelBNN:
 		im, err := bf.images()
 		if err != nil {
 			return fail(stderr, "client", err)
@@ -371,7 +451,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "client", usagef("--client %d: the data set has %d existing clients", *id, len(ds.Existing)))
 		}
 		cfg = rpc.BNNClient(*id, &ds.Existing[*id], bf.bnnModel())
-	} else {
+	default:
 		f.newClients = 0 // only the existing clients' data (they are standardised together)
 		ds, err := f.dataset(f.seed)
 		if err != nil {
@@ -388,7 +468,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	defer conn.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logf("client %d (%d training samples) connecting to %s", *id, cfg.DataSize, *server)
+	logf("client %d (%d training samples%s) connecting to %s", *id, cfg.DataSize, dataDesc, *server)
 	if err := rpc.Serve(ctx, conn, cfg); err != nil {
 		return fail(stderr, "client", err)
 	}

@@ -137,23 +137,30 @@ func runTrainCSV(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "train", err)
 	}
 	run.seconds = time.Since(start).Seconds()
-	rep := run.report(c, &r.f, stdout)
+	if err := run.write(c, &r.f, stdout, jsonOut, r.json); err != nil {
+		return fail(stderr, "train", err)
+	}
+	return exitOK
+}
+
+// write prints the run's report, saves the model (--save) and writes the
+// JSON report (--json).
+func (run *userRun) write(c *csvFlags, f *trainFlags, stdout, jsonOut io.Writer, jsonPath string) error {
+	rep := run.report(c, f, stdout)
 	if c.save != "" {
 		b, err := modelfile.Encode(run.model)
 		if err == nil {
 			err = writeOutput(stdout, "--save", c.save, b)
 		}
 		if err != nil {
-			return fail(stderr, "train", err)
+			return err
 		}
 		fmt.Fprintf(stdout, "model saved to %s (%d bytes; pacpfl predict --model %s --data FILE.csv)\n", c.save, len(b), c.save)
 	}
-	if r.json != "" {
-		if err := writeJSON(jsonOut, r.json, rep); err != nil {
-			return fail(stderr, "train", err)
-		}
+	if jsonPath != "" {
+		return writeJSON(jsonOut, jsonPath, rep)
 	}
-	return exitOK
+	return nil
 }
 
 // check validates the CSV flags (before the file is read) and applies the
@@ -226,22 +233,48 @@ func (f *trainFlags) jsonPathOf(fs *flag.FlagSet) string {
 // trainUserData reads the file, trains, and evaluates every client's test
 // rows through the model that --save writes.
 func trainUserData(c *csvFlags, f *trainFlags, bf *bnnFlags, quiet bool, stderr io.Writer) (*userRun, error) {
-	spec := data.CSVSpec{ClientColumn: c.clientCol, TargetColumn: c.targetCol, Features: c.features,
-		SplitColumn: c.splitCol, Task: data.Task(c.task), DropMissing: c.dropMissing}
-	rec, err := data.ReadCSVFile(c.path, spec)
+	_, fed, err := readUserData(c, f, stderr)
 	if err != nil {
 		return nil, err
 	}
+	return trainUserFed(c, f, bf, fed, quiet, stderr, nil)
+}
+
+// spec is the data.CSVSpec of the flags.
+func (c *csvFlags) spec() data.CSVSpec {
+	return data.CSVSpec{ClientColumn: c.clientCol, TargetColumn: c.targetCol, Features: c.features,
+		SplitColumn: c.splitCol, Task: data.Task(c.task), DropMissing: c.dropMissing}
+}
+
+// readUserData reads the CSV file of --data and federates it.
+func readUserData(c *csvFlags, f *trainFlags, stderr io.Writer) (*data.Records, *data.Federated, error) {
+	spec := c.spec()
+	rec, err := data.ReadCSVFile(c.path, spec)
+	if err != nil {
+		return nil, nil, err
+	}
 	if spec.Task == data.Classification && len(rec.Classes) > rec.Rows()/2 {
-		return nil, fmt.Errorf("%s: the target %q has %d distinct labels among %d rows, most of them seen once: is it a regression target? (--task regression)", c.path, rec.Target, len(rec.Classes), rec.Rows())
+		return nil, nil, fmt.Errorf("%s: the target %q has %d distinct labels among %d rows, most of them seen once: is it a regression target? (--task regression)", c.path, rec.Target, len(rec.Classes), rec.Rows())
 	}
 	if rec.Dropped > 0 {
 		fmt.Fprintf(stderr, "note: %d row(s) with a missing value dropped (--drop-missing)\n", rec.Dropped)
 	}
 	fed, err := rec.Federate(data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return rec, fed, nil
+}
+
+// remoteClients, given the loop's configuration and the local clients,
+// adjusts the configuration and returns the clients to train with
+// instead (pacpfl server: proxies of the client processes).
+type remoteClients func(cfg *fl.Config, local []fl.Client) ([]fl.Client, error)
+
+// trainUserFed trains on the federated file and evaluates every client's
+// test rows; remote, if set, supplies the clients.
+func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated, quiet bool, stderr io.Writer, remote remoteClients) (*userRun, error) {
+	var err error
 	ds := fed.Dataset
 	run := &userRun{fed: fed, bounds: &fl.MethodResult{}}
 	mf := &modelfile.Model{
@@ -323,6 +356,12 @@ func trainUserData(c *csvFlags, f *trainFlags, bf *bnnFlags, quiet bool, stderr 
 	prog := newProgress(stderr, "train", server.Rounds, quiet)
 	prog.hideLML = server.DP != nil
 	server.Progress = prog.update
+	if remote != nil {
+		if clients, err = remote(&server, clients); err != nil {
+			prog.done()
+			return nil, err
+		}
+	}
 	srv, err := fl.NewServer(server, prior, clients)
 	if err != nil {
 		prog.done()

@@ -418,12 +418,16 @@ func (x *Register) GetDataSha256() []byte {
 
 // Welcome accepts the client and tells it how to train.
 type Welcome struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Beta          string                 `protobuf:"bytes,1,opt,name=beta,proto3" json:"beta,omitempty"`                                // client temperature (fl.ParseTemperature)
-	MaxPayload    uint64                 `protobuf:"varint,2,opt,name=max_payload,json=maxPayload,proto3" json:"max_payload,omitempty"` // the server's payload limit in bytes
-	Clients       uint32                 `protobuf:"varint,3,opt,name=clients,proto3" json:"clients,omitempty"`                         // n
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Beta       string                 `protobuf:"bytes,1,opt,name=beta,proto3" json:"beta,omitempty"`                                // client temperature (fl.ParseTemperature)
+	MaxPayload uint64                 `protobuf:"varint,2,opt,name=max_payload,json=maxPayload,proto3" json:"max_payload,omitempty"` // the server's payload limit in bytes
+	Clients    uint32                 `protobuf:"varint,3,opt,name=clients,proto3" json:"clients,omitempty"`                         // n
+	// For a client that reads its own CSV file (pacpfl client --data FILE):
+	// the standardisation of the pooled existing clients' training rows,
+	// which the client applies to its own rows. Absent otherwise.
+	Standardisation *Standardisation `protobuf:"bytes,4,opt,name=standardisation,proto3" json:"standardisation,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Welcome) Reset() {
@@ -477,6 +481,82 @@ func (x *Welcome) GetClients() uint32 {
 	return 0
 }
 
+func (x *Welcome) GetStandardisation() *Standardisation {
+	if x != nil {
+		return x.Standardisation
+	}
+	return nil
+}
+
+// Standardisation is x ← (x − x_mean)/x_std per feature, y ← (y − y_mean)/y_std.
+type Standardisation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	XMean         []float64              `protobuf:"fixed64,1,rep,packed,name=x_mean,json=xMean,proto3" json:"x_mean,omitempty"`
+	XStd          []float64              `protobuf:"fixed64,2,rep,packed,name=x_std,json=xStd,proto3" json:"x_std,omitempty"`
+	YMean         float64                `protobuf:"fixed64,3,opt,name=y_mean,json=yMean,proto3" json:"y_mean,omitempty"`
+	YStd          float64                `protobuf:"fixed64,4,opt,name=y_std,json=yStd,proto3" json:"y_std,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Standardisation) Reset() {
+	*x = Standardisation{}
+	mi := &file_federation_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Standardisation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Standardisation) ProtoMessage() {}
+
+func (x *Standardisation) ProtoReflect() protoreflect.Message {
+	mi := &file_federation_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Standardisation.ProtoReflect.Descriptor instead.
+func (*Standardisation) Descriptor() ([]byte, []int) {
+	return file_federation_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Standardisation) GetXMean() []float64 {
+	if x != nil {
+		return x.XMean
+	}
+	return nil
+}
+
+func (x *Standardisation) GetXStd() []float64 {
+	if x != nil {
+		return x.XStd
+	}
+	return nil
+}
+
+func (x *Standardisation) GetYMean() float64 {
+	if x != nil {
+		return x.YMean
+	}
+	return 0
+}
+
+func (x *Standardisation) GetYStd() float64 {
+	if x != nil {
+		return x.YStd
+	}
+	return 0
+}
+
 // Payload announces the chunks that follow.
 type Payload struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -488,7 +568,7 @@ type Payload struct {
 
 func (x *Payload) Reset() {
 	*x = Payload{}
-	mi := &file_federation_proto_msgTypes[5]
+	mi := &file_federation_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +580,7 @@ func (x *Payload) String() string {
 func (*Payload) ProtoMessage() {}
 
 func (x *Payload) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[5]
+	mi := &file_federation_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +593,7 @@ func (x *Payload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Payload.ProtoReflect.Descriptor instead.
 func (*Payload) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{5}
+	return file_federation_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Payload) GetSize() uint64 {
@@ -547,7 +627,7 @@ type Work struct {
 
 func (x *Work) Reset() {
 	*x = Work{}
-	mi := &file_federation_proto_msgTypes[6]
+	mi := &file_federation_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +639,7 @@ func (x *Work) String() string {
 func (*Work) ProtoMessage() {}
 
 func (x *Work) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[6]
+	mi := &file_federation_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +652,7 @@ func (x *Work) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Work.ProtoReflect.Descriptor instead.
 func (*Work) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{6}
+	return file_federation_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Work) GetSeq() uint64 {
@@ -645,7 +725,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_federation_proto_msgTypes[7]
+	mi := &file_federation_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -657,7 +737,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[7]
+	mi := &file_federation_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -670,7 +750,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{7}
+	return file_federation_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Result) GetSeq() uint64 {
@@ -717,7 +797,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_federation_proto_msgTypes[8]
+	mi := &file_federation_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +809,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[8]
+	mi := &file_federation_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +822,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{8}
+	return file_federation_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -763,7 +843,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_federation_proto_msgTypes[9]
+	mi := &file_federation_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -775,7 +855,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[9]
+	mi := &file_federation_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -788,7 +868,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{9}
+	return file_federation_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Error) GetSeq() uint64 {
@@ -815,7 +895,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_federation_proto_msgTypes[10]
+	mi := &file_federation_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +907,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[10]
+	mi := &file_federation_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +920,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{10}
+	return file_federation_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Done) GetReason() string {
@@ -879,12 +959,18 @@ const file_federation_proto_rawDesc = "" +
 	"\x03mac\x18\x05 \x01(\fR\x03mac\x12\x1a\n" +
 	"\bprotocol\x18\x06 \x01(\rR\bprotocol\x12\x1f\n" +
 	"\vdata_sha256\x18\a \x01(\fR\n" +
-	"dataSha256\"X\n" +
+	"dataSha256\"\xa2\x01\n" +
 	"\aWelcome\x12\x12\n" +
 	"\x04beta\x18\x01 \x01(\tR\x04beta\x12\x1f\n" +
 	"\vmax_payload\x18\x02 \x01(\x04R\n" +
 	"maxPayload\x12\x18\n" +
-	"\aclients\x18\x03 \x01(\rR\aclients\"5\n" +
+	"\aclients\x18\x03 \x01(\rR\aclients\x12H\n" +
+	"\x0fstandardisation\x18\x04 \x01(\v2\x1e.pacpfl.rpc.v1.StandardisationR\x0fstandardisation\"i\n" +
+	"\x0fStandardisation\x12\x15\n" +
+	"\x06x_mean\x18\x01 \x03(\x01R\x05xMean\x12\x13\n" +
+	"\x05x_std\x18\x02 \x03(\x01R\x04xStd\x12\x15\n" +
+	"\x06y_mean\x18\x03 \x01(\x01R\x05yMean\x12\x13\n" +
+	"\x05y_std\x18\x04 \x01(\x01R\x04yStd\"5\n" +
 	"\aPayload\x12\x12\n" +
 	"\x04size\x18\x01 \x01(\x04R\x04size\x12\x16\n" +
 	"\x06crc32c\x18\x02 \x01(\rR\x06crc32c\"\xc2\x01\n" +
@@ -926,39 +1012,41 @@ func file_federation_proto_rawDescGZIP() []byte {
 	return file_federation_proto_rawDescData
 }
 
-var file_federation_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_federation_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_federation_proto_goTypes = []any{
-	(*ServerMessage)(nil), // 0: pacpfl.rpc.v1.ServerMessage
-	(*ClientMessage)(nil), // 1: pacpfl.rpc.v1.ClientMessage
-	(*Challenge)(nil),     // 2: pacpfl.rpc.v1.Challenge
-	(*Register)(nil),      // 3: pacpfl.rpc.v1.Register
-	(*Welcome)(nil),       // 4: pacpfl.rpc.v1.Welcome
-	(*Payload)(nil),       // 5: pacpfl.rpc.v1.Payload
-	(*Work)(nil),          // 6: pacpfl.rpc.v1.Work
-	(*Result)(nil),        // 7: pacpfl.rpc.v1.Result
-	(*Chunk)(nil),         // 8: pacpfl.rpc.v1.Chunk
-	(*Error)(nil),         // 9: pacpfl.rpc.v1.Error
-	(*Done)(nil),          // 10: pacpfl.rpc.v1.Done
+	(*ServerMessage)(nil),   // 0: pacpfl.rpc.v1.ServerMessage
+	(*ClientMessage)(nil),   // 1: pacpfl.rpc.v1.ClientMessage
+	(*Challenge)(nil),       // 2: pacpfl.rpc.v1.Challenge
+	(*Register)(nil),        // 3: pacpfl.rpc.v1.Register
+	(*Welcome)(nil),         // 4: pacpfl.rpc.v1.Welcome
+	(*Standardisation)(nil), // 5: pacpfl.rpc.v1.Standardisation
+	(*Payload)(nil),         // 6: pacpfl.rpc.v1.Payload
+	(*Work)(nil),            // 7: pacpfl.rpc.v1.Work
+	(*Result)(nil),          // 8: pacpfl.rpc.v1.Result
+	(*Chunk)(nil),           // 9: pacpfl.rpc.v1.Chunk
+	(*Error)(nil),           // 10: pacpfl.rpc.v1.Error
+	(*Done)(nil),            // 11: pacpfl.rpc.v1.Done
 }
 var file_federation_proto_depIdxs = []int32{
 	2,  // 0: pacpfl.rpc.v1.ServerMessage.challenge:type_name -> pacpfl.rpc.v1.Challenge
 	4,  // 1: pacpfl.rpc.v1.ServerMessage.welcome:type_name -> pacpfl.rpc.v1.Welcome
-	6,  // 2: pacpfl.rpc.v1.ServerMessage.work:type_name -> pacpfl.rpc.v1.Work
-	8,  // 3: pacpfl.rpc.v1.ServerMessage.chunk:type_name -> pacpfl.rpc.v1.Chunk
-	10, // 4: pacpfl.rpc.v1.ServerMessage.done:type_name -> pacpfl.rpc.v1.Done
+	7,  // 2: pacpfl.rpc.v1.ServerMessage.work:type_name -> pacpfl.rpc.v1.Work
+	9,  // 3: pacpfl.rpc.v1.ServerMessage.chunk:type_name -> pacpfl.rpc.v1.Chunk
+	11, // 4: pacpfl.rpc.v1.ServerMessage.done:type_name -> pacpfl.rpc.v1.Done
 	3,  // 5: pacpfl.rpc.v1.ClientMessage.register:type_name -> pacpfl.rpc.v1.Register
-	7,  // 6: pacpfl.rpc.v1.ClientMessage.result:type_name -> pacpfl.rpc.v1.Result
-	8,  // 7: pacpfl.rpc.v1.ClientMessage.chunk:type_name -> pacpfl.rpc.v1.Chunk
-	9,  // 8: pacpfl.rpc.v1.ClientMessage.error:type_name -> pacpfl.rpc.v1.Error
-	5,  // 9: pacpfl.rpc.v1.Work.payload:type_name -> pacpfl.rpc.v1.Payload
-	5,  // 10: pacpfl.rpc.v1.Result.payload:type_name -> pacpfl.rpc.v1.Payload
-	1,  // 11: pacpfl.rpc.v1.Federation.Session:input_type -> pacpfl.rpc.v1.ClientMessage
-	0,  // 12: pacpfl.rpc.v1.Federation.Session:output_type -> pacpfl.rpc.v1.ServerMessage
-	12, // [12:13] is the sub-list for method output_type
-	11, // [11:12] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	8,  // 6: pacpfl.rpc.v1.ClientMessage.result:type_name -> pacpfl.rpc.v1.Result
+	9,  // 7: pacpfl.rpc.v1.ClientMessage.chunk:type_name -> pacpfl.rpc.v1.Chunk
+	10, // 8: pacpfl.rpc.v1.ClientMessage.error:type_name -> pacpfl.rpc.v1.Error
+	5,  // 9: pacpfl.rpc.v1.Welcome.standardisation:type_name -> pacpfl.rpc.v1.Standardisation
+	6,  // 10: pacpfl.rpc.v1.Work.payload:type_name -> pacpfl.rpc.v1.Payload
+	6,  // 11: pacpfl.rpc.v1.Result.payload:type_name -> pacpfl.rpc.v1.Payload
+	1,  // 12: pacpfl.rpc.v1.Federation.Session:input_type -> pacpfl.rpc.v1.ClientMessage
+	0,  // 13: pacpfl.rpc.v1.Federation.Session:output_type -> pacpfl.rpc.v1.ServerMessage
+	13, // [13:14] is the sub-list for method output_type
+	12, // [12:13] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_federation_proto_init() }
@@ -985,7 +1073,7 @@ func file_federation_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_federation_proto_rawDesc), len(file_federation_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// writeSiteFiles writes the rows of the first n sites of examples/sites.csv
+// as one pooled file and one file per site (each with the header), and
+// returns the pooled file's path and the per-site paths.
+func writeSiteFiles(t *testing.T, dir string, n int) (string, []string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "sites.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	header := lines[0]
+	var order []string
+	rows := map[string][]string{}
+	pooled := []string{header}
+	for _, l := range lines[1:] {
+		site, _, _ := strings.Cut(l, ",")
+		if _, ok := rows[site]; !ok {
+			if len(order) == n {
+				continue
+			}
+			order = append(order, site)
+		}
+		rows[site] = append(rows[site], l)
+		pooled = append(pooled, l)
+	}
+	write := func(name string, ls []string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var own []string
+	for _, s := range order {
+		own = append(own, write(s+".csv", append([]string{header}, rows[s]...)))
+	}
+	return write("pooled.csv", pooled), own
+}
+
+// Each client process reads only its own CSV file; the server reads the
+// pooled file to standardise, evaluate and report: the report is
+// bit-identical to pacpfl train --data on the pooled file. A client with
+// another client's file is refused, naming the flags to check.
+func TestServerClientsOwnCSVMatchTrain(t *testing.T) {
+	dir := t.TempDir()
+	pooled, own := writeSiteFiles(t, dir, 4)
+	cols := []string{"--client-column", "site", "--target-column", "load", "--features", "temperature", "--test-fraction", "0.3", "--seed", "7"}
+	flags := append([]string{"--data", pooled, "--new-clients", "site04", "--rounds", "4", "--k", "2", "--batch", "6", "-c", "2",
+		"--bound-samples", "0", "--quiet"}, cols...)
+	trainJSON, serverJSON := filepath.Join(dir, "train.json"), filepath.Join(dir, "server.json")
+	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, flags...)...); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, errOut)
+	}
+	run := func(wait string, files []string) (int, string, []int, []string) {
+		addr := freeAddr(t)
+		var wg sync.WaitGroup
+		var code int
+		var errOut string
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, _, errOut = runCLI(append([]string{"server", "--listen", addr, "--insecure", "--wait", wait, "--json", serverJSON}, flags...)...)
+		}()
+		codes, errs := make([]int, len(files)), make([]string, len(files))
+		for i, f := range files {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				args := append([]string{"client", "--server", addr, "--insecure", "--client", fmt.Sprint(i), "--data", f, "--give-up", wait}, cols...)
+				codes[i], _, errs[i] = runCLI(args...)
+			}()
+		}
+		wg.Wait()
+		return code, errOut, codes, errs
+	}
+	code, errOut, codes, errs := run("20s", own[:3])
+	if code != exitOK {
+		t.Fatalf("server: exit %d: %s", code, errOut)
+	}
+	for i := range codes {
+		if codes[i] != exitOK {
+			t.Errorf("client %d: exit %d: %s", i, codes[i], errs[i])
+		}
+	}
+	if !strings.Contains(errOut, `0 = "site01", 1 = "site02", 2 = "site03"`) {
+		t.Errorf("server log lacks the client ids:\n%s", errOut)
+	}
+	want, got := readTimelessReport(t, trainJSON), readTimelessReport(t, serverJSON)
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if string(wb) != string(gb) {
+		t.Errorf("server report differs from train's:\n%s\n%s", gb, wb)
+	}
+	// Clients 0 and 1 swapped their files: both are refused.
+	os.Remove(serverJSON)
+	code, errOut, codes, errs = run("1s", []string{own[1], own[0], own[2]})
+	if code == exitOK {
+		t.Errorf("server with swapped client files: exit 0")
+	}
+	for i := range 2 {
+		if codes[i] != exitError || !strings.Contains(errs[i], "training data differ") || !strings.Contains(errs[i], "--client index") {
+			t.Errorf("client %d with another's file: exit %d: %s", i, codes[i], errs[i])
+		}
+	}
+}
+
+// Bad client files are refused before connecting, naming the file.
+func TestClientOwnCSVBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	pooled, _ := writeSiteFiles(t, dir, 2)
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("site,temperature,load\nsite01,12.5,60\nsite01,warm,61\n"), 0o644)
+	short := filepath.Join(dir, "short.csv")
+	os.WriteFile(short, []byte("site,temperature,load\nsite01,12.5,60\n"), 0o644)
+	noTarget := filepath.Join(dir, "notarget.csv")
+	os.WriteFile(noTarget, []byte("site,temperature\nsite01,12.5\nsite01,13\n"), 0o644)
+	missing := filepath.Join(dir, "missing.csv")
+	cols := []string{"--client-column", "site", "--target-column", "load", "--features", "temperature"}
+	cases := []struct {
+		file  string
+		extra []string
+		want  []string
+	}{
+		{pooled, nil, []string{pooled, "rows of 2 clients", `"site01", "site02"`}},
+		{bad, nil, []string{bad, ":3", "warm"}},
+		{short, nil, []string{short, "1 training row"}},
+		{noTarget, nil, []string{noTarget, "load"}},
+		{missing, nil, []string{missing}},
+		{pooled, []string{"--task", "classification"}, []string{"only regression"}},
+	}
+	for _, c := range cases {
+		args := append(append([]string{"client", "--server", "127.0.0.1:1", "--insecure", "--client", "0", "--data", c.file, "--give-up", "1s"}, cols...), c.extra...)
+		code, _, errOut := runCLI(args...)
+		if code == exitOK {
+			t.Errorf("%s %v: exit 0", c.file, c.extra)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%s %v: stderr %q lacks %q", c.file, c.extra, errOut, w)
+			}
+		}
+	}
+}
