@@ -45,7 +45,24 @@ type DirichletConfig struct {
 // drawn from exactly the same process as the existing ones (the Dirichlet
 // is symmetric, so which K−New clients train is immaterial), and their
 // images are disjoint from every other client's.
-func Dirichlet(im *Images, cfg DirichletConfig) (*Dataset, error) {
+func Dirichlet(im *Images, cfg DirichletConfig) (*Dataset, error) { return dirichlet(im, cfg, -1) }
+
+// DirichletClient is existing client i of Dirichlet(im, cfg), bit for bit,
+// without building the other clients' data (a client process builds only
+// its own split).
+func DirichletClient(im *Images, cfg DirichletConfig, i int) (*ClientData, error) {
+	if i < 0 {
+		return nil, fmt.Errorf("dirichlet: client %d < 0", i)
+	}
+	ds, err := dirichlet(im, cfg, i)
+	if err != nil {
+		return nil, err
+	}
+	return existingClient(ds, i, "dirichlet")
+}
+
+// dirichlet builds the split; only ≥ 0 builds only existing client only.
+func dirichlet(im *Images, cfg DirichletConfig, only int) (*Dataset, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
@@ -98,7 +115,7 @@ func Dirichlet(im *Images, cfg DirichletConfig) (*Dataset, error) {
 		nt := min(max(int(math.Round(cfg.TestFraction*float64(len(idx)))), 1), len(idx)-1)
 		split[k] = part{train: idx[nt:], test: idx[:nt]}
 	}
-	ds := im.dataset(fmt.Sprintf("%s/dirichlet-%g", im.Name, cfg.Alpha), split[:cfg.Clients], split[cfg.Clients:], cfg.Seed)
+	ds := im.datasetOnly(fmt.Sprintf("%s/dirichlet-%g", im.Name, cfg.Alpha), split[:cfg.Clients], split[cfg.Clients:], cfg.Seed, only)
 	if attempt > 0 {
 		ds.Notes = append(ds.Notes, fmt.Sprintf("dirichlet: %d partition(s) redrawn because a client had fewer than %d images", attempt, cfg.MinSamples))
 	}

@@ -44,7 +44,24 @@ type Labels5Config struct {
 // left than its new clients need, they share what is left equally, split
 // between training and test in the proportion Train:Test; the Dataset's
 // Notes say so. Fewer than 2 images per new client is an error.
-func Labels5(im *Images, cfg Labels5Config) (*Dataset, error) {
+func Labels5(im *Images, cfg Labels5Config) (*Dataset, error) { return labels5(im, cfg, -1) }
+
+// Labels5Client is existing client i of Labels5(im, cfg), bit for bit,
+// without building the other clients' data (a client process builds only
+// its own split).
+func Labels5Client(im *Images, cfg Labels5Config, i int) (*ClientData, error) {
+	if i < 0 {
+		return nil, fmt.Errorf("labels5: client %d < 0", i)
+	}
+	ds, err := labels5(im, cfg, i)
+	if err != nil {
+		return nil, err
+	}
+	return existingClient(ds, i, "labels5")
+}
+
+// labels5 builds the split; only ≥ 0 builds only existing client only.
+func labels5(im *Images, cfg Labels5Config, only int) (*Dataset, error) {
 	train, test, err := cfg.sizes()
 	if err != nil {
 		return nil, err
@@ -139,7 +156,7 @@ func Labels5(im *Images, cfg Labels5Config) (*Dataset, error) {
 	if split == "" {
 		split = fmt.Sprintf("%d+%d", cfg.Train, cfg.Test)
 	}
-	ds := im.dataset(im.Name+"/labels5-"+split, existing, newParts, cfg.Seed)
+	ds := im.datasetOnly(im.Name+"/labels5-"+split, existing, newParts, cfg.Seed, only)
 	ds.Notes = notes
 	return ds, nil
 }

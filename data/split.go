@@ -1,6 +1,7 @@
 package data
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 )
@@ -65,10 +66,20 @@ func (im *Images) subset(max int, seed uint64) []int {
 // the stream (seed, "rowshuff", group, client) so that a client's data are
 // not sorted by label, pixels as float64 pixel/255, labels as float64.
 func (im *Images) dataset(name string, existing, newParts []part, seed uint64) *Dataset {
+	return im.datasetOnly(name, existing, newParts, seed, -1)
+}
+
+// datasetOnly is dataset, with only existing client only (≥ 0) given its
+// data: the others are left empty (the same rows as dataset's, since each
+// client's order has its own stream).
+func (im *Images) datasetOnly(name string, existing, newParts []part, seed uint64, only int) *Dataset {
 	ds := &Dataset{Name: name, D: im.D(), Classes: im.Classes, YStd: 1}
 	for g, parts := range [][]part{existing, newParts} {
 		cs := make([]ClientData, len(parts))
 		for c, p := range parts {
+			if only >= 0 && (g != 0 || c != only) {
+				continue
+			}
 			r := rng(seed, tagRows, uint64(g), uint64(c))
 			for _, idx := range [][]int{p.train, p.test} {
 				r.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
@@ -83,6 +94,15 @@ func (im *Images) dataset(name string, existing, newParts []part, seed uint64) *
 		}
 	}
 	return ds
+}
+
+// existingClient checks i against the existing clients of ds (built by
+// datasetOnly with only = i) and returns client i.
+func existingClient(ds *Dataset, i int, split string) (*ClientData, error) {
+	if i < 0 || i >= len(ds.Existing) {
+		return nil, fmt.Errorf("%s: client %d: the split has %d existing clients (0 to %d)", split, i, len(ds.Existing), len(ds.Existing)-1)
+	}
+	return &ds.Existing[i], nil
 }
 
 // rows returns the images idx as a row-major len(idx)×D matrix of pixel/255

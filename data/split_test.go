@@ -471,3 +471,50 @@ func TestGammaAndDirichletMoments(t *testing.T) {
 		t.Fatalf("α = 1e-3: proportions %v", p)
 	}
 }
+
+// Labels5Client and DirichletClient build one existing client's data, the
+// same to the bit as that client of the whole split; out-of-range clients
+// are refused.
+func TestSplitClientAlone(t *testing.T) {
+	im := synthImages(uniform(6, 60))
+	l5 := Labels5Config{Train: 3, Test: 2, New: 2, MaxImages: 300, Seed: 4}
+	dc := DirichletConfig{Clients: 4, New: 1, Alpha: 0.5, MinSamples: 4, Seed: 9}
+	whole5, err := Labels5(im, l5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeD, err := Dirichlet(im, dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(name string, i int, a, b *ClientData) {
+		eq := func(x, y []float64) bool {
+			return len(x) == len(y) && slices.EqualFunc(x, y, func(u, v float64) bool { return math.Float64bits(u) == math.Float64bits(v) })
+		}
+		if !eq(a.X, b.X) || !eq(a.Y, b.Y) || !eq(a.XTest, b.XTest) || !eq(a.YTest, b.YTest) || len(a.Y) == 0 {
+			t.Errorf("%s client %d alone differs from the whole split's (%d vs %d rows)", name, i, len(a.Y), len(b.Y))
+		}
+	}
+	for i := range whole5.Existing {
+		c, err := Labels5Client(im, l5, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same("labels5", i, c, &whole5.Existing[i])
+	}
+	for i := range wholeD.Existing {
+		c, err := DirichletClient(im, dc, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same("dirichlet", i, c, &wholeD.Existing[i])
+	}
+	for _, i := range []int{-1, len(whole5.Existing)} {
+		if _, err := Labels5Client(im, l5, i); err == nil || !strings.Contains(err.Error(), "client") {
+			t.Errorf("labels5 client %d: %v", i, err)
+		}
+	}
+	if _, err := DirichletClient(im, dc, 4); err == nil || !strings.Contains(err.Error(), "4 existing clients") {
+		t.Errorf("dirichlet client 4: %v", err)
+	}
+}

@@ -249,6 +249,22 @@ func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (*data.D
 	return ds, nil
 }
 
+// client builds only existing client i of the split dataset makes (a
+// client process's own data).
+func (b *bnnFlags) client(im *data.Images, f *trainFlags, seed uint64, i int) (*data.ClientData, error) {
+	var c *data.ClientData
+	var err error
+	if b.partition == partLabels5 {
+		c, err = data.Labels5Client(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed}, i)
+	} else {
+		c, err = data.DirichletClient(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed}, i)
+	}
+	if err != nil {
+		return nil, usagef("--client %d: %v", i, err)
+	}
+	return c, nil
+}
+
 // options are the PAC-PFL options of the flags for ds.
 func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNNOptions, error) {
 	o := fl.DefaultBNNOptions()

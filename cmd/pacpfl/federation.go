@@ -443,14 +443,12 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "client", err)
 		}
-		ds, err := bf.dataset(im, &f, f.seed)
+		// Only this client's split is built.
+		cd, err := bf.client(im, &f, f.seed, *id)
 		if err != nil {
 			return fail(stderr, "client", err)
 		}
-		if *id >= len(ds.Existing) {
-			return fail(stderr, "client", usagef("--client %d: the data set has %d existing clients", *id, len(ds.Existing)))
-		}
-		cfg = rpc.BNNClient(*id, &ds.Existing[*id], bf.bnnModel())
+		cfg = rpc.BNNClient(*id, cd, bf.bnnModel())
 	default:
 		f.newClients = 0 // only the existing clients' data (they are standardised together)
 		ds, err := f.dataset(f.seed)

@@ -153,3 +153,22 @@ func TestClientOwnCSVBadFiles(t *testing.T) {
 		}
 	}
 }
+
+// A Fashion-MNIST client builds only its own split; an index beyond the
+// split's existing clients is refused before connecting.
+func TestClientFMNISTIndexOutOfRange(t *testing.T) {
+	dir := writeFakeFMNIST(t, 140)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--client", "10"}, "10 existing clients"},
+		{[]string{"--client", "3", "--partition", "dirichlet", "--clients", "3"}, "3 existing clients"},
+	} {
+		args := append([]string{"client", "--server", "127.0.0.1:1", "--insecure", "--model", "bnn", "--data-dir", dir, "--max-images", "1200", "--give-up", "1s"}, c.args...)
+		code, _, errOut := runCLI(args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "--client") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", c.args, code, errOut, c.want)
+		}
+	}
+}
