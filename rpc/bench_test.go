@@ -16,11 +16,21 @@ func (echo) Update(p []float64, k, d, b int, rng *rand.Rand, g []float64) (float
 }
 
 // BenchmarkTransfer25MB: k = 3 particles of dφ = 2²⁰ to one client and back
-// over loopback TCP (plaintext).
+// over loopback TCP, plaintext and TLS.
 func BenchmarkTransfer25MB(b *testing.B) {
+	for _, useTLS := range []bool{false, true} {
+		name := "plaintext"
+		if useTLS {
+			name = "tls"
+		}
+		b.Run(name, func(b *testing.B) { benchTransfer(b, useTLS) })
+	}
+}
+
+func benchTransfer(b *testing.B, useTLS bool) {
 	const k, dim = 3, 1 << 20
 	lb, err := NewLoopback(ServerConfig{Clients: 1, ModelKind: "echo", Dim: dim},
-		[]ClientConfig{{ModelKind: "echo", Dim: dim, GiveUp: time.Minute, New: func(string) (fl.Client, error) { return echo{}, nil }}}, false)
+		[]ClientConfig{{ModelKind: "echo", Dim: dim, GiveUp: time.Minute, New: func(string) (fl.Client, error) { return echo{}, nil }}}, useTLS)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -140,7 +140,7 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 	cfg := cs.cfg
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := fc.Session(ctx)
+	st, err := fc.Session(ctx, grpc.ForceCodecV2(codec{}))
 	if err != nil {
 		return false, false, err
 	}
@@ -221,11 +221,14 @@ func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error 
 	cs.particles, cs.grad = cs.particles[:n], cs.grad[:n]
 	cs.rd.start(w.Payload, cs.particles)
 	for complete := false; !complete; {
-		m, err := st.Recv()
-		if err != nil {
+		var m rawMessage
+		if err := st.RecvMsg(&m); err != nil {
 			return err
 		}
-		if complete, err = cs.rd.add(m.GetChunk()); err != nil {
+		var err error
+		complete, err = cs.rd.addRaw(&m, serverChunkField)
+		m.free()
+		if err != nil {
 			return localError{err}
 		}
 	}
@@ -236,14 +239,16 @@ func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error 
 		cfg.logf("client %d: update of round %d failed: %v", cfg.ID, w.Round+1, err)
 		return st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Error{Error: &pb.Error{Seq: w.Seq, Message: err.Error()}}})
 	}
-	var crc uint32
-	cs.enc, crc = encodeFloats(cs.enc, cs.grad)
+	// The gradient is this session's own until the next Work: sent from
+	// its memory where the machine is little-endian.
+	payload, keep, crc := payloadOf(cs.enc, cs.grad)
+	cs.enc = keep
 	err = st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Result{Result: &pb.Result{Seq: w.Seq, Round: w.Round, MeanLml: lml,
-		ComputeNanos: elapsed.Nanoseconds(), Payload: &pb.Payload{Size: uint64(len(cs.enc)), Crc32C: crc}}}})
+		ComputeNanos: elapsed.Nanoseconds(), Payload: &pb.Payload{Size: uint64(len(payload)), Crc32C: crc}}}})
 	if err != nil {
 		return err
 	}
-	return chunks(cs.enc, func(b []byte) error {
+	return chunks(payload, func(b []byte) error {
 		return st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Chunk{Chunk: &pb.Chunk{Data: b}}})
 	})
 }

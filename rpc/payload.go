@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"unsafe"
 
 	"github.com/pacpfl/pacpfl/rpc/pb"
 )
@@ -31,6 +32,18 @@ const DefaultMaxPayload = 256 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// littleEndian: the machine stores float64s as the wire does, so a
+// payload is the floats' memory (a copy, not a conversion per number).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// floatBytes is the memory of xs as bytes (little-endian machines only).
+func floatBytes(xs []float64) []byte {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), 8*len(xs))
+}
+
 // encodeFloats writes xs as little-endian float64s into buf (grown as
 // needed) and returns the bytes and their CRC-32C.
 func encodeFloats(buf []byte, xs []float64) ([]byte, uint32) {
@@ -39,10 +52,38 @@ func encodeFloats(buf []byte, xs []float64) ([]byte, uint32) {
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
+	if littleEndian {
+		copy(buf, floatBytes(xs))
+	} else {
+		putFloats(buf, xs)
+	}
+	return buf, crc32.Checksum(buf, castagnoli)
+}
+
+// payloadOf returns xs as a payload and its CRC-32C: on a little-endian
+// machine the floats' own memory (no copy: xs must not change until the
+// payload is sent), otherwise encoded into buf. buf is returned for reuse.
+func payloadOf(buf []byte, xs []float64) (payload, keep []byte, crc uint32) {
+	if littleEndian {
+		b := floatBytes(xs)
+		return b, buf, crc32.Checksum(b, castagnoli)
+	}
+	buf, crc = encodeFloats(buf, xs)
+	return buf, buf, crc
+}
+
+// putFloats and getFloats convert between float64s and their
+// little-endian bytes one number at a time (any machine).
+func putFloats(buf []byte, xs []float64) {
 	for i, x := range xs {
 		binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(x))
 	}
-	return buf, crc32.Checksum(buf, castagnoli)
+}
+
+func getFloats(dst []float64, buf []byte) {
+	for i := range dst {
+		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[8*i:]))
+	}
 }
 
 // checkHeader validates a payload header announcing want float64s against
@@ -66,6 +107,7 @@ type chunkReader struct {
 	dst       []float64
 	off, want uint64 // bytes
 	crc, sum  uint32
+	scratch   []byte // addRaw on big-endian machines
 }
 
 // start prepares for a payload announced by p (already checked against
@@ -74,24 +116,9 @@ func (r *chunkReader) start(p *pb.Payload, dst []float64) {
 	r.dst, r.off, r.want, r.crc, r.sum = dst, 0, p.Size, p.Crc32C, 0
 }
 
-// add decodes one chunk; it reports whether the payload is complete (and
-// its checksum right).
-func (r *chunkReader) add(c *pb.Chunk) (bool, error) {
-	if c == nil {
-		return false, fmt.Errorf("expected a payload chunk")
-	}
-	n := uint64(len(c.Data))
-	if n == 0 || n > ChunkSize || n%8 != 0 {
-		return false, fmt.Errorf("chunk of %d bytes (want a multiple of 8 from 8 to %d)", n, ChunkSize)
-	}
-	if r.off+n > r.want {
-		return false, fmt.Errorf("payload chunks exceed the announced %d bytes", r.want)
-	}
-	r.sum = crc32.Update(r.sum, castagnoli, c.Data)
-	dst := r.dst[r.off/8 : (r.off+n)/8]
-	for i := range dst {
-		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(c.Data[8*i:]))
-	}
+// complete accounts for n more bytes and reports whether the payload is
+// complete (and its checksum right).
+func (r *chunkReader) complete(n uint64) (bool, error) {
 	r.off += n
 	if r.off < r.want {
 		return false, nil

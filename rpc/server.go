@@ -102,9 +102,9 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 }
 
 // ServerOptions are the gRPC server options the protocol needs (message
-// size limits); add credentials to them.
+// size limits, codec, buffers); add credentials to them.
 func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(codec{}), grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
 		grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize),
 		grpc.WriteBufferSize(ioBuffer), grpc.ReadBufferSize(ioBuffer)}
 }
@@ -507,11 +507,13 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 		}
 		rd.start(res.Payload, (*gbuf)[:w.K*w.Dim])
 		for complete := false; !complete; {
-			m, err := st.Recv()
-			if err != nil {
+			var m rawMessage
+			if err := st.RecvMsg(&m); err != nil {
 				return recvErr(err)
 			}
-			if complete, err = rd.add(m.GetChunk()); err != nil {
+			complete, err = rd.addRaw(&m, clientChunkField)
+			m.free()
+			if err != nil {
 				code := codes.InvalidArgument
 				if errors.As(err, new(checksumError)) {
 					code = codes.DataLoss
