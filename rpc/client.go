@@ -23,16 +23,17 @@ type ClientConfig struct {
 	ID        int
 	Token     []byte // nil: no authentication (the server must not ask)
 	ModelKind string // "gp"
-	Dim       int    // dφ of the local model
+	Dim       int    // dφ of the local model (0: Prepare returns it)
 	DataSize  int    // training samples m_i
 	DataHash  []byte // SHA-256 of the training data (DataHash), optional
 	// New builds the local training client once the server's Welcome has
 	// said how to train (the client temperature β). It is called once.
 	New func(beta string) (fl.Client, error)
 	// Prepare, if set, is called once before New with the standardisation
-	// the server's Welcome sent (nil if none): a client reading its own
-	// CSV file standardises its rows with it.
-	Prepare func(s *data.Scaling) error
+	// and class labels the server's Welcome sent (nil if none): a client
+	// reading its own CSV file standardises its rows with them and maps its
+	// labels to class indices. It returns the local model's dφ (0: Dim).
+	Prepare func(s *data.Scaling, classes []string) (dim int, err error)
 	// MaxPayload limits one payload in bytes (0: DefaultMaxPayload).
 	MaxPayload int64
 	// Backoff is the first delay between connection attempts (0: 100 ms),
@@ -90,10 +91,10 @@ func Serve(ctx context.Context, conn grpc.ClientConnInterface, cfg ClientConfig)
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = 5 * time.Second
 	}
-	if cfg.ID < 0 || cfg.Dim < 1 || cfg.New == nil {
+	if cfg.ID < 0 || (cfg.Dim < 1 && cfg.Prepare == nil) || cfg.Dim < 0 || cfg.New == nil {
 		return fmt.Errorf("rpc: bad client configuration (id %d, dφ %d)", cfg.ID, cfg.Dim)
 	}
-	cs := &clientSession{cfg: &cfg}
+	cs := &clientSession{cfg: &cfg, registerDim: cfg.Dim}
 	delay := cfg.Backoff
 	lastOK := time.Now()
 	for {
@@ -126,12 +127,13 @@ func Serve(ctx context.Context, conn grpc.ClientConnInterface, cfg ClientConfig)
 
 // clientSession keeps the state that survives reconnections.
 type clientSession struct {
-	cfg       *ClientConfig
-	client    fl.Client
-	particles []float64
-	grad      []float64
-	enc       []byte
-	rd        chunkReader
+	cfg         *ClientConfig
+	registerDim int // dφ as registered (0: learnt from the Welcome)
+	client      fl.Client
+	particles   []float64
+	grad        []float64
+	enc         []byte
+	rd          chunkReader
 }
 
 // run is one session: done reports that the server finished training,
@@ -153,7 +155,7 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 		return false, false, localError{errors.New("server did not send a challenge")}
 	}
 	reg := &pb.Register{ClientId: uint32(cfg.ID), DataSize: uint64(cfg.DataSize), ModelKind: cfg.ModelKind,
-		Dimension: uint64(cfg.Dim), Protocol: ProtocolVersion, DataSha256: cfg.DataHash}
+		Dimension: uint64(cs.registerDim), Protocol: ProtocolVersion, DataSha256: cfg.DataHash}
 	if cfg.Token != nil {
 		reg.Mac = registerMAC(cfg.Token, ch.Nonce, uint32(cfg.ID))
 	}
@@ -176,8 +178,15 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 			if s := wel.Standardisation; s != nil {
 				sc = &data.Scaling{XMean: s.XMean, XStd: s.XStd, YMean: s.YMean, YStd: s.YStd}
 			}
-			if err := cfg.Prepare(sc); err != nil {
+			dim, err := cfg.Prepare(sc, wel.Classes)
+			if err != nil {
 				return false, true, localError{err}
+			}
+			if dim > 0 {
+				cfg.Dim = dim
+			}
+			if cfg.Dim < 1 {
+				return false, true, localError{fmt.Errorf("client %d: no model dimension after the server's Welcome", cfg.ID)}
 			}
 		}
 		if cs.client, err = cfg.New(wel.Beta); err != nil {

@@ -39,6 +39,10 @@ type ServerConfig struct {
 	// Scaling, if set, is sent to every client in its Welcome: the
 	// standardisation a client reading its own CSV file applies.
 	Scaling *data.Scaling
+	// Classes, if set, are sent in the Welcome: the class labels of a
+	// classification client reading its own CSV file, which registers
+	// with dimension 0 (it learns dφ from the number of classes).
+	Classes []string
 	// ClientCerts: the transport verifies client certificates (mutual TLS)
 	// and a client may only register as the id its certificate names.
 	ClientCerts bool
@@ -363,9 +367,13 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 			return c.refuse(from, codes.PermissionDenied, "client certificate of client %d used to register as client %d", cid, id)
 		}
 	}
-	if reg.ModelKind != c.cfg.ModelKind || reg.Dimension != uint64(c.cfg.Dim) {
+	wantDim := uint64(c.cfg.Dim)
+	if c.cfg.Classes != nil {
+		wantDim = 0 // the client's dφ follows from the classes it is sent
+	}
+	if reg.ModelKind != c.cfg.ModelKind || reg.Dimension != wantDim {
 		return c.refuse(from, codes.FailedPrecondition, "client %d has model %q with dφ = %d; the server trains %q with dφ = %d",
-			id, reg.ModelKind, reg.Dimension, c.cfg.ModelKind, c.cfg.Dim)
+			id, reg.ModelKind, reg.Dimension, c.cfg.ModelKind, wantDim)
 	}
 	if c.cfg.DataHashes != nil && !bytes.Equal(c.cfg.DataHashes[id], reg.DataSha256) {
 		hint := c.cfg.DataHint
@@ -379,7 +387,7 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 		return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Done{Done: &pb.Done{Reason: "training is over"}}})
 	default:
 	}
-	wel := &pb.Welcome{Beta: c.cfg.Beta, MaxPayload: uint64(c.cfg.MaxPayload), Clients: uint32(c.cfg.Clients)}
+	wel := &pb.Welcome{Beta: c.cfg.Beta, MaxPayload: uint64(c.cfg.MaxPayload), Clients: uint32(c.cfg.Clients), Classes: c.cfg.Classes}
 	if sc := c.cfg.Scaling; sc != nil {
 		wel.Standardisation = &pb.Standardisation{XMean: sc.XMean, XStd: sc.XStd, YMean: sc.YMean, YStd: sc.YStd}
 	}

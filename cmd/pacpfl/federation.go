@@ -75,9 +75,6 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		if err := c.check(fs, &f, &bf); err != nil {
 			return fail(stderr, "server", err)
 		}
-		if data.Task(c.task) != data.Regression {
-			return fail(stderr, "server", usagef("--data FILE: --task %s is not supported over the network yet (only regression)", c.task))
-		}
 		if c.save != "" {
 			if err := checkOutput("--save", c.save); err != nil {
 				return fail(stderr, "server", err)
@@ -158,6 +155,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		scaling     *data.Scaling
 		dataHint    string
 		clientIDs   []string // --data FILE.csv: the existing clients' IDs
+		classes     []string // --data FILE.csv --task classification
 	)
 	switch {
 	case csvMode:
@@ -166,11 +164,23 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "server", err)
 		}
 		ds = fed.Dataset
-		o, err := f.options(ds, f.seed)
-		if err != nil {
-			return fail(stderr, "server", err)
+		if data.Task(c.task) == data.Classification {
+			bno, err := bf.options(&f, ds, f.seed)
+			if err != nil {
+				return fail(stderr, "server", err)
+			}
+			m, err := csvBNN(&bf, ds.D, ds.Classes)
+			if err != nil {
+				return fail(stderr, "server", err)
+			}
+			kind, dim, cfg, classes = csvBNNKind(&bf, ds.D), m.Dim(), &bno.Server, fed.ClassNames
+		} else {
+			o, err := f.options(ds, f.seed)
+			if err != nil {
+				return fail(stderr, "server", err)
+			}
+			kind, dim, beta, cfg = rpc.ModelGP, fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
 		}
-		kind, dim, beta, cfg = rpc.ModelGP, fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
 		hashes, scaling, dataHint, clientIDs = csvDataHashes(rec, fed), &fed.Scaling, csvFedHint, fed.ExistingIDs
 		var ur *userRun
 		run = func() (*fl.MethodResult, error) {
@@ -236,7 +246,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 			hashes[i] = rpc.DataHash(&ds.Existing[i])
 		}
 	}
-	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, DataHint: dataHint, Scaling: scaling,
+	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, DataHint: dataHint, Scaling: scaling, Classes: classes,
 		ModelKind: kind, Dim: dim, Beta: beta, Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
 	if err != nil {
 		return fail(stderr, "server", err)
@@ -434,7 +444,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	dataDesc := ""
 	switch {
 	case csvMode:
-		if cfg, err = csvClient(&c, &f, *id, stderr); err != nil {
+		if cfg, err = csvClient(&c, &f, &bf, *id, stderr); err != nil {
 			return fail(stderr, "client", err)
 		}
 		dataDesc = " of " + c.path

@@ -426,8 +426,13 @@ type Welcome struct {
 	// the standardisation of the pooled existing clients' training rows,
 	// which the client applies to its own rows. Absent otherwise.
 	Standardisation *Standardisation `protobuf:"bytes,4,opt,name=standardisation,proto3" json:"standardisation,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// For a classification client reading its own CSV file: the class
+	// labels of the pooled file, in class-index order. Such a client
+	// registers with dimension 0 (its network's output layer, and so dφ,
+	// depends on the number of classes) and checks dφ on every Work.
+	Classes       []string `protobuf:"bytes,5,rep,name=classes,proto3" json:"classes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Welcome) Reset() {
@@ -484,6 +489,13 @@ func (x *Welcome) GetClients() uint32 {
 func (x *Welcome) GetStandardisation() *Standardisation {
 	if x != nil {
 		return x.Standardisation
+	}
+	return nil
+}
+
+func (x *Welcome) GetClasses() []string {
+	if x != nil {
+		return x.Classes
 	}
 	return nil
 }
@@ -959,13 +971,14 @@ const file_federation_proto_rawDesc = "" +
 	"\x03mac\x18\x05 \x01(\fR\x03mac\x12\x1a\n" +
 	"\bprotocol\x18\x06 \x01(\rR\bprotocol\x12\x1f\n" +
 	"\vdata_sha256\x18\a \x01(\fR\n" +
-	"dataSha256\"\xa2\x01\n" +
+	"dataSha256\"\xbc\x01\n" +
 	"\aWelcome\x12\x12\n" +
 	"\x04beta\x18\x01 \x01(\tR\x04beta\x12\x1f\n" +
 	"\vmax_payload\x18\x02 \x01(\x04R\n" +
 	"maxPayload\x12\x18\n" +
 	"\aclients\x18\x03 \x01(\rR\aclients\x12H\n" +
-	"\x0fstandardisation\x18\x04 \x01(\v2\x1e.pacpfl.rpc.v1.StandardisationR\x0fstandardisation\"i\n" +
+	"\x0fstandardisation\x18\x04 \x01(\v2\x1e.pacpfl.rpc.v1.StandardisationR\x0fstandardisation\x12\x18\n" +
+	"\aclasses\x18\x05 \x03(\tR\aclasses\"i\n" +
 	"\x0fStandardisation\x12\x15\n" +
 	"\x06x_mean\x18\x01 \x03(\x01R\x05xMean\x12\x13\n" +
 	"\x05x_std\x18\x02 \x03(\x01R\x04xStd\x12\x15\n" +
