@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -71,6 +72,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
+	// The log lines come from the sessions' goroutines too.
+	stderr = &lockedWriter{w: stderr}
 	if csvMode {
 		if err := c.check(fs, &f, &bf); err != nil {
 			return fail(stderr, "server", err)
@@ -352,6 +355,18 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "server", err)
 	}
 	return exitOK
+}
+
+// lockedWriter serialises the writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // stopGRPC lets the sessions send Done, then stops within a few seconds.
