@@ -29,13 +29,15 @@ type fedFlags struct {
 	rounds, evalLast, localSteps, batch int
 	zeta, rho0, muInit, lr1, lr2, beta  float64
 	mc, aggregate, evalDraws            int
-	optimizer                           string
+	optimizer, variant                  string
+	fs                                  *flag.FlagSet // to tell the flags given from the defaults
 	avgLR, proxMu                       float64
 	ftSteps                             int
 }
 
 func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
 	p, a, x := pfedbayes.DefaultOptions(), fedavg.DefaultOptions(), fedavg.FedProxOptions()
+	f.fs = fs
 	fs.IntVar(&f.rounds, "fed-rounds", p.Rounds, "pfedbayes, fedavg, fedprox: communication rounds T")
 	fs.IntVar(&f.evalLast, "fed-eval-last", p.EvalLast, "pfedbayes, fedavg, fedprox: score after each of the last N rounds and report the best (the pFedBayes paper: rounds 700–800)")
 	fs.IntVar(&f.localSteps, "fed-local-steps", p.LocalSteps, "pfedbayes, fedavg, fedprox: local steps R per round")
@@ -50,6 +52,7 @@ func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
 	fs.IntVar(&f.mc, "pfedbayes-mc", p.MC, "pfedbayes: K weight draws per step")
 	fs.IntVar(&f.evalDraws, "pfedbayes-eval-draws", p.EvalDraws, "pfedbayes: weight draws of the predictive (0: the mean network)")
 	fs.StringVar(&f.optimizer, "pfedbayes-optimizer", p.Optimizer.String(), "pfedbayes: sgd (the paper's gradient descent) or adam (the authors' code; moments kept per client)")
+	fs.StringVar(&f.variant, "pfedbayes-variant", p.Variant.String(), "pfedbayes: paper (the printed loss and algorithm) or code (what the authors' code computes: (ζ/R)·KL − Σ ln p, 5 personalised steps per global one, Adam, ρ⁰ = −3, draws of std 0.001; the flags given override its settings)")
 	fs.Float64Var(&f.avgLR, "fedavg-lr", a.LR, "fedavg, fedprox, fedavg-ft: SGD step η")
 	fs.Float64Var(&f.proxMu, "fedprox-mu", x.Mu, "fedprox: weight μ of the proximal term μ/2‖w − w_global‖²")
 	fs.IntVar(&f.ftSteps, "fedavg-ft-steps", a.FineTune, "fedavg-ft: local fine-tuning steps from the final global model")
@@ -62,6 +65,26 @@ func (f *fedFlags) pfedbayes(arch lml.BNN, seed uint64) (pfedbayes.Options, erro
 	var err error
 	if o.Optimizer, err = pfedbayes.ParseOptimizer(f.optimizer); err != nil {
 		return o, usageError{err}
+	}
+	if o.Variant, err = pfedbayes.ParseVariant(f.variant); err != nil {
+		return o, usageError{err}
+	}
+	if o.Variant == pfedbayes.Code {
+		// The code's own settings where the flag was not given.
+		c, given := pfedbayes.CodeOptions(), map[string]bool{}
+		if f.fs != nil {
+			f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+		}
+		o.PersonalSteps, o.NoiseStd = c.PersonalSteps, c.NoiseStd
+		if !given["pfedbayes-rho0"] {
+			o.Rho0 = c.Rho0
+		}
+		if !given["pfedbayes-optimizer"] {
+			o.Optimizer = c.Optimizer
+		}
+		if !given["pfedbayes-eval-draws"] {
+			o.EvalDraws = c.EvalDraws
+		}
 	}
 	if err := o.Validate(); err != nil {
 		return o, usageError{err}

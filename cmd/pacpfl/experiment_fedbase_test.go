@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/fl/pfedbayes"
+	"github.com/pacpfl/pacpfl/lml"
 )
 
 // pFedBayes, FedAvg, FedProx and FedAvg+FT as methods of experiment fmnist:
@@ -79,11 +83,42 @@ func TestExperimentFMNISTFedBaselines(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "| pFedBayes (ours) |") || !strings.Contains(out, "bcnn") {
 		t.Errorf("--arch bcnn: exit %d, stderr %q\n%s", code, errOut, out)
 	}
-	for _, bad := range [][]string{{"--fed-rounds", "0"}, {"--pfedbayes-zeta", "-1"}, {"--fedprox-mu", "-1"}, {"--pfedbayes-beta", "2"}, {"--pfedbayes-optimizer", "rmsprop"}} {
+	for _, bad := range [][]string{{"--fed-rounds", "0"}, {"--pfedbayes-zeta", "-1"}, {"--fedprox-mu", "-1"}, {"--pfedbayes-beta", "2"}, {"--pfedbayes-optimizer", "rmsprop"}, {"--pfedbayes-variant", "torch"}} {
 		code, _, errOut := runCLI(append([]string{"experiment", "fmnist", "--data-dir", dir, "--methods", "pfedbayes,fedprox"}, bad...)...)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d (%q), want 2", bad, code, errOut)
 		}
+	}
+}
+
+// --pfedbayes-variant code takes the authors' code's settings except where
+// a flag is given.
+func TestPFedBayesVariantFlags(t *testing.T) {
+	parse := func(args ...string) pfedbayes.Options {
+		t.Helper()
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		var f fedFlags
+		addFedFlags(fs, &f)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		o, err := f.pfedbayes(lml.BNN{Arch: lml.ArchMLP}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	if o := parse(); o.Variant != pfedbayes.Paper || o.Optimizer != pfedbayes.SGD || o.Rho0 != -2.5 || o.PersonalSteps != 1 || o.NoiseStd != 1 || o.EvalDraws != 0 {
+		t.Errorf("defaults: %+v", o)
+	}
+	c := pfedbayes.CodeOptions()
+	if o := parse("--pfedbayes-variant", "code"); o.Variant != pfedbayes.Code || o.Optimizer != pfedbayes.Adam || o.Rho0 != c.Rho0 ||
+		o.PersonalSteps != 5 || o.NoiseStd != 0.001 || o.EvalDraws != 1 || o.Zeta != 10 {
+		t.Errorf("code: %+v", o)
+	}
+	if o := parse("--pfedbayes-variant", "code", "--pfedbayes-rho0", "-2.5", "--pfedbayes-optimizer", "sgd", "--pfedbayes-eval-draws", "0"); o.Rho0 != -2.5 ||
+		o.Optimizer != pfedbayes.SGD || o.EvalDraws != 0 || o.PersonalSteps != 5 {
+		t.Errorf("code with flags: %+v", o)
 	}
 }
 

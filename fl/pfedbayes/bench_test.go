@@ -39,3 +39,37 @@ func BenchmarkStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCodeStep is one local iteration of the Code variant (5
+// personalised Adam steps and one global one) on the same network and batch.
+func BenchmarkCodeStep(b *testing.B) {
+	w, err := newWorker(lml.BNN{Arch: lml.ArchMLP})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nw := w.net.NumWeights()
+	r := rand.New(rand.NewPCG(1, 1))
+	vi, vw := make([]float64, 2*nw), make([]float64, 2*nw)
+	for j := 0; j < nw; j++ {
+		vi[j], vw[j] = 0.1*r.NormFloat64(), 0.1*r.NormFloat64()
+		vi[nw+j], vw[nw+j] = -3, -3
+	}
+	x, y := make([]float64, 100*784), make([]float64, 100)
+	for i := range x {
+		x[i] = r.Float64()
+	}
+	for i := range y {
+		y[i] = float64(i % 10)
+	}
+	o := CodeOptions()
+	w.beginCode(vi, vw)
+	z := func() *adamState { return &adamState{m: make([]float64, 2*nw), s: make([]float64, 2*nw)} }
+	w.adamQ, w.adamW = z(), z()
+	w.nrm = meanfield.NewNormals(r)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := w.codeStep(x, y, &o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -38,6 +38,15 @@
 // the best mean accuracy over rounds 700–800 (EvalLast = 101 of T = 800),
 // Result has that and the final round's. New clients get the GM.
 //
+// Variant Code (CodeOptions, code.go) computes what the authors' public
+// code computes instead of the printed loss: (ζ/R)·KL − Σ_{j∈Λ} ln p with
+// the likelihood summed over the batch, PersonalSteps = 5 personalised
+// steps on each batch before the localised global step on (ζ/R)·KL, the
+// KLs reading σ where that code last stored it, Adam on both models, draws
+// of standard deviation 0.001 (training and evaluation), ρ⁰ = −3, the rows
+// cycled in order, only the S selected clients training and the server
+// averaging them weighted by their sizes (docs/math.md).
+//
 // Determinism: client i's stream in round t is fedrun's (seed, tag, t, i),
 // each client's state is touched by its own update only, and the server
 // sums in client order, so a run depends on its seed only (tested across

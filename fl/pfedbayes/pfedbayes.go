@@ -43,7 +43,17 @@ type Options struct {
 	// (the authors' code: torch.optim.Adam for both models, its moments
 	// kept by the client across rounds).
 	Optimizer Optimizer
-	Seed      uint64
+	// Variant is the paper's printed algorithm (Paper, the default) or
+	// what the authors' code computes (Code; CodeOptions has its settings).
+	Variant Variant
+	// PersonalSteps is the number of personalised steps per local
+	// iteration (Code; the Paper variant takes 1).
+	PersonalSteps int
+	// NoiseStd is the standard deviation of the reparameterisation draws g
+	// of training and of the predictive (Paper: 1; the authors' code:
+	// 0.001).
+	NoiseStd float64
+	Seed     uint64
 	// Progress, if set, is called after every round.
 	Progress func(round, rounds int)
 }
@@ -104,7 +114,7 @@ func adamDelta(m, s *float64, g, eta, c1, c2 float64) float64 {
 // best-accuracy window), the predictive is the mean network [O].
 func DefaultOptions() Options {
 	return Options{Arch: lml.BNN{Arch: lml.ArchMLP}, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 0.001, LR2: 0.001, MC: 1,
-		Batch: 100, LocalSteps: 20, Beta: 1, Rounds: 800, Aggregate: 10, EvalLast: 101}
+		Batch: 100, LocalSteps: 20, Beta: 1, Rounds: 800, Aggregate: 10, EvalLast: 101, PersonalSteps: 1, NoiseStd: 1}
 }
 
 // Validate checks the settings.
@@ -118,7 +128,7 @@ func (o *Options) Validate() error {
 	for _, c := range []struct {
 		name string
 		v    float64
-	}{{"ζ", o.Zeta}, {"η₁", o.LR1}, {"η₂", o.LR2}, {"the μ⁰ std", o.MuInit}} {
+	}{{"ζ", o.Zeta}, {"η₁", o.LR1}, {"η₂", o.LR2}, {"the μ⁰ std", o.MuInit}, {"the noise std", o.NoiseStd}} {
 		if err := pos(c.name, c.v); err != nil {
 			return err
 		}
@@ -130,6 +140,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("pfedbayes: β = %v must lie in (0, 1]", o.Beta)
 	case o.MC < 1 || o.Batch < 1 || o.LocalSteps < 1 || o.Aggregate < 1 || o.EvalLast < 1:
 		return fmt.Errorf("pfedbayes: K = %d, b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1", o.MC, o.Batch, o.LocalSteps, o.Aggregate, o.EvalLast)
+	case o.Variant != Paper && o.Variant != Code:
+		return fmt.Errorf("pfedbayes: unknown variant %d", o.Variant)
+	case o.PersonalSteps < 1 || o.Variant == Paper && o.PersonalSteps != 1:
+		return fmt.Errorf("pfedbayes: %d personalised steps per local iteration: the code variant takes ≥ 1, the paper's 1", o.PersonalSteps)
 	case o.Optimizer != SGD && o.Optimizer != Adam:
 		return fmt.Errorf("pfedbayes: unknown optimizer %d", o.Optimizer)
 	case o.Rounds < 0 || o.EvalDraws < 0:
@@ -169,6 +183,7 @@ type Result struct {
 type clientState struct {
 	v            []float64
 	adamQ, adamW *adamState
+	rows         batchCursor // the Code variant's place in the rows
 }
 
 // worker is one goroutine's network and buffers for a client update.
@@ -179,6 +194,7 @@ type worker struct {
 	gMu, gRho            []float64
 	sigQ, dsigQ          []float64
 	sigW, dsigW          []float64
+	iw2                  []float64 // Code: 1/σ_w² of the personalised KL
 	buf                  []float64
 	nrm                  meanfield.Normals
 	probs                []float64
@@ -193,7 +209,7 @@ func newWorker(a lml.BNN) (*worker, error) {
 	}
 	n := net.NumWeights()
 	v := func() []float64 { return make([]float64, n) }
-	return &worker{net: net, theta: v(), grad: v(), eps: v(), gMu: v(), gRho: v(), sigQ: v(), dsigQ: v(), sigW: v(), dsigW: v(),
+	return &worker{net: net, theta: v(), grad: v(), eps: v(), gMu: v(), gRho: v(), sigQ: v(), dsigQ: v(), sigW: v(), dsigW: v(), iw2: v(),
 		buf: make([]float64, meanfield.SoftplusBlock)}, nil
 }
 
@@ -214,12 +230,12 @@ func (w *worker) begin(vi, vw []float64) {
 // updates and the σ they need run fused, block by block, so that the
 // vectors of a block stay in cache.
 func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
-	K := o.MC
+	K, s := o.MC, o.NoiseStd
 	scale := float64(n) / float64(K) // (n/b)(1/K) Σ_j = n/K × the batch mean
 	loss := 0.0
 	for k := 0; k < K; k++ {
 		for j, m := range w.muQ {
-			e := w.nrm.Norm()
+			e := s * w.nrm.Norm()
 			w.eps[j] = e
 			w.theta[j] = m + w.sigQ[j]*e
 		}
@@ -299,12 +315,23 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 func (w *worker) clientUpdate(c *data.ClientData, st *clientState, global, out []float64, o *Options, rng *rand.Rand) error {
 	vi := st.v
 	copy(out, global)
-	w.begin(vi, out)
+	if o.Variant == Code {
+		w.beginCode(vi, out)
+	} else {
+		w.begin(vi, out)
+	}
 	w.adamQ, w.adamW = st.adamQ, st.adamW
 	w.nrm.Seed(rng)
 	d := w.net.D()
 	n := c.M()
 	for r := 0; r < o.LocalSteps; r++ {
+		if o.Variant == Code {
+			x, y := st.rows.batch(c, d, o.Batch)
+			if _, err := w.codeStep(x, y, o); err != nil {
+				return err
+			}
+			continue
+		}
 		x, y, err := w.rows.Sample(c.X, c.Y, d, o.Batch, rng)
 		if err != nil {
 			return err
@@ -324,7 +351,7 @@ func (w *worker) clientUpdate(c *data.ClientData, st *clientState, global, out [
 // predict writes into w.probs the predictive of v = (μ, ρ) on the rows of
 // x: softmax of the mean network (draws = 0) or the mean of draws weight
 // draws' softmax.
-func (w *worker) predict(v, x []float64, draws int, rng *rand.Rand) ([]float64, error) {
+func (w *worker) predict(v, x []float64, draws int, noise float64, rng *rand.Rand) ([]float64, error) {
 	rows := len(x) / w.net.D()
 	probs := make([]float64, rows*w.net.Classes())
 	n := w.net.NumWeights()
@@ -336,7 +363,7 @@ func (w *worker) predict(v, x []float64, draws int, rng *rand.Rand) ([]float64, 
 	w.nrm.Seed(rng)
 	for range draws {
 		for j, m := range mu {
-			w.theta[j] = m + w.sigQ[j]*w.nrm.Norm()
+			w.theta[j] = m + w.sigQ[j]*(noise*w.nrm.Norm())
 		}
 		if err := w.net.Probs(w.theta, x, 1/float64(draws), probs); err != nil {
 			return nil, err
@@ -394,11 +421,11 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	var evalSecs float64
 	evaluate := func(round int, final bool) error {
 		t0 := time.Now()
-		pm, err := evalGroup(pool, ds.Existing, func(i int) []float64 { return clients[i] }, ds.Classes, o.EvalDraws, o.Seed, uint64(round), 0)
+		pm, err := evalGroup(pool, ds.Existing, func(i int) []float64 { return clients[i] }, ds.Classes, &o, uint64(round), 0)
 		if err != nil {
 			return fmt.Errorf("personalised models: %w", err)
 		}
-		gm, err := evalGroup(pool, ds.Existing, func(int) []float64 { return global }, ds.Classes, o.EvalDraws, o.Seed, uint64(round), 1)
+		gm, err := evalGroup(pool, ds.Existing, func(int) []float64 { return global }, ds.Classes, &o, uint64(round), 1)
 		if err != nil {
 			return fmt.Errorf("global model: %w", err)
 		}
@@ -413,7 +440,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		if final {
 			res.PM, res.GM = pm, gm
 			if len(ds.New) > 0 {
-				nm, err := evalGroup(pool, ds.New, func(int) []float64 { return global }, ds.Classes, o.EvalDraws, o.Seed, uint64(round), 2)
+				nm, err := evalGroup(pool, ds.New, func(int) []float64 { return global }, ds.Classes, &o, uint64(round), 2)
 				if err != nil {
 					return fmt.Errorf("global model, new clients: %w", err)
 				}
@@ -438,8 +465,15 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	for i := range weights {
 		weights[i] = 1 // (β/S) Σ: the plain mean
 	}
-	if err := fedrun.RunHooks(N, 0, o.Rounds, weights, global, o.Seed, tagRound, local,
-		fedrun.Hooks{Server: server, AfterRound: after, Aggregate: o.Aggregate}); err != nil {
+	// Paper: every client trains, the server hears S of them. Code: the S
+	// selected clients train and are averaged weighted by their sizes.
+	train, hear := 0, o.Aggregate
+	if o.Variant == Code {
+		train, hear = o.Aggregate, 0
+		copy(weights, sizes)
+	}
+	if err := fedrun.RunHooks(N, train, o.Rounds, weights, global, o.Seed, tagRound, local,
+		fedrun.Hooks{Server: server, AfterRound: after, Aggregate: hear}); err != nil {
 		return nil, err
 	}
 	if o.Rounds == 0 {
@@ -453,10 +487,10 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 }
 
 // evalGroup scores the models v(i) on the clients' test sets.
-func evalGroup(pool *fedrun.Pool[*worker], clients []data.ClientData, v func(i int) []float64, classes, draws int, seed, round, group uint64) (fl.ClassGroupMetrics, error) {
+func evalGroup(pool *fedrun.Pool[*worker], clients []data.ClientData, v func(i int) []float64, classes int, o *Options, round, group uint64) (fl.ClassGroupMetrics, error) {
 	return fedrun.Score(pool, clients, classes, func(w *worker, i int) ([]float64, error) {
-		rng := rand.New(rand.NewPCG(seed, data.StreamID(tagEval, round, group, uint64(i))))
-		return w.predict(v(i), clients[i].XTest, draws, rng)
+		rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(tagEval, round, group, uint64(i))))
+		return w.predict(v(i), clients[i].XTest, o.EvalDraws, o.NoiseStd, rng)
 	})
 }
 

@@ -37,7 +37,7 @@ func TestStepByHand(t *testing.T) {
 	x := []float64{0.5, -1, 1.5, 0.25, -0.7, 0.9}
 	y := []float64{1, 0, 1}
 	const n = 40 // the client's data size in (n/b)
-	o := Options{Zeta: 3, LR1: 0.01, LR2: 0.02, MC: 1}
+	o := Options{Zeta: 3, LR1: 0.01, LR2: 0.02, MC: 1, NoiseStd: 1}
 	mi, ri := slices.Clone(vi[:nw]), slices.Clone(vi[nw:])
 	mw, rw := slices.Clone(vw[:nw]), slices.Clone(vw[nw:])
 	// The same step with Adam (fresh moments) on copies, same draws.
@@ -66,43 +66,7 @@ func TestStepByHand(t *testing.T) {
 	for j := range th {
 		th[j] = mi[j] + sp(ri[j])*eps[j]
 	}
-	W1, b1, W2, b2 := th[0:6], th[6:9], th[9:15], th[15:17]
-	g := make([]float64, nw)
-	gW1, gb1, gW2, gb2 := g[0:6], g[6:9], g[9:15], g[15:17]
-	b := float64(len(y))
-	for s := range y {
-		xs := x[2*s : 2*s+2]
-		var h [3]float64
-		for u := range 3 {
-			h[u] = math.Max(0, W1[2*u]*xs[0]+W1[2*u+1]*xs[1]+b1[u])
-		}
-		var z [2]float64
-		for c := range 2 {
-			z[c] = W2[3*c]*h[0] + W2[3*c+1]*h[1] + W2[3*c+2]*h[2] + b2[c]
-		}
-		mx := math.Max(z[0], z[1])
-		den := math.Exp(z[0]-mx) + math.Exp(z[1]-mx)
-		var dz [2]float64
-		for c := range 2 {
-			dz[c] = math.Exp(z[c]-mx) / den / b
-		}
-		dz[int(y[s])] -= 1 / b
-		for c := range 2 {
-			gb2[c] += dz[c]
-			for u := range 3 {
-				gW2[3*c+u] += dz[c] * h[u]
-			}
-		}
-		for u := range 3 {
-			if h[u] <= 0 {
-				continue
-			}
-			dh := dz[0]*W2[u] + dz[1]*W2[3+u]
-			gb1[u] += dh
-			gW1[2*u] += dh * xs[0]
-			gW1[2*u+1] += dh * xs[1]
-		}
-	}
+	g := handGrad(th, x, y)
 	for j := 0; j < nw; j++ {
 		// Personalised step: ∇Ω = n·∇CE through θ = μ + σ g, plus ζ ∇KL.
 		sq, sw := sp(ri[j]), sp(rw[j])
@@ -166,7 +130,7 @@ func TestStepMonteCarloDraws(t *testing.T) {
 	x, y := []float64{0.5, -1, 1.5, 0.25}, []float64{1, 0}
 	w.begin(vi, vw)
 	w.nrm = meanfield.NewNormals(rand.New(rand.NewPCG(1, 2)))
-	o := Options{Zeta: 1, LR1: 1e-3, LR2: 1e-3, MC: 2}
+	o := Options{Zeta: 1, LR1: 1e-3, LR2: 1e-3, MC: 2, NoiseStd: 1}
 	mi := slices.Clone(vi[:nw])
 	// Replay the two draws by hand through the same network.
 	probe := meanfield.NewNormals(rand.New(rand.NewPCG(1, 2)))
@@ -199,7 +163,7 @@ func TestStepMonteCarloDraws(t *testing.T) {
 func TestRunDeterministic(t *testing.T) {
 	ds := blobs.Dataset(4, 30, 20, 3)
 	o := Options{Arch: tinyArch, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 1e-3, LR2: 1e-3, MC: 2, Batch: 8, LocalSteps: 3,
-		Beta: 0.9, Rounds: 4, Aggregate: 3, EvalLast: 2, EvalDraws: 2, Seed: 5}
+		Beta: 0.9, Rounds: 4, Aggregate: 3, EvalLast: 2, EvalDraws: 2, PersonalSteps: 1, NoiseStd: 1, Seed: 5}
 	run := func(procs int) *Result {
 		prev := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(prev)
@@ -270,4 +234,47 @@ func TestBadSettings(t *testing.T) {
 	if _, err := Run(ds, o); err == nil {
 		t.Error("diverging step sizes ran without an error")
 	}
+}
+
+// handGrad is the gradient of the mean cross-entropy of the tiny MLP
+// (tinyArch) at θ on the rows of x, forward and backward written out.
+func handGrad(th, x, y []float64) []float64 {
+	W1, b1, W2, b2 := th[0:6], th[6:9], th[9:15], th[15:17]
+	g := make([]float64, len(th))
+	gW1, gb1, gW2, gb2 := g[0:6], g[6:9], g[9:15], g[15:17]
+	b := float64(len(y))
+	for s := range y {
+		xs := x[2*s : 2*s+2]
+		var h [3]float64
+		for u := range 3 {
+			h[u] = math.Max(0, W1[2*u]*xs[0]+W1[2*u+1]*xs[1]+b1[u])
+		}
+		var z [2]float64
+		for c := range 2 {
+			z[c] = W2[3*c]*h[0] + W2[3*c+1]*h[1] + W2[3*c+2]*h[2] + b2[c]
+		}
+		mx := math.Max(z[0], z[1])
+		den := math.Exp(z[0]-mx) + math.Exp(z[1]-mx)
+		var dz [2]float64
+		for c := range 2 {
+			dz[c] = math.Exp(z[c]-mx) / den / b
+		}
+		dz[int(y[s])] -= 1 / b
+		for c := range 2 {
+			gb2[c] += dz[c]
+			for u := range 3 {
+				gW2[3*c+u] += dz[c] * h[u]
+			}
+		}
+		for u := range 3 {
+			if h[u] <= 0 {
+				continue
+			}
+			dh := dz[0]*W2[u] + dz[1]*W2[3+u]
+			gb1[u] += dh
+			gW1[2*u] += dh * xs[0]
+			gW1[2*u+1] += dh * xs[1]
+		}
+	}
+	return g
 }
