@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 
@@ -48,6 +49,11 @@ const (
 	clientChunkField = 3
 )
 
+var (
+	errNotChunk       = errors.New("expected a payload chunk")
+	errMalformedChunk = errors.New("malformed payload chunk")
+)
+
 // rawChunk locates the payload bytes of a message that must be a Chunk in
 // field field of its oneof: the message is exactly the field's tag, its
 // length, and the Chunk (the tag of data, its length, the bytes). It
@@ -62,25 +68,24 @@ func rawChunk(data mem.BufferSlice, field uint64) (off, n int, err error) {
 		}
 	}
 	total := data.Len()
-	notChunk := fmt.Errorf("expected a payload chunk")
 	tag, k := binary.Uvarint(h)
 	if k <= 0 || tag != field<<3|2 {
-		return 0, 0, notChunk
+		return 0, 0, errNotChunk
 	}
 	outer, k2 := binary.Uvarint(h[k:])
 	if k2 <= 0 || uint64(total-k-k2) != outer {
-		return 0, 0, fmt.Errorf("malformed payload chunk")
+		return 0, 0, errMalformedChunk
 	}
 	p := k + k2
 	if outer == 0 {
 		return p, 0, nil // an empty Chunk: no data
 	}
 	if p >= len(h) || h[p] != 1<<3|2 { // Chunk.data, length-delimited
-		return 0, 0, fmt.Errorf("malformed payload chunk")
+		return 0, 0, errMalformedChunk
 	}
 	inner, k3 := binary.Uvarint(h[p+1:])
 	if k3 <= 0 || uint64(total-p-1-k3) != inner {
-		return 0, 0, fmt.Errorf("malformed payload chunk")
+		return 0, 0, errMalformedChunk
 	}
 	return p + 1 + k3, int(inner), nil
 }

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -135,5 +136,25 @@ func testPayloadEncoding(t *testing.T) {
 				t.Fatalf("n=%d: float %d decodes to %v, want %v", n, i, back[i], xs[i])
 			}
 		}
+	}
+}
+
+// Decoding a chunk allocates nothing.
+func TestAddRawDoesNotAllocate(t *testing.T) {
+	const n = 4096
+	data := make([]byte, 8*n)
+	data[5] = 7
+	msg := wireChunk(t, data, 3)
+	dst := make([]float64, n)
+	hdr := &pb.Payload{Size: 8 * n, Crc32C: crc32.Checksum(data, castagnoli)}
+	var rd chunkReader
+	allocs := testing.AllocsPerRun(20, func() {
+		rd.start(hdr, dst)
+		if done, err := rd.addRaw(msg, serverChunkField); !done || err != nil {
+			t.Fatalf("done %v, %v", done, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("addRaw: %v allocations per chunk, want 0", allocs)
 	}
 }
