@@ -55,11 +55,15 @@ func (cfg *ClientConfig) logf(format string, a ...any) {
 func Dial(addr string, creds credentials.TransportCredentials) (*grpc.ClientConn, error) {
 	bc := backoff.DefaultConfig
 	bc.BaseDelay, bc.MaxDelay = 100*time.Millisecond, 2*time.Second
+	readBuffer := ioBuffer
+	if isTLS(creds) {
+		readBuffer = 0 // see NewServer
+	}
 	return grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: 5 * time.Second}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
 		grpc.WithInitialWindowSize(windowSize), grpc.WithInitialConnWindowSize(windowSize),
-		grpc.WithWriteBufferSize(ioBuffer), grpc.WithReadBufferSize(ioBuffer))
+		grpc.WithWriteBufferSize(ioBuffer), grpc.WithReadBufferSize(readBuffer))
 }
 
 // permanent reports whether a session error means retrying is useless.

@@ -43,7 +43,7 @@ func NewLoopback(cfg ServerConfig, clients []ClientConfig, useTLS bool) (*Loopba
 	if err != nil {
 		return nil, err
 	}
-	l := &Loopback{Co: co, Addr: lis.Addr().String(), srv: grpc.NewServer(append(ServerOptions(), grpc.Creds(sc))...)}
+	l := &Loopback{Co: co, Addr: lis.Addr().String(), srv: NewServer(sc)}
 	RegisterService(l.srv, co)
 	go l.srv.Serve(lis)
 	l.errs = make([]error, len(clients))

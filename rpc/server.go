@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -106,11 +107,27 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 }
 
 // ServerOptions are the gRPC server options the protocol needs (message
-// size limits, codec, buffers); add credentials to them.
+// size limits, codec, buffers); add credentials to them, or use NewServer.
 func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.ForceServerCodecV2(codec{}), grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
 		grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize),
 		grpc.WriteBufferSize(ioBuffer), grpc.ReadBufferSize(ioBuffer)}
+}
+
+// NewServer is a gRPC server with ServerOptions and creds. Under TLS it
+// reads without a buffer of its own: the TLS connection hands out whole
+// decrypted records, and a second buffer would copy every byte once more.
+func NewServer(creds credentials.TransportCredentials) *grpc.Server {
+	opts := append(ServerOptions(), grpc.Creds(creds))
+	if isTLS(creds) {
+		opts = append(opts, grpc.ReadBufferSize(0))
+	}
+	return grpc.NewServer(opts...)
+}
+
+// isTLS reports whether creds are TLS's.
+func isTLS(creds credentials.TransportCredentials) bool {
+	return creds != nil && creds.Info().SecurityProtocol == "tls"
 }
 
 func (c *Coordinator) logf(format string, a ...any) {

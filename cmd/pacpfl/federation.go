@@ -258,7 +258,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "server", usagef("--listen %s: %v", *listen, err))
 	}
-	gs := grpc.NewServer(append(rpc.ServerOptions(), grpc.Creds(creds))...)
+	gs := rpc.NewServer(creds)
 	rpc.RegisterService(gs, co)
 	go gs.Serve(lis)
 	defer stopGRPC(gs)
