@@ -27,7 +27,7 @@ func init() {
 }
 
 func bnnUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pacpfl bnn eval --data FILE.csv [--arch mlp|bcnn] [--hidden H] [--classes C] [--image HxW] --init-seed S [--samples L] [--sigma-mu 1] [--sigma-omega 1] [--json]")
+	fmt.Fprintln(w, "usage: pacpfl bnn eval --data FILE.csv [--arch mlp|bcnn] [--hidden H] [--classes C] [--image HxW] --init-seed S [--samples L] [--sigma-mu 3] [--sigma-omega 1] [--json]")
 }
 
 func runBNN(args []string, stdout, stderr io.Writer) int {
