@@ -130,9 +130,15 @@ cases=$((cases + 1))
 
 # Ctrl-C stops a run promptly and leaves no file.
 cases=$((cases + 1))
-# (Job control on: a background job of a script otherwise ignores SIGINT.)
+# (Job control on: a background job of a script otherwise ignores SIGINT.
+# And a script that is itself a background job — CI started with `&` —
+# passes an ignored SIGINT down to every child, which job control cannot
+# undo and Go keeps ignoring, as it should; env --default-signal restores
+# the default disposition for the child where coreutils has it.)
+dflt=()
+if env --default-signal=INT true 2>/dev/null; then dflt=(env --default-signal=INT); fi
 set -m
-"$BIN" train --k 8 -T 100000 --quiet --json "$O/interrupted.json" >/dev/null 2>&1 &
+"${dflt[@]}" "$BIN" train --k 8 -T 100000 --quiet --json "$O/interrupted.json" >/dev/null 2>&1 &
 pid=$!
 set +m
 sleep 1
