@@ -36,7 +36,10 @@ P=$T/pacpfl
 N=4
 PORT=$((20000 + RANDOM % 20000))
 ADDR=127.0.0.1:$PORT
-FLAGS=(--clients $N --new-clients 2 --rounds 400 --k 2 -c 3 --batch 5 --bound-samples 0 --bound-trained-samples 0 --seed 11 --quiet)
+# Long enough that every kill lands mid-run on a fast idle machine (400
+# rounds once finished inside the half-second the script waited).
+ROUNDS=2000
+FLAGS=(--clients $N --new-clients 2 --rounds $ROUNDS --k 2 -c 3 --batch 5 --bound-samples 0 --bound-trained-samples 0 --seed 11 --quiet)
 
 "$P" certs --out "$T/certs" --clients $N >/dev/null
 "$P" train "${FLAGS[@]}" --json "$T/train.json" >/dev/null
@@ -70,8 +73,10 @@ wait_for "[ -f '$T/ckpt/server.ckpt' ]"
 { kill -9 "${CL[1]}" && wait "${CL[1]}"; } 2>/dev/null || true
 start_client 1
 wait_for "grep -q 'client 1 rejoined' '$T/server.log'"
-before=$(stat -c %Y.%s "$T/ckpt/server.ckpt")
-sleep 0.5
+# Kill the server once it has checkpointed again after the rejoin (a
+# condition, not a fixed sleep: the run's speed varies with the machine).
+before=$(stat -c %.9Y "$T/ckpt/server.ckpt")
+wait_for "[ \$(stat -c %.9Y '$T/ckpt/server.ckpt') != $before ]"
 kill -9 "$SERVER" 2>/dev/null || die "the run finished before the server could be killed (raise --rounds)"
 wait "$SERVER" 2>/dev/null || true
 [ ! -e "$T/first.json" ] || die "the killed server wrote a report"
@@ -90,9 +95,9 @@ wait "$SERVER" || die "the resumed server failed"
 for i in $(seq 0 $((N - 1))); do wait "${CL[$i]}" || die "client $i failed"; done
 grep -q 'resuming from .* after round' "$T/server.log" || die "the server did not resume"
 round=$(sed -n 's/.*resuming from .* after round \([0-9]*\).*/\1/p' "$T/server.log" | head -n 1)
-[ "$round" -gt 0 ] && [ "$round" -lt 400 ] || die "resumed after round $round: not mid-run"
+[ "$round" -gt 0 ] && [ "$round" -lt $ROUNDS ] || die "resumed after round $round: not mid-run"
 term=$(sed -n 's/.*stopped after round \([0-9]*\).*/\1/p' "$T/server.log" | tail -n 1)
-[ "$term" -gt "$round" ] && [ "$term" -lt 400 ] || die "SIGTERM stop after round $term: not mid-run"
+[ "$term" -gt "$round" ] && [ "$term" -lt $ROUNDS ] || die "SIGTERM stop after round $term: not mid-run"
 strip() { grep -v '"train_seconds"\|"total_seconds"' "$1"; }
 if ! diff <(strip "$T/train.json") <(strip "$T/resumed.json") >"$T/diff.log"; then
 	die "the resumed networked report differs from pacpfl train's"
