@@ -8,27 +8,35 @@ import (
 	"github.com/pacpfl/pacpfl/lml"
 )
 
-// BenchmarkStep is one client iteration of the paper's setting: MLP
-// 784-100-10, b = 100, K = 1 (a batch of random pixels).
-func BenchmarkStep(b *testing.B) {
+// benchSetup is the benchmarks' worker on MLP 784-100-10 with a batch of
+// 100 random images, and the client's and server's (μ, ρ) with μ drawn
+// from N(0, 0.1²) and ρ = rho0.
+func benchSetup(b *testing.B, rho0 float64) (w *worker, vi, vw, x, y []float64, r *rand.Rand) {
 	w, err := newWorker(lml.BNN{Arch: lml.ArchMLP})
 	if err != nil {
 		b.Fatal(err)
 	}
 	nw := w.net.NumWeights()
-	r := rand.New(rand.NewPCG(1, 1))
-	vi, vw := make([]float64, 2*nw), make([]float64, 2*nw)
+	r = rand.New(rand.NewPCG(1, 1))
+	vi, vw = make([]float64, 2*nw), make([]float64, 2*nw)
 	for j := 0; j < nw; j++ {
 		vi[j], vw[j] = 0.1*r.NormFloat64(), 0.1*r.NormFloat64()
-		vi[nw+j], vw[nw+j] = -2.5, -2.5
+		vi[nw+j], vw[nw+j] = rho0, rho0
 	}
-	x, y := make([]float64, 100*784), make([]float64, 100)
+	x, y = make([]float64, 100*784), make([]float64, 100)
 	for i := range x {
 		x[i] = r.Float64()
 	}
 	for i := range y {
 		y[i] = float64(i % 10)
 	}
+	return w, vi, vw, x, y, r
+}
+
+// BenchmarkStep is one client iteration of the paper's setting: MLP
+// 784-100-10, b = 100, K = 1 (a batch of random pixels).
+func BenchmarkStep(b *testing.B) {
+	w, vi, vw, x, y, r := benchSetup(b, -2.5)
 	o := DefaultOptions()
 	w.begin(vi, vw)
 	w.nrm = meanfield.NewNormals(r)
@@ -43,24 +51,8 @@ func BenchmarkStep(b *testing.B) {
 // BenchmarkCodeStep is one local iteration of the Code variant (5
 // personalised Adam steps and one global one) on the same network and batch.
 func BenchmarkCodeStep(b *testing.B) {
-	w, err := newWorker(lml.BNN{Arch: lml.ArchMLP})
-	if err != nil {
-		b.Fatal(err)
-	}
+	w, vi, vw, x, y, r := benchSetup(b, -3)
 	nw := w.net.NumWeights()
-	r := rand.New(rand.NewPCG(1, 1))
-	vi, vw := make([]float64, 2*nw), make([]float64, 2*nw)
-	for j := 0; j < nw; j++ {
-		vi[j], vw[j] = 0.1*r.NormFloat64(), 0.1*r.NormFloat64()
-		vi[nw+j], vw[nw+j] = -3, -3
-	}
-	x, y := make([]float64, 100*784), make([]float64, 100)
-	for i := range x {
-		x[i] = r.Float64()
-	}
-	for i := range y {
-		y[i] = float64(i % 10)
-	}
 	o := CodeOptions()
 	w.beginCode(vi, vw)
 	z := func() *adamState { return &adamState{m: make([]float64, 2*nw), s: make([]float64, 2*nw)} }
