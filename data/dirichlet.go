@@ -28,6 +28,7 @@ type DirichletConfig struct {
 	MinSamples int
 	MaxImages  int // use a random subset of at most this many images (0: all)
 	Seed       uint64
+	Pixels     PixelScale // "" or PixelsUnit: p/255; PixelsSymmetric: 2p/255 − 1
 }
 
 // Dirichlet splits the pool label by label (SPEC §7's EMNIST protocol):
@@ -115,7 +116,7 @@ func dirichlet(im *Images, cfg DirichletConfig, only int) (*Dataset, error) {
 		nt := min(max(int(math.Round(cfg.TestFraction*float64(len(idx)))), 1), len(idx)-1)
 		split[k] = part{train: idx[nt:], test: idx[:nt]}
 	}
-	ds := im.datasetOnly(fmt.Sprintf("%s/dirichlet-%g", im.Name, cfg.Alpha), split[:cfg.Clients], split[cfg.Clients:], cfg.Seed, only)
+	ds := im.datasetOnly(fmt.Sprintf("%s/dirichlet-%g", im.Name, cfg.Alpha), split[:cfg.Clients], split[cfg.Clients:], cfg.Seed, only, cfg.Pixels)
 	if attempt > 0 {
 		ds.Notes = append(ds.Notes, fmt.Sprintf("dirichlet: %d partition(s) redrawn because a client had fewer than %d images", attempt, cfg.MinSamples))
 	}
@@ -143,6 +144,9 @@ func (c *DirichletConfig) defaults() error {
 		return fmt.Errorf("dirichlet: MinSamples must be ≥ 2 (one training and one test image), got %d", c.MinSamples)
 	case c.MaxImages < 0:
 		return fmt.Errorf("dirichlet: negative MaxImages %d", c.MaxImages)
+	}
+	if err := c.Pixels.check(); err != nil {
+		return fmt.Errorf("dirichlet: %w", err)
 	}
 	return nil
 }

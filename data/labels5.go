@@ -29,6 +29,7 @@ type Labels5Config struct {
 	// are scaled down by the same factor (rounded down, at least 1 each).
 	MaxImages int
 	Seed      uint64
+	Pixels    PixelScale // "" or PixelsUnit: p/255; PixelsSymmetric: 2p/255 − 1
 }
 
 // Labels5 is the pFedBayes protocol (SPEC §11) on the pooled images: one
@@ -156,7 +157,7 @@ func labels5(im *Images, cfg Labels5Config, only int) (*Dataset, error) {
 	if split == "" {
 		split = fmt.Sprintf("%d+%d", cfg.Train, cfg.Test)
 	}
-	ds := im.datasetOnly(im.Name+"/labels5-"+split, existing, newParts, cfg.Seed, only)
+	ds := im.datasetOnly(im.Name+"/labels5-"+split, existing, newParts, cfg.Seed, only, cfg.Pixels)
 	ds.Notes = notes
 	return ds, nil
 }
@@ -168,6 +169,9 @@ func (c Labels5Config) sizes() (train, test int, err error) {
 	}
 	if c.MaxImages < 0 {
 		return 0, 0, fmt.Errorf("labels5: negative MaxImages %d", c.MaxImages)
+	}
+	if err := c.Pixels.check(); err != nil {
+		return 0, 0, fmt.Errorf("labels5: %w", err)
 	}
 	if c.Split == "" {
 		if c.Train < 1 || c.Test < 1 {

@@ -20,6 +20,33 @@ const (
 	tagShardTest = 0x73687465737473   // "shtests": a client's train/test split
 )
 
+// PixelScale is how the splits turn a stored pixel p ∈ {0, …, 255} into
+// the float64 a client sees.
+type PixelScale string
+
+// The pixel scales. The zero value is PixelsUnit.
+const (
+	// PixelsUnit is p/255 in [0, 1], this package's default.
+	PixelsUnit PixelScale = "unit"
+	// PixelsSymmetric is 2p/255 − 1 in [−1, 1]: torchvision's
+	// Normalize(0.5, 0.5) after ToTensor, the preparation of the pFedBayes
+	// authors' data (their generate_niid_users_mnist.py).
+	PixelsSymmetric PixelScale = "symmetric"
+)
+
+// check returns an error naming an unknown scale.
+func (s PixelScale) check() error {
+	switch s {
+	case "", PixelsUnit, PixelsSymmetric:
+		return nil
+	}
+	return fmt.Errorf("unknown pixel scale %q (unit or symmetric)", string(s))
+}
+
+// CheckPixelScale returns an error naming s unless it is a known scale
+// ("" counts as PixelsUnit).
+func CheckPixelScale(s string) error { return PixelScale(s).check() }
+
 // part is one client's share of an image pool: indices of its training
 // and test images.
 type part struct{ train, test []int }
@@ -66,13 +93,13 @@ func (im *Images) subset(max int, seed uint64) []int {
 // the stream (seed, "rowshuff", group, client) so that a client's data are
 // not sorted by label, pixels as float64 pixel/255, labels as float64.
 func (im *Images) dataset(name string, existing, newParts []part, seed uint64) *Dataset {
-	return im.datasetOnly(name, existing, newParts, seed, -1)
+	return im.datasetOnly(name, existing, newParts, seed, -1, PixelsUnit)
 }
 
 // datasetOnly is dataset, with only existing client only (≥ 0) given its
 // data: the others are left empty (the same rows as dataset's, since each
-// client's order has its own stream).
-func (im *Images) datasetOnly(name string, existing, newParts []part, seed uint64, only int) *Dataset {
+// client's order has its own stream), and pixels scaled by px.
+func (im *Images) datasetOnly(name string, existing, newParts []part, seed uint64, only int, px PixelScale) *Dataset {
 	ds := &Dataset{Name: name, D: im.D(), Classes: im.Classes, YStd: 1}
 	for g, parts := range [][]part{existing, newParts} {
 		cs := make([]ClientData, len(parts))
@@ -84,8 +111,8 @@ func (im *Images) datasetOnly(name string, existing, newParts []part, seed uint6
 			for _, idx := range [][]int{p.train, p.test} {
 				r.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
 			}
-			cs[c].X, cs[c].Y = im.rows(p.train)
-			cs[c].XTest, cs[c].YTest = im.rows(p.test)
+			cs[c].X, cs[c].Y = im.rows(p.train, px)
+			cs[c].XTest, cs[c].YTest = im.rows(p.test, px)
 		}
 		if g == 0 {
 			ds.Existing = cs
@@ -105,16 +132,22 @@ func existingClient(ds *Dataset, i int, split string) (*ClientData, error) {
 	return &ds.Existing[i], nil
 }
 
-// rows returns the images idx as a row-major len(idx)×D matrix of pixel/255
-// and their labels.
-func (im *Images) rows(idx []int) (x, y []float64) {
+// rows returns the images idx as a row-major len(idx)×D matrix of pixels
+// scaled by px and their labels.
+func (im *Images) rows(idx []int, px PixelScale) (x, y []float64) {
 	d := im.D()
+	// p/255 or (2p − 255)/255: one correctly rounded division either way
+	// (the unit scale's values are bit for bit those it always had).
+	off, mul := 0.0, 1.0
+	if px == PixelsSymmetric {
+		off, mul = -255, 2
+	}
 	x = make([]float64, len(idx)*d)
 	y = make([]float64, len(idx))
 	for r, i := range idx {
 		row := x[r*d : (r+1)*d]
 		for j, p := range im.Pixels[i*d : (i+1)*d] {
-			row[j] = float64(p) / 255
+			row[j] = (mul*float64(p) + off) / 255
 		}
 		y[r] = float64(im.Labels[i])
 	}

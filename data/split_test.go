@@ -518,3 +518,72 @@ func TestSplitClientAlone(t *testing.T) {
 		t.Errorf("dirichlet client 4: %v", err)
 	}
 }
+
+// TestPixelScales checks that the symmetric scale hands out 2p/255 − 1 of
+// the very rows the unit scale hands out as p/255 (both splits, training
+// and test, existing and new clients), and that unknown scales are refused
+// by name.
+func TestPixelScales(t *testing.T) {
+	im := synthImages(uniform(10, 120))
+	type build func(PixelScale) (*Dataset, error)
+	splits := map[string]build{
+		"labels5": func(px PixelScale) (*Dataset, error) {
+			return Labels5(im, Labels5Config{Train: 4, Test: 6, New: 2, Seed: 3, Pixels: px})
+		},
+		"dirichlet": func(px PixelScale) (*Dataset, error) {
+			return Dirichlet(im, DirichletConfig{Clients: 6, New: 2, Alpha: 0.5, Seed: 3, Pixels: px})
+		},
+	}
+	for name, b := range splits {
+		def, err := b("")
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		unit, err := b(PixelsUnit)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		sym, err := b(PixelsSymmetric)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for g, cs := range [][]ClientData{unit.Existing, unit.New} {
+			for c := range cs {
+				for k, xs := range [][3][]float64{
+					{cs[c].X, sym.client(g, c).X, def.client(g, c).X},
+					{cs[c].XTest, sym.client(g, c).XTest, def.client(g, c).XTest},
+				} {
+					u, s, d := xs[0], xs[1], xs[2]
+					if len(u) == 0 || len(u) != len(s) || !slices.Equal(u, d) {
+						t.Fatalf("%s group %d client %d set %d: %d unit, %d symmetric values; default equals unit: %v", name, g, c, k, len(u), len(s), slices.Equal(u, d))
+					}
+					for j := range u {
+						p := math.Round(u[j] * 255)
+						if u[j] != p/255 || s[j] != (2*p-255)/255 {
+							t.Fatalf("%s group %d client %d set %d value %d: unit %v, symmetric %v (pixel %v)", name, g, c, k, j, u[j], s[j], p)
+						}
+						lo, hi = min(lo, s[j]), max(hi, s[j])
+					}
+				}
+			}
+		}
+		if !(lo >= -1 && hi <= 1 && lo < 0) {
+			t.Errorf("%s: symmetric pixels span [%v, %v], want inside [−1, 1] with negatives", name, lo, hi)
+		}
+		if _, err := b("centred"); err == nil || !strings.Contains(err.Error(), `"centred"`) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: unknown pixel scale: err %v, want one naming the split and the scale", name, err)
+		}
+	}
+	if _, err := Labels5Client(im, Labels5Config{Train: 4, Test: 6, Seed: 3, Pixels: "x"}, 0); err == nil {
+		t.Error("Labels5Client accepted an unknown pixel scale")
+	}
+}
+
+// client is client c of group g (0 existing, 1 new).
+func (ds *Dataset) client(g, c int) *ClientData {
+	if g == 0 {
+		return &ds.Existing[c]
+	}
+	return &ds.New[c]
+}

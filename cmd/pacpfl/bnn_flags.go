@@ -25,6 +25,7 @@ const (
 type bnnFlags struct {
 	model, data                    string
 	partition, split, dataDir      string
+	pixels                         string
 	arch, boundLoss                string
 	alpha, sigmaMu, sigmaOmega     float64
 	postLR, pMin                   float64
@@ -38,7 +39,7 @@ type bnnFlags struct {
 var (
 	bnnOnly = []string{"partition", "split", "alpha", "data-dir", "arch", "hidden", "samples", "posterior-particles",
 		"posterior-steps", "posterior-lr", "alpha-samples", "sigma-mu", "sigma-omega", "bound-loss", "p-min",
-		"weight-draws", "max-images"}
+		"weight-draws", "max-images", "pixels"}
 	gpOnly = []string{"extra", "func-samples", "loss-range", "sigma-p", "pfedgp-mean", "baseline-steps"}
 )
 
@@ -52,6 +53,7 @@ func addBNNFlags(fs *flag.FlagSet, b *bnnFlags) {
 	fs.Float64Var(&b.alpha, "alpha", data.DefaultDirichletAlpha, "bnn, dirichlet: concentration α of the label proportions")
 	fs.StringVar(&b.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
 	fs.IntVar(&b.maxImages, "max-images", 0, "bnn: use at most this many images (0: the split's full sizes)")
+	fs.StringVar(&b.pixels, "pixels", string(data.PixelsUnit), "bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
 	fs.StringVar(&b.arch, "arch", lml.ArchMLP, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
 	fs.IntVar(&b.hidden, "hidden", 0, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
 	fs.IntVar(&b.samples, "samples", lml.DefaultBNNSamples, "bnn: weight samples L of the LML estimate (38) in training")
@@ -167,6 +169,9 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if b.maxImages < 0 {
 		return usagef("--max-images %d must be ≥ 0", b.maxImages)
 	}
+	if err := data.CheckPixelScale(b.pixels); err != nil || b.pixels == "" {
+		return usagef("--pixels %q: want unit or symmetric", b.pixels)
+	}
 	m := b.bnnModel()
 	if err := m.Model.Validate(); err != nil {
 		return usageError{err}
@@ -239,9 +244,9 @@ func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (*data.D
 	var ds *data.Dataset
 	var err error
 	if b.partition == partLabels5 {
-		ds, err = data.Labels5(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed})
+		ds, err = data.Labels5(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)})
 	} else {
-		ds, err = data.Dirichlet(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed})
+		ds, err = data.Dirichlet(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)})
 	}
 	if err != nil {
 		return nil, usageError{err}
@@ -255,9 +260,9 @@ func (b *bnnFlags) client(im *data.Images, f *trainFlags, seed uint64, i int) (*
 	var c *data.ClientData
 	var err error
 	if b.partition == partLabels5 {
-		c, err = data.Labels5Client(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed}, i)
+		c, err = data.Labels5Client(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)}, i)
 	} else {
-		c, err = data.DirichletClient(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed}, i)
+		c, err = data.DirichletClient(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)}, i)
 	}
 	if err != nil {
 		return nil, usagef("--client %d: %v", i, err)

@@ -130,6 +130,9 @@ func TestTrainBNNBadInput(t *testing.T) {
 		{[]string{"--model", "bnn", "--new-clients", "-1"}, "--new-clients -1"},
 		{[]string{"--model", "bnn", "--max-images", "-5"}, "--max-images -5"},
 		{[]string{"--model", "bnn", "--max-images", "100"}, "MaxImages 100"},
+		{[]string{"--model", "bnn", "--pixels", "centred"}, `--pixels "centred": want unit or symmetric`},
+		{[]string{"--model", "bnn", "--pixels", ""}, `--pixels "": want unit or symmetric`},
+		{[]string{"--model", "gp", "--pixels", "symmetric"}, "--pixels"},
 		{[]string{"--model", "bnn", "--data-dir", filepath.Join(dir, "nope")}, "apt-get install dataset-fashion-mnist"},
 	} {
 		args := append([]string{"train", "--quiet", "--rounds", "1"}, c.args...)

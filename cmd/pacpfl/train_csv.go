@@ -61,7 +61,7 @@ type csvFlags struct {
 
 // Flags of the synthetic data sets, the BNN image data and the model
 // choice, which a CSV run does not have (its task decides the model).
-var csvDropped = []string{"clients", "new-clients", "extra", "data", "model", "partition", "split", "alpha", "data-dir", "arch", "max-images"}
+var csvDropped = []string{"clients", "new-clients", "extra", "data", "model", "partition", "split", "alpha", "data-dir", "arch", "max-images", "pixels"}
 
 func (c *csvFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&c.path, "data", "", "the CSV `FILE`: a header naming the columns, then one row per sample (README, \"Your own data\")")
