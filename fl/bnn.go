@@ -82,7 +82,7 @@ func (b *BNNModel) release(e *lml.BNNEstimator) {
 type bnnClient struct {
 	model *BNNModel
 	x, y  []float64
-	rows  rowSampler
+	rows  data.RowSampler
 	lmls  []float64
 }
 
@@ -91,7 +91,7 @@ func (b *BNNModel) NewClient(c *data.ClientData) (Client, error) {
 	if err := b.Model.CheckData(c.X, c.Y); err != nil {
 		return nil, err
 	}
-	return &bnnClient{model: b, x: c.X, y: c.Y, rows: rowSampler{d: b.Model.D()}}, nil
+	return &bnnClient{model: b, x: c.X, y: c.Y}, nil
 }
 
 func (c *bnnClient) Update(particles []float64, k, dphi, batch int, rng *rand.Rand, grad []float64) (float64, error) {
@@ -109,7 +109,9 @@ func (c *bnnClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ra
 	m := len(c.y)
 	bx, by := c.x, c.y
 	if batch > 0 && batch < m {
-		bx, by = c.rows.sample(c.x, c.y, batch, rng)
+		if bx, by, err = c.rows.Sample(c.x, c.y, c.model.Model.D(), batch, rng); err != nil {
+			return 0, err
+		}
 	}
 	scale := float64(m) / float64(len(by)) // β = m_i on the batch
 	sum := 0.0
@@ -121,37 +123,6 @@ func (c *bnnClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ra
 		sum += v
 	}
 	return sum / float64(k), nil
-}
-
-// rowSampler draws mini-batches of rows uniformly without replacement
-// (partial Fisher–Yates from the identity, so a batch depends only on the
-// random stream), into buffers it reuses.
-type rowSampler struct {
-	d      int
-	perm   []int
-	bx, by []float64
-}
-
-func (s *rowSampler) sample(x, y []float64, b int, rng *rand.Rand) (bx, by []float64) {
-	m, d := len(y), s.d
-	if len(s.perm) != m {
-		s.perm = make([]int, m)
-	}
-	if len(s.by) < b {
-		s.bx = make([]float64, b*d)
-		s.by = make([]float64, b)
-	}
-	for i := range s.perm {
-		s.perm[i] = i
-	}
-	for i := 0; i < b; i++ {
-		j := i + rng.IntN(m-i)
-		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
-		r := s.perm[i]
-		copy(s.bx[i*d:(i+1)*d], x[r*d:(r+1)*d])
-		s.by[i] = y[r]
-	}
-	return s.bx[:b*d], s.by[:b]
 }
 
 // Random-stream tag of the BNN posterior inference ("bnnpost").

@@ -86,9 +86,10 @@ func TestBNNClientUpdate(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		x, y := ds.Existing[0].X, ds.Existing[0].Y
 		if batch > 0 {
-			var rs rowSampler
-			rs.d = b.Model.D()
-			x, y = rs.sample(x, y, batch, rng)
+			var rs data.RowSampler
+			if x, y, err = rs.Sample(x, y, b.Model.D(), batch, rng); err != nil {
+				t.Fatal(err)
+			}
 		}
 		e, err := lml.NewBNNEstimator(b.Model, b.Samples, conv.Options{Workers: 1})
 		if err != nil {
