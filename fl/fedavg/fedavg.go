@@ -213,9 +213,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		defer pool.Put(k)
 		return k.clientUpdate(&ds.Existing[i], g, out, o.LocalSteps, &o, rng)
 	}
-	var evalSecs float64
 	evaluate := func(round int, final bool) error {
-		t0 := time.Now()
 		gm, err := evalGroup(pool, ds.Existing, func(int) []float64 { return global }, ds.Classes)
 		if err != nil {
 			return fmt.Errorf("global model: %w", err)
@@ -235,35 +233,25 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 				res.NewGM = &nm
 			}
 		}
-		evalSecs += time.Since(t0).Seconds()
 		return nil
 	}
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Progress: o.Progress}
 	after := func(t int) error {
 		for _, v := range global {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("fedavg: the global weights diverged (step η = %g)", o.LR)
 			}
 		}
-		if t+1 > o.Rounds-o.EvalLast {
-			if err := evaluate(t+1, t+1 == o.Rounds); err != nil {
-				return err
-			}
-		}
-		if o.Progress != nil {
-			o.Progress(t+1, o.Rounds)
-		}
-		return nil
+		return win.AfterRound(t)
 	}
 	if err := fedrun.RunHooks(N, o.ClientsPerRound, o.Rounds, weights, global, o.Seed, tagRound, local, fedrun.Hooks{AfterRound: after}); err != nil {
 		return nil, err
 	}
-	if o.Rounds == 0 {
-		if err := evaluate(0, true); err != nil {
-			return nil, err
-		}
+	if err := win.Finish(); err != nil {
+		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
-	res.TrainSeconds = res.Seconds - evalSecs
+	res.TrainSeconds = res.Seconds - win.Seconds
 	if o.FineTune == 0 {
 		return res, nil
 	}

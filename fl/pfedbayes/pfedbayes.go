@@ -418,9 +418,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 			g[j] = (1-o.Beta)*v + o.Beta*mean[j]
 		}
 	}
-	var evalSecs float64
 	evaluate := func(round int, final bool) error {
-		t0 := time.Now()
 		pm, err := evalGroup(pool, ds.Existing, func(i int) []float64 { return clients[i] }, ds.Classes, &o, uint64(round), 0)
 		if err != nil {
 			return fmt.Errorf("personalised models: %w", err)
@@ -447,20 +445,9 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 				res.NewGM = &nm
 			}
 		}
-		evalSecs += time.Since(t0).Seconds()
 		return nil
 	}
-	after := func(t int) error {
-		if t+1 > o.Rounds-o.EvalLast {
-			if err := evaluate(t+1, t+1 == o.Rounds); err != nil {
-				return err
-			}
-		}
-		if o.Progress != nil {
-			o.Progress(t+1, o.Rounds)
-		}
-		return nil
-	}
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Progress: o.Progress}
 	weights := make([]float64, N)
 	for i := range weights {
 		weights[i] = 1 // (β/S) Σ: the plain mean
@@ -473,16 +460,14 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		copy(weights, sizes)
 	}
 	if err := fedrun.RunHooks(N, train, o.Rounds, weights, global, o.Seed, tagRound, local,
-		fedrun.Hooks{Server: server, AfterRound: after, Aggregate: hear}); err != nil {
+		fedrun.Hooks{Server: server, AfterRound: win.AfterRound, Aggregate: hear}); err != nil {
 		return nil, err
 	}
-	if o.Rounds == 0 {
-		if err := evaluate(0, true); err != nil {
-			return nil, err
-		}
+	if err := win.Finish(); err != nil {
+		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
-	res.TrainSeconds = res.Seconds - evalSecs
+	res.TrainSeconds = res.Seconds - win.Seconds
 	return res, nil
 }
 

@@ -1,0 +1,60 @@
+package fedrun
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func TestEvalWindow(t *testing.T) {
+	for _, c := range []struct {
+		rounds, last int
+		want         []string
+	}{
+		{5, 2, []string{"4", "5 final"}},
+		{3, 10, []string{"1", "2", "3 final"}},
+		{4, 1, []string{"4 final"}},
+		{0, 3, []string{"0 final"}},
+	} {
+		var got []string
+		var progress []int
+		w := EvalWindow{Rounds: c.rounds, Last: c.last,
+			Eval: func(round int, final bool) error {
+				s := fmt.Sprint(round)
+				if final {
+					s += " final"
+				}
+				got = append(got, s)
+				return nil
+			},
+			Progress: func(round, rounds int) {
+				if rounds != c.rounds {
+					t.Errorf("progress of %d rounds, want %d", rounds, c.rounds)
+				}
+				progress = append(progress, round)
+			}}
+		for r := range c.rounds {
+			if err := w.AfterRound(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) || len(progress) != c.rounds || (c.rounds > 0 && progress[c.rounds-1] != c.rounds) {
+			t.Errorf("rounds %d, last %d: evaluated %q (want %q), progress %v", c.rounds, c.last, got, c.want, progress)
+		}
+		if w.Seconds < 0 {
+			t.Errorf("negative evaluation time %v", w.Seconds)
+		}
+	}
+	boom := errors.New("boom")
+	w := EvalWindow{Rounds: 2, Last: 1, Eval: func(int, bool) error { return boom }}
+	if err := w.AfterRound(0); err != nil {
+		t.Fatalf("round 1 is outside the window, got %v", err)
+	}
+	if err := w.AfterRound(1); !errors.Is(err, boom) {
+		t.Fatalf("the evaluation's error was lost: %v", err)
+	}
+}
