@@ -3,13 +3,13 @@ package fl
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/pacpfl/pacpfl/conv"
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/internal/workq"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -141,48 +141,25 @@ func (b *BNNModel) PredictGroup(particles []float64, clients []data.ClientData, 
 // predictGroup with the conditioning data chosen by condition(c).
 func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, seed, group uint64, condition func(c *data.ClientData) (x, y []float64)) ([]ClassPrediction, error) {
 	preds := make([]ClassPrediction, len(clients))
-	workers := min(runtime.GOMAXPROCS(0), len(clients))
+	workers := 0 // GOMAXPROCS
 	if b.Threads > 1 {
 		workers = 1
 	}
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	errs := make([]error, len(clients))
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p, err := lml.NewBNNPredictor(b.Model, b.Posterior, b.convOptions())
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(clients) {
-					return
-				}
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				c := &clients[i]
-				x, y := condition(c)
-				rng := rand.New(rand.NewPCG(seed, data.StreamID(tagBNNPosterior, group, uint64(i))))
-				if errs[i] = p.Fit(particles, x, y, rng); errs[i] != nil {
-					continue
-				}
-				probs := make([]float64, len(c.YTest)*b.Model.Classes)
-				errs[i] = p.Predict(c.XTest, probs)
-				preds[i] = ClassPrediction{Probs: probs}
-			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("predict client %d: %w", i, err)
+	errs := workq.Run(len(clients), workers, func() (*lml.BNNPredictor, error) {
+		return lml.NewBNNPredictor(b.Model, b.Posterior, b.convOptions())
+	}, func(p *lml.BNNPredictor, i int) error {
+		c := &clients[i]
+		x, y := condition(c)
+		rng := rand.New(rand.NewPCG(seed, data.StreamID(tagBNNPosterior, group, uint64(i))))
+		if err := p.Fit(particles, x, y, rng); err != nil {
+			return err
 		}
+		probs := make([]float64, len(c.YTest)*b.Model.Classes)
+		preds[i] = ClassPrediction{Probs: probs}
+		return p.Predict(c.XTest, probs)
+	})
+	if i, err := workq.First(errs); err != nil {
+		return nil, fmt.Errorf("predict client %d: %w", i, err)
 	}
 	return preds, nil
 }

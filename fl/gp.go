@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/internal/workq"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -137,41 +136,23 @@ func (g *GPModel) PredictGroup(particles []float64, clients []data.ClientData) (
 // predictGroup with the conditioning data chosen by condition(c).
 func (g *GPModel) predictGroup(particles []float64, clients []data.ClientData, condition func(c *data.ClientData) (x, y []float64)) ([]Prediction, error) {
 	preds := make([]Prediction, len(clients))
-	errs := make([]error, len(clients))
-	workers := min(runtime.GOMAXPROCS(0), len(clients))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p, err := lml.NewPredictor(g.Model, linalg.NewNative(1))
-			var mix lml.Mixture
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(clients) {
-					return
-				}
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				c := &clients[i]
-				x, y := condition(c)
-				scale := g.Beta.For(len(y)) / float64(len(y))
-				preds[i], errs[i] = predictOne(p, &mix, particles, x, y, c.XTest, c.YTest, scale)
-			}
-		}()
+	type worker struct {
+		p   *lml.Predictor
+		mix lml.Mixture
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("predict client %d: %w", i, err)
-		}
+	errs := workq.Run(len(clients), 0, func() (*worker, error) {
+		p, err := lml.NewPredictor(g.Model, linalg.NewNative(1))
+		return &worker{p: p}, err
+	}, func(w *worker, i int) error {
+		c := &clients[i]
+		x, y := condition(c)
+		scale := g.Beta.For(len(y)) / float64(len(y))
+		var err error
+		preds[i], err = predictOne(w.p, &w.mix, particles, x, y, c.XTest, c.YTest, scale)
+		return err
+	})
+	if i, err := workq.First(errs); err != nil {
+		return nil, fmt.Errorf("predict client %d: %w", i, err)
 	}
 	return preds, nil
 }

@@ -3,11 +3,10 @@ package fl
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/internal/workq"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -428,31 +427,8 @@ func RunPooled(ds *data.Dataset, g *GPModel, o PooledOptions) (*MethodResult, er
 // parallelFor runs f(0..n-1) on GOMAXPROCS workers and returns the error of
 // the lowest failing index.
 func parallelFor(n int, f func(i int) error) error {
-	errs := make([]error, n)
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := 0; w < min(n, runtime.GOMAXPROCS(0)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				errs[i] = f(i)
-			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("item %d: %w", i, err)
-		}
+	if i, err := workq.First(workq.ForEach(n, f)); err != nil {
+		return fmt.Errorf("item %d: %w", i, err)
 	}
 	return nil
 }

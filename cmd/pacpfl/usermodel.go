@@ -6,14 +6,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/pacpfl/pacpfl/conv"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/workq"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/modelfile"
@@ -125,44 +124,24 @@ const predictTag = 0x7573657270726564
 // worker; the results do not depend on the number of workers.
 func (u *userModel) predict(jobs []predictJob) ([]predictOut, error) {
 	out := make([]predictOut, len(jobs))
-	errs := make([]error, len(jobs))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var gp *lml.Predictor
-			var bnn *lml.BNNPredictor
-			var err error
-			if u.regression() {
-				gp, err = lml.NewPredictor(u.gp, linalg.NewNative(1))
-			} else {
-				one := func() blas.Float64 { return linalg.NewNative(1) }
-				bnn, err = lml.NewBNNPredictor(u.bnn, u.post, conv.Options{BLAS: one(), WorkerBLAS: one, Workers: 1})
-			}
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(jobs) {
-					return
-				}
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				out[i], errs[i] = u.predictOne(gp, bnn, &jobs[i])
-			}
-		}()
+	type worker struct {
+		gp  *lml.Predictor
+		bnn *lml.BNNPredictor
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("client %q: %w", jobs[i].id, err)
+	errs := workq.Run(len(jobs), 0, func() (w worker, err error) {
+		if u.regression() {
+			w.gp, err = lml.NewPredictor(u.gp, linalg.NewNative(1))
+		} else {
+			one := func() blas.Float64 { return linalg.NewNative(1) }
+			w.bnn, err = lml.NewBNNPredictor(u.bnn, u.post, conv.Options{BLAS: one(), WorkerBLAS: one, Workers: 1})
 		}
+		return w, err
+	}, func(w worker, i int) (err error) {
+		out[i], err = u.predictOne(w.gp, w.bnn, &jobs[i])
+		return err
+	})
+	if i, err := workq.First(errs); err != nil {
+		return nil, fmt.Errorf("client %q: %w", jobs[i].id, err)
 	}
 	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/workq"
 )
 
 // Local is one client's update in one round: start from global, write the
@@ -135,30 +136,8 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 // ForEach runs f(0), …, f(n−1) on min(GOMAXPROCS, n) goroutines and
 // returns the error of the lowest i that failed (all run regardless).
 func ForEach(n int, f func(i int) error) error {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	next := make(chan int)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				errs[i] = f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := workq.First(workq.ForEach(n, f))
+	return err
 }
 
 // Pool hands out per-goroutine values (a network and its buffers): Get
