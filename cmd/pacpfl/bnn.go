@@ -31,21 +31,7 @@ func bnnUsage(w io.Writer) {
 }
 
 func runBNN(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		bnnUsage(stderr)
-		return exitUsage
-	}
-	switch args[0] {
-	case "eval":
-		return runBNNEval(args[1:], stdout, stderr)
-	case "-h", "--help", "-help", "help":
-		bnnUsage(stdout)
-		fmt.Fprintln(stdout)
-		return runBNNEval([]string{"-h"}, stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "pacpfl bnn: unknown action %q\n", args[0])
-	bnnUsage(stderr)
-	return exitUsage
+	return runEvalAction("bnn", bnnUsage, runBNNEval, args, stdout, stderr)
 }
 
 // bnnEvalResult is the --json output of pacpfl bnn eval. The estimate is

@@ -29,20 +29,26 @@ func gpUsage(w io.Writer) {
 }
 
 func runGP(args []string, stdout, stderr io.Writer) int {
+	return runEvalAction("gp", gpUsage, runGPEval, args, stdout, stderr)
+}
+
+// runEvalAction runs `pacpfl NAME eval …`, the one action of the client
+// model commands (gp, bnn): help prints the usage and eval's flags.
+func runEvalAction(name string, usage func(io.Writer), eval func(args []string, stdout, stderr io.Writer) int, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		gpUsage(stderr)
+		usage(stderr)
 		return exitUsage
 	}
 	switch args[0] {
 	case "eval":
-		return runGPEval(args[1:], stdout, stderr)
+		return eval(args[1:], stdout, stderr)
 	case "-h", "--help", "-help", "help":
-		gpUsage(stdout)
+		usage(stdout)
 		fmt.Fprintln(stdout)
-		return runGPEval([]string{"-h"}, stdout, stderr)
+		return eval([]string{"-h"}, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "pacpfl gp: unknown action %q\n", args[0])
-	gpUsage(stderr)
+	fmt.Fprintf(stderr, "pacpfl %s: unknown action %q\n", name, args[0])
+	usage(stderr)
 	return exitUsage
 }
 

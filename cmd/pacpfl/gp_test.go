@@ -93,7 +93,9 @@ func TestGPEvalErrors(t *testing.T) {
 		msg    string
 	}{
 		{"no action", []string{"gp"}, exitUsage, "usage: pacpfl gp eval"},
-		{"bad action", []string{"gp", "fit"}, exitUsage, `unknown action "fit"`},
+		{"bad action", []string{"gp", "fit"}, exitUsage, `pacpfl gp: unknown action "fit"`},
+		{"bnn: no action", []string{"bnn"}, exitUsage, "usage: pacpfl bnn eval"},
+		{"bnn: bad action", []string{"bnn", "fit"}, exitUsage, `pacpfl bnn: unknown action "fit"`},
 		{"no data", []string{"gp", "eval", "--init-seed", "1"}, exitUsage, "--data is required"},
 		{"neither", []string{"gp", "eval", "--data", data}, exitUsage, "exactly one of"},
 		{"both", []string{"gp", "eval", "--data", data, "--params", okParams, "--init-seed", "1"}, exitUsage, "exactly one of"},
