@@ -304,43 +304,46 @@ type VanillaOptions struct {
 func RunVanilla(ds *data.Dataset, g *GPModel, o VanillaOptions) (*MethodResult, error) {
 	start := time.Now()
 	out := &MethodResult{Method: MethodVanilla}
-	for gi, group := range [][]data.ClientData{ds.Existing, ds.New} {
-		phis := make([][]float64, len(group))
-		err := parallelFor(len(group), func(i int) error {
-			x, y := group[i].PersonalisationData()
-			phi, err := fitOwnLML(g, x, y, o, uint64(gi), uint64(i))
-			phis[i] = phi
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		preds := make([]Prediction, len(group))
-		err = parallelFor(len(group), func(i int) error {
-			c := &group[i]
-			x, y := c.PersonalisationData()
-			pp, err := g.predictGroup(phis[i], []data.ClientData{*c}, func(*data.ClientData) ([]float64, []float64) { return x, y })
-			if err == nil {
-				preds[i] = pp[0]
-			}
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		m, err := Evaluate(preds, group)
-		if err != nil {
-			return nil, err
-		}
-		if gi == 0 {
-			out.Existing = m
-		} else {
-			out.New = m
-		}
+	var err error
+	if out.Existing, err = VanillaGroup(g, ds.Existing, o, 0); err != nil {
+		return nil, err
+	}
+	if out.New, err = VanillaGroup(g, ds.New, o, 1); err != nil {
+		return nil, err
 	}
 	out.Elapsed = time.Since(start)
 	out.Seconds = out.Elapsed.Seconds()
 	return out, nil
+}
+
+// VanillaGroup fits each client's own GP prior on its personalisation data
+// (client i's stream is (o.Seed, tag, i)) and evaluates the posterior on its
+// test set.
+func VanillaGroup(g *GPModel, group []data.ClientData, o VanillaOptions, tag uint64) (GroupMetrics, error) {
+	phis := make([][]float64, len(group))
+	err := parallelFor(len(group), func(i int) error {
+		x, y := group[i].PersonalisationData()
+		phi, err := fitOwnLML(g, x, y, o, tag, uint64(i))
+		phis[i] = phi
+		return err
+	})
+	if err != nil {
+		return GroupMetrics{}, err
+	}
+	preds := make([]Prediction, len(group))
+	err = parallelFor(len(group), func(i int) error {
+		c := &group[i]
+		x, y := c.PersonalisationData()
+		pp, err := g.predictGroup(phis[i], []data.ClientData{*c}, func(*data.ClientData) ([]float64, []float64) { return x, y })
+		if err == nil {
+			preds[i] = pp[0]
+		}
+		return err
+	})
+	if err != nil {
+		return GroupMetrics{}, err
+	}
+	return Evaluate(preds, group)
 }
 
 // fitOwnLML maximises ln N(y | m_φ(X), K_φ + σ²I) over φ with Adam.
@@ -383,12 +386,38 @@ type PooledOptions struct {
 // pooled data (no personalisation).
 func RunPooled(ds *data.Dataset, g *GPModel, o PooledOptions) (*MethodResult, error) {
 	start := time.Now()
-	var px, py []float64
-	for i := range ds.Existing {
-		px = append(px, ds.Existing[i].X...)
-		py = append(py, ds.Existing[i].Y...)
+	p, err := FitPooled(g, ds.Existing, ds.D, o)
+	if err != nil {
+		return nil, err
 	}
-	d := ds.D
+	out := &MethodResult{Method: MethodPooled}
+	if out.Existing, err = p.Evaluate(ds.Existing); err != nil {
+		return nil, err
+	}
+	if out.New, err = p.Evaluate(ds.New); err != nil {
+		return nil, err
+	}
+	out.Elapsed = time.Since(start)
+	out.Seconds = out.Elapsed.Seconds()
+	return out, nil
+}
+
+// Pooled is the pooled GP: its prior φ and the pooled points it conditions
+// every client's prediction on.
+type Pooled struct {
+	g      *GPModel
+	phi    []float64
+	px, py []float64
+}
+
+// FitPooled fits one GP prior by maximising the LML of (a seeded random
+// subset of o.Points of) the pooled training data S_i of clients (d inputs).
+func FitPooled(g *GPModel, clients []data.ClientData, d int, o PooledOptions) (*Pooled, error) {
+	var px, py []float64
+	for i := range clients {
+		px = append(px, clients[i].X...)
+		py = append(py, clients[i].Y...)
+	}
 	if o.Points > 0 && o.Points < len(py) {
 		rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(0x706f6f6c)))
 		perm := rng.Perm(len(py))[:o.Points]
@@ -403,25 +432,17 @@ func RunPooled(ds *data.Dataset, g *GPModel, o PooledOptions) (*MethodResult, er
 	if err != nil {
 		return nil, fmt.Errorf("pooled fit: %w", err)
 	}
-	out := &MethodResult{Method: MethodPooled}
-	pooled := func(*data.ClientData) ([]float64, []float64) { return px, py }
-	pe, err := g.predictGroup(phi, ds.Existing, pooled)
+	return &Pooled{g: g, phi: phi, px: px, py: py}, nil
+}
+
+// Evaluate predicts each client's test set from the pooled points (no
+// personalisation).
+func (p *Pooled) Evaluate(clients []data.ClientData) (GroupMetrics, error) {
+	preds, err := p.g.predictGroup(p.phi, clients, func(*data.ClientData) ([]float64, []float64) { return p.px, p.py })
 	if err != nil {
-		return nil, err
+		return GroupMetrics{}, err
 	}
-	if out.Existing, err = Evaluate(pe, ds.Existing); err != nil {
-		return nil, err
-	}
-	pn, err := g.predictGroup(phi, ds.New, pooled)
-	if err != nil {
-		return nil, err
-	}
-	if out.New, err = Evaluate(pn, ds.New); err != nil {
-		return nil, err
-	}
-	out.Elapsed = time.Since(start)
-	out.Seconds = out.Elapsed.Seconds()
-	return out, nil
+	return Evaluate(preds, clients)
 }
 
 // parallelFor runs f(0..n-1) on GOMAXPROCS workers and returns the error of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/pacpfl/pacpfl/data"
 )
@@ -13,6 +14,8 @@ import (
 type CVPoint struct {
 	Tau    float64   `json:"tau"`
 	SigmaP float64   `json:"sigma_p"`
+	LR     float64   `json:"lr"`       // server learning rate η
+	Rounds int       `json:"rounds"`   // T: the particles after this round were scored
 	RSMSE  float64   `json:"rsmse"`    // mean validation RSMSE over folds
 	Folds  []float64 `json:"per_fold"` // per-fold validation RSMSE
 }
@@ -21,8 +24,16 @@ type CVPoint struct {
 type CVOptions struct {
 	Taus    []float64 // candidate τ
 	SigmaPs []float64 // candidate σ_𝒫
-	Folds   int       // K of K-fold over the existing clients
-	Seed    uint64    // fold assignment
+	// LRs are the candidate server learning rates η (empty: the base
+	// options' η only).
+	LRs []float64
+	// Checkpoints are the numbers of rounds T at which the particles are
+	// scored (empty: the base options' T only). Each training run lasts
+	// max(Checkpoints) rounds and is scored after each checkpoint round, so
+	// T is chosen by early stopping at no extra training cost.
+	Checkpoints []int
+	Folds       int    // K of K-fold over the existing clients
+	Seed        uint64 // fold assignment
 	// Progress, if set, is called after each training run.
 	Progress func(done, total int)
 }
@@ -38,48 +49,105 @@ func CrossValidate(ds *data.Dataset, g *GPModel, base PACPFLOptions, o CVOptions
 	if len(o.Taus) == 0 || len(o.SigmaPs) == 0 {
 		return nil, errors.New("cv: empty grid")
 	}
+	lrs := o.LRs
+	if len(lrs) == 0 {
+		lrs = []float64{base.Server.LR}
+	}
+	checks := slices.Clone(o.Checkpoints)
+	if len(checks) == 0 {
+		checks = []int{base.Server.Rounds}
+	}
+	slices.Sort(checks)
+	checks = slices.Compact(checks)
+	if checks[0] < 1 {
+		return nil, fmt.Errorf("cv: checkpoint after %d rounds (want at least 1)", checks[0])
+	}
 	folds, err := CVFolds(ds, o.Folds, o.Seed)
 	if err != nil {
 		return nil, err
 	}
 	var points []CVPoint
-	total, done := len(o.Taus)*len(o.SigmaPs)*o.Folds, 0
+	total, done := len(o.Taus)*len(o.SigmaPs)*len(lrs)*o.Folds, 0
 	for _, tau := range o.Taus {
 		for _, sp := range o.SigmaPs {
-			p := CVPoint{Tau: tau, SigmaP: sp}
-			for _, fold := range folds {
-				train, val := fold.Train, fold.Val
-				opt := base
-				opt.Server.Tau, opt.SigmaP = tau, sp
-				opt.Bounds = BoundOptions{}
-				opt.Server.ClientsPerRound = min(len(train.Existing), base.Server.ClientsPerRound)
-				if opt.Server.ClientsPerRound == 0 {
-					opt.Server.ClientsPerRound = min(len(train.Existing), DefaultClientsPerRound)
+			for _, lr := range lrs {
+				pts := make([]CVPoint, len(checks))
+				for c, t := range checks {
+					pts[c] = CVPoint{Tau: tau, SigmaP: sp, LR: lr, Rounds: t}
 				}
-				res, gm, err := trainPACPFL(train, g, opt)
-				if err != nil {
-					return nil, fmt.Errorf("cv: τ=%g σ_P=%g: %w", tau, sp, err)
+				name := fmt.Sprintf("τ=%g σ_P=%g η=%g", tau, sp, lr)
+				for _, fold := range folds {
+					if err := cvFold(fold, g, base, tau, sp, lr, checks, pts); err != nil {
+						return nil, fmt.Errorf("cv: %s: %w", name, err)
+					}
+					done++
+					if o.Progress != nil {
+						o.Progress(done, total)
+					}
 				}
-				preds, err := gm.PredictGroup(res.Particles, val)
-				if err != nil {
-					return nil, fmt.Errorf("cv: τ=%g σ_P=%g: %w", tau, sp, err)
+				for c := range pts {
+					pts[c].RSMSE = Mean(pts[c].Folds)
 				}
-				m, err := Evaluate(preds, val)
-				if err != nil {
-					return nil, err
-				}
-				p.Folds = append(p.Folds, m.MeanRSMSE)
-				done++
-				if o.Progress != nil {
-					o.Progress(done, total)
-				}
+				points = append(points, pts...)
 			}
-			p.RSMSE = Mean(p.Folds)
-			points = append(points, p)
 		}
 	}
 	sortCV(points)
 	return points, nil
+}
+
+// cvFold trains PAC-PFL on one fold's federation for the last checkpoint's
+// number of rounds and appends the validation RSMSE of the particles after
+// each checkpoint round to pts[c].Folds.
+func cvFold(fold CVFold, g *GPModel, base PACPFLOptions, tau, sp, lr float64, checks []int, pts []CVPoint) error {
+	train, val := fold.Train, fold.Val
+	opt := base
+	opt.Server.Tau, opt.SigmaP, opt.Server.LR = tau, sp, lr
+	opt.Server.Rounds = checks[len(checks)-1]
+	opt.Bounds = BoundOptions{}
+	opt.Server.ClientsPerRound = min(len(train.Existing), base.Server.ClientsPerRound)
+	if opt.Server.ClientsPerRound == 0 {
+		opt.Server.ClientsPerRound = min(len(train.Existing), DefaultClientsPerRound)
+	}
+	// The client model prediction uses: trainPACPFL's, built the same way.
+	gm := &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean || opt.ZeroMean, Beta: opt.Beta}
+	score := func(c int, particles []float64) error {
+		preds, err := gm.PredictGroup(particles, val)
+		if err != nil {
+			return err
+		}
+		m, err := Evaluate(preds, val)
+		if err != nil {
+			return err
+		}
+		pts[c].Folds = append(pts[c].Folds, m.MeanRSMSE)
+		return nil
+	}
+	next := 0
+	after := base.Server.AfterRound
+	opt.Server.AfterRound = func(s *Server, round int) error {
+		if after != nil {
+			if err := after(s, round); err != nil {
+				return err
+			}
+		}
+		if next < len(checks)-1 && round == checks[next] {
+			st, err := s.State()
+			if err != nil {
+				return err
+			}
+			if err := score(next, st.Particles); err != nil {
+				return fmt.Errorf("after %d rounds: %w", round, err)
+			}
+			next++
+		}
+		return nil
+	}
+	res, _, err := trainPACPFL(train, g, opt)
+	if err != nil {
+		return err
+	}
+	return score(len(checks)-1, res.Particles)
 }
 
 // CVFold is one fold of K-fold cross-validation over the existing clients:

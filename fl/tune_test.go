@@ -67,3 +67,49 @@ func TestCrossValidateRanks(t *testing.T) {
 		t.Fatal("1 fold accepted")
 	}
 }
+
+// A run scored at several checkpoints gives, at each, exactly the score of
+// a run of that many rounds (early stopping costs no extra training), and
+// the learning rates of the grid are used.
+func TestCrossValidateCheckpoints(t *testing.T) {
+	ds, err := data.Polynomial(smallPoly(23))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := PACPFLOptions{Server: Config{K: 2, Rounds: 999, LR: 1e-2, Tau: 0.5, Seed: 3}}
+	o := CVOptions{Taus: []float64{0.5}, SigmaPs: []float64{0.5}, LRs: []float64{1e-2, 3e-2}, Checkpoints: []int{20, 7, 20}, Folds: 2, Seed: 1}
+	pts, err := CrossValidate(ds, smallGP(), base, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 4 {
+		t.Fatalf("%d points for 2 learning rates × 2 checkpoints: %+v", len(pts), pts)
+	}
+	for _, lr := range o.LRs {
+		for _, T := range []int{7, 20} {
+			single := o
+			single.LRs, single.Checkpoints = []float64{lr}, nil
+			b := base
+			b.Server.Rounds = T
+			want, err := CrossValidate(ds, smallGP(), b, single)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(pts, func(p CVPoint) bool { return p.LR == lr && p.Rounds == T })
+			if i < 0 || want[0].Rounds != T || want[0].LR != lr {
+				t.Fatalf("η=%g T=%d missing: %+v / %+v", lr, T, pts, want)
+			}
+			if !slices.Equal(pts[i].Folds, want[0].Folds) {
+				t.Fatalf("η=%g T=%d: checkpoint scores %v, a %d-round run scores %v", lr, T, pts[i].Folds, T, want[0].Folds)
+			}
+		}
+	}
+	if pts[0].RSMSE == pts[1].RSMSE && pts[1].RSMSE == pts[2].RSMSE {
+		t.Fatal("every setting scored the same")
+	}
+	bad := o
+	bad.Checkpoints = []int{0, 5}
+	if _, err := CrossValidate(ds, smallGP(), base, bad); err == nil {
+		t.Fatal("checkpoint 0 accepted")
+	}
+}

@@ -127,7 +127,17 @@ func TestTuneShortRun(t *testing.T) {
 	if !strings.Contains(out, "best: --tau") || !strings.Contains(out, "seed 1000") || strings.Count(out, "| 0.5 |") < 1 {
 		t.Fatalf("output:\n%s", out)
 	}
-	for _, args := range [][]string{{"tune"}, {"tune", "polynomial", "--folds", "1"}, {"tune", "polynomial", "--taus", "-1"}} {
+	// η and T: one run per η, scored after each checkpoint.
+	code, out, errOut = runCLI("tune", "polynomial", "--clients", "6", "--new-clients", "0", "--k", "2",
+		"--taus", "0.5", "--sigma-ps", "0.5", "--lrs", "0.01,0.03", "--checkpoints", "10,20", "--folds", "2", "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Count(out, "| 0.5 | 0.5 |") != 4 || !strings.Contains(out, "| 0.03 | 20 |") || !strings.Contains(out, "--lr ") {
+		t.Fatalf("output:\n%s", out)
+	}
+	for _, args := range [][]string{{"tune"}, {"tune", "polynomial", "--folds", "1"}, {"tune", "polynomial", "--taus", "-1"},
+		{"tune", "polynomial", "--checkpoints", "0"}, {"tune", "polynomial", "--lrs", "0"}, {"tune", "polynomial", "--method", "pfedgp"}} {
 		if code, _, _ := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}

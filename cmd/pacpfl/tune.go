@@ -65,7 +65,7 @@ type tuneReport struct {
 func runTune(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "polynomial" && args[0] != "pv") {
 		if len(args) > 0 && isHelp(args[0]) {
-			fmt.Fprintln(stdout, "usage: pacpfl tune polynomial|pv [--method pacpfl|mtl|maml] [--taus 0.05,0.1,0.2,0.5] [--sigma-ps 0.1,0.25,0.5,1] [--folds 5] [--seed 1000] [--json FILE] [train flags]")
+			fmt.Fprintln(stdout, "usage: pacpfl tune polynomial|pv [--method pacpfl|mtl|maml|vanilla|pooled] [--taus 0.05,0.1,0.2,0.5] [--sigma-ps 0.1,0.25,0.5,1] [--lrs η,…] [--checkpoints T,…] [--folds 5] [--seed 1000] [--json FILE] [train flags]")
 			fmt.Fprintln(stdout)
 			return runTune([]string{"polynomial", "-h"}, stdout, stderr)
 		}
@@ -81,10 +81,14 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	var f trainFlags
 	addTrainFlags(fs, &f)
 	pv := addPVFlags(fs, dsName)
-	method := fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P), mtl (λ_v, learning rate) or maml (α, β)")
+	method := fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
 	taus, sigmas := append(floatList(nil), defaultTuneTaus...), append(floatList(nil), defaultTuneSigmaPs...)
 	fs.Var(&taus, "taus", "candidate server temperatures τ")
 	fs.Var(&sigmas, "sigma-ps", "candidate hyper-prior stds σ_P")
+	var lrs floatList
+	fs.Var(&lrs, "lrs", "candidate server learning rates η (default: --lr only)")
+	var checks intList
+	fs.Var(&checks, "checkpoints", "numbers of rounds T at which to score each run (e.g. 500,1000,2000: one run of the largest, scored after each; default: --rounds only)")
 	folds := fs.Int("folds", 5, "K of K-fold cross-validation over the existing clients")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
@@ -110,14 +114,15 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
-	if *method == methodMTL || *method == methodMAML {
+	switch *method {
+	case methodMTL, methodMAML, fl.MethodVanilla, fl.MethodPooled:
 		if *folds < 2 || *folds > len(ds.Existing) {
 			return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *folds, len(ds.Existing)))
 		}
-		return runTuneBaseline(*method, ds, f.datasetKey(), *folds, f.seed, *jsonPath, stdout, stderr)
-	}
-	if *method != fl.MethodPACPFL {
-		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl or maml", *method))
+		return runTuneBaseline(*method, ds, fl.NewGPModel(ds.D), f.datasetKey(), *folds, f.seed, *jsonPath, stdout, stderr)
+	case fl.MethodPACPFL:
+	default:
+		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl, maml, vanilla or pooled", *method))
 	}
 	base, err := f.options(ds, f.seed)
 	if err != nil {
@@ -128,27 +133,27 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	}
 	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	start := time.Now()
-	prog := newProgress(stderr, "tune", len(taus)*len(sigmas)**folds, *quiet)
+	prog := newProgress(stderr, "tune", len(taus)*len(sigmas)*max(len(lrs), 1)**folds, *quiet)
 	prog.hideLML = true
-	o := fl.CVOptions{Taus: taus, SigmaPs: sigmas, Folds: *folds, Seed: f.seed,
+	o := fl.CVOptions{Taus: taus, SigmaPs: sigmas, LRs: lrs, Checkpoints: checks, Folds: *folds, Seed: f.seed,
 		Progress: func(done, total int) { prog.update(done, math.NaN()) }}
 	pts, err := fl.CrossValidate(ds, fl.NewGPModel(ds.D), base, o)
 	prog.done()
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
-	fmt.Fprintf(stdout, "PAC-PFL %d-fold cross-validation on %s seed %d (%d existing clients, training data only; held-out clients predict one half of S_i from the other): k=%d, T=%d, β=%s\n\n",
-		*folds, datasetTitle(f.datasetKey()), f.seed, len(ds.Existing), base.Server.K, base.Server.Rounds, base.Beta)
-	fmt.Fprintln(stdout, "| τ | σ_P | validation RSMSE | per fold |")
-	fmt.Fprintln(stdout, "|---|---|---|---|")
+	fmt.Fprintf(stdout, "PAC-PFL %d-fold cross-validation on %s seed %d (%d existing clients, training data only; held-out clients predict one half of S_i from the other): k=%d, β=%s\n\n",
+		*folds, datasetTitle(f.datasetKey()), f.seed, len(ds.Existing), base.Server.K, base.Beta)
+	fmt.Fprintln(stdout, "| τ | σ_P | η | T | validation RSMSE | per fold |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	for _, p := range pts {
 		s := make([]string, len(p.Folds))
 		for i, v := range p.Folds {
 			s[i] = fmt.Sprintf("%.3f", v)
 		}
-		fmt.Fprintf(stdout, "| %g | %g | %.4f | %s |\n", p.Tau, p.SigmaP, p.RSMSE, strings.Join(s, " "))
+		fmt.Fprintf(stdout, "| %g | %g | %g | %d | %.4f | %s |\n", p.Tau, p.SigmaP, p.LR, p.Rounds, p.RSMSE, strings.Join(s, " "))
 	}
-	fmt.Fprintf(stdout, "\nbest: --tau %g --sigma-p %g (wall time %.0fs)\n", pts[0].Tau, pts[0].SigmaP, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "\nbest: --tau %g --sigma-p %g --lr %g --rounds %d (wall time %.0fs)\n", pts[0].Tau, pts[0].SigmaP, pts[0].LR, pts[0].Rounds, time.Since(start).Seconds())
 	if *jsonPath != "" {
 		rep := tuneReport{Dataset: f.datasetKey(), Seed: f.seed, Folds: *folds, Clients: len(ds.Existing), Points: pts, Best: pts[0], Seconds: time.Since(start).Seconds()}
 		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {

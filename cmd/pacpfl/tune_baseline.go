@@ -29,19 +29,26 @@ var (
 	tuneMTLLRs      = []float64{3e-3, 1e-2, 3e-2}
 	tuneMAMLAlphas  = []float64{0.01, 0.03, 0.1}
 	tuneMAMLBetas   = []float64{0.003, 0.01, 0.03, 0.1}
+	// Vanilla and Pooled: Adam steps and step size of the LML fits.
+	tuneGPSteps = []int{300, 1000, 3000, 6000}
+	tuneGPLRs   = []float64{3e-3, 1e-2}
 )
 
-// runTuneBaseline chooses MTL's (λ_v, learning rate) or MAML's (α, β) by
-// K-fold cross-validation on the existing clients' training data only (the
-// folds of fl.CVFolds, as for PAC-PFL).
-func runTuneBaseline(method string, ds *data.Dataset, key string, k int, seed uint64, jsonPath string, stdout, stderr io.Writer) int {
+// runTuneBaseline chooses MTL's (λ_v, learning rate), MAML's (α, β) or the
+// Adam steps and step size of Vanilla's and Pooled's LML fits by K-fold
+// cross-validation on the existing clients' training data only (the folds
+// of fl.CVFolds, as for PAC-PFL). Vanilla fits each held-out pseudo-client
+// on its context half alone; Pooled fits the pooled GP on the fold's
+// training clients and predicts the held-out halves from those points.
+func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, key string, k int, seed uint64, jsonPath string, stdout, stderr io.Writer) int {
 	folds, err := fl.CVFolds(ds, k, seed)
 	if err != nil {
 		return fail(stderr, "tune", usageError{err})
 	}
 	type setting struct {
-		vals map[string]float64
-		fit  func(train *data.Dataset) (fl.PointFit, error)
+		vals  map[string]float64
+		fit   func(train *data.Dataset) (fl.PointFit, error)
+		score func(fold fl.CVFold) (fl.GroupMetrics, error) // instead of fit
 	}
 	var grid []setting
 	switch method {
@@ -50,7 +57,7 @@ func runTuneBaseline(method string, ds *data.Dataset, key string, k int, seed ui
 			for _, lr := range tuneMTLLRs {
 				o := mtl.Default()
 				o.LambdaV, o.LR, o.Seed = lv, lr, seed
-				grid = append(grid, setting{map[string]float64{"lambda_v": lv, "lr": lr}, func(train *data.Dataset) (fl.PointFit, error) {
+				grid = append(grid, setting{vals: map[string]float64{"lambda_v": lv, "lr": lr}, fit: func(train *data.Dataset) (fl.PointFit, error) {
 					m, err := mtl.Train(train, o)
 					if err != nil {
 						return nil, err
@@ -64,7 +71,7 @@ func runTuneBaseline(method string, ds *data.Dataset, key string, k int, seed ui
 			for _, b := range tuneMAMLBetas {
 				o := maml.Default()
 				o.Alpha, o.Beta, o.Seed = a, b, seed
-				grid = append(grid, setting{map[string]float64{"alpha": a, "beta": b}, func(train *data.Dataset) (fl.PointFit, error) {
+				grid = append(grid, setting{vals: map[string]float64{"alpha": a, "beta": b}, fit: func(train *data.Dataset) (fl.PointFit, error) {
 					m, err := maml.Train(train, o)
 					if err != nil {
 						return nil, err
@@ -73,18 +80,46 @@ func runTuneBaseline(method string, ds *data.Dataset, key string, k int, seed ui
 				}})
 			}
 		}
+	case fl.MethodVanilla, fl.MethodPooled:
+		for _, steps := range tuneGPSteps {
+			for _, lr := range tuneGPLRs {
+				vals := map[string]float64{"steps": float64(steps), "lr": lr}
+				if method == fl.MethodVanilla {
+					o := fl.DefaultVanillaOptions()
+					o.Steps, o.LR, o.Seed = steps, lr, seed
+					grid = append(grid, setting{vals: vals, score: func(fold fl.CVFold) (fl.GroupMetrics, error) {
+						return fl.VanillaGroup(g, fold.Val, o, 0)
+					}})
+					continue
+				}
+				o := fl.DefaultPooledOptions()
+				o.Steps, o.LR, o.Seed = steps, lr, seed
+				grid = append(grid, setting{vals: vals, score: func(fold fl.CVFold) (fl.GroupMetrics, error) {
+					p, err := fl.FitPooled(g, fold.Train.Existing, fold.Train.D, o)
+					if err != nil {
+						return fl.GroupMetrics{}, err
+					}
+					return p.Evaluate(fold.Val)
+				}})
+			}
+		}
 	}
 	start := time.Now()
 	var pts []baselinePoint
-	for _, g := range grid {
-		p := baselinePoint{Setting: g.vals}
+	for _, st := range grid {
+		p := baselinePoint{Setting: st.vals}
 		for _, fold := range folds {
 			// A setting whose training diverges (NaN weights or
 			// predictions) is a result of the search, not a failure of it.
-			fit, err := g.fit(fold.Train)
 			var m fl.GroupMetrics
-			if err == nil {
-				m, err = fl.EvaluatePointGroup(fold.Val, fit)
+			var err error
+			if st.score != nil {
+				m, err = st.score(fold)
+			} else {
+				var fit fl.PointFit
+				if fit, err = st.fit(fold.Train); err == nil {
+					m, err = fl.EvaluatePointGroup(fold.Val, fit)
+				}
 			}
 			if err != nil {
 				p.Failed = err.Error()
