@@ -40,6 +40,8 @@ var fedviMethods = []string{fedvi.MethodFedVI, methodFedVIFedAvg, methodFedVIFed
 type fedviFlags struct {
 	rounds, perRound, evalLast, batch, ftEpochs int
 	tau, clientLR, serverLR                     float64
+	pool                                        string
+	embedReLU                                   bool
 }
 
 func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
@@ -51,6 +53,8 @@ func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 	fs.Float64Var(&v.tau, "fedvi-tau", d.Tau, "fedvi: τ, the weight of the local KL")
 	fs.Float64Var(&v.clientLR, "fedvi-client-lr", d.ClientLR, "fedvi, fedvi-fedavg: client SGD step")
 	fs.Float64Var(&v.serverLR, "fedvi-server-lr", d.ServerLR, "fedvi, fedvi-fedavg: server SGD step (with momentum 0.9)")
+	fs.StringVar(&v.pool, "fedvi-pool", poolName(d.Arch.PoolOutputs), "fedvi: how P takes the support set: outputs (P on every image, its outputs averaged) or features (P on the mean global features)")
+	fs.BoolVar(&v.embedReLU, "fedvi-embed-relu", false, "fedvi: a ReLU after E's dense 128 as in Reddi et al.'s CNN (the seed's E has none; fedvi-fedavg always has it)")
 	fs.IntVar(&v.ftEpochs, "fedvi-ft-epochs", fedvi.DefaultFineTune().Epochs, "fedvi-fedavg-ft: local fine-tuning epochs")
 }
 
@@ -65,6 +69,8 @@ func (v *fedviFlags) check() error {
 		return usagef("--fedvi-eval-last %d must be in [1, --fedvi-rounds = %d]", v.evalLast, v.rounds)
 	case v.ftEpochs < 1:
 		return usagef("--fedvi-ft-epochs %d must be ≥ 1", v.ftEpochs)
+	case v.pool != poolName(true) && v.pool != poolName(false):
+		return usagef("--fedvi-pool %q: want %s or %s", v.pool, poolName(true), poolName(false))
 	}
 	o := v.options(nil, 0, true, nil)
 	if err := o.Validate(); err != nil {
@@ -80,10 +86,20 @@ func (v *fedviFlags) options(ds *data.Dataset, seed uint64, quiet bool, prog *pr
 	}
 	o.Rounds, o.ClientsPerRound, o.EvalLast, o.Batch = v.rounds, v.perRound, v.evalLast, v.batch
 	o.Tau, o.ClientLR, o.ServerLR, o.Seed = v.tau, v.clientLR, v.serverLR, seed
+	o.Arch.PoolOutputs = v.pool == poolName(true)
+	o.Arch.EmbedReLU = v.embedReLU
 	if prog != nil {
 		o.Progress = func(round, _ int) { prog.update(round, math.NaN()) }
 	}
 	return o
+}
+
+// poolName is --fedvi-pool's value for Arch.PoolOutputs.
+func poolName(outputs bool) string {
+	if outputs {
+		return "outputs"
+	}
+	return "features"
 }
 
 // fedviRun caches one seed's FedAvg run: FedAvg and FedAvg+FT come from
@@ -109,7 +125,9 @@ func runFedVIMethod(m string, ds *data.Dataset, v *fedviFlags, cache *fedviRun, 
 			prog.hideLML = true
 			ft := fedvi.DefaultFineTune()
 			ft.Epochs = v.ftEpochs
-			plain, tuned, err := fedvi.TrainFedAvg(ds, v.options(ds, seed, quiet, prog), ft)
+			o := v.options(ds, seed, quiet, prog)
+			o.Arch.EmbedReLU = true // Reddi et al.'s CNN
+			plain, tuned, err := fedvi.TrainFedAvg(ds, o, ft)
 			prog.done()
 			if err != nil {
 				return nil, nil, err

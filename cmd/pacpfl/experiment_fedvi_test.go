@@ -73,6 +73,7 @@ func TestExperimentFMNISTFedVIFlags(t *testing.T) {
 		{[]string{"--fedvi-rounds", "0"}, "--fedvi-rounds"},
 		{[]string{"--fedvi-rounds", "4", "--fedvi-eval-last", "5"}, "--fedvi-eval-last"},
 		{[]string{"--fedvi-batch", "1"}, "mini-batch"},
+		{[]string{"--fedvi-pool", "mean"}, "--fedvi-pool"},
 		{[]string{"--fedvi-server-lr", "-1"}, "server learning rate"},
 		{[]string{"--fedvi-ft-epochs", "0"}, "--fedvi-ft-epochs"},
 	} {

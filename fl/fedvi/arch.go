@@ -8,7 +8,7 @@ import (
 // Arch is the network of FedVI's Figure 2 (SPEC §13): the embedding E
 //
 //	conv K×K C1 → ReLU → conv K×K C2 → ReLU → maxpool 2 → dropout Drop1 →
-//	flatten → dense Embed → ReLU → dropout Drop2,
+//	flatten → dense Embed → [ReLU if EmbedReLU] → dropout Drop2,
 //
 // its d = Embed features split into the first Global (global) and the last
 // d − Global (local) ones, the posterior constructor P
@@ -27,10 +27,22 @@ type Arch struct {
 	Global               int     // d_g; 0 means round(0.8·d) (102 of 128)
 	PHidden              int     // 0 means 256
 	Drop1, Drop2         float64 // dropout rates; negative means 0, 0 means 0.25 and 0.5
+	// PoolOutputs applies P to every support image's global features and
+	// averages its outputs (μ, ρ and the bias) over the support set;
+	// false applies P once, to the support set's mean global features.
+	// The seed leaves open how P, a map of one d_g-vector, takes a set [O].
+	PoolOutputs bool
+	// EmbedReLU puts a ReLU after E's dense layer, as Reddi et al.'s CNN
+	// (the FedAvg network) has; the seed's E (dense 128 → dropout 0.5)
+	// has none, so its features, local ones included, can be negative and
+	// cannot die.
+	EmbedReLU bool
 }
 
 // Paper is the FEMNIST architecture of the paper with |Y| classes on
 // 28×28 greyscale images.
+// P takes the support set's mean global features (PoolOutputs false, an
+// [O] choice: docs/math.md).
 func Paper(classes int) Arch { return Arch{Classes: classes}.withDefaults() }
 
 func (a Arch) withDefaults() Arch {
@@ -95,7 +107,15 @@ func (a Arch) Validate() error {
 // String is a one-line description.
 func (a Arch) String() string {
 	a = a.withDefaults()
-	return fmt.Sprintf("E: %d×%d×%d → conv%d(%d×%d) → conv%d → pool2 → drop%.2g → dense%d → drop%.2g; d_g %d, d_l %d; P: %d-%d-%d; |Y| %d",
-		a.InChannels, a.InH, a.InW, a.Conv1, a.Kernel, a.Kernel, a.Conv2, a.Drop1, a.Embed, a.Drop2,
-		a.Global, a.Local(), a.PHidden, a.PHidden, (2*a.Local()+1)*a.Classes, a.Classes)
+	pool := "mean features"
+	if a.PoolOutputs {
+		pool = "outputs averaged"
+	}
+	relu := ""
+	if a.EmbedReLU {
+		relu = " → relu"
+	}
+	return fmt.Sprintf("E: %d×%d×%d → conv%d(%d×%d) → conv%d → pool2 → drop%.2g → dense%d%s → drop%.2g; d_g %d, d_l %d; P: %d-%d-%d (%s); |Y| %d",
+		a.InChannels, a.InH, a.InW, a.Conv1, a.Kernel, a.Kernel, a.Conv2, a.Drop1, a.Embed, relu, a.Drop2,
+		a.Global, a.Local(), a.PHidden, a.PHidden, (2*a.Local()+1)*a.Classes, pool, a.Classes)
 }

@@ -16,20 +16,26 @@
 //	ClientUpdate(k, θ):  for each mini-batch of D_k (one epoch, shuffled):
 //	    (D_s, D_q) ← S(batch)                            (first half / second half)
 //	    R_s, R_q ← E(x_s), E(x_q);  (R^g, R^l) ← F(R)     (first d_g / last d_l features)
-//	    (μ_k, σ_k, b_k) ← P(mean of R^g_s);  β_k = μ_k + σ_k ⊙ ε,  ε ~ N(0, I)
+//	    (μ_k, ρ_k, b_k) ← P(mean of R^g_s);  σ_k = softplus(ρ_k)
+//	    β_k = μ_k + σ_k ⊙ ε,  ε ~ N(0, I)
 //	    logits ← G(R^g_q) + R^l_q β_kᵀ + b_k
 //	    loss ← mean_q −ln softmax(logits)_y + τ·KL(N(μ_k, σ_k²) ‖ r)/n_q
 //	    θ ← θ − η·∇_θ loss                                (client SGD)
 //	    return (θ_k − θ, n_k = Σ |D_q|)
 //
-// Evaluation (Evaluate): every client, participating or not, mean-pools
-// the global features of its whole training set (dropout off) through P
-// and classifies its test images by the mean softmax over a few β draws;
+// (With Arch.PoolOutputs, P runs on every support image's R^g and its
+// outputs are averaged instead.)
+//
+// Evaluation (Evaluate): every client, participating or not, pools the
+// global features of its whole training set (dropout off) the same way
+// through P and classifies its test images by the mean softmax over a few
+// β draws;
 // a group's accuracy is weighted by the clients' test-set sizes.
 //
 // The network (Arch, Model) is the paper's FEMNIST one: E = conv32 →
 // ReLU → conv64 → ReLU → maxpool 2 → dropout 0.25 → flatten → dense 128 →
-// ReLU → dropout 0.5 (3×3 valid convolutions), P = dense 256 → ReLU →
+// dropout 0.5 (3×3 valid convolutions; no ReLU after dense 128, as the
+// paper lists it — Arch.EmbedReLU adds Reddi et al.'s), P = dense 256 → ReLU →
 // dense 256 → ReLU → dense (2·d_l + 1)·|Y|, G one dense layer. Choices
 // where the paper is silent are in docs/math.md ("FedVI").
 //

@@ -17,7 +17,8 @@ const evalChunk = 256
 
 // Personalise builds client k's local posterior without training: the
 // support set is its whole training set, whose global features E(x)^g
-// (dropout off) are mean-pooled and passed through P. This is how both
+// (dropout off) are mean-pooled and passed through P (with
+// Arch.PoolOutputs: passed through P one by one, P's outputs averaged). This is how both
 // participating and non-participating clients get their local classifier
 // for evaluation.
 func (m *Model) Personalise(theta, support []float64) error {
@@ -32,6 +33,9 @@ func (m *Model) Personalise(theta, support []float64) error {
 		return fmt.Errorf("fedvi: %d support inputs are not images of %d pixels (at least one)", len(support), D)
 	}
 	d, dg := a.Embed, a.Global
+	if a.PoolOutputs {
+		return m.personaliseOutputs(support, n)
+	}
 	sum := make([]float64, dg)
 	for lo := 0; lo < n; lo += evalChunk {
 		b := min(evalChunk, n-lo)
@@ -52,6 +56,44 @@ func (m *Model) Personalise(theta, support []float64) error {
 		m.pooled.Data[j] = v / float64(n)
 	}
 	return m.constructPosterior()
+}
+
+// personaliseOutputs is Personalise with Arch.PoolOutputs: P runs on
+// every support image's global features and its outputs are averaged
+// over the n images.
+func (m *Model) personaliseOutputs(support []float64, n int) error {
+	a := m.A
+	D := a.InChannels * a.InH * a.InW
+	d, dg := a.Embed, a.Global
+	w := (2*a.Local() + 1) * a.Classes
+	sum := make([]float64, w)
+	for lo := 0; lo < n; lo += evalChunk {
+		b := min(evalChunk, n-lo)
+		shape(&m.img, b, a.InChannels, a.InH, a.InW)
+		copy(m.img.Data, support[lo*D:(lo+b)*D])
+		R, err := m.embed(&m.img)
+		if err != nil {
+			return err
+		}
+		shape(&m.pooled, b, dg, 1, 1)
+		for i := 0; i < b; i++ {
+			copy(m.pooled.Data[i*dg:(i+1)*dg], R.Data[i*d:i*d+dg])
+		}
+		h, err := m.runP()
+		if err != nil {
+			return err
+		}
+		for i := 0; i < b; i++ {
+			for j, v := range h.Data[i*w : (i+1)*w] {
+				sum[j] += v
+			}
+		}
+	}
+	for j := range sum {
+		sum[j] /= float64(n)
+	}
+	m.setPosterior(sum, 1)
+	return nil
 }
 
 // Predict returns the class probabilities (rows of |Y|) of the images x

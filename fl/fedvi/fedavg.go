@@ -35,7 +35,8 @@ type Plain struct {
 	order  []int
 }
 
-// NewPlain builds the FedAvg network of a with zero weights.
+// NewPlain builds the FedAvg network of a with zero weights (E → dense
+// |Y|; the CLI's fedvi-fedavg sets a.EmbedReLU: Reddi et al.'s CNN).
 func NewPlain(a Arch) (*Plain, error) {
 	a = a.withDefaults()
 	if err := a.Validate(); err != nil {

@@ -16,9 +16,11 @@ import (
 // dense 6 (4 global, 2 local features), P with 5 hidden units, 3 classes.
 var tiny = Arch{InH: 8, InW: 8, Classes: 3, Conv1: 2, Conv2: 3, Embed: 6, Global: 4, PHidden: 5}
 
-func newTiny(t *testing.T, seed uint64) (*Model, []float64) {
+func newTiny(t *testing.T, seed uint64) (*Model, []float64) { return newTinyArch(t, tiny, seed) }
+
+func newTinyArch(t *testing.T, a Arch, seed uint64) (*Model, []float64) {
 	t.Helper()
-	m, err := NewModel(tiny, nil)
+	m, err := NewModel(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +40,17 @@ func newTiny(t *testing.T, seed uint64) (*Model, []float64) {
 		t.Fatal(err)
 	}
 	return m, theta
+}
+
+// kinkP gives P's first layer biases of both signs, so that some of its
+// ReLUs are off for some inputs and P is not linear (with every unit on,
+// the mean of P's outputs would equal P of the mean features).
+func kinkP(t *testing.T, m *Model, theta []float64) {
+	t.Helper()
+	for i := range m.p1.Bias {
+		m.p1.Bias[i] = []float64{0.12, 0.08, -0.05}[i%3]
+	}
+	m.Get(theta)
 }
 
 func randImages(rng *rand.Rand, n int) *conv.Tensor {
@@ -203,7 +216,18 @@ func TestPersonalisePooling(t *testing.T) {
 // (E, P, G, through β = μ + σε and the τ·KL term) against central
 // differences, with the dropout masks and ε fixed.
 func TestLossGradFiniteDifferences(t *testing.T) {
-	m, theta := newTiny(t, 7)
+	for _, po := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pool-features", true: "pool-outputs"}[po], func(t *testing.T) {
+			a := tiny
+			a.PoolOutputs = po
+			lossGradFD(t, a)
+		})
+	}
+}
+
+func lossGradFD(t *testing.T, a Arch) {
+	m, theta := newTinyArch(t, a, 7)
+	kinkP(t, m, theta)
 	rng := rand.New(rand.NewPCG(8, 8))
 	m.setTrain(true, rand.New(rand.NewPCG(9, 9)))
 	m.drop1.Fixed, m.drop2.Fixed = true, true
@@ -536,8 +560,158 @@ func TestOptionsErrors(t *testing.T) {
 		}
 	}
 	o := tinyOptions()
-	o.ClientLR, o.Rounds = 1e6, 3
+	o.ClientLR, o.Rounds = 1e150, 3
 	if _, err := Train(ds, o); err == nil || !strings.Contains(err.Error(), "learning rate") {
 		t.Errorf("a diverging run: %v", err)
+	}
+}
+
+// TestPoolOutputs: with Arch.PoolOutputs the posterior of a support set is
+// the mean of P's outputs over its images (σ = softplus of the mean ρ),
+// which differs from P of the mean features once P is not linear; and in
+// both modes the client loss builds the same posterior from its support
+// half (dropout off) as evaluation does from the same images.
+func TestPoolOutputs(t *testing.T) {
+	a := tiny
+	a.PoolOutputs = true
+	m, theta := newTinyArch(t, a, 11)
+	rng := rand.New(rand.NewPCG(12, 12))
+	x := randImages(rng, 5)
+	// P's first-layer biases minus the mean pre-activation over the five
+	// images' global features: every hidden unit is on for some images and
+	// off for others, so P is not linear on them.
+	if err := m.Personalise(theta, x.Data); err != nil {
+		t.Fatal(err)
+	}
+	clear(m.p1.Bias)
+	h, err := m.p1.Forward(&m.pooled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u := range m.p1.Bias {
+		for r := 0; r < h.N; r++ {
+			m.p1.Bias[u] -= h.Data[r*len(m.p1.Bias)+u] / float64(h.N)
+		}
+	}
+	m.Get(theta)
+	k, C := a.Local()*a.Classes, a.Classes
+	mu, rho, bias := make([]float64, k), make([]float64, k), make([]float64, C)
+	for i := 0; i < 5; i++ {
+		if err := m.Personalise(theta, x.Data[i*64:(i+1)*64]); err != nil {
+			t.Fatal(err)
+		}
+		for j := range mu {
+			mu[j] += m.post.mu[j] / 5
+			rho[j] += m.post.rho[j] / 5
+		}
+		for j := range bias {
+			bias[j] += m.post.bias[j] / 5
+		}
+	}
+	if err := m.Personalise(theta, x.Data); err != nil {
+		t.Fatal(err)
+	}
+	p := &m.post
+	for j := range mu {
+		if math.Abs(p.mu[j]-mu[j]) > 1e-12 || math.Abs(p.rho[j]-rho[j]) > 1e-12 || p.sigma[j] != softplus(p.rho[j]) {
+			t.Fatalf("weight %d: μ %v ρ %v σ %v; mean of the images' P outputs μ %v ρ %v", j, p.mu[j], p.rho[j], p.sigma[j], mu[j], rho[j])
+		}
+	}
+	for j := range bias {
+		if math.Abs(p.bias[j]-bias[j]) > 1e-12 {
+			t.Fatalf("bias %d: %v, mean of the images' %v", j, p.bias[j], bias[j])
+		}
+	}
+	// P of the mean features is another posterior.
+	mf, _ := newTinyArch(t, tiny, 11)
+	if err := mf.Personalise(theta, x.Data); err != nil {
+		t.Fatal(err)
+	}
+	diff := 0.0
+	for j := range bias {
+		diff = math.Max(diff, math.Abs(mf.post.bias[j]-p.bias[j]))
+	}
+	if diff < 1e-6 {
+		t.Errorf("pooling P's outputs and pooling the features give the same bias (max difference %g): P is linear on these inputs", diff)
+	}
+	// Training's posterior (support = first half, dropout off) equals
+	// evaluation's on the same support images, in both modes.
+	for _, mm := range []*Model{m, mf} {
+		xs := randImages(rng, 8)
+		if err := mm.Personalise(theta, xs.Data[:4*64]); err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Concat(mm.post.mu, mm.post.rho, mm.post.bias)
+		mm.setTrain(false, nil)
+		if _, err := mm.LossGrad(xs, []int{0, 1, 2, 0, 1, 2, 0, 1}, 4, make([]float64, k), 0); err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Concat(mm.post.mu, mm.post.rho, mm.post.bias)
+		for j := range want {
+			if math.Abs(got[j]-want[j]) > 1e-12 {
+				t.Fatalf("PoolOutputs %v: posterior output %d is %v in the loss, %v in evaluation", mm.A.PoolOutputs, j, got[j], want[j])
+			}
+		}
+	}
+}
+
+// TestInitNarrowPosterior: θ⁽⁰⁾ gives P's scale outputs the bias Rho0
+// and its mean and bias outputs zero biases.
+func TestInitNarrowPosterior(t *testing.T) {
+	m, err := NewModel(tiny, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := make([]float64, m.NumParams())
+	if err := m.Init(theta, rand.New(rand.NewPCG(1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	k := tiny.Local() * tiny.Classes
+	for i, b := range m.p3.Bias {
+		want := 0.0
+		if i >= k && i < 2*k {
+			want = Rho0
+		}
+		if b != want {
+			t.Fatalf("P's output bias %d is %v, want %v", i, b, want)
+		}
+	}
+	if s := softplus(Rho0); s > 0.01 || s < 0.005 {
+		t.Errorf("initial σ = softplus(%v) = %v", Rho0, s)
+	}
+}
+
+// TestEmbedReLU: the seed's E ends dense → dropout, so its features take
+// both signs; with EmbedReLU (Reddi et al.'s CNN, the FedAvg network) none
+// is negative.
+func TestEmbedReLU(t *testing.T) {
+	for _, relu := range []bool{false, true} {
+		a := tiny
+		a.EmbedReLU = relu
+		m, theta := newTinyArch(t, a, 13)
+		if err := m.Set(theta); err != nil {
+			t.Fatal(err)
+		}
+		// Biases of both signs on E's dense layer.
+		for i := range m.dense.Bias {
+			m.dense.Bias[i] = float64(i%2*2-1) * 3
+		}
+		m.setTrain(false, nil)
+		R, err := m.embed(randImages(rand.New(rand.NewPCG(14, 14)), 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		neg := 0
+		for _, v := range R.Data {
+			if v < 0 {
+				neg++
+			}
+		}
+		if relu && neg > 0 || !relu && neg == 0 {
+			t.Errorf("EmbedReLU %v: %d of %d features negative", relu, neg, len(R.Data))
+		}
+		if got := strings.Contains(a.String(), "dense6 → relu"); got != relu {
+			t.Errorf("EmbedReLU %v: String() = %q", relu, a.String())
+		}
 	}
 }

@@ -22,28 +22,64 @@ func shape(t *conv.Tensor, n, c, h, w int) {
 	t.N, t.C, t.H, t.W, t.Data = n, c, h, w, t.Data[:size]
 }
 
-// constructPosterior runs P on m.pooled (the mean global feature vector
-// of the support set) and sets μ, ρ, σ = softplus(ρ) and the bias:
-// (μ_k, σ_k) ← P_θ”(R^g_{k,s}).
+// constructPosterior runs P on the rows of m.pooled and sets μ, ρ,
+// σ = softplus(ρ) and the bias from the mean of P's output rows:
+// (μ_k, σ_k) ← P_θ”(R^g_{k,s}). m.pooled holds one row, the support set's
+// mean global features, or with Arch.PoolOutputs one row per support image.
 func (m *Model) constructPosterior() error {
-	h, err := m.p1.Forward(&m.pooled)
+	h, err := m.runP()
 	if err != nil {
 		return err
 	}
+	m.setPosterior(h.Data, h.N)
+	return nil
+}
+
+// runP is P's forward pass on the rows of m.pooled.
+func (m *Model) runP() (*conv.Tensor, error) {
+	h, err := m.p1.Forward(&m.pooled)
+	if err != nil {
+		return nil, err
+	}
 	for _, l := range []conv.Layer{m.prelu1, m.p2, m.prelu2, m.p3} {
 		if h, err = l.Forward(h); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	k := len(m.post.mu)
+	return h, nil
+}
+
+// setPosterior sets μ, ρ, σ and the bias from the mean of the rows of
+// out, rows rows of P's (2·d_l + 1)·|Y| outputs.
+func (m *Model) setPosterior(out []float64, rows int) {
 	p := &m.post
-	copy(p.mu, h.Data[:k])
-	copy(p.rho, h.Data[k:2*k])
-	copy(p.bias, h.Data[2*k:])
+	k := len(p.mu)
+	w := 2*k + len(p.bias)
+	clear(p.mu)
+	clear(p.rho)
+	clear(p.bias)
+	for r := 0; r < rows; r++ {
+		h := out[r*w : (r+1)*w]
+		for i, v := range h[:k] {
+			p.mu[i] += v
+		}
+		for i, v := range h[k : 2*k] {
+			p.rho[i] += v
+		}
+		for i, v := range h[2*k:] {
+			p.bias[i] += v
+		}
+	}
+	if rows > 1 {
+		for _, s := range [][]float64{p.mu, p.rho, p.bias} {
+			for i := range s {
+				s[i] /= float64(rows)
+			}
+		}
+	}
 	for i, r := range p.rho {
 		p.sigma[i] = softplus(r)
 	}
-	return nil
 }
 
 // sampleBeta sets β = μ + σ ⊙ ε: β_k ~ N(μ_k, σ_k).
@@ -117,17 +153,25 @@ func (m *Model) LossGrad(x *conv.Tensor, y []int, ns int, eps []float64, tau flo
 		return Loss{}, err
 	}
 	r := R.Data
-	// P on the mean global features of the support set.
-	shape(&m.pooled, 1, dg, 1, 1)
-	pool := m.pooled.Data
-	clear(pool)
-	for i := 0; i < ns; i++ {
-		for j, v := range r[i*d : i*d+dg] {
-			pool[j] += v
+	// P on the mean global features of the support set, or on each
+	// support image's global features with its outputs averaged.
+	if a.PoolOutputs {
+		shape(&m.pooled, ns, dg, 1, 1)
+		for i := 0; i < ns; i++ {
+			copy(m.pooled.Data[i*dg:(i+1)*dg], r[i*d:i*d+dg])
 		}
-	}
-	for j := range pool {
-		pool[j] /= float64(ns)
+	} else {
+		shape(&m.pooled, 1, dg, 1, 1)
+		pool := m.pooled.Data
+		clear(pool)
+		for i := 0; i < ns; i++ {
+			for j, v := range r[i*d : i*d+dg] {
+				pool[j] += v
+			}
+		}
+		for j := range pool {
+			pool[j] /= float64(ns)
+		}
 	}
 	if err := m.constructPosterior(); err != nil {
 		return Loss{}, err
@@ -185,10 +229,11 @@ func (m *Model) LossGrad(x *conv.Tensor, y []int, ns int, eps []float64, tau flo
 	}
 	// L_β: dβ = dlogitsᵀ R^l, db = Σ_i dlogits, dR^l = dlogits β.
 	k := dl * C
-	shape(&m.dOut, 1, 2*k+C, 1, 1)
+	np := m.pooled.N // P's input rows: 1, or ns with PoolOutputs
+	shape(&m.dOut, np, 2*k+C, 1, 1)
 	dOut := m.dOut.Data
 	clear(dOut)
-	dMu, dRho, dBias := dOut[:k], dOut[k:2*k], dOut[2*k:]
+	dMu, dRho, dBias := dOut[:k], dOut[k:2*k], dOut[2*k:2*k+C]
 	shape(&m.dR, B, d, 1, 1)
 	dr := m.dR.Data
 	for i := 0; i < nq; i++ {
@@ -220,6 +265,16 @@ func (m *Model) LossGrad(x *conv.Tensor, y []int, ns int, eps []float64, tau flo
 		dMu[i] = dbeta + w*p.mu[i]/m.priorVar
 		dRho[i] = dbeta*p.eps[i]*sp + w*(p.sigma[i]/m.priorVar*sp-dlogSigma)
 	}
+	// Every row of P's output enters the mean with weight 1/np.
+	if np > 1 {
+		g := dOut[:2*k+C]
+		for j := range g {
+			g[j] /= float64(np)
+		}
+		for i := 1; i < np; i++ {
+			copy(dOut[i*(2*k+C):(i+1)*(2*k+C)], g)
+		}
+	}
 	// P, back to its input, the pooled support features.
 	dh, err := m.p3.Backward(&m.dOut)
 	if err != nil {
@@ -232,8 +287,12 @@ func (m *Model) LossGrad(x *conv.Tensor, y []int, ns int, eps []float64, tau flo
 	}
 	for i := 0; i < ns; i++ {
 		row := dr[i*d : (i+1)*d]
-		for j, v := range dh.Data {
-			row[j] = v / float64(ns)
+		if np > 1 {
+			copy(row[:dg], dh.Data[i*dg:(i+1)*dg])
+		} else {
+			for j, v := range dh.Data {
+				row[j] = v / float64(ns)
+			}
 		}
 		clear(row[dg:]) // the support's local features are not used
 	}

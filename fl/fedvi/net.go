@@ -81,7 +81,11 @@ func newEmbedding(a Arch, o conv.Options) (embedding, error) {
 	e.flat = conv.NewFlatten("E.flatten")
 	// ReLU is monotone, so pooling before it computes conv → ReLU → pool
 	// on a quarter of the elements (as conv.NewBCNN does).
-	e.emb = []conv.Layer{e.conv1, e.relu1, e.conv2, e.pool, e.relu2, e.drop1, e.flat, e.dense, e.relu3, e.drop2}
+	e.emb = []conv.Layer{e.conv1, e.relu1, e.conv2, e.pool, e.relu2, e.drop1, e.flat, e.dense}
+	if a.EmbedReLU {
+		e.emb = append(e.emb, e.relu3)
+	}
+	e.emb = append(e.emb, e.drop2)
 	return e, nil
 }
 
@@ -236,8 +240,10 @@ func (m *Model) Grad(dst []float64) {
 
 // Init writes θ⁽⁰⁾ into theta: Glorot-uniform weights (Keras's default,
 // the paper's TensorFlow code), zero biases, except that the bias of P's
-// scale outputs is softplus⁻¹(σ_r), so that the local posterior starts at
-// the prior's scale rather than at softplus(0) ≈ 0.69 [O].
+// scale outputs is Rho0, so that the local posterior starts narrow,
+// σ = softplus(−5) ≈ 0.0067, rather than at the prior's scale σ_r [O]: with
+// σ = σ_r the draws of β are noise on the local features' logits, and
+// training switches the local features off (docs/math.md).
 func (m *Model) Init(theta []float64, rng *rand.Rand) error {
 	if len(theta) != m.n {
 		return fmt.Errorf("fedvi: %d parameters for a network of %d", len(theta), m.n)
@@ -248,13 +254,16 @@ func (m *Model) Init(theta []float64, rng *rand.Rand) error {
 		clear(d.Bias)
 	}
 	k2 := m.A.Local() * m.A.Classes
-	rho0 := invSoftplus(m.PriorStd())
+	rho0 := Rho0
 	for i := k2; i < 2*k2; i++ {
 		m.p3.Bias[i] = rho0
 	}
 	m.Get(theta)
 	return nil
 }
+
+// Rho0 is the initial bias of P's scale outputs ρ (σ = softplus(ρ)).
+const Rho0 = -5.0
 
 // softplus is ln(1 + eˣ) without overflow.
 func softplus(x float64) float64 {
