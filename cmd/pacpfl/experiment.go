@@ -172,7 +172,10 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&methods, "methods", "comma-separated methods to run")
 	var kSweep intList
 	fs.Var(&kSweep, "k-sweep", "instead of the method table: PAC-PFL's utility at each of these numbers of particles k (e.g. 1,2,4,8; the paper's Fig. 3)")
-	fs.IntVar(&f.baselineSteps, "baseline-steps", fl.DefaultVanillaOptions().Steps, "Adam steps of the Vanilla and Pooled fits")
+	fs.IntVar(&f.baselineSteps, "baseline-steps", fl.DefaultVanillaOptions().Steps, "Adam steps of the Vanilla and Pooled fits (PV: Vanilla's and Pooled's own defaults, docs/math.md)")
+	if dsName == "pv" {
+		setDefault(fs, "baseline-steps", strconv.Itoa(pvVanilla.Steps))
+	}
 	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "linear", "pFedGP's GP mean: linear (chosen by the paper's cross-validation), zero (the original pFedGP) or nn (PAC-PFL's mean network)")
 	var dpSweep floatList
 	fs.Var(&dpSweep, "dp-sweep", "instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. 1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the paper's Fig. 4 setting, 120 existing clients")
@@ -186,6 +189,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	f.dpSweep, f.kSweep = len(dpSweep) > 0, len(kSweep) > 0
+	f.baselineSet = flagSet(fs, "baseline-steps")
 	if len(dpSweep) > 0 && len(kSweep) > 0 {
 		return fail(stderr, "experiment", usagef("--dp-sweep and --k-sweep are two experiments: run them one at a time"))
 	}
@@ -346,11 +350,23 @@ func runMethod(m string, ds *data.Dataset, g *fl.GPModel, f *trainFlags, seed ui
 		return r, err
 	case fl.MethodVanilla:
 		o := fl.DefaultVanillaOptions()
-		o.Seed, o.Steps = seed, f.baselineSteps
+		if f.pv != nil {
+			o = pvVanilla
+		}
+		o.Seed = seed
+		if f.baselineSet || f.pv == nil {
+			o.Steps = f.baselineSteps
+		}
 		return fl.RunVanilla(ds, g, o)
 	case fl.MethodPooled:
 		o := fl.DefaultPooledOptions()
-		o.Seed, o.Steps = seed, f.baselineSteps
+		if f.pv != nil {
+			o = pvPooled
+		}
+		o.Seed = seed
+		if f.baselineSet || f.pv == nil {
+			o.Steps = f.baselineSteps
+		}
 		return fl.RunPooled(ds, g, o)
 	case methodMTL:
 		o := mtl.Default()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
 )
 
 // pvFlags are the flags of the PV data set (experiment pv, tune pv).
@@ -14,10 +15,30 @@ type pvFlags struct {
 	samples int
 }
 
-// addPVFlags registers --variant and --samples when dsName is pv.
+// PV defaults, chosen by 5-fold cross-validation on the training clients of
+// PV-EW(150) seed 1000, a data set used for nothing else (pacpfl tune pv;
+// docs/math.md, "PV defaults by cross-validation"): PAC-PFL's (and
+// pFedGP's) server learning rate η, rounds T and hyper-prior std σ_P, and
+// the Adam steps and step size of Vanilla's and Pooled's LML fits. The
+// Polynomial defaults (fl.DefaultPACPFLOptions, …) stay as they were.
+var (
+	pvTrainDefaults = []struct{ flag, value string }{
+		{"sigma-p", "0.5"}, {"lr", "0.01"}, {"rounds", "500"}, {"T", "500"},
+	}
+	pvVanilla = fl.VanillaOptions{Steps: 3000, LR: 1e-2, InitSigma: 0.5}
+	pvPooled  = fl.PooledOptions{Points: 300, Steps: 3000, LR: 1e-2, InitSigma: 0.5}
+)
+
+// addPVFlags registers --variant and --samples when dsName is pv, and makes
+// the PV defaults those of the training flags already registered.
 func addPVFlags(fs *flag.FlagSet, dsName string) *pvFlags {
 	p := &pvFlags{on: dsName == "pv"}
 	if p.on {
+		for _, d := range pvTrainDefaults {
+			if fs.Lookup(d.flag) != nil {
+				setDefault(fs, d.flag, d.value)
+			}
+		}
 		d := data.DefaultPV()
 		fs.StringVar(&p.variant, "variant", d.Variant, "PV data set: s (roofs facing roughly south) or ew (east and west roofs: two modes)")
 		fs.IntVar(&p.samples, "samples", d.Train, "training samples per house: 150 (first two weeks of June) or 610 (June and July)")

@@ -71,12 +71,14 @@ func TestExperimentKSweep(t *testing.T) {
 }
 
 func TestTuneBaselines(t *testing.T) {
-	// A short grid of Adam steps keeps Vanilla's and Pooled's search fast.
-	defer func(s []int) { tuneGPSteps = s }(tuneGPSteps)
-	tuneGPSteps = []int{3, 10, 30, 60}
 	for _, m := range []string{"mtl", "maml", "vanilla", "pooled"} {
 		path := filepath.Join(t.TempDir(), m+".json")
-		code, out, errOut := runCLI("tune", "polynomial", "--method", m, "--clients", "4", "--folds", "2", "--quiet", "--json", path)
+		args := []string{"tune", "polynomial", "--method", m, "--clients", "4", "--folds", "2", "--quiet", "--json", path}
+		if m == "vanilla" || m == "pooled" {
+			// A short grid of Adam steps keeps the search fast.
+			args = append(args, "--fit-steps", "3,10,30,60", "--fit-lrs", "0.003,0.01")
+		}
+		code, out, errOut := runCLI(args...)
 		if code != exitOK {
 			t.Fatalf("%s: exit %d, stderr %q", m, code, errOut)
 		}
@@ -102,5 +104,31 @@ func TestTuneBaselines(t *testing.T) {
 	}
 	if code, _, _ := runCLI("tune", "polynomial", "--method", "fedavg"); code != exitUsage {
 		t.Errorf("unknown method: exit %d", code)
+	}
+}
+
+// On PV, experiment and tune start from the PV defaults chosen by
+// cross-validation (pvTrainDefaults), which -h shows.
+func TestPVDefaults(t *testing.T) {
+	for _, cmd := range [][]string{{"experiment", "pv", "-h"}, {"tune", "pv", "-h"}} {
+		code, out, errOut := runCLI(cmd...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %q", cmd, code, errOut)
+		}
+		for _, d := range pvTrainDefaults {
+			if cmd[0] == "tune" && d.flag == "sigma-p" {
+				continue // the grid sets it
+			}
+			if !strings.Contains(out+errOut, "(default "+d.value+")") {
+				t.Errorf("%v: -h does not show --%s's PV default %s", cmd, d.flag, d.value)
+			}
+		}
+	}
+	// Polynomial keeps its own defaults.
+	code, out, errOut := runCLI("experiment", "polynomial", "-h")
+	for _, want := range []string{"server iterations T (default 3000)", "initial particle spread) (default 0.5)", "server learning rate η (default 0.001)"} {
+		if code != exitOK || !strings.Contains(out+errOut, want) {
+			t.Errorf("polynomial -h lacks %q", want)
+		}
 	}
 }

@@ -49,6 +49,7 @@ type trainFlags struct {
 	kSweep        bool            // experiment --k-sweep: k comes from the sweep
 	given         map[string]bool // the flags on the command line
 	baselineSteps int             // experiment only
+	baselineSet   bool            // --baseline-steps given (else each method's data-set default)
 }
 
 func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {

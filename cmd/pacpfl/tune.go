@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +90,9 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&lrs, "lrs", "candidate server learning rates η (default: --lr only)")
 	var checks intList
 	fs.Var(&checks, "checkpoints", "numbers of rounds T at which to score each run (e.g. 500,1000,2000: one run of the largest, scored after each; default: --rounds only)")
+	fitSteps, fitLRs := intList(slices.Clone(tuneGPSteps)), floatList(slices.Clone(tuneGPLRs))
+	fs.Var(&fitSteps, "fit-steps", "--method vanilla|pooled: candidate Adam steps of the LML fit")
+	fs.Var(&fitLRs, "fit-lrs", "--method vanilla|pooled: candidate Adam step sizes of the LML fit")
 	folds := fs.Int("folds", 5, "K of K-fold cross-validation over the existing clients")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
@@ -119,7 +123,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		if *folds < 2 || *folds > len(ds.Existing) {
 			return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *folds, len(ds.Existing)))
 		}
-		return runTuneBaseline(*method, ds, fl.NewGPModel(ds.D), f.datasetKey(), *folds, f.seed, *jsonPath, stdout, stderr)
+		return runTuneBaseline(*method, ds, fl.NewGPModel(ds.D), fitSteps, fitLRs, f.datasetKey(), *folds, f.seed, *jsonPath, stdout, stderr)
 	case fl.MethodPACPFL:
 	default:
 		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl, maml, vanilla or pooled", *method))

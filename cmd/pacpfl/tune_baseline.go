@@ -29,7 +29,8 @@ var (
 	tuneMTLLRs      = []float64{3e-3, 1e-2, 3e-2}
 	tuneMAMLAlphas  = []float64{0.01, 0.03, 0.1}
 	tuneMAMLBetas   = []float64{0.003, 0.01, 0.03, 0.1}
-	// Vanilla and Pooled: Adam steps and step size of the LML fits.
+	// Vanilla and Pooled: Adam steps and step size of the LML fits (the
+	// defaults of --fit-steps and --fit-lrs).
 	tuneGPSteps = []int{300, 1000, 3000, 6000}
 	tuneGPLRs   = []float64{3e-3, 1e-2}
 )
@@ -40,7 +41,7 @@ var (
 // of fl.CVFolds, as for PAC-PFL). Vanilla fits each held-out pseudo-client
 // on its context half alone; Pooled fits the pooled GP on the fold's
 // training clients and predicts the held-out halves from those points.
-func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, key string, k int, seed uint64, jsonPath string, stdout, stderr io.Writer) int {
+func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, fitSteps []int, fitLRs []float64, key string, k int, seed uint64, jsonPath string, stdout, stderr io.Writer) int {
 	folds, err := fl.CVFolds(ds, k, seed)
 	if err != nil {
 		return fail(stderr, "tune", usageError{err})
@@ -81,8 +82,8 @@ func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, key string,
 			}
 		}
 	case fl.MethodVanilla, fl.MethodPooled:
-		for _, steps := range tuneGPSteps {
-			for _, lr := range tuneGPLRs {
+		for _, steps := range fitSteps {
+			for _, lr := range fitLRs {
 				vals := map[string]float64{"steps": float64(steps), "lr": lr}
 				if method == fl.MethodVanilla {
 					o := fl.DefaultVanillaOptions()
