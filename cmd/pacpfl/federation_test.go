@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // freeAddr returns a loopback address with a port that was free a moment
@@ -21,6 +22,22 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// waitListening returns once addr accepts TCP connections, failing the
+// test after limit.
+func waitListening(t *testing.T, addr string, limit time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("nothing listens on %s after %v: %v", addr, limit, err)
+		}
+	}
 }
 
 // readTimelessReport reads a --json report without its timing fields.
@@ -173,7 +190,7 @@ func runFederation(t *testing.T, n int, seed string, serverArgs ...string) (int,
 		go func() {
 			defer wg.Done()
 			if c, _, e := runCLI("client", "--server", addr, "--insecure", "--client", fmt.Sprint(i),
-				"--clients", fmt.Sprint(n), "--seed", seed, "--give-up", "5s"); c != exitOK && code == exitOK {
+				"--clients", fmt.Sprint(n), "--seed", seed, "--give-up", "60s"); c != exitOK && code == exitOK {
 				t.Errorf("client %d: exit %d: %s", i, c, e)
 			}
 		}()
@@ -244,10 +261,14 @@ func TestClientWithOtherDataRefused(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		serverCode, _, _ = runCLI("server", "--listen", addr, "--insecure", "--wait", "1s", "--clients", "2", "--rounds", "1", "--k", "1",
+		serverCode, _, _ = runCLI("server", "--listen", addr, "--insecure", "--wait", "5s", "--clients", "2", "--rounds", "1", "--k", "1",
 			"--bound-samples", "0", "--bound-trained-samples", "0", "--seed", "5", "--quiet")
 	}()
-	code, _, errOut := runCLI("client", "--server", addr, "--insecure", "--client", "0", "--clients", "2", "--seed", "6", "--give-up", "5s")
+	// The client starts once the server listens: a slow start (under qemu
+	// on a loaded machine) must not let the server's --wait run out between
+	// two of the client's back-off retries.
+	waitListening(t, addr, time.Minute)
+	code, _, errOut := runCLI("client", "--server", addr, "--insecure", "--client", "0", "--clients", "2", "--seed", "6", "--give-up", "60s")
 	wg.Wait()
 	if code != exitError || !strings.Contains(errOut, "training data differ") || !strings.Contains(errOut, "--seed") {
 		t.Errorf("client: exit %d, stderr %q", code, errOut)
