@@ -14,9 +14,10 @@ import (
 )
 
 // FedVI (seed 002) and its FedAvg rows as methods of pacpfl experiment
-// fmnist. FedAvg here is trained on FedVI's network (the embedding E and
-// a dense classifier) with FedVI's rounds and server optimiser, so that
-// the two rows differ only in the model, as in the FedVI paper.
+// fmnist. FedAvg here is trained on FedVI's embedding CNN E — with a ReLU
+// after its dense 128, which FedVI's own E (the paper's) no longer has —
+// and a dense classifier, with FedVI's rounds and server optimiser, so that
+// the rows differ in the model only, as in the FedVI paper.
 const (
 	methodFedVIFedAvg   = "fedvi-fedavg"
 	methodFedVIFedAvgFT = "fedvi-fedavg-ft"
@@ -24,8 +25,8 @@ const (
 
 func init() {
 	methodLabel[fedvi.MethodFedVI] = "FedVI"
-	methodLabel[methodFedVIFedAvg] = "FedAvg (FedVI's network)"
-	methodLabel[methodFedVIFedAvgFT] = "FedAvg+FT (FedVI's network)"
+	methodLabel[methodFedVIFedAvg] = "FedAvg (FedVI's CNN, ReLU after dense 128)"
+	methodLabel[methodFedVIFedAvgFT] = "FedAvg+FT (FedVI's CNN, ReLU after dense 128)"
 }
 
 // fedviMethods are the method names this file serves.
@@ -121,7 +122,7 @@ func runFedVIMethod(m string, ds *data.Dataset, v *fedviFlags, cache *fedviRun, 
 		return res, r, err
 	case methodFedVIFedAvg, methodFedVIFedAvgFT:
 		if cache.plain == nil || cache.seed != seed {
-			prog := newProgress(stderr, fmt.Sprintf("fedavg (FedVI's network) seed %d/%d", s+1, seeds), v.rounds, quiet)
+			prog := newProgress(stderr, fmt.Sprintf("fedavg (FedVI's CNN) seed %d/%d", s+1, seeds), v.rounds, quiet)
 			prog.hideLML = true
 			ft := fedvi.DefaultFineTune()
 			ft.Epochs = v.ftEpochs

@@ -27,7 +27,7 @@ func TestExperimentFMNISTFedVI(t *testing.T) {
 		"--max-images", "240", "--methods", "fedvi,fedvi-fedavg,fedvi-fedavg-ft", "--seeds", "1", "--fedvi-rounds", "3", "--fedvi-eval-last", "2",
 		"--fedvi-batch", "16", "--fedvi-ft-epochs", "1", "--quiet", "--json", path)
 	require.Equal(t, exitOK, st, errs)
-	for _, s := range []string{"| FedVI (ours) |", "| FedAvg (FedVI's network) (ours) |", "| FedAvg+FT (FedVI's network) (ours) |",
+	for _, s := range []string{"| FedVI (ours) |", "| FedAvg (FedVI's CNN, ReLU after dense 128) (ours) |", "| FedAvg+FT (FedVI's CNN, ReLU after dense 128) (ours) |",
 		"participating, last rounds", "FedVI paper, FEMNIST"} {
 		assert.Contains(t, out, s)
 	}

@@ -117,7 +117,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	methods := stringList(slices.Clone(bnnMethods))
-	fs.Var(&methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL, seed 004; existing clients only), fedvi (seed 002), fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's network); pfedbayes (seed 001), fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
+	fs.Var(&methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL, seed 004; existing clients only), fedvi (seed 002), fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes (seed 001), fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
 	var ff fedFlags
 	addFedFlags(fs, &ff)
 	var vf fedviFlags
