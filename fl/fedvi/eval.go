@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/pacpfl/pacpfl/conv"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
@@ -37,19 +38,16 @@ func (m *Model) Personalise(theta, support []float64) error {
 		return m.personaliseOutputs(support, n)
 	}
 	sum := make([]float64, dg)
-	for lo := 0; lo < n; lo += evalChunk {
-		b := min(evalChunk, n-lo)
-		shape(&m.img, b, a.InChannels, a.InH, a.InW)
-		copy(m.img.Data, support[lo*D:(lo+b)*D])
-		R, err := m.embed(&m.img)
-		if err != nil {
-			return err
-		}
+	err := m.embedChunks(a, &m.img, support, func(_, b int, R *conv.Tensor) error {
 		for i := 0; i < b; i++ {
 			for j, v := range R.Data[i*d : i*d+dg] {
 				sum[j] += v
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	shape(&m.pooled, 1, dg, 1, 1)
 	for j, v := range sum {
@@ -63,18 +61,10 @@ func (m *Model) Personalise(theta, support []float64) error {
 // over the n images.
 func (m *Model) personaliseOutputs(support []float64, n int) error {
 	a := m.A
-	D := a.InChannels * a.InH * a.InW
 	d, dg := a.Embed, a.Global
 	w := (2*a.Local() + 1) * a.Classes
 	sum := make([]float64, w)
-	for lo := 0; lo < n; lo += evalChunk {
-		b := min(evalChunk, n-lo)
-		shape(&m.img, b, a.InChannels, a.InH, a.InW)
-		copy(m.img.Data, support[lo*D:(lo+b)*D])
-		R, err := m.embed(&m.img)
-		if err != nil {
-			return err
-		}
+	err := m.embedChunks(a, &m.img, support, func(_, b int, R *conv.Tensor) error {
 		shape(&m.pooled, b, dg, 1, 1)
 		for i := 0; i < b; i++ {
 			copy(m.pooled.Data[i*dg:(i+1)*dg], R.Data[i*d:i*d+dg])
@@ -88,6 +78,10 @@ func (m *Model) personaliseOutputs(support []float64, n int) error {
 				sum[j] += v
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for j := range sum {
 		sum[j] /= float64(n)
@@ -124,14 +118,7 @@ func (m *Model) Predict(x []float64, draws int, rng *rand.Rand) ([]float64, erro
 	}
 	probs := make([]float64, n*C)
 	logits := make([]float64, evalChunk*C)
-	for lo := 0; lo < n; lo += evalChunk {
-		b := min(evalChunk, n-lo)
-		shape(&m.img, b, a.InChannels, a.InH, a.InW)
-		copy(m.img.Data, x[lo*D:(lo+b)*D])
-		R, err := m.embed(&m.img)
-		if err != nil {
-			return nil, err
-		}
+	err := m.embedChunks(a, &m.img, x, func(lo, b int, R *conv.Tensor) error {
 		shape(&m.qg, b, dg, 1, 1)
 		m.ql = grow(m.ql, b*dl)
 		for i := 0; i < b; i++ {
@@ -140,7 +127,7 @@ func (m *Model) Predict(x []float64, draws int, rng *rand.Rand) ([]float64, erro
 		}
 		og, err := m.g.Forward(&m.qg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for s := 0; s < max(draws, 1); s++ {
 			lg := logits[:b*C]
@@ -163,6 +150,10 @@ func (m *Model) Predict(x []float64, draws int, rng *rand.Rand) ([]float64, erro
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i := 0; i < n; i++ {
 		if row := probs[i*C : (i+1)*C]; math.IsNaN(row[0]) {

@@ -175,17 +175,10 @@ func (p *Plain) Predict(w, x []float64) ([]float64, error) {
 	p.setTrain(false, nil)
 	C := a.Classes
 	probs := make([]float64, n*C)
-	for lo := 0; lo < n; lo += evalChunk {
-		b := min(evalChunk, n-lo)
-		shape(&p.img, b, a.InChannels, a.InH, a.InW)
-		copy(p.img.Data, x[lo*D:(lo+b)*D])
-		R, err := p.embed(&p.img)
-		if err != nil {
-			return nil, err
-		}
+	err := p.embedChunks(a, &p.img, x, func(lo, b int, R *conv.Tensor) error {
 		z, err := p.head.Forward(R)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i := 0; i < b; i++ {
 			row := z.Data[i*C : (i+1)*C]
@@ -194,7 +187,7 @@ func (p *Plain) Predict(w, x []float64) ([]float64, error) {
 				mx = math.Max(mx, v)
 			}
 			if math.IsNaN(mx) || math.IsInf(mx, 0) {
-				return nil, fmt.Errorf("fedvi: FedAvg's logits of image %d are not finite", lo+i)
+				return fmt.Errorf("fedvi: FedAvg's logits of image %d are not finite", lo+i)
 			}
 			s := 0.0
 			dst := probs[(lo+i)*C : (lo+i+1)*C]
@@ -206,6 +199,10 @@ func (p *Plain) Predict(w, x []float64) ([]float64, error) {
 				dst[c] /= s
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return probs, nil
 }

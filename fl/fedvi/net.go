@@ -119,6 +119,29 @@ func (e *embedding) setTrain(train bool, rng *rand.Rand) {
 	}
 }
 
+// embedChunks runs E over the images of x (rows of a.InChannels·a.InH·a.InW
+// pixels) evalChunk at a time through buf, so that only one chunk's
+// activations are held, and hands visit each chunk's first image lo, its
+// size b and its features R (b×d, owned by E's last layer until the next
+// chunk).
+func (e *embedding) embedChunks(a Arch, buf *conv.Tensor, x []float64, visit func(lo, b int, R *conv.Tensor) error) error {
+	D := a.InChannels * a.InH * a.InW
+	n := len(x) / D
+	for lo := 0; lo < n; lo += evalChunk {
+		b := min(evalChunk, n-lo)
+		shape(buf, b, a.InChannels, a.InH, a.InW)
+		copy(buf.Data, x[lo*D:(lo+b)*D])
+		R, err := e.embed(buf)
+		if err != nil {
+			return err
+		}
+		if err := visit(lo, b, R); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // embed runs E on x; the result (N×d) is owned by the last layer.
 func (e *embedding) embed(x *conv.Tensor) (*conv.Tensor, error) {
 	for _, l := range e.emb {
