@@ -13,13 +13,13 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// `pacpfl plot predictive|experiment|training`: figures with
+// `pacpfl plot predictive|experiment|training|sweep`: figures with
 // gonum.org/v1/plot, PNG or SVG by the extension of --out, written through
 // the CLI's one output writer (output.go).
 func init() {
 	register(&command{
 		name:    "plot",
-		summary: "draw a figure (PNG or SVG): 'pacpfl plot predictive|experiment|training'",
+		summary: "draw a figure (PNG or SVG): 'pacpfl plot predictive|experiment|training|sweep'",
 		run:     runPlot,
 	})
 }
@@ -27,7 +27,9 @@ func init() {
 func plotUsage(w io.Writer) {
 	fmt.Fprintln(w, `usage: pacpfl plot predictive --model FILE --data FILE.csv --client ID --out FIG.png|FIG.svg
        pacpfl plot experiment --json RESULT.json --out FIG.png|FIG.svg
-       pacpfl plot training   --json TRAIN.json --out FIG.png|FIG.svg`)
+       pacpfl plot training   --json TRAIN.json --out FIG.png|FIG.svg
+       pacpfl plot sweep      --json SWEEP.json --out FIG.png|FIG.svg [--metric rsmse|ce]
+                              (the report of experiment --k-sweep or --dp-sweep)`)
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) int {
@@ -42,11 +44,13 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		return runPlotExperiment(args[1:], stdout, stderr)
 	case "training":
 		return runPlotTraining(args[1:], stdout, stderr)
+	case "sweep":
+		return runPlotSweep(args[1:], stdout, stderr)
 	case "-h", "--help", "-help", "help":
 		plotUsage(stdout)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "pacpfl plot: unknown figure %q (predictive, experiment or training; pacpfl plot -h for their flags)\n", args[0])
+	fmt.Fprintf(stderr, "pacpfl plot: unknown figure %q (predictive, experiment, training or sweep; pacpfl plot -h for their flags)\n", args[0])
 	return exitUsage
 }
 
