@@ -69,27 +69,19 @@ func Train(ds *data.Dataset, o Options) (*Model, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	n := len(ds.Existing)
-	if n == 0 {
-		return nil, fmt.Errorf("maml: no existing clients")
-	}
-	net, err := regnet.New(ds.D, o.Hidden)
+	net, w, weights, err := regnet.Federation("maml", ds, o.Hidden, o.Seed, 0x6d616d6c696e6974)
 	if err != nil {
 		return nil, err
 	}
-	p := net.NumParams()
-	w := make([]float64, p)
-	net.Init(w, rand.New(rand.NewPCG(o.Seed, data.StreamID(0x6d616d6c696e6974))))
+	n, p := len(ds.Existing), len(w)
 	type state struct {
 		net           *regnet.Net
 		wt, g         []float64
 		batch1, batch data.RowSampler
 	}
 	st := make([]*state, n)
-	weights := make([]float64, n)
 	for i := range st {
 		st[i] = &state{net: net.Clone(), wt: make([]float64, p), g: make([]float64, p)}
-		weights[i] = float64(ds.Existing[i].M())
 	}
 	local := func(i, _ int, global, out []float64, rng *rand.Rand) error {
 		s, c := st[i], &ds.Existing[i]

@@ -79,27 +79,19 @@ func Train(ds *data.Dataset, o Options) (*Model, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	n := len(ds.Existing)
-	if n == 0 {
-		return nil, fmt.Errorf("mtl: no existing clients")
-	}
-	net, err := regnet.New(ds.D, o.Hidden)
+	net, w0, weights, err := regnet.Federation("mtl", ds, o.Hidden, o.Seed, 0x6d746c696e6974)
 	if err != nil {
 		return nil, err
 	}
-	p := net.NumParams()
-	w0 := make([]float64, p)
-	net.Init(w0, rand.New(rand.NewPCG(o.Seed, data.StreamID(0x6d746c696e6974))))
+	n, p := len(ds.Existing), len(w0)
 	type state struct {
 		net       *regnet.Net
 		v, w, g   []float64
 		joint, gj []float64 // (w₀, v) and its gradient
 	}
 	st := make([]*state, n)
-	weights := make([]float64, n)
 	for i := range st {
 		st[i] = &state{net: net.Clone(), v: make([]float64, p), w: make([]float64, p), g: make([]float64, p), joint: make([]float64, 2*p), gj: make([]float64, 2*p)}
-		weights[i] = float64(ds.Existing[i].M())
 	}
 	lam0 := o.Lambda0 / float64(n)
 	local := func(i, _ int, global, out []float64, _ *rand.Rand) error {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/pacpfl/pacpfl/data"
 )
 
 // Net is the architecture plus the buffers of one evaluation; it is not safe
@@ -157,4 +159,25 @@ func (n *Net) LossGrad(w, x, y, grad []float64) float64 {
 		}
 	}
 	return loss / float64(m)
+}
+
+// Federation is the start every federated baseline on this network shares
+// (MTL, MAML): the network in → hidden… → 1 for ds's features, its initial
+// weights w drawn from the stream (seed, tag), and each existing client's
+// weight in the server's average, its number of training rows. method
+// names the baseline in the errors.
+func Federation(method string, ds *data.Dataset, hidden []int, seed, tag uint64) (net *Net, w, sizes []float64, err error) {
+	if len(ds.Existing) == 0 {
+		return nil, nil, nil, fmt.Errorf("%s: no existing clients", method)
+	}
+	if net, err = New(ds.D, hidden); err != nil {
+		return nil, nil, nil, err
+	}
+	w = make([]float64, net.NumParams())
+	net.Init(w, rand.New(rand.NewPCG(seed, data.StreamID(tag))))
+	sizes = make([]float64, len(ds.Existing))
+	for i := range ds.Existing {
+		sizes[i] = float64(ds.Existing[i].M())
+	}
+	return net, w, sizes, nil
 }

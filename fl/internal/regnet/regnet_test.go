@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/data"
 )
 
 func TestLossGradMatchesFiniteDifferences(t *testing.T) {
@@ -56,5 +58,40 @@ func TestLossGradMatchesFiniteDifferences(t *testing.T) {
 	}
 	if _, err := New(2, []int{3, 0}); err == nil {
 		t.Error("hidden width 0 accepted")
+	}
+}
+
+func TestFederation(t *testing.T) {
+	ds := &data.Dataset{D: 3, Existing: []data.ClientData{
+		{X: make([]float64, 3*4), Y: make([]float64, 4)},
+		{X: make([]float64, 3*7), Y: make([]float64, 7)},
+	}}
+	net, w, sizes, err := Federation("mtl", ds, []int{5}, 9, 0x1234)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != net.NumParams() || len(w) != 3*5+5+5+1 {
+		t.Fatalf("%d weights for a 3-5-1 network (NumParams %d)", len(w), net.NumParams())
+	}
+	if sizes[0] != 4 || sizes[1] != 7 {
+		t.Fatalf("client weights %v, want their row counts 4, 7", sizes)
+	}
+	// The initial weights are Init's draws from the stream (seed, tag).
+	want := make([]float64, len(w))
+	net.Init(want, rand.New(rand.NewPCG(9, data.StreamID(0x1234))))
+	_, other, _, _ := Federation("mtl", ds, []int{5}, 9, 0x1235)
+	for i := range w {
+		if w[i] != want[i] {
+			t.Fatalf("weight %d: %v, want Init's %v", i, w[i], want[i])
+		}
+	}
+	if other[0] == w[0] && other[1] == w[1] {
+		t.Fatal("another tag drew the same weights")
+	}
+	if _, _, _, err := Federation("maml", &data.Dataset{D: 3}, nil, 1, 1); err == nil || err.Error() != "maml: no existing clients" {
+		t.Fatalf("no clients: %v", err)
+	}
+	if _, _, _, err := Federation("maml", ds, []int{0}, 1, 1); err == nil {
+		t.Fatal("a hidden width 0 accepted")
 	}
 }
