@@ -43,6 +43,12 @@ type fedviFlags struct {
 	tau, clientLR, serverLR                     float64
 	pool                                        string
 	embedReLU                                   bool
+	// fedavgReLU: the FedAvg rows train E with a ReLU after dense 128
+	// (Reddi et al.'s CNN; the default) or FedVI's own E without it.
+	fedavgReLU bool
+	// withFT: fedvi-fedavg-ft is among the methods; without it the FedAvg
+	// run skips the fine-tuning.
+	withFT bool
 }
 
 func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
@@ -56,7 +62,18 @@ func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 	fs.Float64Var(&v.serverLR, "fedvi-server-lr", d.ServerLR, "fedvi, fedvi-fedavg: server SGD step (with momentum 0.9)")
 	fs.StringVar(&v.pool, "fedvi-pool", poolName(d.Arch.PoolOutputs), "fedvi: how P takes the support set: outputs (P on every image, its outputs averaged) or features (P on the mean global features)")
 	fs.BoolVar(&v.embedReLU, "fedvi-embed-relu", false, "fedvi: a ReLU after E's dense 128 as in Reddi et al.'s CNN (the seed's E has none; fedvi-fedavg always has it)")
+	fs.BoolVar(&v.fedavgReLU, "fedvi-fedavg-embed-relu", true, "fedvi-fedavg, fedvi-fedavg-ft: a ReLU after E's dense 128 (Reddi et al.'s CNN); false: FedVI's own E (the seed's, without it)")
 	fs.IntVar(&v.ftEpochs, "fedvi-ft-epochs", fedvi.DefaultFineTune().Epochs, "fedvi-fedavg-ft: local fine-tuning epochs")
+}
+
+// setLabels names the FedAvg rows after the network they train on.
+func (v *fedviFlags) setLabels() {
+	net := "FedVI's CNN, ReLU after dense 128"
+	if !v.fedavgReLU {
+		net = "FedVI's E, no ReLU after dense 128"
+	}
+	methodLabel[methodFedVIFedAvg] = "FedAvg (" + net + ")"
+	methodLabel[methodFedVIFedAvgFT] = "FedAvg+FT (" + net + ")"
 }
 
 // check validates the flags before any data is read.
@@ -121,13 +138,16 @@ func runFedVIMethod(m string, ds *data.Dataset, v *fedviFlags, cache *fedviRun, 
 		prog.done()
 		return res, r, err
 	case methodFedVIFedAvg, methodFedVIFedAvgFT:
-		if cache.plain == nil || cache.seed != seed {
+		if cache.plain == nil || cache.seed != seed || (m == methodFedVIFedAvgFT && cache.tuned == nil) {
 			prog := newProgress(stderr, fmt.Sprintf("fedavg (FedVI's CNN) seed %d/%d", s+1, seeds), v.rounds, quiet)
 			prog.hideLML = true
 			ft := fedvi.DefaultFineTune()
 			ft.Epochs = v.ftEpochs
+			if !v.withFT {
+				ft.Epochs = 0
+			}
 			o := v.options(ds, seed, quiet, prog)
-			o.Arch.EmbedReLU = true // Reddi et al.'s CNN
+			o.Arch.EmbedReLU = v.fedavgReLU
 			plain, tuned, err := fedvi.TrainFedAvg(ds, o, ft)
 			prog.done()
 			if err != nil {
@@ -182,10 +202,18 @@ func (w weightedSummary) MarshalJSON() ([]byte, error) {
 	}{summary{jsonFloat(w.Final.Mean), jsonFloat(w.Final.CI95)}, summary{jsonFloat(w.LastRounds.Mean), jsonFloat(w.LastRounds.CI95)}, w.LastRoundsNum})
 }
 
+// fedviRound is one evaluated round's weighted accuracies (%).
+type fedviRound struct {
+	Round    int       `json:"round"`
+	Existing jsonFloat `json:"existing"`
+	New      jsonFloat `json:"new"`
+}
+
 // fedviWeighted are the weighted accuracies of one method over the seeds.
 type fedviWeighted struct {
 	exFinal, exLast, newFinal, newLast []float64
 	rounds                             int
+	history                            [][]fedviRound
 }
 
 func (w *fedviWeighted) add(r *fedvi.Result) {
@@ -198,6 +226,11 @@ func (w *fedviWeighted) add(r *fedvi.Result) {
 	w.exLast = append(w.exLast, r.LastExisting)
 	w.newLast = append(w.newLast, r.LastNew)
 	w.rounds = len(r.History)
+	h := make([]fedviRound, len(r.History))
+	for i, e := range r.History {
+		h[i] = fedviRound{Round: e.Round, Existing: jsonFloat(e.ExistingWeighted), New: jsonFloat(e.NewWeighted)}
+	}
+	w.history = append(w.history, h)
 }
 
 func (w *fedviWeighted) summaries(oneSeed bool) (ex, nw weightedSummary) {

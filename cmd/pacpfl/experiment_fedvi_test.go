@@ -43,11 +43,25 @@ func TestExperimentFMNISTFedVI(t *testing.T) {
 					LastRounds struct{ Mean *float64 } `json:"last_rounds_mean"`
 					Num        int                     `json:"last_rounds"`
 				}
-				New struct{ Final struct{ Mean *float64 } }
+				New     struct{ Final struct{ Mean *float64 } }
+				History [][]struct {
+					Round         int
+					Existing, New *float64
+				}
 			} `json:"accuracy_weighted"`
 		}
 	}
 	require.NoError(t, json.Unmarshal(b, &rep))
+	h := rep.Methods["fedvi"].Weighted.History
+	require.Len(t, h, 1)
+	require.Len(t, h[0], 2)
+	for i, r := range h[0] {
+		assert.Equal(t, 2+i, r.Round)
+		require.NotNil(t, r.Existing)
+		require.NotNil(t, r.New)
+	}
+	assert.Equal(t, *rep.Methods["fedvi"].Weighted.Existing.Final.Mean, *h[0][1].Existing)
+	assert.InDelta(t, *rep.Methods["fedvi"].Weighted.Existing.LastRounds.Mean, (*h[0][0].Existing+*h[0][1].Existing)/2, 1e-9)
 	for _, m := range []string{"fedvi", "fedvi-fedavg", "fedvi-fedavg-ft"} {
 		r, ok := rep.Methods[m]
 		require.True(t, ok, m)
@@ -61,6 +75,23 @@ func TestExperimentFMNISTFedVI(t *testing.T) {
 	}
 	assert.Equal(t, 2, rep.Methods["fedvi"].Weighted.Existing.Num)
 	assert.Equal(t, 1, rep.Methods["fedvi-fedavg-ft"].Weighted.Existing.Num)
+}
+
+// --fedvi-fedavg-embed-relu=false trains the FedAvg row on FedVI's own E
+// and says so; without fedvi-fedavg-ft among the methods the run skips
+// the fine-tuning.
+func TestExperimentFMNISTFedVIFedAvgNoReLU(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("FedVI's paper-size network is too slow under emulation")
+	}
+	dir := writeFakeFMNIST(t, 60)
+	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "10", "--new-clients", "2",
+		"--max-images", "240", "--methods", "fedvi-fedavg", "--seeds", "1", "--fedvi-rounds", "2", "--fedvi-eval-last", "1",
+		"--fedvi-batch", "16", "--fedvi-fedavg-embed-relu=false", "--quiet")
+	require.Equal(t, exitOK, st, errs)
+	assert.Contains(t, out, "| FedAvg (FedVI's E, no ReLU after dense 128) (ours) |")
+	assert.NotContains(t, out, "CNN, ReLU after dense 128")
+	assert.NotContains(t, out, "FedAvg+FT")
 }
 
 // Bad FedVI settings are usage errors naming the flag, before any data

@@ -87,6 +87,8 @@ type classMethodSummary struct {
 type weightedGroups struct {
 	Existing weightedSummary `json:"existing"`
 	New      weightedSummary `json:"new"`
+	// History: seed → the evaluated rounds' weighted accuracies.
+	History [][]fedviRound `json:"history"`
 }
 
 // fmnistReport is the --json output of pacpfl experiment fmnist (the
@@ -159,6 +161,8 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "experiment", err)
 		}
 	}
+	vf.withFT = slices.Contains(methods, methodFedVIFedAvgFT)
+	vf.setLabels()
 	if err := vf.check(); err != nil {
 		return fail(stderr, "experiment", err)
 	}
@@ -282,7 +286,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		}
 		if w := weighted[m]; w != nil {
 			ex, nw := w.summaries(*seeds == 1)
-			ms.Weighted = &weightedGroups{Existing: ex, New: nw}
+			ms.Weighted = &weightedGroups{Existing: ex, New: nw, History: w.history}
 		}
 		rep.Methods[m] = ms
 	}
