@@ -34,6 +34,8 @@ type CVOptions struct {
 	Checkpoints []int
 	Folds       int    // K of K-fold over the existing clients
 	Seed        uint64 // fold assignment
+	// Split is how the validation clients are made (empty: CVHalves).
+	Split CVSplit
 	// Progress, if set, is called after each training run.
 	Progress func(done, total int)
 }
@@ -62,7 +64,7 @@ func CrossValidate(ds *data.Dataset, g *GPModel, base PACPFLOptions, o CVOptions
 	if checks[0] < 1 {
 		return nil, fmt.Errorf("cv: checkpoint after %d rounds (want at least 1)", checks[0])
 	}
-	folds, err := CVFolds(ds, o.Folds, o.Seed)
+	folds, err := CVFoldsBy(ds, o.Folds, o.Seed, o.Split)
 	if err != nil {
 		return nil, err
 	}
@@ -158,13 +160,56 @@ type CVFold struct {
 	Val   []data.ClientData
 }
 
+// CVSplit is how cross-validation makes its validation clients from the
+// held-out clients' training samples S_i.
+type CVSplit string
+
+const (
+	// CVHalves (the default): the other folds' clients train on all of
+	// their S_i; each held-out client becomes two validation clients, one
+	// conditioning on the first half of S_i and scored on the second, one
+	// the other way round.
+	CVHalves CVSplit = "halves"
+	// CVFuture is for time series whose clients share one time line (the
+	// PV houses of a city share its weather): every S_i, in time order, is
+	// cut at its middle; the other folds' clients train on their first
+	// halves only, and each held-out client conditions on its first half
+	// and is scored on its second — hours that no client of the training
+	// federation saw, as the test period was not seen. With CVHalves the
+	// server has learnt the very hours (the same weather) that the
+	// held-out clients are scored on, which flatters models that memorise
+	// them.
+	CVFuture CVSplit = "future"
+)
+
+// ParseCVSplit parses "halves" or "future" ("" is halves).
+func ParseCVSplit(s string) (CVSplit, error) {
+	switch CVSplit(s) {
+	case "", CVHalves:
+		return CVHalves, nil
+	case CVFuture:
+		return CVFuture, nil
+	}
+	return "", fmt.Errorf("cv: unknown split %q (want halves or future)", s)
+}
+
 // CVFolds splits the existing clients of ds into k folds (a seeded
 // permutation dealt round-robin) as every cross-validation of pacpfl does:
 // each held-out client becomes two validation clients, one conditioning on
 // the first half of its training samples and scored on the second half, one
 // the other way round. No test set and no new client is touched.
 func CVFolds(ds *data.Dataset, k int, seed uint64) ([]CVFold, error) {
+	return CVFoldsBy(ds, k, seed, CVHalves)
+}
+
+// CVFoldsBy is CVFolds with the validation clients made by split; the
+// folds (which clients are held out) do not depend on it.
+func CVFoldsBy(ds *data.Dataset, k int, seed uint64, split CVSplit) ([]CVFold, error) {
 	n := len(ds.Existing)
+	split, err := ParseCVSplit(string(split))
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case k < 2 || k > n:
 		return nil, fmt.Errorf("cv: %d folds for %d clients (want 2 ≤ K ≤ n)", k, n)
@@ -178,9 +223,39 @@ func CVFolds(ds *data.Dataset, k int, seed uint64) ([]CVFold, error) {
 	}
 	folds := make([]CVFold, k)
 	for f, h := range held {
-		folds[f].Train, folds[f].Val = splitClients(ds, h)
+		if split == CVFuture {
+			folds[f].Train, folds[f].Val = splitFuture(ds, h)
+		} else {
+			folds[f].Train, folds[f].Val = splitClients(ds, h)
+		}
 	}
 	return folds, nil
+}
+
+// splitFuture is splitClients for CVFuture: the training federation's
+// clients keep the first half of S_i, and each held-out client becomes one
+// validation client conditioning on its first half and scored on its second.
+func splitFuture(ds *data.Dataset, held []int) (*data.Dataset, []data.ClientData) {
+	in := make(map[int]bool, len(held))
+	for _, i := range held {
+		in[i] = true
+	}
+	d := ds.D
+	train := &data.Dataset{Name: ds.Name, D: d}
+	for i := range ds.Existing {
+		if !in[i] {
+			c := &ds.Existing[i]
+			h := c.M() / 2
+			train.Existing = append(train.Existing, data.ClientData{X: c.X[:h*d], Y: c.Y[:h], Mode: c.Mode})
+		}
+	}
+	var val []data.ClientData
+	for _, i := range held {
+		c := &ds.Existing[i]
+		h := c.M() / 2
+		val = append(val, data.ClientData{X: c.X[:h*d], Y: c.Y[:h], XTest: c.X[h*d:], YTest: c.Y[h:]})
+	}
+	return train, val
 }
 
 // splitClients returns the training federation (clients not in held) and

@@ -113,3 +113,63 @@ func TestCrossValidateCheckpoints(t *testing.T) {
 		t.Fatal("checkpoint 0 accepted")
 	}
 }
+
+// CVFuture holds out the same clients as CVHalves, trains the federation on
+// the first half (in time) of every other client's S_i and scores each
+// held-out client on its second half from its first: no scored sample is
+// in the training federation, nor any sample of its time range.
+func TestCVFoldsFuture(t *testing.T) {
+	ds, err := data.Polynomial(smallPoly(23))
+	if err != nil {
+		t.Fatal(err)
+	}
+	halves, err := CVFoldsBy(ds, 3, 7, CVHalves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	future, err := CVFoldsBy(ds, 3, 7, CVFuture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := CVFolds(ds, 3, 7)
+	d := ds.D
+	for f := range future {
+		if len(plain[f].Val) != len(halves[f].Val) || !slices.Equal(plain[f].Val[0].YTest, halves[f].Val[0].YTest) {
+			t.Fatalf("fold %d: CVFolds is not CVFoldsBy(…, CVHalves)", f)
+		}
+		tr, ht := future[f].Train.Existing, halves[f].Train.Existing
+		if len(tr) != len(ht) || 2*len(future[f].Val) != len(halves[f].Val) {
+			t.Fatalf("fold %d: %d/%d training clients, %d/%d validation clients", f, len(tr), len(ht), len(future[f].Val), len(halves[f].Val))
+		}
+		for j, c := range tr {
+			full := ht[j]
+			h := full.M() / 2
+			if !slices.Equal(c.Y, full.Y[:h]) || !slices.Equal(c.X, full.X[:h*d]) || c.XTest != nil || c.XExtra != nil {
+				t.Fatalf("fold %d training client %d is not the first half of S_i", f, j)
+			}
+		}
+		for j, v := range future[f].Val {
+			src := halves[f].Val[2*j] // conditions on the first half, scored on the second
+			if !slices.Equal(v.Y, src.Y) || !slices.Equal(v.X, src.X) || !slices.Equal(v.YTest, src.YTest) || !slices.Equal(v.XTest, src.XTest) {
+				t.Fatalf("fold %d validation client %d: not first half → second half", f, j)
+			}
+			h := len(v.Y)
+			if len(v.YTest) < h || h < 1 {
+				t.Fatalf("fold %d validation client %d: %d context, %d scored", f, j, h, len(v.YTest))
+			}
+		}
+	}
+	if _, err := CVFoldsBy(ds, 3, 7, "bogus"); err == nil {
+		t.Fatal("CVFoldsBy accepted split \"bogus\"")
+	}
+	base := PACPFLOptions{Server: Config{K: 2, Rounds: 20, LR: 1e-2, Tau: 0.5, Seed: 3}}
+	o := CVOptions{Taus: []float64{0.5}, SigmaPs: []float64{0.5}, Folds: 2, Seed: 1, Split: CVFuture}
+	pts, err := CrossValidate(ds, smallGP(), base, o)
+	if err != nil || len(pts) != 1 || len(pts[0].Folds) != 2 || math.IsNaN(pts[0].RSMSE) {
+		t.Fatalf("CrossValidate with CVFuture: %+v, %v", pts, err)
+	}
+	o.Split = "bogus"
+	if _, err := CrossValidate(ds, smallGP(), base, o); err == nil {
+		t.Fatal("CrossValidate accepted split \"bogus\"")
+	}
+}

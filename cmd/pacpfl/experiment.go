@@ -165,6 +165,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("experiment "+dsName, stderr)
 	var f trainFlags
 	addTrainFlags(fs, &f)
+	addGPNetFlags(fs, &f)
 	pv := addPVFlags(fs, dsName)
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
@@ -237,7 +238,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "experiment", err)
 		}
-		g := fl.NewGPModel(ds.D)
+		g := f.gpModel(ds.D, false)
 		for _, m := range methods {
 			res, err := runMethod(m, ds, g, &f, seed, *quiet, stderr, s, *seeds)
 			if err != nil {
@@ -340,7 +341,7 @@ func runMethod(m string, ds *data.Dataset, g *fl.GPModel, f *trainFlags, seed ui
 			p := fl.DefaultPFedGPOptions()
 			o.Server.K, o.SigmaP, o.InitSigma, o.ZeroMean = p.Server.K, p.SigmaP, f.sigmaP, f.pfedgpMean == "zero"
 			if f.pfedgpMean == "linear" {
-				g = fl.NewLinearMeanGPModel(ds.D)
+				g = f.gpModel(ds.D, true)
 			}
 		}
 		prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), o.Server.Rounds, quiet)

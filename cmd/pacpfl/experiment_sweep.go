@@ -57,7 +57,7 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 			prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d %s", name, s+1, seeds, lv.label), o.Server.Rounds, quiet)
 			prog.hideLML = lv.hideLML
 			o.Server.Progress = prog.update
-			res, err := fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL)
+			res, err := fl.RunPACPFL(ds, lv.flags.gpModel(ds.D, false), o, fl.MethodPACPFL)
 			prog.done()
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s, seed %d: %w", lv.label, seed, err)

@@ -43,6 +43,7 @@ type trainFlags struct {
 	clients, newClients, extra        int
 	// pv, when set, replaces the Polynomial data set (experiment pv, tune pv).
 	pv            *data.PVConfig
+	net           gpNetFlags      // experiment and tune: the GP networks
 	pfedgpMean    string          // experiment only
 	tauSet        bool            // --tau given explicitly (it excludes --lambda)
 	dpSweep       bool            // experiment --dp-sweep: ε comes from the sweep
@@ -99,6 +100,9 @@ func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 		}
 	})
 	if err := f.validate(fs); err != nil {
+		return err
+	}
+	if err := f.net.validate(); err != nil {
 		return err
 	}
 	if jsonPath == "" {
@@ -170,7 +174,10 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	}
 	// The particles, their gradients and the optimiser's state (k×dφ each),
 	// and the Monte Carlo terms of the bounds: lower bounds.
-	dphi := float64(fl.NewGPModel(ds.D).Dim())
+	if err := f.net.validate(); err != nil {
+		return o, err
+	}
+	dphi := float64(f.gpModel(ds.D, false).Dim())
 	if err := memoryError(fmt.Sprintf("--k %d", f.k), 8*3*float64(f.k)*dphi); err != nil {
 		return o, err
 	}

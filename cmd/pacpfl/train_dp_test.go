@@ -136,7 +136,18 @@ func TestTuneShortRun(t *testing.T) {
 	if strings.Count(out, "| 0.5 | 0.5 |") != 4 || !strings.Contains(out, "| 0.03 | 20 |") || !strings.Contains(out, "--lr ") {
 		t.Fatalf("output:\n%s", out)
 	}
+	// --cv-split future: PAC-PFL and a baseline, said in the text and the JSON.
+	for _, m := range []string{"pacpfl", "mtl"} {
+		path := filepath.Join(t.TempDir(), "cv.json")
+		code, out, errOut = runCLI("tune", "polynomial", "--method", m, "--clients", "6", "--new-clients", "0", "-T", "10", "--k", "2",
+			"--taus", "0.5", "--sigma-ps", "0.5", "--folds", "2", "--cv-split", "future", "--quiet", "--json", path)
+		raw, _ := os.ReadFile(path)
+		if code != exitOK || !strings.Contains(out, "--cv-split future") || !strings.Contains(string(raw), `"cv_split": "future"`) {
+			t.Fatalf("%s --cv-split future: exit %d, stderr %q, output\n%s\nJSON %s", m, code, errOut, out, raw)
+		}
+	}
 	for _, args := range [][]string{{"tune"}, {"tune", "polynomial", "--folds", "1"}, {"tune", "polynomial", "--taus", "-1"},
+		{"tune", "polynomial", "--cv-split", "later"}, {"tune", "polynomial", "--method", "mtl", "--cv-split", "later"},
 		{"tune", "polynomial", "--checkpoints", "0"}, {"tune", "polynomial", "--lrs", "0"}, {"tune", "polynomial", "--method", "pfedgp"}} {
 		if code, _, _ := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)

@@ -57,6 +57,7 @@ type tuneReport struct {
 	Dataset string       `json:"dataset"`
 	Seed    uint64       `json:"seed"`
 	Folds   int          `json:"folds"`
+	Split   fl.CVSplit   `json:"cv_split"`
 	Clients int          `json:"clients"`
 	Points  []fl.CVPoint `json:"points"`
 	Best    fl.CVPoint   `json:"best"`
@@ -81,6 +82,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("tune "+dsName, stderr)
 	var f trainFlags
 	addTrainFlags(fs, &f)
+	addGPNetFlags(fs, &f)
 	pv := addPVFlags(fs, dsName)
 	method := fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
 	taus, sigmas := append(floatList(nil), defaultTuneTaus...), append(floatList(nil), defaultTuneSigmaPs...)
@@ -94,6 +96,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&fitSteps, "fit-steps", "--method vanilla|pooled: candidate Adam steps of the LML fit")
 	fs.Var(&fitLRs, "fit-lrs", "--method vanilla|pooled: candidate Adam step sizes of the LML fit")
 	folds := fs.Int("folds", 5, "K of K-fold cross-validation over the existing clients")
+	cvSplit := fs.String("cv-split", string(fl.CVHalves), "validation clients: halves (each held-out client predicts each half of its S_i from the other; the other clients train on all of theirs) or future (every S_i cut at its middle in time: the other clients train on their first halves, each held-out client predicts its second half from its first — hours no training client saw, like a later test period)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	setDefault(fs, "clients", strconv.Itoa(paperTable6Clients))
@@ -105,6 +108,10 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := f.afterParse(fs, *jsonPath); err != nil {
 		return fail(stderr, "tune", err)
+	}
+	split, err := fl.ParseCVSplit(*cvSplit)
+	if err != nil {
+		return fail(stderr, "tune", usagef("--cv-split %q: want halves or future", *cvSplit))
 	}
 	if f.seed == 1 && !flagSet(fs, "seed") {
 		// The data of the reported tables start at seed 1: tune elsewhere.
@@ -123,7 +130,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		if *folds < 2 || *folds > len(ds.Existing) {
 			return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *folds, len(ds.Existing)))
 		}
-		return runTuneBaseline(*method, ds, fl.NewGPModel(ds.D), fitSteps, fitLRs, f.datasetKey(), *folds, f.seed, *jsonPath, stdout, stderr)
+		return runTuneBaseline(*method, ds, f.gpModel(ds.D, false), fitSteps, fitLRs, f.datasetKey(), *folds, f.seed, split, *jsonPath, stdout, stderr)
 	case fl.MethodPACPFL:
 	default:
 		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl, maml, vanilla or pooled", *method))
@@ -139,15 +146,15 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	prog := newProgress(stderr, "tune", len(taus)*len(sigmas)*max(len(lrs), 1)**folds, *quiet)
 	prog.hideLML = true
-	o := fl.CVOptions{Taus: taus, SigmaPs: sigmas, LRs: lrs, Checkpoints: checks, Folds: *folds, Seed: f.seed,
+	o := fl.CVOptions{Taus: taus, SigmaPs: sigmas, LRs: lrs, Checkpoints: checks, Folds: *folds, Seed: f.seed, Split: split,
 		Progress: func(done, total int) { prog.update(done, math.NaN()) }}
-	pts, err := fl.CrossValidate(ds, fl.NewGPModel(ds.D), base, o)
+	pts, err := fl.CrossValidate(ds, f.gpModel(ds.D, false), base, o)
 	prog.done()
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
-	fmt.Fprintf(stdout, "PAC-PFL %d-fold cross-validation on %s seed %d (%d existing clients, training data only; held-out clients predict one half of S_i from the other): k=%d, β=%s\n\n",
-		*folds, datasetTitle(f.datasetKey()), f.seed, len(ds.Existing), base.Server.K, base.Beta)
+	fmt.Fprintf(stdout, "PAC-PFL %d-fold cross-validation on %s seed %d (%d existing clients, training data only; %s): k=%d, β=%s, %s\n\n",
+		*folds, datasetTitle(f.datasetKey()), f.seed, len(ds.Existing), cvSplitText(split), base.Server.K, base.Beta, f.net.text(ds.D))
 	fmt.Fprintln(stdout, "| τ | σ_P | η | T | validation RSMSE | per fold |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	for _, p := range pts {
@@ -159,12 +166,20 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nbest: --tau %g --sigma-p %g --lr %g --rounds %d (wall time %.0fs)\n", pts[0].Tau, pts[0].SigmaP, pts[0].LR, pts[0].Rounds, time.Since(start).Seconds())
 	if *jsonPath != "" {
-		rep := tuneReport{Dataset: f.datasetKey(), Seed: f.seed, Folds: *folds, Clients: len(ds.Existing), Points: pts, Best: pts[0], Seconds: time.Since(start).Seconds()}
+		rep := tuneReport{Dataset: f.datasetKey(), Seed: f.seed, Folds: *folds, Split: split, Clients: len(ds.Existing), Points: pts, Best: pts[0], Seconds: time.Since(start).Seconds()}
 		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
 			return fail(stderr, "tune", err)
 		}
 	}
 	return exitOK
+}
+
+// cvSplitText says how the validation clients were made.
+func cvSplitText(s fl.CVSplit) string {
+	if s == fl.CVFuture {
+		return "--cv-split future: the other clients train on the first half of S_i in time, held-out clients predict their second half from their first"
+	}
+	return "held-out clients predict one half of S_i from the other"
 }
 
 // setDefault changes a registered flag's default (the value and what -h

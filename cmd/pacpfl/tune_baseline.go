@@ -41,8 +41,8 @@ var (
 // of fl.CVFolds, as for PAC-PFL). Vanilla fits each held-out pseudo-client
 // on its context half alone; Pooled fits the pooled GP on the fold's
 // training clients and predicts the held-out halves from those points.
-func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, fitSteps []int, fitLRs []float64, key string, k int, seed uint64, jsonPath string, stdout, stderr io.Writer) int {
-	folds, err := fl.CVFolds(ds, k, seed)
+func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, fitSteps []int, fitLRs []float64, key string, k int, seed uint64, split fl.CVSplit, jsonPath string, stdout, stderr io.Writer) int {
+	folds, err := fl.CVFoldsBy(ds, k, seed, split)
 	if err != nil {
 		return fail(stderr, "tune", usageError{err})
 	}
@@ -139,8 +139,8 @@ func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, fitSteps []
 	}
 	sort.SliceStable(pts, func(a, b int) bool { return pts[a].RSMSE < pts[b].RSMSE })
 	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
-	fmt.Fprintf(stdout, "%s %d-fold cross-validation on %s seed %d (%d existing clients, training data only; held-out clients predict one half of S_i from the other)\n\n",
-		methodLabel[method], k, datasetTitle(key), seed, len(ds.Existing))
+	fmt.Fprintf(stdout, "%s %d-fold cross-validation on %s seed %d (%d existing clients, training data only; %s)\n\n",
+		methodLabel[method], k, datasetTitle(key), seed, len(ds.Existing), cvSplitText(split))
 	fmt.Fprintln(stdout, "| setting | validation RSMSE | per fold |")
 	fmt.Fprintln(stdout, "|---|---|---|")
 	for _, p := range pts {
@@ -164,9 +164,10 @@ func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, fitSteps []
 			Method  string          `json:"method"`
 			Seed    uint64          `json:"seed"`
 			Folds   int             `json:"folds"`
+			Split   fl.CVSplit      `json:"cv_split"`
 			Points  []baselinePoint `json:"points"`
 			Best    baselinePoint   `json:"best"`
-		}{key, method, seed, k, pts, pts[0]}
+		}{key, method, seed, k, split, pts, pts[0]}
 		if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
 			return fail(stderr, "tune", err)
 		}
