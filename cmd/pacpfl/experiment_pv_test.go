@@ -116,8 +116,8 @@ func TestPVDefaults(t *testing.T) {
 			t.Fatalf("%v: exit %d, stderr %q", cmd, code, errOut)
 		}
 		for _, d := range pvTrainDefaults {
-			if cmd[0] == "tune" && d.flag == "sigma-p" {
-				continue // the grid sets it
+			if cmd[0] == "tune" && (d.flag == "sigma-p" || d.flag == "tau") {
+				continue // the grid sets them
 			}
 			if !strings.Contains(out+errOut, "(default "+d.value+")") {
 				t.Errorf("%v: -h does not show --%s's PV default %s", cmd, d.flag, d.value)
@@ -126,7 +126,7 @@ func TestPVDefaults(t *testing.T) {
 	}
 	// Polynomial keeps its own defaults.
 	code, out, errOut := runCLI("experiment", "polynomial", "-h")
-	for _, want := range []string{"server iterations T (default 3000)", "initial particle spread) (default 0.5)", "server learning rate η (default 0.001)"} {
+	for _, want := range []string{"server iterations T (default 3000)", "initial particle spread) (default 0.5)", "server learning rate η (default 0.001)", "server temperature τ (default 0.2)"} {
 		if code != exitOK || !strings.Contains(out+errOut, want) {
 			t.Errorf("polynomial -h lacks %q", want)
 		}
