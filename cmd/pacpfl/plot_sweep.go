@@ -29,6 +29,8 @@ type sweepMetric struct {
 type sweepLevelFile struct {
 	K        *int                   `json:"k"`
 	Epsilon  *float64               `json:"epsilon"` // null: the non-private run
+	Mech     string                 `json:"mechanism"`
+	Delta    float64                `json:"delta"`
 	Existing map[string]sweepMetric `json:"existing"`
 	New      map[string]sweepMetric `json:"new"`
 }
@@ -57,6 +59,8 @@ type sweepData struct {
 	points []sweepPoint
 	// ref is the non-private run of a DP sweep (x unused); nil without one.
 	ref *sweepPoint
+	// mech names a DP sweep's mechanism and δ, for the axis label.
+	mech string
 }
 
 // sweepGroups are the two client groups of every sweep figure.
@@ -119,6 +123,12 @@ func sweepSeries(path string, sf *sweepFile, metric string) (*sweepData, error) 
 			return nil, fmt.Errorf("%s: row %d of \"dp_sweep\": ε = %v, want a finite ε > 0 (null for the non-private run)", path, i+1, *r.Epsilon)
 		default:
 			p.x = *r.Epsilon
+			if d.mech == "" && r.Mech != "" {
+				d.mech = r.Mech + " mechanism"
+				if r.Delta > 0 {
+					d.mech += fmt.Sprintf(", δ = %g", r.Delta)
+				}
+			}
 		}
 		if seen[p.x] {
 			return nil, fmt.Errorf("%s: the level %s=%g appears twice", path, d.kind, p.x)
@@ -179,6 +189,7 @@ func sweepFigure(sf *sweepFile, d *sweepData, metric string) (*plot.Plot, error)
 		seeds = "1 seed"
 	}
 	ds := datasetTitle(sf.Dataset)
+	ylabel := fmt.Sprintf("%s (%s)", name, seeds)
 	var p *plot.Plot
 	lo, hi := math.Inf(1), math.Inf(-1)
 	xmin, xmax := math.Inf(1), math.Inf(-1)
@@ -196,7 +207,7 @@ func sweepFigure(sf *sweepFile, d *sweepData, metric string) (*plot.Plot, error)
 	}
 	var shift [2]func(float64) float64
 	if d.kind == "k" {
-		p = newFigure(fmt.Sprintf("%s: PAC-PFL's %s against the number of particles k (%s)", ds, name, seeds), "number of SVGD particles k", name)
+		p = newFigure(fmt.Sprintf("%s: PAC-PFL's %s against the number of particles k", ds, name), "number of SVGD particles k", ylabel)
 		w := 0.015 * math.Max(xmax-xmin, 1)
 		shift = [2]func(float64) float64{func(x float64) float64 { return x - w }, func(x float64) float64 { return x + w }}
 		var ticks []plot.Tick
@@ -207,7 +218,11 @@ func sweepFigure(sf *sweepFile, d *sweepData, metric string) (*plot.Plot, error)
 		pad := 0.06 * math.Max(xmax-xmin, 1)
 		p.X.Min, p.X.Max = xmin-pad, xmax+pad
 	} else {
-		p = newFigure(fmt.Sprintf("%s: PAC-PFL's %s against the guaranteed ε (%s)", ds, name, seeds), "ε (log scale; smaller is more private)", name)
+		title := fmt.Sprintf("%s: PAC-PFL's %s against the guaranteed ε", ds, name)
+		if d.mech != "" {
+			title += ", " + d.mech
+		}
+		p = newFigure(title, "guaranteed ε (log scale; smaller is more private)", ylabel)
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 		f := math.Pow(xmax/xmin, 0.008)
 		if xmax == xmin {

@@ -56,7 +56,7 @@ func TestPlotSweep(t *testing.T) {
 			} else if c.kind == "k" {
 				checkSVG(t, out, "number of SVGD particles k", "Polynomial")
 			} else {
-				checkSVG(t, out, "guaranteed ε", "non-private run")
+				checkSVG(t, out, "guaranteed ε, laplace mechanism", "non-private run", "over 2 seeds")
 			}
 		}
 	}
