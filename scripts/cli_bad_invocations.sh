@@ -95,6 +95,9 @@ check 2 plot predictive --model "$O/keep.json" --data "$O/huge.csv" --out "$O/fi
 check 1 plot training --json "$O/keep.json" --out "$O/fig.png"
 check 1 plot experiment --json "$O/keep.json" --out "$O/fig.svg"
 check 1 plot experiment --json "$O/no-such.json" --out "$O/fig.svg"
+check 2 plot sweep --json "$O/keep.json" --out "$O/fig.jpg"
+check 2 plot sweep --json "$O/keep.json" --metric nll --out "$O/fig.png"
+check 1 plot sweep --json "$O/keep.json" --out "$O/fig.png"
 check 1 plot predictive --model "$O/keep.json" --data "$O/huge.csv" --client a --out "$O/fig.png"
 
 # Help: exit 0 on stdout (item 11).

@@ -34,7 +34,8 @@ func plotUsage(w io.Writer) {
 
 func runPlot(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		plotUsage(stderr)
+		// One line, not the whole usage: a usage error must not scroll away.
+		fmt.Fprintln(stderr, "pacpfl plot: which figure? predictive, experiment, training or sweep (pacpfl plot -h for their flags)")
 		return exitUsage
 	}
 	switch args[0] {

@@ -218,14 +218,17 @@ func TestPlotPredictiveErrors(t *testing.T) {
 		assert.Empty(t, stdout, "%v", c.args)
 		assert.NoFileExists(t, out)
 	}
-	code, _, _ = runCLI("plot")
+	code, _, errOut = runCLI("plot")
 	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "which figure? predictive, experiment, training or sweep")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "a usage error in one line: %q", errOut)
 	code, _, errOut = runCLI("plot", "histogram")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `unknown figure "histogram"`)
 	code, stdout, _ := runCLI("plot", "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "pacpfl plot predictive")
+	assert.Contains(t, stdout, "pacpfl plot sweep")
 }
 
 // experiment --json records every client's metric, per seed; the per-seed
