@@ -223,66 +223,48 @@ func CVFoldsBy(ds *data.Dataset, k int, seed uint64, split CVSplit) ([]CVFold, e
 	}
 	folds := make([]CVFold, k)
 	for f, h := range held {
-		if split == CVFuture {
-			folds[f].Train, folds[f].Val = splitFuture(ds, h)
-		} else {
-			folds[f].Train, folds[f].Val = splitClients(ds, h)
-		}
+		folds[f].Train, folds[f].Val = splitClients(ds, h, split)
 	}
 	return folds, nil
 }
 
-// splitFuture is splitClients for CVFuture: the training federation's
-// clients keep the first half of S_i, and each held-out client becomes one
-// validation client conditioning on its first half and scored on its second.
-func splitFuture(ds *data.Dataset, held []int) (*data.Dataset, []data.ClientData) {
+// splitClients returns the training federation (clients not in held) and
+// the validation clients made from each held-out client's S_i, cut at its
+// middle into halves a and b:
+//   - CVHalves: the training clients keep all of S_i; each held-out client
+//     becomes two pseudo-clients, one conditioning on a and scored on b,
+//     one the other way round;
+//   - CVFuture: the training clients keep only a (the earlier half in
+//     time); each held-out client conditions on a and is scored on b.
+func splitClients(ds *data.Dataset, held []int, split CVSplit) (*data.Dataset, []data.ClientData) {
 	in := make(map[int]bool, len(held))
 	for _, i := range held {
 		in[i] = true
 	}
 	d := ds.D
+	halves := func(c *data.ClientData) (a, b data.ClientData) {
+		h := c.M() / 2
+		return data.ClientData{X: c.X[:h*d], Y: c.Y[:h]}, data.ClientData{X: c.X[h*d:], Y: c.Y[h:]}
+	}
 	train := &data.Dataset{Name: ds.Name, D: d}
 	for i := range ds.Existing {
-		if !in[i] {
-			c := &ds.Existing[i]
-			h := c.M() / 2
-			train.Existing = append(train.Existing, data.ClientData{X: c.X[:h*d], Y: c.Y[:h], Mode: c.Mode})
-		}
-	}
-	var val []data.ClientData
-	for _, i := range held {
-		c := &ds.Existing[i]
-		h := c.M() / 2
-		val = append(val, data.ClientData{X: c.X[:h*d], Y: c.Y[:h], XTest: c.X[h*d:], YTest: c.Y[h:]})
-	}
-	return train, val
-}
-
-// splitClients returns the training federation (clients not in held) and
-// the validation clients: for each held-out client two pseudo-clients, one
-// conditioning on the first half of its training samples and scored on the
-// second half, one the other way round.
-func splitClients(ds *data.Dataset, held []int) (*data.Dataset, []data.ClientData) {
-	in := make(map[int]bool, len(held))
-	for _, i := range held {
-		in[i] = true
-	}
-	train := &data.Dataset{Name: ds.Name, D: ds.D}
-	for i := range ds.Existing {
-		if !in[i] {
+		switch {
+		case in[i]:
+		case split == CVFuture:
+			a, _ := halves(&ds.Existing[i])
+			a.Mode = ds.Existing[i].Mode
+			train.Existing = append(train.Existing, a)
+		default:
 			train.Existing = append(train.Existing, ds.Existing[i])
 		}
 	}
-	d := ds.D
 	var val []data.ClientData
 	for _, i := range held {
-		c := &ds.Existing[i]
-		h := c.M() / 2
-		a := data.ClientData{X: c.X[:h*d], Y: c.Y[:h]}
-		b := data.ClientData{X: c.X[h*d:], Y: c.Y[h:]}
-		val = append(val,
-			data.ClientData{X: a.X, Y: a.Y, XTest: b.X, YTest: b.Y},
-			data.ClientData{X: b.X, Y: b.Y, XTest: a.X, YTest: a.Y})
+		a, b := halves(&ds.Existing[i])
+		val = append(val, data.ClientData{X: a.X, Y: a.Y, XTest: b.X, YTest: b.Y})
+		if split != CVFuture {
+			val = append(val, data.ClientData{X: b.X, Y: b.Y, XTest: a.X, YTest: a.Y})
+		}
 	}
 	return train, val
 }

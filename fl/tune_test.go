@@ -17,7 +17,7 @@ func TestSplitClientsUsesTrainingDataOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := []int{1, 5}
-	train, val := splitClients(ds, held)
+	train, val := splitClients(ds, held, CVHalves)
 	if len(train.Existing) != len(ds.Existing)-2 || len(train.New) != 0 || len(val) != 4 {
 		t.Fatalf("%d training clients, %d new, %d validation", len(train.Existing), len(train.New), len(val))
 	}
