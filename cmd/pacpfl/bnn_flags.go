@@ -35,6 +35,10 @@ type bnnFlags struct {
 	set                            map[string]bool // flags given on the command line
 }
 
+// The BNN's default numbers of existing (--partition dirichlet) and new
+// clients.
+const bnnClients, bnnNewClients = 10, 2
+
 // bnnOnly and gpOnly are the flags that belong to one client model.
 var (
 	bnnOnly = []string{"partition", "split", "alpha", "data-dir", "arch", "hidden", "samples", "posterior-particles",
@@ -44,6 +48,14 @@ var (
 )
 
 func addBNNFlags(fs *flag.FlagSet, b *bnnFlags) {
+	// --clients and --new-clients (trainFlags) size the BNN's split too,
+	// with other defaults (bnnDefaults).
+	if f := fs.Lookup("clients"); f != nil {
+		f.Usage = fmt.Sprintf("existing clients n: gp, of the Polynomial data set (the default below); bnn, of --partition dirichlet (default %d; labels5 has one per label)", bnnClients)
+	}
+	if f := fs.Lookup("new-clients"); f != nil {
+		f.Usage = fmt.Sprintf("new clients: gp, of the Polynomial data set (the default below); bnn, held out of either Fashion-MNIST partition (default %d)", bnnNewClients)
+	}
 	o := fl.DefaultBNNOptions()
 	po := lml.DefaultBNNPosteriorOptions()
 	fs.StringVar(&b.model, "model", modelGP, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
@@ -122,8 +134,8 @@ func (b *bnnFlags) bnnDefaults(f *trainFlags) {
 	def("lr", func() { f.lr = o.Server.LR })
 	def("tau", func() { f.tau = o.Server.Tau })
 	def("bound-samples", func() { f.boundSamples = o.Bounds.PriorSamples })
-	def("clients", func() { f.clients = 10 })
-	def("new-clients", func() { f.newClients = 2 })
+	def("clients", func() { f.clients = bnnClients })
+	def("new-clients", func() { f.newClients = bnnNewClients })
 }
 
 // check validates the BNN flags (before any data is read).

@@ -3,14 +3,19 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/pacpfl/pacpfl/fl"
 )
@@ -366,4 +371,33 @@ func TestBenchBNN(t *testing.T) {
 	if code, _, _ := runCLI("bench", "bnn", "--arch", "lstm"); code != exitUsage {
 		t.Errorf("--arch lstm: exit %d", code)
 	}
+}
+
+// experiment fmnist's help gives the defaults bnnDefaults sets for
+// --clients and --new-clients (not the Polynomial data set's), and train's
+// help names both.
+func TestFMNISTClientFlagsHelp(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var f trainFlags
+	var bf bnnFlags
+	addTrainFlags(fs, &f)
+	addBNNFlags(fs, &bf)
+	fmnistClientFlags(fs)
+	require.NoError(t, fs.Parse(nil))
+	bf.set = map[string]bool{}
+	bf.bnnDefaults(&f)
+	assert.Equal(t, strconv.Itoa(f.clients), fs.Lookup("clients").DefValue)
+	assert.Equal(t, strconv.Itoa(f.newClients), fs.Lookup("new-clients").DefValue)
+	_, out, _ := runCLI("experiment", "fmnist", "-h")
+	for _, name := range []string{"clients", "new-clients"} {
+		i := strings.Index(out, "  -"+name+" int")
+		require.GreaterOrEqual(t, i, 0, name)
+		help := out[i : i+strings.Index(out[i:], ")\n")+1]
+		assert.NotContains(t, help, "Polynomial", name)
+		assert.Contains(t, help, "(default "+fs.Lookup(name).DefValue+")", name)
+	}
+	_, out, _ = runCLI("train", "-h")
+	i := strings.Index(out, "  -clients int")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Contains(t, out[i:i+strings.Index(out[i:], ")\n")], "--partition dirichlet (default "+strconv.Itoa(bnnClients))
 }

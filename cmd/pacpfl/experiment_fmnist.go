@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -107,6 +108,17 @@ func fmnistUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: pacpfl experiment fmnist [--partition labels5 --split small|medium|large | --partition dirichlet --alpha 0.4 --clients N] [--methods pacpfl,vanilla,pooled,pfedbayes,fedavg,fedprox,fedavg-ft,genfl,fedvi,fedvi-fedavg,fedvi-fedavg-ft] [--seeds 5] [--seed-base N] [--json FILE] [train flags] [--fed-*, --pfedbayes-*, --fedavg-*, --fedvi-* flags]")
 }
 
+// fmnistClientFlags makes the help of --clients and --new-clients that of
+// experiment fmnist, whose data is always Fashion-MNIST (bnnDefaults sets
+// the values).
+func fmnistClientFlags(fs *flag.FlagSet) {
+	c, n := fs.Lookup("clients"), fs.Lookup("new-clients")
+	c.Usage = "existing (participating) clients n of --partition dirichlet (labels5 has one client per label)"
+	c.DefValue = strconv.Itoa(bnnClients)
+	n.Usage = "held-out new (non-participating) clients of either partition: never seen in training"
+	n.DefValue = strconv.Itoa(bnnNewClients)
+}
+
 // runExperimentFMNIST is pacpfl experiment fmnist: PAC-PFL, Vanilla and
 // Pooled with BNN clients, and the peer methods (GenFL, FedVI, pFedBayes
 // and their baselines), on the same splits over several seeds.
@@ -116,6 +128,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	var bf bnnFlags
 	addTrainFlags(fs, &f)
 	addBNNFlags(fs, &bf)
+	fmnistClientFlags(fs)
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	methods := stringList(slices.Clone(bnnMethods))
