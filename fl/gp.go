@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -165,7 +166,7 @@ func predictOne(p *lml.Predictor, mix *lml.Mixture, particles, x, y, xTest, yTes
 		return Prediction{}, err
 	}
 	n := len(yTest)
-	pr := Prediction{Mean: make([]float64, n), CDFAtY: make([]float64, n)}
+	pr := Prediction{Mean: make([]float64, n), CDFAtY: make([]float64, n), Weights: slices.Clone(p.Weights())}
 	for i := 0; i < n; i++ {
 		pr.Mean[i] = mix.Mean(i)
 		pr.CDFAtY[i] = math.Max(0, math.Min(1, mix.CDF(i, yTest[i])))

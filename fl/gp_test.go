@@ -152,6 +152,23 @@ func TestPredictGroup(t *testing.T) {
 			}
 		}
 	}
+	// The mixture weights are eq. (37b): a softmax of each particle's LML of
+	// the client's data, here from the training client's own Update.
+	for i, p := range preds {
+		cl, err := g.NewClient(&ds.New[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := g.Dim()
+		lml := make([]float64, 2)
+		for κ := range lml {
+			lml[κ], _ = cl.Update(phis[κ*d:(κ+1)*d], 1, d, 0, nil, make([]float64, d))
+		}
+		want := 1 / (1 + math.Exp(lml[1]-lml[0]))
+		if len(p.Weights) != 2 || math.Abs(p.Weights[0]-want) > 1e-9 || math.Abs(p.Weights[0]+p.Weights[1]-1) > 1e-12 {
+			t.Fatalf("client %d: weights %v, want [%v, %v] from LMLs %v", i, p.Weights, want, 1-want, lml)
+		}
+	}
 	// Independent of the worker count.
 	again, err := g.PredictGroup(phis, ds.New)
 	if err != nil || !slices.Equal(again[2].Mean, preds[2].Mean) {

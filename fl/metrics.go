@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -155,6 +156,70 @@ type GroupMetrics struct {
 	CE        []float64 `json:"ce_per_client"`
 	MeanRSMSE float64   `json:"rsmse"`
 	MeanCE    float64   `json:"ce"`
+	// Weights are the mixture weights α_κ (37b) each client's prediction
+	// gave the k priors, for methods that predict with a mixture.
+	Weights [][]float64 `json:"mixture_weights_per_client,omitempty"`
+	// Modes is set when the clients' generating modes are known (synthetic
+	// data with at least two modes, such as PV-EW and Polynomial) and the
+	// method predicts with a mixture: how far the particles serve the modes.
+	Modes *ModeSpecialisation `json:"mode_specialisation,omitempty"`
+}
+
+// ModeSpecialisation measures whether the particles of a hyper-posterior
+// specialise in the data's modes, from the mixture weights α_iκ of n
+// clients with known modes c_i: Purity = (1/n) Σ_κ max_c Σ_{i: c_i = c} α_iκ.
+// It is 1 when every particle serves the clients of one mode only and
+// equals Chance = max_c n_c / n when every client weights the particles
+// alike (k = 1 always gives Chance).
+type ModeSpecialisation struct {
+	Purity float64 `json:"purity"`
+	Chance float64 `json:"chance"`
+}
+
+// Specialisation computes the ModeSpecialisation of mixture weights
+// (one row of k weights per client) and the clients' modes. It returns nil
+// when fewer than two modes occur.
+func Specialisation(weights [][]float64, modes []int) (*ModeSpecialisation, error) {
+	if len(weights) != len(modes) {
+		return nil, fmt.Errorf("mode specialisation: %d clients' weights for %d modes", len(weights), len(modes))
+	}
+	count := map[int]int{}
+	for _, c := range modes {
+		count[c]++
+	}
+	if len(count) < 2 {
+		return nil, nil
+	}
+	k := len(weights[0])
+	mass := map[int][]float64{} // mode → Σ_{i in mode} α_iκ per κ
+	for i, w := range weights {
+		if len(w) != k || k == 0 {
+			return nil, fmt.Errorf("mode specialisation: client %d has %d weights, client 0 has %d", i, len(w), k)
+		}
+		if mass[modes[i]] == nil {
+			mass[modes[i]] = make([]float64, k)
+		}
+		for κ, a := range w {
+			if !(a >= 0 && a <= 1) {
+				return nil, fmt.Errorf("mode specialisation: client %d's weight %d is %v, not in [0, 1]", i, κ, a)
+			}
+			mass[modes[i]][κ] += a
+		}
+	}
+	var s ModeSpecialisation
+	for κ := 0; κ < k; κ++ {
+		var best float64
+		for _, m := range mass {
+			best = math.Max(best, m[κ])
+		}
+		s.Purity += best
+	}
+	n := float64(len(modes))
+	s.Purity /= n
+	for _, c := range count {
+		s.Chance = math.Max(s.Chance, float64(c)/n)
+	}
+	return &s, nil
 }
 
 // Prediction is a predictive distribution evaluated on a client's test set:
@@ -164,6 +229,9 @@ type GroupMetrics struct {
 type Prediction struct {
 	Mean   []float64
 	CDFAtY []float64
+	// Weights are the mixture weights α_κ over the k priors behind a
+	// mixture prediction; nil for a single model.
+	Weights []float64
 }
 
 // Evaluate computes the per-client metrics of a group and their averages.
@@ -187,6 +255,17 @@ func Evaluate(preds []Prediction, clients []data.ClientData) (GroupMetrics, erro
 		g.RSMSE[i], g.CE[i] = r, ce
 	}
 	g.MeanRSMSE, g.MeanCE = Mean(g.RSMSE), Mean(g.CE)
+	if len(preds) > 0 && !slices.ContainsFunc(preds, func(p Prediction) bool { return p.Weights == nil }) {
+		modes := make([]int, len(clients))
+		for i := range preds {
+			g.Weights = append(g.Weights, preds[i].Weights)
+			modes[i] = clients[i].Mode
+		}
+		var err error
+		if g.Modes, err = Specialisation(g.Weights, modes); err != nil {
+			return g, err
+		}
+	}
 	return g, nil
 }
 

@@ -281,3 +281,62 @@ func TestWeightedMean(t *testing.T) {
 		}
 	}
 }
+
+// Specialisation by hand: two particles, four clients of two modes.
+func TestSpecialisationHandComputed(t *testing.T) {
+	w := [][]float64{{0.9, 0.1}, {0.7, 0.3}, {0.2, 0.8}, {0.4, 0.6}}
+	modes := []int{0, 0, 1, 1}
+	s, err := Specialisation(w, modes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Particle 0: mode 0 holds 1.6, mode 1 0.6 → 1.6; particle 1: 0.4
+	// against 1.4 → 1.4; (1.6 + 1.4)/4 = 0.75. Chance: 2/4.
+	if math.Abs(s.Purity-0.75) > 1e-15 || s.Chance != 0.5 {
+		t.Fatalf("got %+v, want purity 0.75, chance 0.5", *s)
+	}
+	// Perfect specialisation, and none (every client weights alike), with
+	// unbalanced modes: chance is the largest mode's share.
+	if s, _ := Specialisation([][]float64{{1, 0}, {1, 0}, {0, 1}}, []int{3, 3, 7}); math.Abs(s.Purity-1) > 1e-15 || math.Abs(s.Chance-2.0/3) > 1e-15 {
+		t.Fatalf("perfect: got %+v", *s)
+	}
+	if s, _ := Specialisation([][]float64{{0.3, 0.7}, {0.3, 0.7}, {0.3, 0.7}}, []int{3, 3, 7}); math.Abs(s.Purity-s.Chance) > 1e-15 {
+		t.Fatalf("no specialisation: purity %v, chance %v", s.Purity, s.Chance)
+	}
+	// One mode: nothing to measure.
+	if s, err := Specialisation([][]float64{{0.5, 0.5}}, []int{0}); s != nil || err != nil {
+		t.Fatalf("one mode: %v, %v", s, err)
+	}
+	for _, bad := range []struct {
+		w     [][]float64
+		modes []int
+		want  string
+	}{
+		{[][]float64{{1}, {1}}, []int{0}, "2 clients' weights for 1 modes"},
+		{[][]float64{{1, 0}, {1}}, []int{0, 1}, "client 1 has 1 weights"},
+		{[][]float64{{math.NaN(), 1}, {1, 0}}, []int{0, 1}, "weight 0 is NaN"},
+		{[][]float64{{}, {}}, []int{0, 1}, "has 0 weights"},
+	} {
+		if _, err := Specialisation(bad.w, bad.modes); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v %v: error %v, want %q", bad.w, bad.modes, err, bad.want)
+		}
+	}
+}
+
+// Evaluate keeps the mixture weights and measures the modes' purity only
+// when every prediction is a mixture.
+func TestEvaluateMixtureWeights(t *testing.T) {
+	cl := []data.ClientData{{YTest: []float64{0, 1}, Mode: 0}, {YTest: []float64{0, 1}, Mode: 1}}
+	preds := []Prediction{{Mean: []float64{0, 1}, Weights: []float64{1, 0}}, {Mean: []float64{0, 1}, Weights: []float64{0.25, 0.75}}}
+	g, err := Evaluate(preds, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Weights) != 2 || g.Weights[1][1] != 0.75 || g.Modes == nil || math.Abs(g.Modes.Purity-0.875) > 1e-15 || g.Modes.Chance != 0.5 {
+		t.Fatalf("weights %v, modes %+v; want purity (1 + 0.75)/2", g.Weights, g.Modes)
+	}
+	preds[1].Weights = nil
+	if g, err := Evaluate(preds, cl); err != nil || g.Weights != nil || g.Modes != nil {
+		t.Fatalf("a point predictor among them: weights %v, modes %v, err %v", g.Weights, g.Modes, err)
+	}
+}

@@ -252,6 +252,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			v["existing_ce"] = append(v["existing_ce"], res.Existing.MeanCE)
 			v["new_rsmse"] = append(v["new_rsmse"], res.New.MeanRSMSE)
 			v["new_ce"] = append(v["new_ce"], res.New.MeanCE)
+			addModeVals(v, res)
 			perClients[m] = perClients[m].add(res)
 			secs[m] += res.Seconds
 			if !*quiet {
@@ -282,6 +283,11 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	printTable(stdout, &rep, methods)
+	for _, m := range methods {
+		if line := modeLine(vals[m], *seeds); line != "" {
+			fmt.Fprintf(stdout, "%s %s\n", methodLabel[m], line)
+		}
+	}
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and 24), wall time %.0fs\n",
 		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, paperTable6Clients, rep.Seconds)
 	fmt.Fprint(stdout, "time per method (all seeds):")
@@ -405,6 +411,33 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 			fmtSummary(r.Existing.RSMSE), fmtSummary(p[0]), fmtSummary(r.New.RSMSE), fmtSummary(p[2]),
 			fmtSummary(r.Existing.CE), fmtSummary(p[1]), fmtSummary(r.New.CE), fmtSummary(p[3]))
 	}
+}
+
+// Per-seed keys of a mixture method's mode specialisation (fl.Specialisation):
+// the purity of each group and its chance level.
+var modeKeys = [4]string{"existing_mode_purity", "new_mode_purity", "existing_mode_chance", "new_mode_chance"}
+
+// addModeVals appends one seed's mode specialisation to v when the method
+// predicts with a mixture of at least two priors and the data's modes are
+// known.
+func addModeVals(v map[string][]float64, res *fl.MethodResult) {
+	ex, nw := res.Existing.Modes, res.New.Modes
+	if ex == nil || nw == nil || len(res.Existing.Weights[0]) < 2 {
+		return
+	}
+	for i, x := range []float64{ex.Purity, nw.Purity, ex.Chance, nw.Chance} {
+		v[modeKeys[i]] = append(v[modeKeys[i]], x)
+	}
+}
+
+// modeLine describes the mode specialisation collected by addModeVals, or
+// is empty when there is none.
+func modeLine(v map[string][]float64, seeds int) string {
+	if len(v[modeKeys[0]]) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
+		fmtSummary(summarise(v[modeKeys[0]], seeds)), fl.Mean(v[modeKeys[2]]), fmtSummary(summarise(v[modeKeys[1]], seeds)), fl.Mean(v[modeKeys[3]]))
 }
 
 // perClient holds a method's per-client test metrics over the seeds of an

@@ -56,6 +56,11 @@ func TestExperimentKSweep(t *testing.T) {
 	if !strings.Contains(out, "| 1 |") || !strings.Contains(out, "| 3 |") || !strings.Contains(out, "Fig. 3") {
 		t.Errorf("table:\n%s", out)
 	}
+	// Polynomial has two modes: k = 3 reports how far its particles serve
+	// them, k = 1 (one prior, nothing to specialise) does not.
+	if !strings.Contains(out, "k = 3: mixture weights against the data's modes") || strings.Contains(out, "k = 1: mixture") {
+		t.Errorf("mode specialisation lines:\n%s", out)
+	}
 	raw, _ := os.ReadFile(path)
 	var rep struct {
 		Rows []struct {
@@ -63,10 +68,27 @@ func TestExperimentKSweep(t *testing.T) {
 			Existing struct {
 				RSMSE struct{ Mean float64 } `json:"rsmse"`
 			} `json:"existing"`
+			Modes map[string][]float64 `json:"mode_purity_per_seed"`
 		} `json:"k_sweep"`
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Rows) != 2 || rep.Rows[0].K != 1 || rep.Rows[1].K != 3 || !(rep.Rows[1].Existing.RSMSE.Mean > 0) {
 		t.Fatalf("JSON %s (%v)", raw, err)
+	}
+	if rep.Rows[0].Modes != nil {
+		t.Errorf("k = 1 has a mode purity: %v", rep.Rows[0].Modes)
+	}
+	m := rep.Rows[1].Modes
+	for _, g := range []string{"existing", "new"} {
+		p, c := m[g+"_mode_purity"], m[g+"_mode_chance"]
+		if len(p) != 2 || len(c) != 2 {
+			t.Fatalf("%s: purity %v, chance %v: want one per seed", g, p, c)
+		}
+		for s := range p {
+			// Purity lies between the chance level and 1 (fl.Specialisation).
+			if !(p[s] >= c[s]-1e-12 && p[s] <= 1+1e-12 && c[s] >= 0.5) {
+				t.Errorf("%s seed %d: purity %v, chance %v", g, s, p[s], c[s])
+			}
+		}
 	}
 }
 
@@ -130,5 +152,36 @@ func TestPVDefaults(t *testing.T) {
 		if code != exitOK || !strings.Contains(out+errOut, want) {
 			t.Errorf("polynomial -h lacks %q", want)
 		}
+	}
+}
+
+// The experiment table says how far a mixture method's particles serve the
+// data's modes (Polynomial has two), in its text and per seed in the JSON;
+// single-prior methods get no such line.
+func TestExperimentModeSpecialisation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.json")
+	code, out, errOut := runCLI("experiment", "polynomial", "--methods", "pacpfl,pooled", "--seeds", "1", "--clients", "4", "--new-clients", "2",
+		"-T", "5", "--k", "2", "--baseline-steps", "5", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "PAC-PFL mixture weights against the data's modes") || strings.Contains(out, "Pooled mixture") {
+		t.Errorf("output:\n%s", out)
+	}
+	raw, _ := os.ReadFile(path)
+	var rep struct {
+		Methods map[string]struct {
+			PerSeed map[string][]float64 `json:"per_seed"`
+		} `json:"methods"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatalf("JSON %s: %v", raw, err)
+	}
+	p, c := rep.Methods["pacpfl"].PerSeed["existing_mode_purity"], rep.Methods["pacpfl"].PerSeed["existing_mode_chance"]
+	if len(p) != 1 || len(c) != 1 || !(p[0] >= c[0]-1e-12 && p[0] <= 1+1e-12) {
+		t.Errorf("PAC-PFL purity %v, chance %v", p, c)
+	}
+	if _, ok := rep.Methods["pooled"].PerSeed["existing_mode_purity"]; ok {
+		t.Errorf("Pooled has a mode purity: %v", rep.Methods["pooled"].PerSeed)
 	}
 }

@@ -20,7 +20,8 @@ type sweepLevel struct {
 type sweepResult struct {
 	existing, new groupSummary
 	seconds       float64
-	statement     string // the privacy statement of the first seed's run
+	statement     string               // the privacy statement of the first seed's run
+	modes         map[string][]float64 // per-seed mode specialisation (addModeVals)
 }
 
 // sweepRuns trains PAC-PFL at every level on every seed (the data of a seed
@@ -68,6 +69,10 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 			v[2] = append(v[2], res.New.MeanRSMSE)
 			v[3] = append(v[3], res.New.MeanCE)
 			out[li].seconds += res.Seconds
+			if out[li].modes == nil {
+				out[li].modes = map[string][]float64{}
+			}
+			addModeVals(out[li].modes, res)
 			if s == 0 {
 				out[li].statement = res.Train.Privacy.Statement
 			}
@@ -86,6 +91,9 @@ type kSweepRow struct {
 	Existing groupSummary `json:"existing"`
 	New      groupSummary `json:"new"`
 	Seconds  float64      `json:"seconds"`
+	// ModePurity is fl.Specialisation's purity per seed, existing and new
+	// (k ≥ 2 on data with known modes).
+	ModePurity map[string][]jsonFloat `json:"mode_purity_per_seed,omitempty"`
 }
 
 type kSweepReport struct {
@@ -117,8 +125,22 @@ func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, 
 	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	for i, k := range ks {
 		r := res[i]
-		rep.Rows = append(rep.Rows, kSweepRow{K: k, Existing: r.existing, New: r.new, Seconds: r.seconds})
+		row := kSweepRow{K: k, Existing: r.existing, New: r.new, Seconds: r.seconds}
+		for _, key := range modeKeys {
+			if xs := r.modes[key]; len(xs) > 0 {
+				if row.ModePurity == nil {
+					row.ModePurity = map[string][]jsonFloat{}
+				}
+				row.ModePurity[key] = jsonFloats(xs)
+			}
+		}
+		rep.Rows = append(rep.Rows, row)
 		fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s | %.0fs |\n", k, fmtSummary(r.existing.RSMSE), fmtSummary(r.new.RSMSE), fmtSummary(r.existing.CE), fmtSummary(r.new.CE), r.seconds)
+	}
+	for i, k := range ks {
+		if line := modeLine(res[i].modes, seeds); line != "" {
+			fmt.Fprintf(stdout, "k = %d: %s\n", k, line)
+		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	fmt.Fprintf(stdout, "wall time %.0fs\n", rep.Seconds)
