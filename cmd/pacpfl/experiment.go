@@ -247,12 +247,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			if vals[m] == nil {
 				vals[m] = map[string][]float64{}
 			}
-			v := vals[m]
-			v["existing_rsmse"] = append(v["existing_rsmse"], res.Existing.MeanRSMSE)
-			v["existing_ce"] = append(v["existing_ce"], res.Existing.MeanCE)
-			v["new_rsmse"] = append(v["new_rsmse"], res.New.MeanRSMSE)
-			v["new_ce"] = append(v["new_ce"], res.New.MeanCE)
-			addModeVals(v, res)
+			addSeedVals(vals[m], res)
 			perClients[m] = perClients[m].add(res)
 			secs[m] += res.Seconds
 			if !*quiet {
@@ -267,10 +262,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		rep.Methods[m] = &methodSummary{
 			Existing: groupSummary{fl.Summarise(v["existing_rsmse"]), fl.Summarise(v["existing_ce"])},
 			New:      groupSummary{fl.Summarise(v["new_rsmse"]), fl.Summarise(v["new_ce"])},
-			PerSeed:  map[string][]jsonFloat{}, PerClient: perClients[m], Seconds: secs[m],
-		}
-		for key, xs := range v {
-			rep.Methods[m].PerSeed[key] = jsonFloats(xs)
+			PerSeed:  perSeedJSON(v), PerClient: perClients[m], Seconds: secs[m],
 		}
 		if *seeds == 1 {
 			// One seed has no spread to estimate: fl.Summarise's 0 would
@@ -417,10 +409,15 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 // the purity of each group and its chance level.
 var modeKeys = [4]string{"existing_mode_purity", "new_mode_purity", "existing_mode_chance", "new_mode_chance"}
 
-// addModeVals appends one seed's mode specialisation to v when the method
-// predicts with a mixture of at least two priors and the data's modes are
-// known.
-func addModeVals(v map[string][]float64, res *fl.MethodResult) {
+// addSeedVals appends one seed's group averages to v (existing_rsmse,
+// existing_ce, new_rsmse, new_ce) and, when the method predicts with a
+// mixture of at least two priors and the data's modes are known, its mode
+// specialisation (modeKeys).
+func addSeedVals(v map[string][]float64, res *fl.MethodResult) {
+	v["existing_rsmse"] = append(v["existing_rsmse"], res.Existing.MeanRSMSE)
+	v["existing_ce"] = append(v["existing_ce"], res.Existing.MeanCE)
+	v["new_rsmse"] = append(v["new_rsmse"], res.New.MeanRSMSE)
+	v["new_ce"] = append(v["new_ce"], res.New.MeanCE)
 	ex, nw := res.Existing.Modes, res.New.Modes
 	if ex == nil || nw == nil || len(res.Existing.Weights[0]) < 2 {
 		return
@@ -430,7 +427,16 @@ func addModeVals(v map[string][]float64, res *fl.MethodResult) {
 	}
 }
 
-// modeLine describes the mode specialisation collected by addModeVals, or
+// perSeedJSON is v for a report (NaN and ±Inf as null).
+func perSeedJSON(v map[string][]float64) map[string][]jsonFloat {
+	out := make(map[string][]jsonFloat, len(v))
+	for key, xs := range v {
+		out[key] = jsonFloats(xs)
+	}
+	return out
+}
+
+// modeLine describes the mode specialisation collected by addSeedVals, or
 // is empty when there is none.
 func modeLine(v map[string][]float64, seeds int) string {
 	if len(v[modeKeys[0]]) == 0 {

@@ -18,6 +18,8 @@ type dpSweepRow struct {
 	Existing  groupSummary `json:"existing"`
 	New       groupSummary `json:"new"`
 	Seconds   float64      `json:"seconds"`
+	// PerSeed: metric key → one value per seed (the group averages).
+	PerSeed map[string][]jsonFloat `json:"per_seed"`
 }
 
 type dpSweepReport struct {
@@ -55,7 +57,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	mech := f.dpMechanism
 	for li, e := range levels {
 		row := dpSweepRow{Epsilon: jsonFloat(e), Mechanism: mech, Statement: res[li].statement, Seconds: res[li].seconds,
-			Existing: res[li].existing, New: res[li].new}
+			Existing: res[li].existing, New: res[li].new, PerSeed: perSeedJSON(res[li].perSeed)}
 		if e == 0 {
 			row.Epsilon, row.Mechanism = jsonFloat(math.Inf(1)), ""
 		} else if mech == string(fl.DPGaussian) {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/fl"
 )
 
 func TestExperimentPV(t *testing.T) {
@@ -68,16 +71,19 @@ func TestExperimentKSweep(t *testing.T) {
 			Existing struct {
 				RSMSE struct{ Mean float64 } `json:"rsmse"`
 			} `json:"existing"`
-			Modes map[string][]float64 `json:"mode_purity_per_seed"`
+			PerSeed map[string][]float64 `json:"per_seed"`
 		} `json:"k_sweep"`
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Rows) != 2 || rep.Rows[0].K != 1 || rep.Rows[1].K != 3 || !(rep.Rows[1].Existing.RSMSE.Mean > 0) {
 		t.Fatalf("JSON %s (%v)", raw, err)
 	}
-	if rep.Rows[0].Modes != nil {
-		t.Errorf("k = 1 has a mode purity: %v", rep.Rows[0].Modes)
+	if _, ok := rep.Rows[0].PerSeed["existing_mode_purity"]; ok || len(rep.Rows[0].PerSeed["existing_rsmse"]) != 2 {
+		t.Errorf("k = 1 per seed: %v; want two RSMSEs and no mode purity", rep.Rows[0].PerSeed)
 	}
-	m := rep.Rows[1].Modes
+	if r := rep.Rows[1]; math.Abs(fl.Mean(r.PerSeed["existing_rsmse"])-r.Existing.RSMSE.Mean) > 1e-12 {
+		t.Errorf("k = 3: per-seed RSMSE %v, mean %v", r.PerSeed["existing_rsmse"], r.Existing.RSMSE.Mean)
+	}
+	m := rep.Rows[1].PerSeed
 	for _, g := range []string{"existing", "new"} {
 		p, c := m[g+"_mode_purity"], m[g+"_mode_chance"]
 		if len(p) != 2 || len(c) != 2 {

@@ -20,8 +20,10 @@ type sweepLevel struct {
 type sweepResult struct {
 	existing, new groupSummary
 	seconds       float64
-	statement     string               // the privacy statement of the first seed's run
-	modes         map[string][]float64 // per-seed mode specialisation (addModeVals)
+	statement     string // the privacy statement of the first seed's run
+	// perSeed holds the per-seed group averages (existing_rsmse, …) and,
+	// for mixtures on data with modes, the mode specialisation (modeKeys).
+	perSeed map[string][]float64
 }
 
 // sweepRuns trains PAC-PFL at every level on every seed (the data of a seed
@@ -39,8 +41,10 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 			return nil, nil, fmt.Errorf("%s: %w", levels[i].label, err)
 		}
 	}
-	vals := make([][4][]float64, len(levels))
 	out := make([]sweepResult, len(levels))
+	for li := range out {
+		out[li].perSeed = map[string][]float64{}
+	}
 	var seedList []uint64
 	for s := 0; s < seeds; s++ {
 		seed := seedBase + uint64(s)
@@ -63,24 +67,17 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s, seed %d: %w", lv.label, seed, err)
 			}
-			v := &vals[li]
-			v[0] = append(v[0], res.Existing.MeanRSMSE)
-			v[1] = append(v[1], res.Existing.MeanCE)
-			v[2] = append(v[2], res.New.MeanRSMSE)
-			v[3] = append(v[3], res.New.MeanCE)
+			addSeedVals(out[li].perSeed, res)
 			out[li].seconds += res.Seconds
-			if out[li].modes == nil {
-				out[li].modes = map[string][]float64{}
-			}
-			addModeVals(out[li].modes, res)
 			if s == 0 {
 				out[li].statement = res.Train.Privacy.Statement
 			}
 		}
 	}
 	for li := range levels {
-		out[li].existing = groupSummary{summarise(vals[li][0], seeds), summarise(vals[li][1], seeds)}
-		out[li].new = groupSummary{summarise(vals[li][2], seeds), summarise(vals[li][3], seeds)}
+		v := out[li].perSeed
+		out[li].existing = groupSummary{summarise(v["existing_rsmse"], seeds), summarise(v["existing_ce"], seeds)}
+		out[li].new = groupSummary{summarise(v["new_rsmse"], seeds), summarise(v["new_ce"], seeds)}
 	}
 	return out, seedList, nil
 }
@@ -91,9 +88,9 @@ type kSweepRow struct {
 	Existing groupSummary `json:"existing"`
 	New      groupSummary `json:"new"`
 	Seconds  float64      `json:"seconds"`
-	// ModePurity is fl.Specialisation's purity per seed, existing and new
-	// (k ≥ 2 on data with known modes).
-	ModePurity map[string][]jsonFloat `json:"mode_purity_per_seed,omitempty"`
+	// PerSeed: metric key → one value per seed (the group averages, and
+	// the mode specialisation for k ≥ 2 on data with known modes).
+	PerSeed map[string][]jsonFloat `json:"per_seed"`
 }
 
 type kSweepReport struct {
@@ -125,20 +122,11 @@ func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, 
 	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	for i, k := range ks {
 		r := res[i]
-		row := kSweepRow{K: k, Existing: r.existing, New: r.new, Seconds: r.seconds}
-		for _, key := range modeKeys {
-			if xs := r.modes[key]; len(xs) > 0 {
-				if row.ModePurity == nil {
-					row.ModePurity = map[string][]jsonFloat{}
-				}
-				row.ModePurity[key] = jsonFloats(xs)
-			}
-		}
-		rep.Rows = append(rep.Rows, row)
+		rep.Rows = append(rep.Rows, kSweepRow{K: k, Existing: r.existing, New: r.new, Seconds: r.seconds, PerSeed: perSeedJSON(r.perSeed)})
 		fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s | %.0fs |\n", k, fmtSummary(r.existing.RSMSE), fmtSummary(r.new.RSMSE), fmtSummary(r.existing.CE), fmtSummary(r.new.CE), r.seconds)
 	}
 	for i, k := range ks {
-		if line := modeLine(res[i].modes, seeds); line != "" {
+		if line := modeLine(res[i].perSeed, seeds); line != "" {
 			fmt.Fprintf(stdout, "k = %d: %s\n", k, line)
 		}
 	}
