@@ -337,3 +337,39 @@ func TestFashionMNISTInstalled(t *testing.T) {
 		t.Fatalf("first label %d, pixel range %d..%d", im.Labels[0], slices.Min(im.Pixels), slices.Max(im.Pixels))
 	}
 }
+
+// The README's FedVI split of the installed images (300 existing and 100
+// new clients, α = 0.4, 60,000 of the 70,000 images) exists on the seeds the
+// docs report, with every client at or above the minimum size and the
+// images all used.
+func TestDirichletFedVIREADMESplit(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(FashionMNISTDebianDir, fashionFiles[0])); err != nil {
+		t.Skipf("Fashion-MNIST not installed (%v): apt-get install %s", err, FashionMNISTPackage)
+	}
+	if testing.Short() {
+		t.Skip("splits 60,000 images twice")
+	}
+	im, err := FashionMNIST(FashionMNISTDebianDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range []uint64{1, 2} {
+		ds, err := Dirichlet(im, DirichletConfig{Clients: 300, New: 100, Alpha: 0.4, MaxImages: 60000, Seed: seed})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if len(ds.Existing) != 300 || len(ds.New) != 100 {
+			t.Fatalf("seed %d: %d existing and %d new clients", seed, len(ds.Existing), len(ds.New))
+		}
+		total := 0
+		for _, c := range slices.Concat(ds.Existing, ds.New) {
+			if n := c.M() + len(c.YTest); n < defaultMinSamples || c.M() < 1 || len(c.YTest) < 1 {
+				t.Fatalf("seed %d: a client with %d training and %d test images", seed, c.M(), len(c.YTest))
+			}
+			total += c.M() + len(c.YTest)
+		}
+		if total != 60000 {
+			t.Fatalf("seed %d: %d images, want 60000", seed, total)
+		}
+	}
+}
