@@ -28,7 +28,7 @@ func TestExperimentFMNISTFedVI(t *testing.T) {
 		"--fedvi-batch", "16", "--fedvi-ft-epochs", "1", "--quiet", "--json", path)
 	require.Equal(t, exitOK, st, errs)
 	for _, s := range []string{"| FedVI (ours) |", "| FedAvg (FedVI's CNN, ReLU after dense 128) (ours) |", "| FedAvg+FT (FedVI's CNN, ReLU after dense 128) (ours) |",
-		"participating, last rounds", "FedVI paper, FEMNIST"} {
+		"participating, last rounds", "FedVI paper, FEMNIST", "taken from Marfoq et al. 2022: FEMNIST, MobileNet-v2"} {
 		assert.Contains(t, out, s)
 	}
 	b, err := os.ReadFile(path)
