@@ -149,6 +149,18 @@ func WeightedMean(xs, ws []float64) (float64, error) {
 	return s / sw, nil
 }
 
+// WeightedAccuracy is a group's accuracy (%) weighted by the clients'
+// test-set sizes: the fraction of the group's test images classified
+// correctly (FedVI's metric), from the per-client accuracies of g; NaN for
+// an empty group.
+func WeightedAccuracy(g ClassGroupMetrics, clients []data.ClientData) (float64, error) {
+	sizes := make([]float64, len(clients))
+	for k := range clients {
+		sizes[k] = float64(len(clients[k].YTest))
+	}
+	return WeightedMean(g.Accuracy, sizes)
+}
+
 // GroupMetrics are the per-client metrics of one group of clients and their
 // averages.
 type GroupMetrics struct {

@@ -282,6 +282,26 @@ func TestWeightedMean(t *testing.T) {
 	}
 }
 
+// WeightedAccuracy weights each client's accuracy by its test-set size,
+// not its training-set size: the group's fraction of test images right.
+func TestWeightedAccuracy(t *testing.T) {
+	clients := []data.ClientData{
+		{Y: make([]float64, 9), YTest: make([]float64, 2)},
+		{Y: make([]float64, 1), YTest: make([]float64, 6)},
+	}
+	g := ClassGroupMetrics{Accuracy: []float64{50, 100}}
+	got, err := WeightedAccuracy(g, clients)
+	if err != nil || math.Abs(got-87.5) > 1e-12 {
+		t.Errorf("WeightedAccuracy = %v, %v; want 87.5 (7 of 8 test images)", got, err)
+	}
+	if _, err := WeightedAccuracy(g, clients[:1]); err == nil {
+		t.Error("2 accuracies for 1 client accepted")
+	}
+	if got, err := WeightedAccuracy(ClassGroupMetrics{}, nil); err != nil || !math.IsNaN(got) {
+		t.Errorf("empty group: %v, %v; want NaN", got, err)
+	}
+}
+
 // Specialisation by hand: two particles, four clients of two modes.
 func TestSpecialisationHandComputed(t *testing.T) {
 	w := [][]float64{{0.9, 0.1}, {0.7, 0.3}, {0.2, 0.8}, {0.4, 0.6}}

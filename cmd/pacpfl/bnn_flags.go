@@ -312,8 +312,12 @@ func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNN
 
 // describe names the data set of the flags, e.g. "fmnist labels5 small".
 func (b *bnnFlags) describe(f *trainFlags) string {
+	s := fmt.Sprintf("fmnist %s α=%g n=%d", b.partition, b.alpha, f.clients)
 	if b.partition == partLabels5 {
-		return fmt.Sprintf("fmnist %s %s", b.partition, b.split)
+		s = fmt.Sprintf("fmnist %s %s", b.partition, b.split)
 	}
-	return fmt.Sprintf("fmnist %s α=%g n=%d", b.partition, b.alpha, f.clients)
+	if b.maxImages > 0 {
+		s += fmt.Sprintf(" (at most %d images)", b.maxImages)
+	}
+	return s
 }

@@ -373,29 +373,55 @@ func TestBenchBNN(t *testing.T) {
 	}
 }
 
-// experiment fmnist's help gives the defaults bnnDefaults sets for
-// --clients and --new-clients (not the Polynomial data set's), and train's
-// help names both.
+// experiment fmnist's help gives the defaults that bnnDefaults and
+// dirichletDefaults set for --clients, --new-clients and --max-images on
+// each partition (not the Polynomial data set's), and train's help names
+// both models'.
 func TestFMNISTClientFlagsHelp(t *testing.T) {
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	var f trainFlags
-	var bf bnnFlags
-	addTrainFlags(fs, &f)
-	addBNNFlags(fs, &bf)
-	fmnistClientFlags(fs)
-	require.NoError(t, fs.Parse(nil))
-	bf.set = map[string]bool{}
-	bf.bnnDefaults(&f)
-	assert.Equal(t, strconv.Itoa(f.clients), fs.Lookup("clients").DefValue)
-	assert.Equal(t, strconv.Itoa(f.newClients), fs.Lookup("new-clients").DefValue)
 	_, out, _ := runCLI("experiment", "fmnist", "-h")
-	for _, name := range []string{"clients", "new-clients"} {
+	help := func(name string) string {
 		i := strings.Index(out, "  -"+name+" int")
 		require.GreaterOrEqual(t, i, 0, name)
-		help := out[i : i+strings.Index(out[i:], ")\n")+1]
-		assert.NotContains(t, help, "Polynomial", name)
-		assert.Contains(t, help, "(default "+fs.Lookup(name).DefValue+")", name)
+		h := out[i : i+strings.Index(out[i:], ")\n")+1]
+		assert.NotContains(t, h, "Polynomial", name)
+		return h
 	}
+	for _, part := range []string{partLabels5, partDirichlet} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var f trainFlags
+		var bf bnnFlags
+		addTrainFlags(fs, &f)
+		addBNNFlags(fs, &bf)
+		fmnistClientFlags(fs)
+		require.NoError(t, fs.Parse([]string{"--partition", part}))
+		bf.set = map[string]bool{"partition": true}
+		bf.bnnDefaults(&f)
+		bf.dirichletDefaults(&f)
+		assert.Contains(t, help("new-clients"), fmt.Sprintf("%d for %s", f.newClients, part))
+		if part == partLabels5 {
+			assert.Equal(t, 0, bf.maxImages)
+			assert.Contains(t, help("max-images"), "0 for labels5")
+			continue
+		}
+		assert.Equal(t, strconv.Itoa(f.clients), fs.Lookup("clients").DefValue)
+		assert.Contains(t, help("clients"), "(default "+strconv.Itoa(f.clients)+")")
+		assert.Contains(t, help("max-images"), fmt.Sprintf("%d for dirichlet", bf.maxImages))
+		assert.Equal(t, []int{300, 100, 60000}, []int{f.clients, f.newClients, bf.maxImages}, "the split of docs/math.md's FedVI runs")
+	}
+	// experiment fmnist applies them before it checks the flags: on
+	// dirichlet the server may sample at most the 300 participating clients.
+	st, _, errs := runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients-per-round", "301", "--data-dir", t.TempDir())
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "--clients-per-round 301 exceeds the 300 existing clients")
+	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients-per-round", "300", "--data-dir", t.TempDir())
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "train-images-idx3-ubyte.gz is missing", "300 accepted; the data read next")
+	// Given flags win over the partition's defaults.
+	var f trainFlags
+	bf := bnnFlags{partition: partDirichlet, set: map[string]bool{"clients": true, "new-clients": true, "max-images": true}, maxImages: 7}
+	f.clients, f.newClients = 5, 1
+	bf.dirichletDefaults(&f)
+	assert.Equal(t, []int{5, 1, 7}, []int{f.clients, f.newClients, bf.maxImages})
 	_, out, _ = runCLI("train", "-h")
 	i := strings.Index(out, "  -clients int")
 	require.GreaterOrEqual(t, i, 0)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,7 +10,32 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
 )
+
+// fmnistReportJSON is the part of experiment fmnist's JSON that the tests
+// read, decoded independently of the types that write it.
+type fmnistReportJSON struct {
+	Methods map[string]struct {
+		Existing struct{ Accuracy struct{ Mean *float64 } }
+		New      struct{ Accuracy struct{ Mean *float64 } }
+		Weighted *struct {
+			Existing struct {
+				Final      struct{ Mean *float64 }
+				LastRounds struct{ Mean *float64 } `json:"last_rounds_mean"`
+				Num        int                     `json:"last_rounds"`
+			}
+			New     struct{ Final struct{ Mean *float64 } }
+			Global  bool `json:"existing_is_global_model"`
+			History [][]struct {
+				Round         int
+				Existing, New *float64
+			}
+		} `json:"accuracy_weighted"`
+	}
+}
 
 // FedVI, FedAvg and FedAvg+FT on FedVI's network as methods of experiment
 // fmnist on a tiny Dirichlet split of fake images: both tables, the JSON
@@ -33,24 +59,7 @@ func TestExperimentFMNISTFedVI(t *testing.T) {
 	}
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var rep struct {
-		Methods map[string]struct {
-			Existing struct{ Accuracy struct{ Mean *float64 } }
-			New      struct{ Accuracy struct{ Mean *float64 } }
-			Weighted *struct {
-				Existing struct {
-					Final      struct{ Mean *float64 }
-					LastRounds struct{ Mean *float64 } `json:"last_rounds_mean"`
-					Num        int                     `json:"last_rounds"`
-				}
-				New     struct{ Final struct{ Mean *float64 } }
-				History [][]struct {
-					Round         int
-					Existing, New *float64
-				}
-			} `json:"accuracy_weighted"`
-		}
-	}
+	var rep fmnistReportJSON
 	require.NoError(t, json.Unmarshal(b, &rep))
 	h := rep.Methods["fedvi"].Weighted.History
 	require.Len(t, h, 1)
@@ -113,4 +122,63 @@ func TestExperimentFMNISTFedVIFlags(t *testing.T) {
 		assert.Equal(t, exitUsage, st, "%v", c.args)
 		assert.Contains(t, errs, c.want, "%v", c.args)
 	}
+}
+
+// On --partition dirichlet every method gets the FedVI paper's weighted
+// accuracy, so that PAC-PFL and the pFedBayes baselines compare with FedVI
+// in one table: PAC-PFL's personalised models, FedAvg's global model (said
+// so in the row).
+func TestExperimentFMNISTWeightedEveryMethod(t *testing.T) {
+	dir := writeFakeFMNIST(t, 60)
+	path := filepath.Join(t.TempDir(), "r.json")
+	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "6", "--new-clients", "2",
+		"--max-images", "240", "--methods", "pacpfl,fedavg", "--seeds", "1", "--rounds", "2", "-c", "3", "-k", "2", "--alpha-samples", "2", "--fed-clients-per-round", "3", "--posterior-steps", "2",
+		"--fed-rounds", "2", "--fed-eval-last", "1", "--quiet", "--json", path)
+	require.Equal(t, exitOK, st, errs)
+	assert.Contains(t, out, "| PAC-PFL (ours) |")
+	assert.Contains(t, out, "| FedAvg (ours), global model on the participating clients |")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var rep fmnistReportJSON
+	require.NoError(t, json.Unmarshal(b, &rep))
+	for m, global := range map[string]bool{"pacpfl": false, "fedavg": true} {
+		w := rep.Methods[m].Weighted
+		require.NotNil(t, w, m)
+		assert.Equal(t, global, w.Global, m)
+		require.NotNil(t, w.Existing.Final.Mean, m)
+		require.NotNil(t, w.New.Final.Mean, m)
+		assert.Equal(t, *w.Existing.Final.Mean, *w.Existing.LastRounds.Mean, "%s: evaluated once", m)
+		assert.Equal(t, 1, w.Existing.Num, m)
+	}
+	// labels5's clients have equal test sets: no second table there.
+	st, out, errs = runCLI("experiment", "fmnist", "--data-dir", dir, "--max-images", "600", "--methods", "pacpfl", "--seeds", "1",
+		"--rounds", "2", "-k", "2", "--alpha-samples", "2", "--posterior-steps", "2", "--quiet")
+	require.Equal(t, exitOK, st, errs)
+	assert.NotContains(t, out, "weighted by the clients' test-set sizes")
+}
+
+// addOnce weights each client's accuracy by its test-set size, and takes
+// the global model where a method has no personalised one.
+func TestWeightedAddOnce(t *testing.T) {
+	ds := &data.Dataset{
+		Existing: []data.ClientData{{YTest: make([]float64, 1)}, {YTest: make([]float64, 3)}},
+		New:      []data.ClientData{{YTest: make([]float64, 2)}, {YTest: make([]float64, 2)}},
+	}
+	var w fedviWeighted
+	require.NoError(t, w.addOnce(&fl.MethodResult{
+		ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{100, 0}},
+		NewClass:      &fl.ClassGroupMetrics{Accuracy: []float64{50, 100}},
+	}, ds))
+	assert.Equal(t, []float64{25}, w.exFinal) // 1 of 4 test images
+	assert.Equal(t, []float64{75}, w.newFinal)
+	assert.False(t, w.global)
+	var g fedviWeighted
+	require.NoError(t, g.addOnce(&fl.MethodResult{GlobalClass: &fl.ClassGroupMetrics{Accuracy: []float64{0, 100}}}, ds))
+	assert.Equal(t, []float64{75}, g.exFinal)
+	assert.True(t, g.global)
+	assert.True(t, math.IsNaN(g.newFinal[0]), "no new clients' figure")
+	err := g.addOnce(&fl.MethodResult{Method: "x"}, ds)
+	assert.ErrorContains(t, err, "x: no accuracies of the participating clients")
+	err = g.addOnce(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{1}}}, ds)
+	assert.ErrorContains(t, err, "participating clients: weighted mean: 1 values, 2 weights")
 }

@@ -271,11 +271,7 @@ func groupEval(preds []fl.ClassPrediction, clients []data.ClientData, classes in
 	if err != nil {
 		return GroupEval{}, err
 	}
-	sizes := make([]float64, len(clients))
-	for k := range clients {
-		sizes[k] = float64(len(clients[k].YTest))
-	}
-	w, err := fl.WeightedMean(g.Accuracy, sizes)
+	w, err := fl.WeightedAccuracy(g, clients)
 	if err != nil {
 		return GroupEval{}, err
 	}
