@@ -135,11 +135,15 @@ const tagBNNPosterior = 0x626e6e706f7374
 // are spread over the cores with one single-threaded predictor per worker,
 // so the result depends on neither the number of workers nor GOMAXPROCS.
 func (b *BNNModel) PredictGroup(particles []float64, clients []data.ClientData, seed uint64, group uint64) ([]ClassPrediction, error) {
-	return b.predictGroup(particles, clients, seed, group, func(c *data.ClientData) (x, y []float64) { return c.PersonalisationData() })
+	return b.predictGroup(particles, clients, seed, group, personalisationData, nil)
 }
 
-// predictGroup with the conditioning data chosen by condition(c).
-func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, seed, group uint64, condition func(c *data.ClientData) (x, y []float64)) ([]ClassPrediction, error) {
+// personalisationData conditions a client on S_i ∪ S̃_i.
+func personalisationData(c *data.ClientData) (x, y []float64) { return c.PersonalisationData() }
+
+// predictGroup with the conditioning data chosen by condition(c); done, if
+// set, is called after each client (from the workers, concurrently).
+func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, seed, group uint64, condition func(c *data.ClientData) (x, y []float64), done func()) ([]ClassPrediction, error) {
 	preds := make([]ClassPrediction, len(clients))
 	workers := 0 // GOMAXPROCS
 	if b.Threads > 1 {
@@ -156,7 +160,13 @@ func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, 
 		}
 		probs := make([]float64, len(c.YTest)*b.Model.Classes)
 		preds[i] = ClassPrediction{Probs: probs}
-		return p.Predict(c.XTest, probs)
+		if err := p.Predict(c.XTest, probs); err != nil {
+			return err
+		}
+		if done != nil {
+			done()
+		}
+		return nil
 	})
 	if i, err := workq.First(errs); err != nil {
 		return nil, fmt.Errorf("predict client %d: %w", i, err)

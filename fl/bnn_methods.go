@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -40,6 +41,27 @@ type BNNOptions struct {
 	// Clients, if set, returns the training clients in place of in-process
 	// clients on ds.Existing (pacpfl server: proxies of remote clients).
 	Clients func(b *BNNModel) ([]Client, error)
+	// Personalised, if set, is called after each client's personalisation
+	// and prediction that follow training (existing clients, then new):
+	// done of total, one call at a time, done increasing.
+	Personalised func(done, total int)
+}
+
+// personaliseTicker returns the per-client callback of predictGroup that
+// counts the clients of both groups and reports them to o.Personalised,
+// one call at a time (nil if that is unset).
+func (o BNNOptions) personaliseTicker(total int) func() {
+	if o.Personalised == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	done := 0
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		o.Personalised(done, total)
+	}
 }
 
 // BNNBoundOptions configure the PAC-Bayesian bounds of a BNN run.
@@ -147,11 +169,12 @@ func RunPACPFLBNN(ds *data.Dataset, b *BNNModel, opt BNNOptions) (*MethodResult,
 	}
 	out := &MethodResult{Method: MethodPACPFL, Train: res}
 	seed := opt.Server.Seed
-	pe, err := b.PredictGroup(res.Particles, ds.Existing, seed, 0)
+	tick := opt.personaliseTicker(len(ds.Existing) + len(ds.New))
+	pe, err := b.predictGroup(res.Particles, ds.Existing, seed, 0, personalisationData, tick)
 	if err != nil {
 		return nil, err
 	}
-	pn, err := b.PredictGroup(res.Particles, ds.New, seed, 1)
+	pn, err := b.predictGroup(res.Particles, ds.New, seed, 1, personalisationData, tick)
 	if err != nil {
 		return nil, err
 	}

@@ -125,9 +125,25 @@ func TestBNNClientUpdate(t *testing.T) {
 // training LML improves and the personalised predictive beats chance.
 func TestBNNPACPFLEndToEnd(t *testing.T) {
 	ds := tinyImages(t, 2)
-	res, err := RunPACPFLBNN(ds, tinyBNN(), tinyBNNOptions(7))
+	o := tinyBNNOptions(7)
+	var ticks []int // the personalisation's progress: 1, 2, …, every client once
+	o.Personalised = func(done, total int) {
+		if total != len(ds.Existing)+len(ds.New) {
+			t.Errorf("progress total %d, want %d clients", total, len(ds.Existing)+len(ds.New))
+		}
+		ticks = append(ticks, done) // the race detector checks the calls are serialised
+	}
+	res, err := RunPACPFLBNN(ds, tinyBNN(), o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, d := range ticks {
+		if d != i+1 {
+			t.Fatalf("personalisation progress %v, want 1..%d", ticks, len(ds.Existing)+len(ds.New))
+		}
+	}
+	if len(ticks) != len(ds.Existing)+len(ds.New) {
+		t.Errorf("%d progress calls for %d clients", len(ticks), len(ds.Existing)+len(ds.New))
 	}
 	h := res.Train.MeanLML
 	first, last := Mean(h[:10]), Mean(h[len(h)-10:])

@@ -150,11 +150,15 @@ func TestExperimentFMNISTWeightedEveryMethod(t *testing.T) {
 		assert.Equal(t, *w.Existing.Final.Mean, *w.Existing.LastRounds.Mean, "%s: evaluated once", m)
 		assert.Equal(t, 1, w.Existing.Num, m)
 	}
-	// labels5's clients have equal test sets: no second table there.
+	// labels5's clients have equal test sets: no second table there. The
+	// personalisation after training reports its own progress (its last
+	// line always), here of the 10 + 2 clients.
 	st, out, errs = runCLI("experiment", "fmnist", "--data-dir", dir, "--max-images", "600", "--methods", "pacpfl", "--seeds", "1",
-		"--rounds", "2", "-k", "2", "--alpha-samples", "2", "--posterior-steps", "2", "--quiet")
+		"--rounds", "2", "-k", "2", "--alpha-samples", "2", "--posterior-steps", "2")
 	require.Equal(t, exitOK, st, errs)
 	assert.NotContains(t, out, "weighted by the clients' test-set sizes")
+	assert.Contains(t, errs, "pacpfl seed 1/1: round 2/2, mean client LML")
+	assert.Contains(t, errs, "pacpfl seed 1/1 personalisation: client 12/12, elapsed")
 }
 
 // addOnce weights each client's accuracy by its test-set size, and takes

@@ -388,10 +388,25 @@ func runBNNMethod(m string, ds *data.Dataset, f *trainFlags, bf *bnnFlags, fed *
 		if err != nil {
 			return nil, err
 		}
-		prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), o.Server.Rounds, quiet)
+		label := fmt.Sprintf("%s seed %d/%d", m, s+1, seeds)
+		prog := newProgress(stderr, label, o.Server.Rounds, quiet)
 		o.Server.Progress = prog.update
+		// The personalisation after training takes longer than the rounds
+		// once there are hundreds of clients: it has its own progress.
+		var post *progress
+		o.Personalised = func(done, total int) {
+			if post == nil {
+				prog.done()
+				post = newProgress(stderr, label+" personalisation", total, quiet)
+				post.unit, post.hideLML = "client", true
+			}
+			post.update(done, math.NaN())
+		}
 		r, err := fl.RunPACPFLBNN(ds, model, o)
 		prog.done()
+		if post != nil {
+			post.done()
+		}
 		return r, err
 	case fl.MethodVanilla:
 		return fl.RunVanillaBNN(ds, model, seed)

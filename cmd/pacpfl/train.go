@@ -530,7 +530,8 @@ type progress struct {
 	label      string
 	total      int
 	tty, quiet bool
-	hideLML    bool // DP runs: the client LMLs are not covered by the guarantee
+	hideLML    bool   // DP runs: the client LMLs are not covered by the guarantee
+	unit       string // what is counted: "round" unless set
 	start      time.Time
 	last       time.Time
 	drawn      bool
@@ -540,7 +541,7 @@ type progress struct {
 const logEvery = 5 * time.Second
 
 func newProgress(w io.Writer, label string, total int, quiet bool) *progress {
-	p := &progress{w: w, label: label, total: total, quiet: quiet, start: time.Now()}
+	p := &progress{w: w, label: label, total: total, quiet: quiet, start: time.Now(), unit: "round"}
 	p.last = p.start
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
@@ -572,10 +573,10 @@ func (p *progress) update(round int, lml float64) {
 		const width = 30
 		filled := width * round / max(1, p.total)
 		bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
-		fmt.Fprintf(p.w, "\r%s [%s] round %d/%d%s  elapsed %s  ETA %s ", p.label, bar, round, p.total, p.lmlText("  LML %8.3f", lml), el.Round(time.Second), eta.Round(time.Second))
+		fmt.Fprintf(p.w, "\r%s [%s] %s %d/%d%s  elapsed %s  ETA %s ", p.label, bar, p.unit, round, p.total, p.lmlText("  LML %8.3f", lml), el.Round(time.Second), eta.Round(time.Second))
 		p.drawn = true
 	} else {
-		fmt.Fprintf(p.w, "%s: round %d/%d%s, elapsed %s, ETA %s\n", p.label, round, p.total, p.lmlText(", mean client LML %.3f", lml), el.Round(time.Second), eta.Round(time.Second))
+		fmt.Fprintf(p.w, "%s: %s %d/%d%s, elapsed %s, ETA %s\n", p.label, p.unit, round, p.total, p.lmlText(", mean client LML %.3f", lml), el.Round(time.Second), eta.Round(time.Second))
 	}
 }
 
