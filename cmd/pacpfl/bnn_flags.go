@@ -33,6 +33,9 @@ type bnnFlags struct {
 	postSteps, alphaSamples, draws int
 	maxImages                      int
 	set                            map[string]bool // flags given on the command line
+	// noPACPFL: experiment fmnist runs no PAC-PFL, so no method reads the
+	// server's clients per round.
+	noPACPFL bool
 }
 
 // The BNN's default numbers of existing (--partition dirichlet) and new
@@ -170,6 +173,12 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	n := f.clients
 	if b.partition == partLabels5 {
 		n = 10
+	}
+	if b.noPACPFL {
+		// No method samples clients with --clients-per-round: its default
+		// must not refuse a split of fewer clients (its values are still
+		// checked).
+		n = max(n, f.clientsPerRound)
 	}
 	s, err := f.serverConfig(&data.Dataset{Existing: make([]data.ClientData, n)}, 0)
 	if err != nil {

@@ -416,6 +416,17 @@ func TestFMNISTClientFlagsHelp(t *testing.T) {
 	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients-per-round", "300", "--data-dir", t.TempDir())
 	assert.Equal(t, exitUsage, st)
 	assert.Contains(t, errs, "train-images-idx3-ubyte.gz is missing", "300 accepted; the data read next")
+	// PAC-PFL's --clients-per-round (default 10) binds only when PAC-PFL
+	// runs: FedVI's rows on 8 clients go on to read the data.
+	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods", "fedvi", "--data-dir", t.TempDir())
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "train-images-idx3-ubyte.gz is missing")
+	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods", "fedvi,pacpfl", "--data-dir", t.TempDir())
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "--clients-per-round 10 exceeds the 8 existing clients")
+	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods", "fedvi", "--rounds", "-1", "--data-dir", t.TempDir())
+	assert.Equal(t, exitUsage, st)
+	assert.Contains(t, errs, "--rounds -1 must be ≥ 0", "the server flags' values are still checked")
 	// Given flags win over the partition's defaults.
 	var f trainFlags
 	bf := bnnFlags{partition: partDirichlet, set: map[string]bool{"clients": true, "new-clients": true, "max-images": true}, maxImages: 7}

@@ -214,6 +214,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	}
 	bf.bnnDefaults(&f)
 	bf.dirichletDefaults(&f)
+	bf.noPACPFL = !slices.Contains(methods, fl.MethodPACPFL)
 	if err := bf.check(&f); err != nil {
 		return fail(stderr, "experiment", err)
 	}
