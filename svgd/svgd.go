@@ -2,6 +2,7 @@ package svgd
 
 import (
 	"fmt"
+	"math"
 )
 
 // SVGD computes Stein variational directions for a fixed number of particles
@@ -133,6 +134,11 @@ func (s *SVGD) direction(dst, phi, scores []float64) {
 
 // Step moves the particles phi (k×d) in place along the SVGD direction
 // computed from scores, through the optimiser opt (Ascent: φ ← φ + ηΔΦ).
+// The particles and scores must be finite, and so must the direction: a
+// direction with a non-finite value (the kernel terms overflowed) is an
+// error returned before opt is called, so neither the particles nor the
+// optimiser's state change (Adam also refuses a value whose square
+// overflows).
 func (s *SVGD) Step(phi, scores []float64, opt Optimizer) error {
 	if err := s.check(s.dir, phi, scores); err != nil {
 		return err
@@ -141,6 +147,11 @@ func (s *SVGD) Step(phi, scores []float64, opt Optimizer) error {
 		return fmt.Errorf("svgd: Step needs an optimiser")
 	}
 	s.direction(s.dir, phi, scores)
+	for i, v := range s.dir {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("svgd: direction[%d,%d] = %v is not finite (finite particles and scores, bandwidth %.4g); nothing changed", i/s.d, i%s.d, v, s.h)
+		}
+	}
 	return opt.Ascend(phi, s.dir)
 }
 
