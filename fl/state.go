@@ -48,7 +48,10 @@ func (s *Server) State() (*State, error) {
 	return st, nil
 }
 
-// restore installs st (Config.Resume) after NewServer's initialisation.
+// restore installs st (Config.Resume) after NewServer's initialisation. It
+// refuses a state of another shape, optimiser or DP setting, non-finite
+// particles or MeanLML entries, and Adam moments that are non-finite (m, v)
+// or negative (v).
 func (s *Server) restore(st *State) error {
 	opt := "adam"
 	if s.cfg.Optimizer == "sgd" {
@@ -69,16 +72,26 @@ func (s *Server) restore(st *State) error {
 			return errors.New("server: resume state has non-finite particles")
 		}
 	}
-	copy(s.particles, st.Particles)
-	s.history = append(s.history[:0], st.MeanLML...)
+	for t, v := range st.MeanLML {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("server: resume state has a non-finite mean ln Z^C %v in round %d", v, t+1)
+		}
+	}
 	if st.Adam != nil {
 		if len(st.Adam.M) != 0 && len(st.Adam.M) != s.k*s.dim {
 			return fmt.Errorf("server: resume state has %d Adam moments for %d parameters", len(st.Adam.M), s.k*s.dim)
+		}
+		// A non-finite or negative moment would stop (or wreck) every
+		// coordinate it touches for the rest of the run (issue 33).
+		if err := svgd.CheckAdamState(*st.Adam); err != nil {
+			return fmt.Errorf("server: resume state refused: %w", err)
 		}
 		if err := s.opt.(*svgd.Adam).SetState(*st.Adam); err != nil {
 			return err
 		}
 	}
+	copy(s.particles, st.Particles)
+	s.history = append(s.history[:0], st.MeanLML...)
 	if st.Noise != nil {
 		u, ok := s.noiseSrc.(encoding.BinaryUnmarshaler)
 		if !ok {
