@@ -45,9 +45,12 @@
 //     inside a client single-threaded (for example linalg.NewNative(1)):
 //     the server already runs one client per core (Config.Workers).
 //   - Errors and values: return an error rather than a NaN; the server also
-//     checks every gradient and fails the round, naming the client, particle
-//     and coordinate of a non-finite entry. Update should not allocate in
-//     steady state (the server calls it T·c times).
+//     checks every update and rejects it, naming the round, the client and
+//     the value: a non-finite gradient entry (with its particle and
+//     coordinate), a gradient whose squared L2 norm overflows, a non-finite
+//     mean ln Z^C, a norm above Config.MaxUpdateNorm. Without a quorum a
+//     rejection ends the run. Update should not allocate in steady state
+//     (the server calls it T·c times).
 //   - Prediction: the paper's predictive (eq. 37) for a client is the
 //     mixture over particles of the Bayes (or Gibbs) posteriors given the
 //     client's data, weighted by α_κ ∝ Z(P_φκ, data) (lml.MixtureWeights).

@@ -91,9 +91,25 @@ type Config struct {
 	// them: a failed, late, non-finite or rejected update is reported to
 	// OnDrop and left out, and the aggregate averages over the clients that
 	// remain. 0: every selected client must answer (an error ends the run).
+	//
+	// Every update is validated, with or without a quorum: a gradient with
+	// a non-finite entry or whose squared L2 norm overflows, a non-finite
+	// mean ln Z^C, and (MaxUpdateNorm) an update above the absolute bound
+	// are rejected. Without a quorum a rejection ends the run with an error
+	// "round r: client i …" that names the value.
 	Quorum int
+	// MaxUpdateNorm > 0 rejects an update whose L2 norm (the whole k×dφ
+	// gradient, as the client returned it) exceeds MaxUpdateNorm. The bound
+	// does not depend on the other clients, so it holds with any number of
+	// clients per round, one included. With DP both apply: the bound
+	// rejects the raw update, the clip then bounds what was accepted.
+	MaxUpdateNorm float64
 	// MaxNormFactor > 0 (with Quorum) rejects an update whose L2 norm
-	// exceeds MaxNormFactor times the median norm of the round's updates.
+	// exceeds MaxNormFactor times the median norm of the round's other
+	// accepted updates (those that passed validation and MaxUpdateNorm; its
+	// own norm excluded). An update with fewer than 2 other accepted
+	// updates is not judged by it: with 2 clients per round it never
+	// rejects, and MaxUpdateNorm is what bounds an update then.
 	MaxNormFactor float64
 	// OnDrop, if set, is told of every update left out of a round (round
 	// 1-based).
@@ -135,6 +151,8 @@ func (c *Config) Validate(n int) error {
 		return fmt.Errorf("server: norm factor %v must be ≥ 0 and finite", c.MaxNormFactor)
 	case c.MaxNormFactor > 0 && c.Quorum == 0:
 		return errors.New("server: rejecting updates by norm needs a quorum (a rejected update would end the run)")
+	case !(c.MaxUpdateNorm >= 0) || math.IsInf(c.MaxUpdateNorm, 0):
+		return fmt.Errorf("server: update norm bound %v must be ≥ 0 and finite", c.MaxUpdateNorm)
 	}
 	if c.DP != nil {
 		if err := c.DP.Validate(); err != nil {
@@ -174,7 +192,7 @@ type Server struct {
 	grads     [][]float64 // per round slot, k×dφ
 	lmls      []float64
 	errs      []error
-	norms     []float64 // per slot, with MaxNormFactor
+	norms     []float64 // per slot: L2 norm of a validated update
 	sorted    []float64
 	history   []float64 // mean ln Z^C of the rounds done
 	noiseSrc  rand.Source
@@ -348,14 +366,42 @@ func (s *Server) runClient(slot int) {
 	if err != nil {
 		err = fmt.Errorf("client %d: %w", ci, err)
 	} else {
-		for j, v := range g {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				err = fmt.Errorf("client %d returned a non-finite gradient (%v at particle %d, coordinate %d)", ci, v, j/s.dim, j%s.dim)
-				break
-			}
-		}
+		err = s.validate(slot, ci, lml)
 	}
 	s.lmls[slot], s.errs[slot] = lml, err
+}
+
+// validate checks the update in slot (from client ci) and records its L2
+// norm: every entry finite, the squared norm finite (an overflowing
+// norm, entries beyond about 1.3e154, would make Adam's second moment
+// +Inf), the mean ln Z^C finite, and the norm within MaxUpdateNorm.
+func (s *Server) validate(slot, ci int, lml float64) error {
+	g := s.grads[slot]
+	ss := 0.0
+	for j, v := range g {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("client %d returned a non-finite gradient (%v at particle %d, coordinate %d)", ci, v, j/s.dim, j%s.dim)
+		}
+		ss += v * v
+	}
+	if math.IsInf(ss, 0) {
+		big := 0
+		for j, v := range g {
+			if math.Abs(v) > math.Abs(g[big]) {
+				big = j
+			}
+		}
+		return fmt.Errorf("client %d returned a gradient whose squared L2 norm overflows (largest entry %.4g at particle %d, coordinate %d)", ci, g[big], big/s.dim, big%s.dim)
+	}
+	if math.IsNaN(lml) || math.IsInf(lml, 0) {
+		return fmt.Errorf("client %d returned a non-finite mean ln Z^C (%v)", ci, lml)
+	}
+	norm := math.Sqrt(ss)
+	s.norms[slot] = norm
+	if b := s.cfg.MaxUpdateNorm; b > 0 && norm > b {
+		return fmt.Errorf("client %d: update rejected: gradient norm %.4g above the bound %g (MaxUpdateNorm)", ci, norm, b)
+	}
+	return nil
 }
 
 // finishRound aggregates the client gradients in slot order (deterministic),
@@ -372,6 +418,14 @@ func (s *Server) finishRound() (float64, error) {
 		}
 	}
 	meanLML /= float64(used)
+	if math.IsInf(meanLML, 0) { // finite values whose sum overflows
+		meanLML = 0
+		for slot, v := range s.lmls {
+			if s.errs[slot] == nil {
+				meanLML += v / float64(used)
+			}
+		}
+	}
 	agg := s.clippedMean(used)
 	// Under DP: noise calibrated to the sensitivity of this mean (dp.go).
 	if s.cfg.DP != nil {
@@ -392,6 +446,19 @@ func (s *Server) finishRound() (float64, error) {
 	for r := 0; r < s.k; r++ {
 		s.prior.AddGrad(agg[r*s.dim:(r+1)*s.dim], s.particles[r*s.dim:(r+1)*s.dim])
 	}
+	// The step's input must be finite and squarable (Adam's v adds its
+	// squares): otherwise fail the round before any state changes.
+	for i, v := range agg {
+		if v*v <= math.MaxFloat64 {
+			continue
+		}
+		what := "is not finite"
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			what = "has a square that overflows (Adam's second moment would be +Inf)"
+		}
+		return 0, fmt.Errorf("score of particle %d, coordinate %d = %.4g %s (aggregate of %d updates); particles and optimiser unchanged",
+			i/s.dim, i%s.dim, v, what, used)
+	}
 	if err := s.sv.Step(s.particles, agg, s.opt); err != nil {
 		return 0, err
 	}
@@ -411,27 +478,23 @@ func (s *Server) acceptUpdates() (int, error) {
 		return s.c, nil
 	}
 	if f := s.cfg.MaxNormFactor; f > 0 {
+		// Each update against the median of the others, all against the
+		// same set (the order of the slots does not matter); with fewer
+		// than 2 others there is no majority to judge by.
 		s.sorted = s.sorted[:0]
-		for slot, g := range s.grads {
+		for slot := range s.grads {
 			if s.errs[slot] == nil {
-				n := 0.0
-				for _, v := range g {
-					n += v * v
-				}
-				s.norms[slot] = math.Sqrt(n)
 				s.sorted = append(s.sorted, s.norms[slot])
 			}
 		}
-		if len(s.sorted) > 0 {
+		if u := len(s.sorted); u >= 3 {
 			slices.Sort(s.sorted)
-			h := len(s.sorted) / 2
-			med := s.sorted[h]
-			if len(s.sorted)%2 == 0 {
-				med = 0.5 * (s.sorted[h-1] + s.sorted[h])
-			}
 			for slot := range s.grads {
-				if s.errs[slot] == nil && s.norms[slot] > f*med {
-					s.errs[slot] = fmt.Errorf("client %d: update rejected: gradient norm %.4g above %g × the round's median %.4g", s.chosen[slot], s.norms[slot], f, med)
+				if s.errs[slot] != nil {
+					continue
+				}
+				if med := medianWithout(s.sorted, s.norms[slot]); s.norms[slot] > f*med {
+					s.errs[slot] = fmt.Errorf("client %d: update rejected: gradient norm %.4g above %g × the median %.4g of the round's %d other updates", s.chosen[slot], s.norms[slot], f, med, u-1)
 				}
 			}
 		}
@@ -448,6 +511,23 @@ func (s *Server) acceptUpdates() (int, error) {
 		return 0, fmt.Errorf("only %d of the %d selected clients contributed (quorum %d)", used, s.c, s.cfg.Quorum)
 	}
 	return used, nil
+}
+
+// medianWithout is the median of sorted (ascending) with one value equal to
+// x (which it holds) left out.
+func medianWithout(sorted []float64, x float64) float64 {
+	p, _ := slices.BinarySearch(sorted, x)
+	at := func(j int) float64 { // j-th value of sorted without position p
+		if j >= p {
+			j++
+		}
+		return sorted[j]
+	}
+	n := len(sorted) - 1
+	if n%2 == 1 {
+		return at(n / 2)
+	}
+	return 0.5 * (at(n/2-1) + at(n/2))
 }
 
 // clippedMean returns (1/used) Σ G_i over the accepted updates in
