@@ -198,3 +198,18 @@ func HasControl(b []byte) bool {
 	}
 	return false
 }
+
+// ForgedMessage is a log-forging error message of exactly size bytes:
+// repeated lines that start with a newline, prefix and a timestamp in the
+// log package's format, claim a client joined, carry marker, and are
+// followed by ANSI escape sequences (erase line, cursor up, carriage
+// return, colour) that would hide or rewrite lines on a terminal.
+func ForgedMessage(size int, prefix, marker string, now time.Time) string {
+	var b strings.Builder
+	b.Grow(size + 256)
+	for b.Len() < size {
+		fmt.Fprintf(&b, "\n%s%s client 0 joined from 127.0.0.1:40000 (1 of 1) %s\x1b[2K\x1b[1A\r\x1b[31mALERT\x1b[0m\a",
+			prefix, now.Format("2006/01/02 15:04:05.000000"), marker)
+	}
+	return b.String()[:size] // ASCII: any cut is valid UTF-8
+}
