@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"time"
 
@@ -36,6 +37,10 @@ type ClientConfig struct {
 	Prepare func(s *data.Scaling, classes []string) (dim int, err error)
 	// MaxPayload limits one payload in bytes (0: DefaultMaxPayload).
 	MaxPayload int64
+	// MaxClasses bounds the class labels a server may send (0:
+	// DefaultMaxClasses): a classification client's network, and so its
+	// memory, grows with their number.
+	MaxClasses int
 	// Backoff is the first delay between connection attempts (0: 100 ms),
 	// doubled up to MaxBackoff (0: 5 s).
 	Backoff, MaxBackoff time.Duration
@@ -64,6 +69,74 @@ func Dial(addr string, creds credentials.TransportCredentials) (*grpc.ClientConn
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
 		grpc.WithInitialWindowSize(windowSize), grpc.WithInitialConnWindowSize(windowSize),
 		grpc.WithWriteBufferSize(ioBuffer), grpc.WithReadBufferSize(readBuffer))
+}
+
+// DefaultMaxClasses is ClientConfig.MaxClasses's default: ten times
+// ImageNet's classes per label set is more than any data set of ours needs.
+const DefaultMaxClasses = 10_000
+
+// Bounds on the other texts and sizes of a server's Welcome.
+const (
+	maxClassLabel = 256     // bytes per class label
+	maxFeatures   = 1 << 20 // entries of the standardisation
+	maxBeta       = 64      // bytes of the temperature
+)
+
+// checkWelcome refuses a Welcome whose sizes are beyond the client's
+// bounds, before anything is built from it.
+func checkWelcome(w *pb.Welcome, maxClasses int) error {
+	if len(w.Beta) > maxBeta {
+		return fmt.Errorf("the server's temperature is %d bytes long (at most %d)", len(w.Beta), maxBeta)
+	}
+	if len(w.Classes) > maxClasses {
+		return fmt.Errorf("the server sent %d class labels (this client accepts at most %d; --max-classes)", len(w.Classes), maxClasses)
+	}
+	seen := make(map[string]bool, len(w.Classes))
+	for i, l := range w.Classes {
+		switch {
+		case len(l) > maxClassLabel:
+			return fmt.Errorf("the server's class label %d is %d bytes long (at most %d)", i, len(l), maxClassLabel)
+		case seen[l]:
+			return fmt.Errorf("the server sent class label \"%s\" twice", Clean(l, 64))
+		}
+		seen[l] = true
+	}
+	if s := w.Standardisation; s != nil {
+		if len(s.XMean) > maxFeatures || len(s.XMean) != len(s.XStd) {
+			return fmt.Errorf("the server's standardisation has %d means and %d scales (equal, at most %d)", len(s.XMean), len(s.XStd), maxFeatures)
+		}
+		bad := func(v float64, scale bool) bool { return math.IsNaN(v) || math.IsInf(v, 0) || (scale && !(v > 0)) }
+		for i := range s.XMean {
+			if bad(s.XMean[i], false) || bad(s.XStd[i], true) {
+				return fmt.Errorf("the server's standardisation of feature %d is (%v, %v): want a finite mean and a positive finite scale", i, s.XMean[i], s.XStd[i])
+			}
+		}
+		if bad(s.YMean, false) || bad(s.YStd, true) {
+			return fmt.Errorf("the server's standardisation of the target is (%v, %v): want a finite mean and a positive finite scale", s.YMean, s.YStd)
+		}
+	}
+	return nil
+}
+
+// serverError is an error whose text came from the server: cut and
+// escaped for the client's log (Clean), its status kept for permanent.
+type serverError struct {
+	err error
+	msg string
+}
+
+func (e serverError) Error() string { return e.msg }
+func (e serverError) Unwrap() error { return e.err }
+
+func fromServer(err error) error {
+	if err == nil {
+		return nil
+	}
+	var le localError
+	if errors.As(err, &le) {
+		return err
+	}
+	return serverError{err, Clean(err.Error(), 2*MaxLoggedText)}
 }
 
 // permanent reports whether a session error means retrying is useless.
@@ -98,18 +171,26 @@ func Serve(ctx context.Context, conn grpc.ClientConnInterface, cfg ClientConfig)
 	if cfg.ID < 0 || (cfg.Dim < 1 && cfg.Prepare == nil) || cfg.Dim < 0 || cfg.New == nil {
 		return fmt.Errorf("rpc: bad client configuration (id %d, dφ %d)", cfg.ID, cfg.Dim)
 	}
+	if cfg.MaxClasses <= 0 {
+		cfg.MaxClasses = DefaultMaxClasses
+	}
 	cs := &clientSession{cfg: &cfg, registerDim: cfg.Dim}
 	delay := cfg.Backoff
 	lastOK := time.Now()
 	for {
 		done, established, err := cs.run(ctx, pb.NewFederationClient(conn))
+		err = fromServer(err)
 		if done {
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if permanent(err) {
+		// A refusal of the registration is final; once registered, the
+		// server's refusal of one update ends that session only (the
+		// client is told why, and rejoins for the next round).
+		var le localError
+		if permanent(err) && (!established || errors.As(err, &le)) {
 			return err
 		}
 		if established {
@@ -176,6 +257,9 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 	if wel == nil {
 		return false, false, localError{fmt.Errorf("expected Welcome, got %T", m.Msg)}
 	}
+	if err := checkWelcome(wel, cfg.MaxClasses); err != nil {
+		return false, true, localError{err}
+	}
 	if cs.client == nil {
 		if cfg.Prepare != nil {
 			var sc *data.Scaling
@@ -205,7 +289,7 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 		}
 		switch x := m.Msg.(type) {
 		case *pb.ServerMessage_Done:
-			cfg.logf("client %d: done (%s)", cfg.ID, x.Done.Reason)
+			cfg.logf("client %d: done (%s)", cfg.ID, Clean(x.Done.Reason, MaxLoggedText))
 			return true, true, nil
 		case *pb.ServerMessage_Work:
 			if err := cs.work(st, x.Work); err != nil {

@@ -91,9 +91,10 @@ func (l *logBuf) has(s string) bool {
 	return false
 }
 
-// A client slower than the round deadline is dropped (quorum 2 of 3), its
-// late result discarded: the same particles as an in-process run in which
-// that client always fails.
+// A client slower than the round deadline is dropped (quorum 2 of 3) and
+// its session cut (nothing of it stays busy on the server); it rejoins and
+// ends without error: the same particles as an in-process run in which that
+// client always fails.
 func TestDeadlineQuorumLateDiscarded(t *testing.T) {
 	var lg logBuf
 	tn := startNet(t, ServerConfig{Clients: 3, ModelKind: "affine", Dim: testDim, RoundTimeout: 500 * time.Millisecond, Log: lg.logf})
@@ -116,7 +117,7 @@ func TestDeadlineQuorumLateDiscarded(t *testing.T) {
 			t.Errorf("client %d: %v", i, err)
 		}
 	}
-	for _, s := range []string{"client 2 late in round 1", "client 2: late result of round 1 discarded"} {
+	for _, s := range []string{"client 2 late in round 1", "client 2 disconnected"} {
 		if !lg.has(s) {
 			t.Errorf("log lacks %q: %q", s, lg.lines)
 		}
@@ -298,7 +299,9 @@ func TestSilentConnectionDropped(t *testing.T) {
 		t.Fatalf("no challenge: %v", err)
 	}
 	_, err = st.Recv() // say nothing
-	if status.Code(err) != codes.DeadlineExceeded || !lg.has("no registration within") {
+	// The stream's deadline and the connection's (Listener) are the same:
+	// either ends it.
+	if c := status.Code(err); (c != codes.DeadlineExceeded && c != codes.Unavailable) || !lg.has("no registration within") {
 		t.Errorf("err = %v, log %q", err, lg.lines)
 	}
 }

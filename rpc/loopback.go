@@ -43,9 +43,9 @@ func NewLoopback(cfg ServerConfig, clients []ClientConfig, useTLS bool) (*Loopba
 	if err != nil {
 		return nil, err
 	}
-	l := &Loopback{Co: co, Addr: lis.Addr().String(), srv: NewServer(sc)}
+	l := &Loopback{Co: co, Addr: lis.Addr().String(), srv: co.NewServer(sc)}
 	RegisterService(l.srv, co)
-	go l.srv.Serve(lis)
+	go l.srv.Serve(co.Listener(lis))
 	l.errs = make([]error, len(clients))
 	for i := range clients {
 		conn, err := Dial(l.Addr, cc)

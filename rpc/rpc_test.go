@@ -30,9 +30,9 @@ func startNet(t *testing.T, cfg ServerConfig) *testNet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tn := &testNet{co: co, lis: bufconn.Listen(4 << 20), srv: grpc.NewServer(ServerOptions()...)}
+	tn := &testNet{co: co, lis: bufconn.Listen(4 << 20), srv: co.NewServer(insecure.NewCredentials())}
 	RegisterService(tn.srv, co)
-	go tn.srv.Serve(tn.lis)
+	go tn.srv.Serve(co.Listener(tn.lis))
 	t.Cleanup(func() { co.Finish(); tn.srv.Stop() })
 	return tn
 }

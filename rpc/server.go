@@ -6,13 +6,16 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
+	"net"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -50,16 +53,37 @@ type ServerConfig struct {
 	// MaxPayload limits one payload in bytes (0: DefaultMaxPayload).
 	MaxPayload int64
 	// RoundTimeout is how long a client's update may take, from the moment
-	// the server hands it out (0: no limit; the server waits for a client
-	// to come back).
+	// the server hands it out (0: DefaultRoundTimeout; negative: no limit,
+	// the server waits for a client to come back). An update not back in
+	// time fails, and the client's session is cut (its connection closed)
+	// so that a stalled or trickling client holds nothing.
 	RoundTimeout time.Duration
 	// RegisterTimeout is how long a new connection may take to register
 	// (0: 10 s).
 	RegisterTimeout time.Duration
+	// Limits bound connections before and after registration; they apply
+	// to connections accepted by Listener (and to the gRPC server of
+	// NewServer).
+	Limits Limits
 	// Log, if set, receives one line per event (joins, refusals, late
-	// results).
+	// results). Refusals that strangers can cause are rate-limited, and
+	// every text from a client is cut and escaped (Clean).
 	Log func(format string, a ...any)
 }
+
+// DefaultRoundTimeout is the deadline of a client update when
+// ServerConfig.RoundTimeout is 0: a client that never answers cannot stall
+// the run.
+const DefaultRoundTimeout = 10 * time.Minute
+
+// MaxLMLPerSample bounds |mean ln Z^C| / max(1, m_i) of a client's update:
+// a log-likelihood of 10¹² nats per training sample is beyond anything a GP
+// (noise std ≥ 10⁻³) or BNN client computes on standardised data, and
+// finite numbers as large as 10³⁰⁰ would otherwise enter the report.
+const MaxLMLPerSample = 1e12
+
+// maxDataSize bounds the training-set size a client may register.
+const maxDataSize = 1 << 40
 
 // Coordinator is the server side: a gRPC Federation service whose
 // Proxies are the fl.Clients of an unchanged fl.Server loop.
@@ -76,6 +100,9 @@ type Coordinator struct {
 	mu     sync.Mutex
 	joined int
 	ready  chan struct{} // closed once every client has registered
+
+	guard    *guard   // nil until Listener wraps a listener
+	refusals *rateLog // refusals strangers can cause
 }
 
 // NewCoordinator checks cfg and returns the coordinator.
@@ -89,8 +116,8 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 		return nil, fmt.Errorf("rpc: %d tokens for %d clients", len(cfg.Tokens), cfg.Clients)
 	case cfg.DataHashes != nil && len(cfg.DataHashes) != cfg.Clients:
 		return nil, fmt.Errorf("rpc: %d data hashes for %d clients", len(cfg.DataHashes), cfg.Clients)
-	case cfg.MaxPayload < 0 || cfg.RoundTimeout < 0:
-		return nil, errors.New("rpc: negative payload limit or round timeout")
+	case cfg.MaxPayload < 0:
+		return nil, errors.New("rpc: negative payload limit")
 	}
 	if cfg.MaxPayload == 0 {
 		cfg.MaxPayload = DefaultMaxPayload
@@ -98,7 +125,19 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 	if cfg.RegisterTimeout <= 0 {
 		cfg.RegisterTimeout = 10 * time.Second
 	}
+	switch {
+	case cfg.RoundTimeout == 0:
+		cfg.RoundTimeout = DefaultRoundTimeout
+	case cfg.RoundTimeout < 0:
+		cfg.RoundTimeout = 0 // no limit
+	}
+	lim, err := cfg.Limits.withDefaults(cfg.Clients)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Limits = lim
 	c := &Coordinator{cfg: cfg, done: make(chan struct{}), stop: make(chan struct{}), ready: make(chan struct{})}
+	c.refusals = newRateLog(cfg.Log, 10*time.Second, 10)
 	c.proxies = make([]*Proxy, cfg.Clients)
 	for i := range c.proxies {
 		c.proxies[i] = &Proxy{co: c, id: i, changed: make(chan struct{})}
@@ -107,22 +146,54 @@ func NewCoordinator(cfg ServerConfig) (*Coordinator, error) {
 }
 
 // ServerOptions are the gRPC server options the protocol needs (message
-// size limits, codec, buffers); add credentials to them, or use NewServer.
+// size limits, codec, buffers) with the default Limits (streams per
+// connection, handshake timeout, keep-alive); add credentials to them, or
+// use NewServer.
 func ServerOptions() []grpc.ServerOption {
+	lim, _ := (&Limits{}).withDefaults(0)
+	return serverOptions(lim)
+}
+
+func serverOptions(lim Limits) []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.ForceServerCodecV2(codec{}), grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
 		grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize),
-		grpc.WriteBufferSize(ioBuffer), grpc.ReadBufferSize(ioBuffer)}
+		grpc.WriteBufferSize(ioBuffer), grpc.ReadBufferSize(ioBuffer),
+		grpc.MaxConcurrentStreams(uint32(lim.MaxStreamsPerConn)), grpc.ConnectionTimeout(lim.HandshakeTimeout),
+		// A peer that stops answering is found by pings and closed; an idle
+		// connection is also closed by the listener's guard.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: lim.IdleTimeout, Time: time.Minute, Timeout: 20 * time.Second}),
+	}
 }
 
 // NewServer is a gRPC server with ServerOptions and creds. Under TLS it
 // reads without a buffer of its own: the TLS connection hands out whole
 // decrypted records, and a second buffer would copy every byte once more.
 func NewServer(creds credentials.TransportCredentials) *grpc.Server {
-	opts := append(ServerOptions(), grpc.Creds(creds))
+	return newServer(ServerOptions(), creds)
+}
+
+func newServer(opts []grpc.ServerOption, creds credentials.TransportCredentials) *grpc.Server {
+	opts = append(opts, grpc.Creds(creds))
 	if isTLS(creds) {
 		opts = append(opts, grpc.ReadBufferSize(0))
 	}
 	return grpc.NewServer(opts...)
+}
+
+// NewServer is a gRPC server for c with creds and c's Limits; serve it on
+// c.Listener(lis).
+func (c *Coordinator) NewServer(creds credentials.TransportCredentials) *grpc.Server {
+	return newServer(serverOptions(c.cfg.Limits), creds)
+}
+
+// Listener wraps lis so that c's Limits hold for its connections: the
+// caps on connections (all, unregistered, unregistered per IP address),
+// the pre-authentication byte budget and registration deadline, one
+// connection per client, the idle timeout, and the cut of a session whose
+// update misses its deadline. Call it once, before serving.
+func (c *Coordinator) Listener(lis net.Listener) net.Listener {
+	c.guard = newGuard(c.cfg.Limits, c.cfg.RegisterTimeout, c.refusals)
+	return &guardListener{Listener: lis, g: c.guard}
 }
 
 // isTLS reports whether creds are TLS's.
@@ -195,10 +266,22 @@ type Proxy struct {
 }
 
 type session struct {
-	jobs chan *job
-	dead chan struct{} // closed when the session's handler returns
-	sup  chan struct{} // closed when a newer session of the client replaces it
-	peer string
+	jobs     chan *job
+	dead     chan struct{} // closed when the session's handler returns
+	sup      chan struct{} // closed when a newer session of the client replaces it
+	peer     string
+	conn     *guardConn // nil without Coordinator.Listener
+	dataSize uint64     // m_i as registered
+}
+
+// cut ends a session whose update missed its deadline by closing its
+// connection: whatever the handler waits for (a result that trickles in,
+// a send to a client that does not read) fails, and the handler returns.
+// The client reconnects when it is ready.
+func (s *session) cut() {
+	if s.conn != nil {
+		s.conn.Close()
+	}
 }
 
 type job struct {
@@ -320,7 +403,9 @@ func (p *Proxy) UpdateSeeded(w fl.Work, grad []float64) (float64, error) {
 			}
 			return r.lml, r.err
 		case <-deadline:
-			return 0, late("no answer")
+			err := late("no answer")
+			s.cut()
+			return 0, err
 		case <-p.co.stop:
 			return 0, ErrStopped
 		}
@@ -333,6 +418,13 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	if pr, ok := peer.FromContext(st.Context()); ok {
 		from = pr.Addr.String()
 	}
+	// One session at a time may be unregistered on a connection: a
+	// stranger cannot multiply what it holds by opening streams.
+	if !c.guard.beginSession(from) {
+		return c.refuse(from, codes.Unavailable, "a registration is already under way on this connection")
+	}
+	registered := false
+	defer func() { c.guard.endSession(from, registered) }()
 	nonce := make([]byte, 32)
 	rand.Read(nonce)
 	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
@@ -389,8 +481,11 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 		wantDim = 0 // the client's dφ follows from the classes it is sent
 	}
 	if reg.ModelKind != c.cfg.ModelKind || reg.Dimension != wantDim {
-		return c.refuse(from, codes.FailedPrecondition, "client %d has model %q with dφ = %d; the server trains %q with dφ = %d",
-			id, reg.ModelKind, reg.Dimension, c.cfg.ModelKind, wantDim)
+		return c.refuse(from, codes.FailedPrecondition, "client %d has model \"%s\" with dφ = %d; the server trains %q with dφ = %d",
+			id, Clean(reg.ModelKind, 64), reg.Dimension, c.cfg.ModelKind, wantDim)
+	}
+	if reg.DataSize > maxDataSize {
+		return c.refuse(from, codes.InvalidArgument, "client %d registers %d training samples (at most %d)", id, reg.DataSize, uint64(maxDataSize))
 	}
 	if c.cfg.DataHashes != nil && !bytes.Equal(c.cfg.DataHashes[id], reg.DataSha256) {
 		hint := c.cfg.DataHint
@@ -399,6 +494,8 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 		}
 		return c.refuse(from, codes.FailedPrecondition, "client %d's training data differ from the data set the server expects (%s)", id, hint)
 	}
+	c.guard.registered(from, id)
+	registered = true
 	select {
 	case <-c.done:
 		return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Done{Done: &pb.Done{Reason: "training is over"}}})
@@ -411,7 +508,8 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Welcome{Welcome: wel}}); err != nil {
 		return err
 	}
-	s := &session{jobs: make(chan *job), dead: make(chan struct{}), sup: make(chan struct{}), peer: from}
+	s := &session{jobs: make(chan *job), dead: make(chan struct{}), sup: make(chan struct{}), peer: from,
+		conn: c.guard.conn(from), dataSize: reg.DataSize}
 	p := c.proxies[id]
 	p.attach(s)
 	defer p.detach(s)
@@ -422,9 +520,11 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	return err
 }
 
+// refuse ends a session that has not registered; its log line is
+// rate-limited (strangers can cause it at will).
 func (c *Coordinator) refuse(from string, code codes.Code, format string, a ...any) error {
 	msg := fmt.Sprintf(format, a...)
-	c.logf("refused a connection from %s: %s", from, msg)
+	c.refusals.add(code.String(), "refused a connection from %s: %s", from, msg)
 	return status.Error(code, msg)
 }
 
@@ -450,7 +550,7 @@ func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) 
 			return status.Error(codes.Aborted, "replaced by a newer session of the same client")
 		}
 		seq++
-		r, err := c.runJob(st, j, seq, &enc, &gbuf, &rd, id)
+		r, err := c.runJob(st, j, seq, &enc, &gbuf, &rd, id, s.dataSize)
 		if err != nil {
 			// The update never arrived: resend it on the client's next
 			// session, unless it was refused.
@@ -463,7 +563,7 @@ func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) 
 
 // runJob sends one Work and receives its answer. A non-nil error ends the
 // session; the reply is then delivered by the caller.
-func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64, enc *[]byte, gbuf *[]float64, rd *chunkReader, id int) (reply, error) {
+func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64, enc *[]byte, gbuf *[]float64, rd *chunkReader, id int, dataSize uint64) (reply, error) {
 	w := j.w
 	var crc uint32
 	// The particles are the server's: read them only while the proxy still
@@ -512,13 +612,17 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 		if x.Error.Seq != seq {
 			return reject(codes.InvalidArgument, "error for work %d, expected %d", x.Error.Seq, seq)
 		}
-		c.logf("client %d failed in round %d: %s", id, w.Round+1, x.Error.Message)
-		j.reply <- reply{err: fmt.Errorf("client failed: %s", x.Error.Message)}
+		msg := Clean(x.Error.Message, MaxLoggedText)
+		c.logf("client %d failed in round %d: %s", id, w.Round+1, msg)
+		j.reply <- reply{err: fmt.Errorf("client failed: %s", msg)}
 		return reply{}, nil
 	case *pb.ClientMessage_Result:
 		res := x.Result
 		if res.Seq != seq {
 			return reject(codes.InvalidArgument, "result for work %d, expected %d", res.Seq, seq)
+		}
+		if bound := MaxLMLPerSample * max(1, float64(dataSize)); !(math.Abs(res.MeanLml) <= bound) {
+			return reject(codes.InvalidArgument, "mean ln Z^C = %v outside ±%g (10¹² per training sample, m_i = %d)", res.MeanLml, bound, dataSize)
 		}
 		if err := checkHeader(res.Payload, w.K*w.Dim, c.cfg.MaxPayload); err != nil {
 			code := codes.InvalidArgument

@@ -31,11 +31,13 @@ type checkpointBody struct {
 }
 
 // serverOnlyFlags do not change the training result: they may differ
-// between a run and its resumption.
+// between a run and its resumption. Every other flag is in the hash: the
+// quorum, the round deadline and the update filters decide which updates
+// enter a round.
 var serverOnlyFlags = map[string]bool{
-	"listen": true, "tls-cert": true, "tls-key": true, "tokens": true, "insecure": true, "round-timeout": true,
+	"listen": true, "tls-cert": true, "tls-key": true, "tokens": true, "client-ca": true, "insecure": true,
 	"wait": true, "max-payload": true, "quiet": true, "json": true, "checkpoint": true, "checkpoint-every": true,
-	"resume": true, "quorum": true, "max-norm-factor": true, "save": true,
+	"resume": true, "save": true, "max-unregistered": true, "max-unregistered-per-host": true,
 }
 
 // configHash is the SHA-256 of every training flag's value (given or

@@ -52,7 +52,9 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	tokens := fs.String("tokens", "", "`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure or --client-ca")
 	clientCA := fs.String("client-ca", "", "mutual TLS: require client certificates signed by this CA `FILE`; a client may register only as the id its certificate names")
 	insec := fs.Bool("insecure", false, "plaintext, for loopback addresses only")
-	roundTimeout := fs.Duration("round-timeout", 0, "deadline of a client update (0: wait for the client, also across reconnections)")
+	roundTimeout := fs.Duration("round-timeout", rpc.DefaultRoundTimeout, "deadline of a client update; a client that misses it is dropped from the round and its session cut (0: no deadline: wait for the client, also across reconnections)")
+	maxUnreg := fs.Int("max-unregistered", rpc.DefaultMaxUnauth, "most connections that have not registered, in all; further ones are closed on arrival (each may send 64 KiB and has 10 s to register)")
+	maxUnregHost := fs.Int("max-unregistered-per-host", rpc.DefaultMaxUnauthPerHost, "most connections that have not registered from one IP address")
 	wait := fs.Duration("wait", 0, "give up when not every client has joined after this long (0: wait for ever)")
 	maxPayload := fs.Int64("max-payload", rpc.DefaultMaxPayload, "largest payload (particles or gradient) in `bytes`")
 	quorum := fs.Int("quorum", 0, "a round completes when at least this many selected clients contributed; failed, late or rejected updates are dropped and logged (0: every selected client must answer)")
@@ -100,6 +102,9 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	}
 	if *wait < 0 || *roundTimeout < 0 || *maxPayload < 1 {
 		return fail(stderr, "server", usagef("--wait, --round-timeout must be ≥ 0 and --max-payload ≥ 1"))
+	}
+	if *maxUnreg < 1 || *maxUnregHost < 1 {
+		return fail(stderr, "server", usagef("--max-unregistered and --max-unregistered-per-host must be ≥ 1"))
 	}
 	if *ckptEvery < 1 || (*resume && *ckptDir == "") {
 		return fail(stderr, "server", usagef("--checkpoint-every must be ≥ 1 and --resume needs --checkpoint DIR"))
@@ -249,8 +254,13 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 			hashes[i] = rpc.DataHash(&ds.Existing[i])
 		}
 	}
+	rt := *roundTimeout
+	if rt == 0 {
+		rt = -1 // the library's "no deadline"
+	}
 	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, DataHint: dataHint, Scaling: scaling, Classes: classes,
-		ModelKind: kind, Dim: dim, Beta: beta, Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: *roundTimeout, Log: logf})
+		ModelKind: kind, Dim: dim, Beta: beta, Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: rt,
+		Limits: rpc.Limits{MaxUnauth: *maxUnreg, MaxUnauthPerHost: *maxUnregHost}, Log: logf})
 	if err != nil {
 		return fail(stderr, "server", err)
 	}
@@ -258,9 +268,9 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "server", usagef("--listen %s: %v", *listen, err))
 	}
-	gs := rpc.NewServer(creds)
+	gs := co.NewServer(creds)
 	rpc.RegisterService(gs, co)
-	go gs.Serve(lis)
+	go gs.Serve(co.Listener(lis))
 	defer stopGRPC(gs)
 	mode := "TLS"
 	if *insec {
@@ -397,6 +407,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	addTrainFlags(fs, &f)
 	addBNNFlags(fs, &bf)
 	giveUp := fs.Duration("give-up", 10*time.Minute, "stop retrying after this long without a session (0: never)")
+	maxClasses := fs.Int("max-classes", rpc.DefaultMaxClasses, "most class labels accepted from the server (--data FILE.csv --task classification: the network grows with them)")
 	// --data FILE.csv: this client's own rows, with the server's column
 	// flags.
 	csvMode := csvDataArg(args)
@@ -432,6 +443,8 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < --clients %d", *id, f.clients))
 	case *giveUp < 0:
 		return fail(stderr, "client", usagef("--give-up %v must be ≥ 0", *giveUp))
+	case *maxClasses < 2:
+		return fail(stderr, "client", usagef("--max-classes %d must be ≥ 2", *maxClasses))
 	}
 	var creds credentials.TransportCredentials
 	var err error
@@ -483,7 +496,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 		cfg = rpc.GPClient(*id, &ds.Existing[*id], ds.D)
 	}
 	logf := fedLogger(stderr, "pacpfl client: ")
-	cfg.Token, cfg.GiveUp, cfg.Log = token, *giveUp, logf
+	cfg.Token, cfg.GiveUp, cfg.Log, cfg.MaxClasses = token, *giveUp, logf, *maxClasses
 	conn, err := rpc.Dial(*server, creds)
 	if err != nil {
 		return fail(stderr, "client", usageError{err})

@@ -233,6 +233,18 @@ func TestServerCheckpointResume(t *testing.T) {
 	if code, _, errOut := runCLI(other...); code != exitUsage || !strings.Contains(errOut, "another configuration") {
 		t.Errorf("other config: exit %d: %s", code, errOut)
 	}
+	// So is one whose quorum, round deadline or update filter differ: they
+	// decide which updates enter a round. Transport settings may change.
+	for _, extra := range [][]string{{"--quorum", "1"}, {"--round-timeout", "3s"}, {"--quorum", "1", "--max-norm-factor", "2"}} {
+		args := append(append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume", "--wait", "1ms"}, extra...), flags...)
+		if code, _, errOut := runCLI(args...); code != exitUsage || !strings.Contains(errOut, "another configuration") {
+			t.Errorf("resume with %v: exit %d: %s", extra, code, errOut)
+		}
+	}
+	same := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume", "--max-unregistered", "5", "--max-payload", "1000000", "--wait", "1ms"}, flags...)
+	if _, _, errOut := runCLI(same...); strings.Contains(errOut, "another configuration") {
+		t.Errorf("transport flags changed the configuration hash: %s", errOut)
+	}
 	// A flipped byte is caught by the checksum.
 	path := filepath.Join(ckpt, checkpointName)
 	b, _ := os.ReadFile(path)
