@@ -111,6 +111,10 @@ type Config struct {
 	// updates is not judged by it: with 2 clients per round it never
 	// rejects, and MaxUpdateNorm is what bounds an update then.
 	MaxNormFactor float64
+	// Robust replaces the mean over the accepted updates by a robust rule
+	// (coordinate-wise median or trimmed mean, Krum, multi-Krum; see
+	// RobustRule). The zero value is the mean.
+	Robust Robust
 	// OnDrop, if set, is told of every update left out of a round (round
 	// 1-based).
 	OnDrop func(round, client int, err error)
@@ -159,7 +163,11 @@ func (c *Config) Validate(n int) error {
 			return fmt.Errorf("server: %w", err)
 		}
 	}
-	return nil
+	cpr := c.ClientsPerRound
+	if cpr == 0 {
+		cpr = min(n, DefaultClientsPerRound)
+	}
+	return c.Robust.validate(cpr, c.Quorum, c.DP != nil)
 }
 
 // DefaultClientsPerRound is c when Config.ClientsPerRound is 0 (SPEC §14).
@@ -194,7 +202,8 @@ type Server struct {
 	errs      []error
 	norms     []float64 // per slot: L2 norm of a validated update
 	sorted    []float64
-	history   []float64 // mean ln Z^C of the rounds done
+	robust    *robustWork // nil with the mean
+	history   []float64   // mean ln Z^C of the rounds done
 	noiseSrc  rand.Source
 	perm      []int
 	chosen    []int
@@ -255,6 +264,9 @@ func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) 
 	s.errs = make([]error, s.c)
 	s.norms = make([]float64, s.c)
 	s.sorted = make([]float64, 0, s.c)
+	if r := cfg.Robust.rule(); r != RobustMean {
+		s.robust = newRobustWork(s.c, r == RobustKrum || r == RobustMultiKrum)
+	}
 	s.perm = make([]int, n)
 	s.chosen = make([]int, s.c)
 	s.rpcg = rand.NewPCG(0, 0)
@@ -404,29 +416,46 @@ func (s *Server) validate(slot, ci int, lml float64) error {
 	return nil
 }
 
-// finishRound aggregates the client gradients in slot order (deterministic),
-// forms the score (40) and takes the SVGD step (39).
+// finishRound aggregates the accepted client gradients in slot order
+// (deterministic) by the mean or Config.Robust's rule, forms the score (40)
+// and takes the SVGD step (39).
 func (s *Server) finishRound() (float64, error) {
 	used, err := s.acceptUpdates()
 	if err != nil {
 		return 0, err
 	}
-	meanLML := 0.0
-	for slot, v := range s.lmls {
-		if s.errs[slot] == nil {
-			meanLML += v
-		}
-	}
-	meanLML /= float64(used)
-	if math.IsInf(meanLML, 0) { // finite values whose sum overflows
-		meanLML = 0
+	var meanLML float64
+	var agg []float64
+	if s.robust == nil {
 		for slot, v := range s.lmls {
 			if s.errs[slot] == nil {
-				meanLML += v / float64(used)
+				meanLML += v
 			}
 		}
+		meanLML /= float64(used)
+		if math.IsInf(meanLML, 0) { // finite values whose sum overflows
+			meanLML = 0
+			for slot, v := range s.lmls {
+				if s.errs[slot] == nil {
+					meanLML += v / float64(used)
+				}
+			}
+		}
+		agg = s.clippedMean(used)
+	} else {
+		w := s.robust
+		w.ups, w.lmls = w.ups[:0], w.lmls[:0]
+		for slot, g := range s.grads {
+			if s.errs[slot] == nil {
+				w.ups = append(w.ups, g)
+				w.lmls = append(w.lmls, s.lmls[slot])
+			}
+		}
+		agg = s.scores
+		if meanLML, err = w.aggregate(agg, s.cfg.Robust); err != nil {
+			return 0, err
+		}
 	}
-	agg := s.clippedMean(used)
 	// Under DP: noise calibrated to the sensitivity of this mean (dp.go).
 	if s.cfg.DP != nil {
 		scale := s.cfg.DP.NoiseScale(s.cfg.Rounds, used)
@@ -456,8 +485,8 @@ func (s *Server) finishRound() (float64, error) {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
 			what = "has a square that overflows (Adam's second moment would be +Inf)"
 		}
-		return 0, fmt.Errorf("score of particle %d, coordinate %d = %.4g %s (aggregate of %d updates); particles and optimiser unchanged",
-			i/s.dim, i%s.dim, v, what, used)
+		return 0, fmt.Errorf("score of particle %d, coordinate %d = %.4g %s (aggregate of %d updates, rule %s); particles and optimiser unchanged",
+			i/s.dim, i%s.dim, v, what, used, s.cfg.Robust.rule())
 	}
 	if err := s.sv.Step(s.particles, agg, s.opt); err != nil {
 		return 0, err
