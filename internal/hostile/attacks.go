@@ -290,7 +290,8 @@ type SwarmConfig struct {
 	PartialStreams, Announced, FloodStreams int
 	// Timeout is the Dialer's (0: 5 s).
 	Timeout time.Duration
-	// Pause between a connection's attacks (0: 10 ms).
+	// Pause between a connection's attacks (0: 10 ms), doubled after
+	// each failed dial up to 1 s.
 	Pause time.Duration
 }
 
@@ -442,19 +443,27 @@ func (s *Swarm) worker(i int) {
 	if len(s.cfg.LocalIPs) > 0 {
 		d.LocalIP = s.cfg.LocalIPs[i%len(s.cfg.LocalIPs)]
 	}
+	fails := 0
 	for k := i; !s.stopped(); k++ {
 		a := s.cfg.Attacks[k%len(s.cfg.Attacks)]
-		s.run(d, a)
+		pause := s.cfg.Pause
+		if s.run(d, a) {
+			fails = 0
+		} else {
+			// The server is not up (or refuses): back off to 1 s.
+			fails++
+			pause = min(pause<<min(fails, 10), time.Second)
+		}
 		select {
 		case <-s.stop:
 			return
-		case <-time.After(s.cfg.Pause):
+		case <-time.After(pause):
 		}
 	}
 }
 
-// run makes one attack and holds its connection.
-func (s *Swarm) run(d *Dialer, a Attack) {
+// run makes one attack and holds its connection; false: the dial failed.
+func (s *Swarm) run(d *Dialer, a Attack) bool {
 	var c closer
 	var err error
 	var conn *Conn
@@ -476,10 +485,10 @@ func (s *Swarm) run(d *Dialer, a Attack) {
 		s.rep.DialErrors++
 		s.rep.LastDialError = err.Error()
 		s.mu.Unlock()
-		return
+		return false
 	}
 	if !s.track(c) {
-		return
+		return true
 	}
 	defer s.untrack(c)
 	s.mu.Lock()
@@ -518,4 +527,5 @@ func (s *Swarm) run(d *Dialer, a Attack) {
 		s.rep.CloseAfter = max(s.rep.CloseAfter, after)
 		s.mu.Unlock()
 	}
+	return true
 }
