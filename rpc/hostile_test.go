@@ -1,0 +1,161 @@
+package rpc
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/hostile"
+)
+
+// heapPeak samples the process's heap in use every few milliseconds until
+// stop is called, which returns the peak above the value at the start.
+func heapPeak() (stop func() uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > base && ms.HeapInuse-base > peak.Load() {
+					peak.Store(ms.HeapInuse - base)
+				}
+			}
+		}
+	}()
+	return func() uint64 { close(done); wg.Wait(); return peak.Load() }
+}
+
+// preAuthBound is the README's bound on the memory strangers can hold
+// (MaxUnauth connections, each with its pre-authentication bytes and its
+// share of gRPC's and TLS's buffers); the attacks below measure against it.
+const preAuthBound = 64 << 20
+
+// Attacks that need no token, from 8 addresses at once, while two honest
+// clients train: incomplete 1 MiB Register messages on hundreds of streams
+// per connection, floods of header-only streams, idle TCP and TLS
+// connections. The server's heap stays under preAuthBound, every idle
+// connection is closed at the registration deadline, and the run finishes
+// with the particles of an undisturbed one.
+func TestPreAuthAttacksBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("attacks on a real server: seconds")
+	}
+	var lg logBuf
+	tn := startTCP(t, ServerConfig{Clients: 2, ModelKind: "affine", Dim: testDim, RegisterTimeout: 2 * time.Second, Log: lg.logf}, true)
+	stop := heapPeak()
+	ips := hostile.LoopbackIPs(2, 9)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var sent, refusedDial int64
+	var idles []interface{ ClosedWithin(time.Duration) bool }
+	for i := range 96 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := hostile.Dialer{LocalIP: ips[i%len(ips)], Timeout: 3 * time.Second, Settle: 50 * time.Millisecond}
+			switch i % 4 {
+			case 0, 1: // incomplete 1 MiB messages on many streams
+				c, err := d.Dial(tn.addr, tn.tls)
+				if err != nil {
+					mu.Lock()
+					refusedDial++
+					mu.Unlock()
+					return
+				}
+				defer c.Close()
+				r := hostile.PartialMessages(c, 200, 1<<20)
+				mu.Lock()
+				sent += r.Sent
+				mu.Unlock()
+			case 2: // header-only streams
+				c, err := d.Dial(tn.addr, tn.tls)
+				if err != nil {
+					mu.Lock()
+					refusedDial++
+					mu.Unlock()
+					return
+				}
+				defer c.Close()
+				hostile.HeaderFlood(c, 5000)
+			case 3: // idle, bare TCP or TLS without a stream
+				var c interface{ ClosedWithin(time.Duration) bool }
+				var err error
+				if i%8 == 3 {
+					c, err = d.IdleTCP(tn.addr)
+				} else {
+					c, err = d.IdleTLS(tn.addr, tn.tls)
+				}
+				if err == nil {
+					mu.Lock()
+					idles = append(idles, c)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	// Two honest clients train meanwhile (they retry while the caps are
+	// full) and end with the particles of an undisturbed run.
+	cfgs := []ClientConfig{affineConfig(0, &affine{w: 1}), affineConfig(1, &affine{w: -0.5})}
+	errs := make([]error, 2)
+	var cwg sync.WaitGroup
+	for i := range cfgs {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			errs[i] = Serve(context.Background(), tn.dial(t), cfgs[i])
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := tn.co.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fl.Config{K: 2, Rounds: 20, ClientsPerRound: 2, LR: 0.1, Tau: 0.5, Seed: 4, Workers: 2}
+	got := runFL(t, cfg, tn.co.Clients())
+	wg.Wait()
+	for _, c := range idles {
+		if !c.ClosedWithin(4 * time.Second) {
+			t.Errorf("an idle connection was still open 4 s after the attack (registration deadline 2 s)")
+		}
+	}
+	peak := stop()
+	tn.co.Finish()
+	cwg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("honest client %d: %v", i, err)
+		}
+	}
+	cfg.Workers = 0
+	want := runFL(t, cfg, []fl.Client{&affine{w: 1}, &affine{w: -0.5}})
+	sameBits(t, "particles", got.Particles, want.Particles)
+	t.Logf("heap peak above the start %.1f MiB during the attacks (bound %d MiB); %.1f MiB of DATA sent by attackers; %d dials refused; %d idle connections",
+		float64(peak)/(1<<20), preAuthBound>>20, float64(sent)/(1<<20), refusedDial, len(idles))
+	if peak > preAuthBound {
+		t.Errorf("heap grew by %.1f MiB under attack, above the bound of %d MiB", float64(peak)/(1<<20), preAuthBound>>20)
+	}
+	lg.mu.Lock()
+	n := len(lg.lines)
+	lg.mu.Unlock()
+	if n > 200 {
+		t.Errorf("%d log lines for the attacks: refusals are not rate-limited", n)
+	}
+}
