@@ -2,7 +2,10 @@ package rpc
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -157,5 +160,98 @@ func TestPreAuthAttacksBounded(t *testing.T) {
 	lg.mu.Unlock()
 	if n > 200 {
 		t.Errorf("%d log lines for the attacks: refusals are not rate-limited", n)
+	}
+}
+
+// failAfter is affine for its first n updates and fails after.
+type failAfter struct {
+	affine
+	n, calls int
+}
+
+func (f *failAfter) Update(p []float64, k, d, b int, rng *rand.Rand, g []float64) (float64, error) {
+	if f.calls++; f.calls > f.n {
+		return 0, errors.New("left out")
+	}
+	return f.affine.Update(p, k, d, b, rng, g)
+}
+
+// An authenticated client that answers honestly for two rounds and then
+// misbehaves in one way every round (hostile.Modes: wrong sequence
+// number, wrong shape, an announcement above the limit, a bad checksum,
+// trickling, silence, a gradient ×1e150, of 1e300 or NaN, a mean ln Z^C of
+// NaN, Inf or 1e300, a megabyte of log-forging error text). With a quorum
+// every run finishes; it equals, to the bit (particles and LML history),
+// the run in which that client fails after its two honest rounds; a
+// client refused keeps getting work; and the server's log holds no
+// control character and no forged line.
+func TestMisbehavingClientEveryMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("one small federation per mode")
+	}
+	const rounds, honest = 6, 2
+	ws := []float64{1, -0.5, 2, 3}
+	for _, mode := range hostile.Modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			var lg logBuf
+			tn := startTCP(t, ServerConfig{Clients: 4, ModelKind: "affine", Dim: testDim, RoundTimeout: 400 * time.Millisecond,
+				MaxPayload: 1 << 10, Log: lg.logf}, true)
+			cfgs := []ClientConfig{affineConfig(0, &affine{w: ws[0]}), affineConfig(1, &affine{w: ws[1]}), affineConfig(2, &affine{w: ws[2]})}
+			errs := make([]error, 3)
+			var cwg sync.WaitGroup
+			for i := range cfgs {
+				cwg.Add(1)
+				go func() {
+					defer cwg.Done()
+					errs[i] = Serve(context.Background(), tn.dial(t), cfgs[i])
+				}()
+			}
+			bad := &affine{w: ws[3]}
+			conn, err := hostile.DialGRPC(tn.addr, tn.tls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			var rep *hostile.ClientReport
+			cwg.Add(1)
+			go func() {
+				defer cwg.Done()
+				rep, _ = hostile.RunClient(context.Background(), conn, hostile.ClientConfig{ID: 3, ModelKind: "affine", Dim: testDim, DataSize: 1,
+					HonestRounds: honest, Mode: mode, Reconnects: 100, ReconnectDelay: 10 * time.Millisecond, TrickleDelay: 200 * time.Millisecond,
+					Compute: func(p []float64, k, dim, batch int, seed, stream uint64, g []float64) (float64, error) {
+						return bad.Update(p, k, dim, batch, fl.ClientStream(seed, stream), g)
+					}})
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := tn.co.WaitReady(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cfg := fl.Config{K: 2, Rounds: rounds, ClientsPerRound: 4, LR: 0.1, Tau: 0.5, Seed: 5, Quorum: 3, MaxNormFactor: 10, Workers: 4}
+			got := runFL(t, cfg, tn.co.Clients())
+			tn.co.Finish()
+			cwg.Wait()
+			cfg.Workers = 0
+			want := runFL(t, cfg, []fl.Client{&affine{w: ws[0]}, &affine{w: ws[1]}, &affine{w: ws[2]}, &failAfter{affine: affine{w: ws[3]}, n: honest}})
+			sameBits(t, "particles", got.Particles, want.Particles)
+			sameBits(t, "mean LML", got.MeanLML, want.MeanLML)
+			for i, err := range errs {
+				if err != nil {
+					t.Errorf("honest client %d: %v", i, err)
+				}
+			}
+			if rep == nil || rep.Ended != "done" {
+				t.Errorf("the misbehaving client did not stay until Done: %+v", rep)
+			} else if works := len(rep.Rounds); works < rounds-1 {
+				t.Errorf("the misbehaving client got %d works in %d rounds: refused for good", works, rounds)
+			}
+			lg.mu.Lock()
+			defer lg.mu.Unlock()
+			for _, l := range lg.lines {
+				if hostile.HasControl([]byte(l)) || strings.Contains(l, "\n") || len(l) > 4*MaxLoggedText {
+					t.Errorf("log line of %d bytes with a control character: %.200q", len(l), l)
+				}
+			}
+		})
 	}
 }
