@@ -97,7 +97,7 @@ type guard struct {
 	mu       sync.Mutex
 	conns    map[string]*guardConn // by remote address
 	unauth   int
-	byHost   map[string]int // unregistered connections per IP
+	byHost   map[string][]*guardConn // unregistered connections per IP, oldest first
 	byClient map[int]*guardConn
 	seq      int
 }
@@ -112,16 +112,17 @@ func (a namedAddr) String() string { return a.name }
 
 func newGuard(lim Limits, regTimeout time.Duration, refusals *rateLog) *guard {
 	return &guard{lim: lim, regTimeout: regTimeout, refusals: refusals,
-		conns: map[string]*guardConn{}, byHost: map[string]int{}, byClient: map[int]*guardConn{}}
+		conns: map[string]*guardConn{}, byHost: map[string][]*guardConn{}, byClient: map[int]*guardConn{}}
 }
 
 // guardConn is an accepted connection under the guard.
 type guardConn struct {
 	net.Conn
-	g    *guard
-	addr net.Addr
-	key  string // remote address, as gRPC reports the peer
-	host string
+	g     *guard
+	addr  net.Addr
+	key   string // remote address, as gRPC reports the peer
+	host  string
+	since time.Time // accepted
 
 	budget atomic.Int64 // bytes an unregistered connection may still send
 	authed atomic.Bool
@@ -161,7 +162,13 @@ func hostOf(addr string) string {
 	return addr
 }
 
-// admit registers c or closes it if a limit is reached.
+// admit registers c or closes it if a limit is reached. When the
+// unregistered connections are at their cap, a connection from an address
+// that holds fewer of them than the address holding the most takes the
+// place of that address's oldest one: strangers that reconnect as fast as
+// they are closed cannot keep a client from another address out, each
+// address keeps a fair share of the places (MaxUnauth over the number of
+// addresses), and one address holding as many as any other is refused.
 func (g *guard) admit(c net.Conn) *guardConn {
 	addr := c.RemoteAddr()
 	key := addr.String()
@@ -173,13 +180,16 @@ func (g *guard) admit(c net.Conn) *guardConn {
 		addr = namedAddr{addr, key}
 	}
 	var why string
+	var evict *guardConn
 	switch {
 	case len(g.conns) >= g.lim.MaxConns:
 		why = fmt.Sprintf("%d connections open (the limit)", len(g.conns))
+	case len(g.byHost[host]) >= g.lim.MaxUnauthPerHost:
+		why = fmt.Sprintf("%d connections from %s not registered (the limit per address)", len(g.byHost[host]), host)
 	case g.unauth >= g.lim.MaxUnauth:
-		why = fmt.Sprintf("%d connections not registered (the limit)", g.unauth)
-	case g.byHost[host] >= g.lim.MaxUnauthPerHost:
-		why = fmt.Sprintf("%d connections from %s not registered (the limit per address)", g.byHost[host], host)
+		if evict = g.victim(host); evict == nil {
+			why = fmt.Sprintf("%d connections not registered (the limit), %d of them from %s", g.unauth, len(g.byHost[host]), host)
+		}
 	}
 	if why != "" {
 		g.mu.Unlock()
@@ -187,14 +197,72 @@ func (g *guard) admit(c net.Conn) *guardConn {
 		g.refusals.add("connection limit", "closed a new connection from %s: %s", key, why)
 		return nil
 	}
-	gc := &guardConn{Conn: c, g: g, addr: addr, key: key, host: host, client: -1}
+	held := 0
+	if evict != nil {
+		held = len(g.byHost[evict.host])
+		g.dropLocked(evict)
+	}
+	gc := &guardConn{Conn: c, g: g, addr: addr, key: key, host: host, since: time.Now(), client: -1}
 	gc.budget.Store(g.lim.PreAuthBytes)
 	g.conns[key] = gc
 	g.unauth++
-	g.byHost[host]++
+	g.byHost[host] = append(g.byHost[host], gc)
 	gc.timer = time.AfterFunc(g.regTimeout, func() { g.expire(gc, "no registration") })
 	g.mu.Unlock()
+	if evict != nil {
+		evict.Conn.Close()
+		g.refusals.add("connection limit", "closed the connection from %s: its place went to %s (%d of the %d unregistered connections were from %s)",
+			evict.key, key, held, g.lim.MaxUnauth, evict.host)
+	}
 	return gc
+}
+
+// victim returns the oldest unregistered connection of the address holding
+// the most, if it holds more than host would with one more (g.mu held).
+func (g *guard) victim(host string) *guardConn {
+	var most []*guardConn
+	for _, cs := range g.byHost {
+		if len(cs) > len(most) || (len(cs) == len(most) && len(cs) > 0 && cs[0].since.Before(most[0].since)) {
+			most = cs
+		}
+	}
+	if len(most) <= len(g.byHost[host])+1 {
+		return nil
+	}
+	return most[0]
+}
+
+// dropLocked removes gc from the guard's books (g.mu held); the caller
+// closes the connection.
+func (g *guard) dropLocked(gc *guardConn) {
+	if gc.closed {
+		return
+	}
+	gc.closed = true
+	gc.timer.Stop()
+	delete(g.conns, gc.key)
+	if gc.client < 0 {
+		g.unauth--
+		g.unlistLocked(gc)
+	} else if g.byClient[gc.client] == gc {
+		delete(g.byClient, gc.client)
+	}
+}
+
+// unlistLocked removes an unregistered connection from its address's list.
+func (g *guard) unlistLocked(gc *guardConn) {
+	cs := g.byHost[gc.host]
+	for i, x := range cs {
+		if x == gc {
+			cs = append(cs[:i], cs[i+1:]...)
+			break
+		}
+	}
+	if len(cs) == 0 {
+		delete(g.byHost, gc.host)
+	} else {
+		g.byHost[gc.host] = cs
+	}
 }
 
 // expire closes gc unless it has registered (or, for a registered
@@ -236,22 +304,9 @@ func (c *guardConn) RemoteAddr() net.Addr { return c.addr }
 
 // Close removes c from the guard and closes the connection.
 func (c *guardConn) Close() error {
-	g := c.g
-	g.mu.Lock()
-	if !c.closed {
-		c.closed = true
-		c.timer.Stop()
-		delete(g.conns, c.key)
-		if c.client < 0 {
-			g.unauth--
-			if g.byHost[c.host]--; g.byHost[c.host] == 0 {
-				delete(g.byHost, c.host)
-			}
-		} else if g.byClient[c.client] == c {
-			delete(g.byClient, c.client)
-		}
-	}
-	g.mu.Unlock()
+	c.g.mu.Lock()
+	c.g.dropLocked(c)
+	c.g.mu.Unlock()
 	return c.Conn.Close()
 }
 
@@ -295,9 +350,7 @@ func (g *guard) registered(key string, id int) {
 	gc.sessions++
 	if gc.client < 0 {
 		g.unauth--
-		if g.byHost[gc.host]--; g.byHost[gc.host] == 0 {
-			delete(g.byHost, gc.host)
-		}
+		g.unlistLocked(gc)
 		gc.authed.Store(true)
 	}
 	gc.client = id

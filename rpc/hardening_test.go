@@ -101,31 +101,46 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 }
 
 // Connections that have not registered are capped in all and per IP
-// address; one over a cap is closed on arrival; a silent one is closed at
-// the registration deadline, bare TCP or after the TLS handshake; then a
-// real client still gets in.
+// address; at the total cap a connection from an address holding fewer
+// takes the place of the oldest of the address holding the most, and one
+// from an address holding as many as any is closed on arrival; a silent
+// one is closed at the registration deadline, bare TCP or after the TLS
+// handshake; then a real client still gets in.
 func TestUnregisteredConnectionsCapped(t *testing.T) {
 	var lg logBuf
 	tn := startTCP(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim, RegisterTimeout: 700 * time.Millisecond,
-		Limits: Limits{MaxUnauth: 4, MaxUnauthPerHost: 2}, Log: lg.logf}, true)
+		Limits: Limits{MaxUnauth: 4, MaxUnauthPerHost: 3}, Log: lg.logf}, true)
 	start := time.Now()
-	a1, a2 := rawFrom(t, "127.0.0.1", tn.addr), rawFrom(t, "127.0.0.1", tn.addr)
-	a3 := rawFrom(t, "127.0.0.1", tn.addr)
-	if !closedWithin(a3, 300*time.Millisecond) {
-		t.Error("a third unregistered connection from 127.0.0.1 stayed open (per-address cap 2)")
+	a1 := rawFrom(t, "127.0.0.1", tn.addr)
+	time.Sleep(20 * time.Millisecond) // a1 is the oldest
+	a2, a3 := rawFrom(t, "127.0.0.1", tn.addr), rawFrom(t, "127.0.0.1", tn.addr)
+	a4 := rawFrom(t, "127.0.0.1", tn.addr)
+	if !closedWithin(a4, 300*time.Millisecond) {
+		t.Error("a fourth unregistered connection from 127.0.0.1 stayed open (per-address cap 3)")
 	}
-	// A TLS connection that completes the handshake and opens no stream.
+	// A TLS connection that completes the handshake and opens no stream:
+	// the fourth unregistered connection, the cap.
 	b1 := tls.Client(rawFrom(t, "127.0.0.2", tn.addr), tn.tls)
 	if err := b1.Handshake(); err != nil {
 		t.Fatal(err)
 	}
 	b1.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"))
-	b2 := rawFrom(t, "127.0.0.2", tn.addr)
+	// 127.0.0.3 holds none: it takes the place of a1, the oldest of
+	// 127.0.0.1, which holds the most (3).
 	c1 := rawFrom(t, "127.0.0.3", tn.addr)
-	if !closedWithin(c1, 300*time.Millisecond) {
-		t.Error("a fifth unregistered connection stayed open (cap 4)")
+	if !closedWithin(a1, 300*time.Millisecond) {
+		t.Error("at the cap, a connection from a new address did not take the oldest one's place")
 	}
-	for name, c := range map[string]net.Conn{"bare TCP": a1, "bare TCP 2": a2, "TLS without a stream": b1, "bare TCP from .2": b2} {
+	if closedWithin(c1, 100*time.Millisecond) {
+		t.Error("the connection from a new address was closed")
+	}
+	// 127.0.0.2 holds 1, 127.0.0.1 now 2: one more from .2 would hold as
+	// many as any: refused.
+	b2 := rawFrom(t, "127.0.0.2", tn.addr)
+	if !closedWithin(b2, 300*time.Millisecond) {
+		t.Error("at the cap, a connection from an address that would hold as many as any stayed open")
+	}
+	for name, c := range map[string]net.Conn{"bare TCP": a2, "bare TCP 2": a3, "TLS without a stream": b1, "bare TCP from .3": c1} {
 		if !closedWithin(c, 2*time.Second) {
 			t.Errorf("%s: still open %v after it was accepted (registration deadline 700ms)", name, time.Since(start))
 		}
@@ -144,7 +159,7 @@ func TestUnregisteredConnectionsCapped(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Errorf("client after the attack: %v", err)
 	}
-	for _, s := range []string{"not registered (the limit per address)", "not registered (the limit)", "no registration within"} {
+	for _, s := range []string{"not registered (the limit per address)", "not registered (the limit), 1 of them from 127.0.0.2", "its place went to 127.0.0.3", "no registration within"} {
 		if !lg.has(s) {
 			t.Errorf("log lacks %q: %q", s, lg.lines)
 		}

@@ -152,8 +152,12 @@ func TestPreAuthAttacksBounded(t *testing.T) {
 	sameBits(t, "particles", got.Particles, want.Particles)
 	t.Logf("heap peak above the start %.1f MiB during the attacks (bound %d MiB); %.1f MiB of DATA sent by attackers; %d dials refused; %d idle connections",
 		float64(peak)/(1<<20), preAuthBound>>20, float64(sent)/(1<<20), refusedDial, len(idles))
-	if peak > preAuthBound {
-		t.Errorf("heap grew by %.1f MiB under attack, above the bound of %d MiB", float64(peak)/(1<<20), preAuthBound>>20)
+	bound := uint64(preAuthBound)
+	if raceEnabled {
+		bound *= 4 // the race detector's shadow memory and larger allocations
+	}
+	if peak > bound {
+		t.Errorf("heap grew by %.1f MiB under attack, above the bound of %d MiB", float64(peak)/(1<<20), bound>>20)
 	}
 	lg.mu.Lock()
 	n := len(lg.lines)

@@ -58,7 +58,12 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	wait := fs.Duration("wait", 0, "give up when not every client has joined after this long (0: wait for ever)")
 	maxPayload := fs.Int64("max-payload", rpc.DefaultMaxPayload, "largest payload (particles or gradient) in `bytes`")
 	quorum := fs.Int("quorum", 0, "a round completes when at least this many selected clients contributed; failed, late or rejected updates are dropped and logged (0: every selected client must answer)")
-	normFactor := fs.Float64("max-norm-factor", 0, "with --quorum: reject an update whose norm exceeds this multiple of the round's median norm (0: off)")
+	normFactor := fs.Float64("max-norm-factor", 0, "with --quorum: reject an update whose norm exceeds this multiple of the median norm of the round's other accepted updates (judged with 2 or more others; 0: off)")
+	maxUpdNorm := fs.Float64("max-update-norm", 0, "reject an update whose L2 norm (all k particles) exceeds this bound, whatever the other clients send, one client per round included (0: off); with --quorum the update is left out, without it the run ends")
+	aggregator := fs.String("aggregator", "mean", "how a round's accepted updates combine: mean, median (coordinate-wise; breakdown point ⌊(u−1)/2⌋/u), trimmed-mean (--trim), krum or multi-krum (--byzantine, --krum-select); docs/math.md")
+	trim := fs.Float64("trim", 0, "trimmed-mean: fraction β in (0, 1/2) of the updates dropped at each end of every coordinate")
+	byzantine := fs.Int("byzantine", 0, "krum, multi-krum: the number f of hostile updates tolerated (needs 2f+3 updates per round)")
+	krumSelect := fs.Int("krum-select", 0, "multi-krum: updates averaged (0: u − f)")
 	ckptDir := fs.String("checkpoint", "", "`DIR` for the server's checkpoint (server.ckpt; written atomically, mode 0600)")
 	ckptEvery := fs.Int("checkpoint-every", 10, "write the checkpoint every this many rounds (and on SIGTERM/SIGINT)")
 	resume := fs.Bool("resume", false, "continue from the checkpoint in --checkpoint (refused if it is from another configuration)")
@@ -196,6 +201,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 			ur, err = trainUserFed(&c, &f, &bf, fed, true, stderr, func(sc *fl.Config, _ []fl.Client) ([]fl.Client, error) {
 				// The loop's own configuration with the server's settings.
 				sc.Resume, sc.Quorum, sc.MaxNormFactor, sc.OnDrop = cfg.Resume, cfg.Quorum, cfg.MaxNormFactor, cfg.OnDrop
+				sc.MaxUpdateNorm, sc.Robust = cfg.MaxUpdateNorm, cfg.Robust
 				sc.AfterRound, sc.Workers, sc.Progress = cfg.AfterRound, cfg.Workers, cfg.Progress
 				return waitClients()
 			})
@@ -238,6 +244,12 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		report = func(res *fl.MethodResult) error {
 			return writeTrainReport(stdout, jsonOut, &f, ds, o, res, start, *jsonPath)
 		}
+	}
+	// The update filters and the aggregation, checked before listening.
+	cfg.Quorum, cfg.MaxNormFactor, cfg.MaxUpdateNorm = *quorum, *normFactor, *maxUpdNorm
+	cfg.Robust = fl.Robust{Rule: fl.RobustRule(*aggregator), Trim: *trim, Byzantine: *byzantine, Select: *krumSelect}
+	if err := cfg.Validate(len(ds.Existing)); err != nil {
+		return fail(stderr, "server", usagef("%s", strings.TrimPrefix(err.Error(), "server: ")))
 	}
 	var toks [][]byte
 	if *tokens != "" {
@@ -304,7 +316,6 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if resumed != nil {
 		logf("resuming from %s after round %d", filepath.Join(*ckptDir, checkpointName), resumed.Round)
 	}
-	cfg.Quorum, cfg.MaxNormFactor = *quorum, *normFactor
 	cfg.OnDrop = func(round, client int, err error) { logf("round %d: client %d left out: %v", round, client, err) }
 	cfg.AfterRound = func(s *fl.Server, round int) error {
 		sig := ctx.Err() != nil

@@ -175,6 +175,12 @@ func TestFederationBadInvocations(t *testing.T) {
 // runFederation runs a plaintext loopback server with the given flags and
 // n clients in-process and returns the server's exit status and stderr.
 func runFederation(t *testing.T, n int, seed string, serverArgs ...string) (int, string) {
+	return runFederationGiveUp(t, n, seed, "60s", serverArgs...)
+}
+
+// runFederationGiveUp is runFederation with the clients' --give-up (a
+// server that fails keeps its clients retrying for that long).
+func runFederationGiveUp(t *testing.T, n int, seed, giveUp string, serverArgs ...string) (int, string) {
 	t.Helper()
 	addr := freeAddr(t)
 	var wg sync.WaitGroup
@@ -190,7 +196,7 @@ func runFederation(t *testing.T, n int, seed string, serverArgs ...string) (int,
 		go func() {
 			defer wg.Done()
 			if c, _, e := runCLI("client", "--server", addr, "--insecure", "--client", fmt.Sprint(i),
-				"--clients", fmt.Sprint(n), "--seed", seed, "--give-up", "60s"); c != exitOK && code == exitOK {
+				"--clients", fmt.Sprint(n), "--seed", seed, "--give-up", giveUp); c != exitOK && code == exitOK {
 				t.Errorf("client %d: exit %d: %s", i, c, e)
 			}
 		}()
@@ -340,5 +346,45 @@ func TestServerBNNMatchesTrain(t *testing.T) {
 	gb, _ := json.Marshal(got)
 	if string(wb) != string(gb) {
 		t.Errorf("server report differs from train's:\n%s\n%s", gb, wb)
+	}
+}
+
+// The aggregation flags reach the loop: a trimmed mean and a median give
+// other particles than the mean on the same run; an update bound below
+// every update's norm drops them all and the quorum ends the run, naming
+// the bound; bad combinations are refused before listening.
+func TestServerAggregationFlags(t *testing.T) {
+	dir := t.TempDir()
+	flags := []string{"--clients", "5", "--new-clients", "1", "--rounds", "3", "--k", "2", "-c", "5", "--batch", "4",
+		"--bound-samples", "0", "--bound-trained-samples", "0", "--seed", "3", "--quiet", "--quorum", "5"}
+	reports := map[string]string{}
+	for _, agg := range [][]string{{"--aggregator", "mean"}, {"--aggregator", "median"}, {"--aggregator", "trimmed-mean", "--trim", "0.2"}} {
+		path := filepath.Join(dir, agg[1]+".json")
+		if code, errOut := runFederation(t, 5, "3", append(append([]string{"--json", path}, agg...), flags...)...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", agg, code, errOut)
+		}
+		b, _ := json.Marshal(readTimelessReport(t, path))
+		reports[agg[1]] = string(b)
+	}
+	if reports["mean"] == reports["median"] || reports["mean"] == reports["trimmed-mean"] || reports["median"] == reports["trimmed-mean"] {
+		t.Error("the aggregation flag does not change the run")
+	}
+	code, errOut := runFederationGiveUp(t, 5, "3", "1s", append([]string{"--max-update-norm", "1e-9"}, flags...)...)
+	if code == exitOK || !strings.Contains(errOut, "above the bound 1e-09") {
+		t.Errorf("--max-update-norm 1e-9: exit %d: %s", code, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--aggregator", "krum", "--byzantine", "1", "--clients", "4"}, "needs at least 2f + 3 = 5 updates"},
+		{[]string{"--aggregator", "median", "--trim", "0.1", "--clients", "4"}, "only trimmed-mean trims"},
+		{[]string{"--aggregator", "geometric", "--clients", "4"}, "unknown robust aggregation"},
+		{[]string{"--max-update-norm", "-1", "--clients", "4"}, "must be ≥ 0"},
+	} {
+		code, _, errOut := runCLI(append([]string{"server", "--listen", "127.0.0.1:1", "--insecure"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") > 3 {
+			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
+		}
 	}
 }

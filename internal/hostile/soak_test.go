@@ -98,6 +98,14 @@ func TestSoak(t *testing.T) {
 		mb(base.RSS.PeakRSS), mb(att.RSS.PeakRSS), float64(att.RSS.PeakRSS)/float64(max(1, base.RSS.PeakRSS)),
 		mb(base.RSS.HWM), mb(att.RSS.HWM), base.PeakFDs, att.PeakFDs,
 		base.Wall.Seconds(), att.Wall.Seconds(), att.Wall.Seconds()/base.Wall.Seconds(), base.Rounds, att.Rounds, rounds)
+	t.Logf("round time: undisturbed %.2f ms, attacked %.2f ms (mean over the training)",
+		1e3*base.TrainSeconds/float64(max(1, base.Rounds)), 1e3*att.TrainSeconds/float64(max(1, att.Rounds)))
+	// The attackers hold no token: the run must not notice them.
+	same, err := sameReports(filepath.Join(s.dir, "undisturbed.json"), filepath.Join(s.dir, "attacked.json"))
+	t.Logf("attacked report equals the undisturbed one (timings aside): %v", same)
+	if err != nil || !same {
+		t.Errorf("the attacked run's report differs from the undisturbed one: %v", err)
+	}
 	switch {
 	case att.TimedOut:
 		t.Errorf("the attacked run did not finish within %v (%d of %d rounds)", limit.Round(time.Second), att.Rounds, rounds)
@@ -109,6 +117,26 @@ func TestSoak(t *testing.T) {
 }
 
 func mb(b int64) float64 { return float64(b) / 1e6 }
+
+// sameReports compares two --json reports but for their timings.
+func sameReports(a, b string) (bool, error) {
+	var out [2]string
+	for i, p := range []string{a, b} {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return false, err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return false, fmt.Errorf("%s: %w", p, err)
+		}
+		delete(m, "train_seconds")
+		delete(m, "total_seconds")
+		j, _ := json.Marshal(m)
+		out[i] = string(j)
+	}
+	return out[0] == out[1], nil
+}
 
 // moduleRoot is the directory of the module's go.mod above the test's.
 func moduleRoot(t *testing.T) string {
