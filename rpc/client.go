@@ -276,6 +276,11 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 			if cfg.Dim < 1 {
 				return false, true, localError{fmt.Errorf("client %d: no model dimension after the server's Welcome", cfg.ID)}
 			}
+			// One particle must fit a payload: a model the server's
+			// Welcome made larger is refused before it is built.
+			if int64(cfg.Dim) > cfg.MaxPayload/8 {
+				return false, true, localError{fmt.Errorf("client %d: the server's Welcome makes a model of dφ = %d, whose particle (%d bytes) exceeds the payload limit of %d bytes", cfg.ID, cfg.Dim, 8*int64(cfg.Dim), cfg.MaxPayload)}
+			}
 		}
 		if cs.client, err = cfg.New(wel.Beta); err != nil {
 			return false, true, localError{err}

@@ -386,6 +386,26 @@ func (g *guard) endSession(key string, registered bool) {
 	}
 }
 
+// closeUnregistered closes every connection that has not registered
+// (training is over: they could only hold the server's shutdown up).
+func (g *guard) closeUnregistered() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	var cs []*guardConn
+	for _, hc := range g.byHost {
+		cs = append(cs, hc...)
+	}
+	for _, c := range cs {
+		g.dropLocked(c)
+	}
+	g.mu.Unlock()
+	for _, c := range cs {
+		c.Conn.Close()
+	}
+}
+
 // conn returns the connection of key (nil if unknown or no guard).
 func (g *guard) conn(key string) *guardConn {
 	if g == nil {

@@ -155,7 +155,14 @@ func TestUnregisteredConnectionsCapped(t *testing.T) {
 	if err := tn.co.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// At the end of training the connections that have not registered are
+	// closed at once: they would only hold the shutdown up.
+	late := rawFrom(t, "127.0.0.4", tn.addr)
+	time.Sleep(50 * time.Millisecond)
 	tn.co.Finish()
+	if !closedWithin(late, 300*time.Millisecond) {
+		t.Error("an unregistered connection outlived Finish")
+	}
 	if err := <-errc; err != nil {
 		t.Errorf("client after the attack: %v", err)
 	}
@@ -386,9 +393,19 @@ func TestMaliciousServerWelcome(t *testing.T) {
 			t.Errorf("%s: the client built its model from the refused Welcome", c.name)
 		}
 	}
+	// A Welcome whose classes make a model too large for a payload: the
+	// model is refused before the client builds it.
+	cfg := affineConfig(0, &affine{})
+	cfg.Dim, cfg.MaxPayload = 0, 1<<10
+	built := false
+	cfg.Prepare = func(_ *data.Scaling, classes []string) (int, error) { return 100 * len(classes), nil }
+	cfg.New = func(string) (fl.Client, error) { built = true; return &affine{}, nil }
+	if err := serveFake(t, &fakeServer{welcome: &pb.Welcome{Beta: "m", Classes: classes(500)}}, cfg); err == nil || !strings.Contains(err.Error(), "exceeds the payload limit") || built {
+		t.Errorf("a model of 500 classes above a 1 KiB payload limit: err = %v, built %v", err, built)
+	}
 	// A Done reason made to forge client log lines is logged as one line.
 	var lg logBuf
-	cfg := affineConfig(0, &affine{})
+	cfg = affineConfig(0, &affine{})
 	cfg.Log = lg.logf
 	if err := serveFake(t, &fakeServer{done: strings.Repeat("over\n2026/11/26 pacpfl client: client 0: registered\x1b]0;pwned\x07", 5000)}, cfg); err != nil {
 		t.Fatal(err)

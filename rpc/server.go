@@ -230,8 +230,14 @@ func (c *Coordinator) WaitReady(ctx context.Context) error {
 }
 
 // Finish tells every connected client that training is over (Done) and
-// refuses further work; pending updates fail.
-func (c *Coordinator) Finish() { c.doneOnce.Do(func() { close(c.done) }) }
+// refuses further work; pending updates fail; connections that have not
+// registered are closed.
+func (c *Coordinator) Finish() {
+	c.doneOnce.Do(func() {
+		close(c.done)
+		c.guard.closeUnregistered()
+	})
+}
 
 // Shutdown ends every session with Unavailable, so that the clients keep
 // retrying (a server stopped to be resumed), and fails pending updates.

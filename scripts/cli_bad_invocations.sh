@@ -86,6 +86,13 @@ check 1 gp eval --data "$O/literal.csv" --init-seed 1
 
 # Figures (issue 17): a bad --out is a usage error before anything is read;
 # a report or model that is not one is exit 1; no file is left behind.
+# The federation's limits and update filters, refused before listening.
+check 2 server --listen 127.0.0.1:1 --insecure "${tiny[@]}" --aggregator krum --byzantine 1 --json "$O/new.json"
+check 2 server --listen 127.0.0.1:1 --insecure "${tiny[@]}" --aggregator trimmed-mean --trim 0.6
+check 2 server --listen 127.0.0.1:1 --insecure "${tiny[@]}" --max-update-norm NaN
+check 2 server --listen 127.0.0.1:1 --insecure "${tiny[@]}" --max-unregistered 0
+check 2 server --listen 127.0.0.1:1 --insecure "${tiny[@]}" --round-timeout -1s
+check 2 client --server 127.0.0.1:1 --insecure --client 0 --max-classes 1
 check 2 plot
 check 2 plot histogram --json "$O/keep.json" --out "$O/fig.png"
 check 2 plot training --json "$O/keep.json" --out "$O/keep.json"
