@@ -11,6 +11,12 @@
 //     overflowing factorization), *NotPDError (errors.Is
 //     ErrNotPositiveDefinite) naming the failing column and pivot otherwise.
 //     A reused Factor allocates nothing in steady state.
+//     FactorizeInPlace / FactorizeInPlaceWithJitter factor a symmetric
+//     matrix held in both triangles where it lies (L below the diagonal,
+//     the strict upper triangle kept, and read back to restore A before a
+//     jitter retry), and InverseInPlace overwrites L with the lower
+//     triangle of A⁻¹, so a model needs one n×n matrix for A, L and A⁻¹
+//     (Footprint counts what the Factor itself holds).
 //   - Lapack, the Cholesky subset of gonum's lapack.Float64 with exactly its
 //     semantics (row-major, both triangles, gonum's panics on bad arguments,
 //     ok=false for non-PD input). Backend returns "native" (this package),

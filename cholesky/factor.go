@@ -25,7 +25,10 @@ type Factor struct {
 	ladderSet bool
 
 	n      int
-	l      []float64 // n×n row-major, stride n; L in the lower triangle, zeros above
+	l      []float64 // L in the lower triangle of l, row stride ldl
+	ldl    int
+	own    []float64 // Factorize's copy (n×n, stride n; zeros above the diagonal)
+	diag   []float64 // FactorizeInPlace: A's diagonal, to restore A for a retry
 	ok     bool      // l holds a successful factorization
 	jitter float64
 	logdet float64
@@ -166,11 +169,10 @@ func (f *Factor) prepare(n int) error {
 	if _, err := f.blasImpl(); err != nil {
 		return err
 	}
-	if cap(f.l) < n*n {
-		f.l = make([]float64, n*n)
+	if cap(f.own) < n*n {
+		f.own = make([]float64, n*n)
 	}
-	f.l = f.l[:n*n]
-	f.n = n
+	f.l, f.ldl, f.n = f.own[:n*n], n, n
 	return nil
 }
 
@@ -186,8 +188,15 @@ func (f *Factor) attempt(a []float64, lda int, jitter float64) (col int, pivot f
 		row[i] += jitter
 		clear(row[i+1:])
 	}
+	return f.run(jitter)
+}
+
+// run factors the lower triangle of f.l in place and, on success, records
+// jitter and the log-determinant; results as attempt.
+func (f *Factor) run(jitter float64) (col int, pivot float64, err error) {
+	n, l, ldl := f.n, f.l, f.ldl
 	e := f.engine()
-	if col, piv := e.potrf(n, l, n); col >= 0 {
+	if col, piv := e.potrf(n, l, ldl); col >= 0 {
 		if math.IsNaN(piv) || math.IsInf(piv, 0) {
 			// The input was finite, so the factorization overflowed: no
 			// jitter can help, and the matrix need not be indefinite.
@@ -200,7 +209,7 @@ func (f *Factor) attempt(a []float64, lda int, jitter float64) (col int, pivot f
 	// this guards against a BLAS that produced a NaN elsewhere anyway.
 	ld := 0.0
 	for j := 0; j < n; j++ {
-		d := l[j*n+j]
+		d := l[j*ldl+j]
 		if !(d > 0) || math.IsInf(d, 0) {
 			return j, d, fmt.Errorf("%w: the factor has L[%d][%d] = %v (overflow)", ErrNonFinite, j, j, d)
 		}
@@ -221,14 +230,23 @@ func (f *Factor) N() int {
 }
 
 // L returns the factor: the lower triangle of the n×n row-major l with the
-// given stride holds L, the strict upper triangle is zero. l is owned by f
-// and is overwritten by the next factorization. Before a successful
-// factorization l is nil.
+// given stride holds L. After Factorize l is owned by f, its strict upper
+// triangle is zero, and the next factorization overwrites it; after
+// FactorizeInPlace l is the caller's matrix, whose strict upper triangle
+// still holds A's. Before a successful factorization l is nil.
 func (f *Factor) L() (l []float64, stride int) {
 	if !f.ok {
 		return nil, 0
 	}
-	return f.l[:f.n*f.n], f.n
+	return f.l[:f.span()], f.ldl
+}
+
+// span is the length of the n×n matrix with stride ldl.
+func (f *Factor) span() int {
+	if f.n == 0 {
+		return 0
+	}
+	return (f.n-1)*f.ldl + f.n
 }
 
 // Jitter returns what was added to the diagonal of A (0 if nothing).
@@ -267,8 +285,8 @@ func (f *Factor) SolveVec(dst, b []float64) error {
 		return nil
 	}
 	copy(dst, b)
-	trsvLN(f.n, f.l, f.n, dst)
-	trsvLT(f.n, f.l, f.n, dst)
+	trsvLN(f.n, f.l, f.ldl, dst)
+	trsvLT(f.n, f.l, f.ldl, dst)
 	return nil
 }
 
@@ -281,7 +299,7 @@ func (f *Factor) SolveLower(dst, b []float64) error {
 		return nil
 	}
 	copy(dst, b)
-	trsvLN(f.n, f.l, f.n, dst)
+	trsvLN(f.n, f.l, f.ldl, dst)
 	return nil
 }
 
@@ -294,7 +312,7 @@ func (f *Factor) SolveUpper(dst, b []float64) error {
 		return nil
 	}
 	copy(dst, b)
-	trsvLT(f.n, f.l, f.n, dst)
+	trsvLT(f.n, f.l, f.ldl, dst)
 	return nil
 }
 
@@ -320,8 +338,9 @@ func (f *Factor) Solve(dst []float64, ldd int, b []float64, ldb, nrhs int) error
 			copy(dst[i*ldd:i*ldd+nrhs], b[i*ldb:i*ldb+nrhs])
 		}
 	}
-	f.bl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, nrhs, 1, f.l, n, dst, ldd)
-	f.bl.Dtrsm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, n, nrhs, 1, f.l, n, dst, ldd)
+	l, ldl := f.L()
+	f.bl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, nrhs, 1, l, ldl, dst, ldd)
+	f.bl.Dtrsm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, n, nrhs, 1, l, ldl, dst, ldd)
 	return nil
 }
 
@@ -341,6 +360,7 @@ func checkMat(name string, m []float64, r, c, ld int) error {
 
 // Inverse writes (A + jitter·I)⁻¹, both triangles, into the n×n row-major
 // matrix dst with stride ldd. dst must not overlap the slice returned by L.
+// InverseInPlace needs no second matrix.
 func (f *Factor) Inverse(dst []float64, ldd int) error {
 	if !f.ok {
 		return errNotFactorized
@@ -353,7 +373,7 @@ func (f *Factor) Inverse(dst []float64, ldd int) error {
 		return nil
 	}
 	for i := 0; i < n; i++ {
-		copy(dst[i*ldd:i*ldd+i+1], f.l[i*n:i*n+i+1])
+		copy(dst[i*ldd:i*ldd+i+1], f.l[i*f.ldl:i*f.ldl+i+1])
 	}
 	e := f.engine()
 	e.potri(n, dst, ldd)
