@@ -32,7 +32,7 @@ var sparseTile = 256
 // the result does not depend on the number of threads.
 const sparseBlocks = 16
 
-// SparseOptions configure a SparseWorkspace. The zero
+// SparseOptions configure a SparseWorkspace or a SparsePredictor. The zero
 // value streams DefaultSparseChunk rows at a time on GOMAXPROCS threads.
 type SparseOptions struct {
 	// Chunk is the number of rows a worker holds at once (its kernel block
@@ -113,6 +113,13 @@ type sparsePool struct {
 	blocks  []sparseBlock
 	workers []*sparseWorker
 
+	// Prediction (SparsePredictor): the particle and test inputs served.
+	pfit  *sparseFit
+	xs    []float64
+	ns    int
+	mix   *Mixture
+	kappa int
+
 	wake   []chan struct{}
 	wg     sync.WaitGroup
 	start  sync.Once
@@ -147,6 +154,7 @@ type sparseWorker struct {
 const (
 	passStats = iota
 	passGrad
+	passPredict
 )
 
 // NewSparseWorkspace returns a workspace for model.
@@ -417,7 +425,7 @@ func (p *sparsePool) prepare(phi, X, y, Z []float64, scale float64) (m, M int, s
 
 // release drops the references to the caller's slices.
 func (p *sparsePool) release() {
-	p.phi, p.x, p.y, p.l = nil, nil, nil, nil
+	p.phi, p.x, p.y, p.xs, p.pfit, p.mix, p.l = nil, nil, nil, nil, nil, nil, nil
 }
 
 // stats streams the data once and leaves AAᵀ = L⁻¹SL⁻ᵀ (full, symmetric),
@@ -558,6 +566,8 @@ func (p *sparsePool) work(i int) {
 			p.statsBlock(w, it)
 		case passGrad:
 			p.gradBlock(w, it)
+		case passPredict:
+			p.predictTile(w, it)
 		}
 	}
 }
