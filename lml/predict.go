@@ -34,6 +34,7 @@ type Predictor struct {
 // fitted is one particle conditioned on the data.
 type fitted struct {
 	phi    []float64
+	a      []float64 // m×m: A = K + σ²I, factored in place (L below the diagonal)
 	fac    cholesky.Factor
 	v      []float64 // (K + σ²I)⁻¹(y − m)
 	F      []float64 // training features, m×DF
@@ -98,15 +99,18 @@ func (p *Predictor) FitTempered(phis, X, y []float64, scale float64) error {
 		f.F = append(f.F[:0], F[:m*df]...)
 		sigma := NoiseStd(phi[p.np-1])
 		f.sigma2 = sigma * sigma
-		// Build K + σ²I in the workspace and factor it into the particle's
-		// own Factor.
-		p.ws.ensureSquare(m, false)
-		a := p.ws.a[:m*m]
+		// Build K + σ²I in the particle's own m×m matrix and factor it
+		// there: the factor is the only m² buffer a fitted particle keeps.
+		if cap(f.a) < m*m {
+			f.a = nil
+			f.a = make([]float64, m*m)
+		}
+		a := f.a[:m*m]
 		asm.SEKernel(a, m, F, df, F, df, m, m, df)
 		for j := 0; j < m; j++ {
 			a[j*m+j] += f.sigma2 / scale
 		}
-		if err := factorize(&f.fac, a, m); err != nil {
+		if err := f.fac.FactorizeInPlaceWithJitter(a, m, m); err != nil {
 			return fmt.Errorf("lml: particle %d: kernel matrix K + (σ²/%g)I (m=%d, σ=%.4g) cannot be factorized: %w", κ, scale, m, sigma, err)
 		}
 		if cap(f.v) < m {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -22,10 +23,20 @@ var ln2Pi = math.Log(2 * math.Pi)
 // gradient. It owns every buffer the evaluation needs, sized for the largest
 // data set seen so far, so repeated calls do not allocate. It is not safe for
 // concurrent use: give each goroutine its own.
+//
+// Memory: one m×m matrix is the only buffer that grows with m². It holds
+// A = K + σ²I in both triangles; the Cholesky factor overwrites its lower
+// triangle (cholesky.Factor.FactorizeInPlace), then A⁻¹ overwrites the
+// factor (InverseInPlace), while the strict upper triangle keeps K, which
+// the feature gradient reads and a jitter retry restores A from. The
+// factorization's scratch adds at most about m²/4 when the BLAS runs on
+// several threads (the concurrent halves of the inverse); everything else
+// is O(m) (SquareFloats reports the total).
 type Workspace struct {
 	model      Model
 	mean, kern mlp
 	np         int
+	bl         blas.Float64 // the BLAS given to NewWorkspace (nil: default)
 
 	fac    cholesky.Factor
 	jitter float64 // jitter of the last factorization
@@ -33,12 +44,17 @@ type Workspace struct {
 	m                  int // rows the buffers are sized for
 	meanActs, kernActs [][]float64
 	ft                 []float64 // DF×m, the kernel features transposed
-	a                  []float64 // m×m: K + σ²I (K off the diagonal)
-	ainv               []float64 // m×m: (K + σ²I)⁻¹
-	r, v, w            []float64 // m
+	sq                 []float64 // m×m: A, then L, then A⁻¹ below; K above
+	r, v               []float64 // m
+	adiag              []float64 // m: A's diagonal, K_jj + σ²
 	gF                 []float64 // m×DF
 	gMean              []float64 // m
 	g1, g2             []float64 // m×max width
+
+	// The O(m²) passes over sq (building A, the feature gradient) run on
+	// as many goroutines as the BLAS has threads, each on fixed rows.
+	pass        sqPass
+	passThreads int // > 0: overrides the BLAS's thread count (tests)
 }
 
 // NewWorkspace returns a workspace for model whose Cholesky factorizations
@@ -48,7 +64,7 @@ func NewWorkspace(model Model, b blas.Float64) (*Workspace, error) {
 	if err := model.Validate(); err != nil {
 		return nil, err
 	}
-	ws := &Workspace{model: model, np: model.NumParams()}
+	ws := &Workspace{model: model, np: model.NumParams(), bl: b}
 	ws.mean = newMLP(model.D, model.MeanHidden, 1, 0)
 	ws.kern = newMLP(model.D, model.KernelHidden, model.DF, ws.mean.end)
 	ws.fac.SetBLAS(b)
@@ -159,7 +175,7 @@ func (ws *Workspace) ensure(m int) {
 	ws.ft = make([]float64, df*m)
 	ws.r = make([]float64, m)
 	ws.v = make([]float64, m)
-	ws.w = make([]float64, m)
+	ws.adiag = make([]float64, m)
 	ws.gF = make([]float64, m*df)
 	ws.gMean = make([]float64, m)
 	mw := max(ws.mean.maxWidth(), ws.kern.maxWidth())
@@ -167,15 +183,43 @@ func (ws *Workspace) ensure(m int) {
 	ws.g2 = make([]float64, m*mw)
 }
 
-// ensureSquare sizes the m×m buffers: A always, A⁻¹ only for gradients
-// (it is not needed to evaluate or to predict).
-func (ws *Workspace) ensureSquare(m int, inverse bool) {
-	if cap(ws.a) < m*m {
-		ws.a = make([]float64, m*m)
+// ensureSquare sizes the one m×m buffer and returns it (stride m).
+func (ws *Workspace) ensureSquare(m int) []float64 {
+	if cap(ws.sq) < m*m {
+		ws.sq = nil // let the old one go before the new one is allocated
+		ws.sq = make([]float64, m*m)
 	}
-	if inverse && cap(ws.ainv) < m*m {
-		ws.ainv = make([]float64, m*m)
+	return ws.sq[:m*m]
+}
+
+// release drops the buffers that grow with m² (the m×m matrix and the
+// factorization's scratch); the next evaluation allocates them again.
+func (ws *Workspace) release() {
+	ws.sq = nil
+	ws.fac.Release()
+}
+
+// SquareFloats returns the number of float64 values the workspace holds in
+// buffers that grow with m² (its m×m matrix and the factorization's
+// scratch): m² + at most about m²/4 for the m of the largest data set seen.
+func (ws *Workspace) SquareFloats() int {
+	return cap(ws.sq) + ws.fac.Footprint()
+}
+
+// threads returns the goroutines the O(m²) passes may use: the BLAS's
+// thread setting (GOMAXPROCS for the default BLAS, 1 for a BLAS without
+// one).
+func (ws *Workspace) threads() int {
+	if ws.passThreads > 0 {
+		return ws.passThreads
 	}
+	switch b := ws.bl.(type) {
+	case nil:
+		return runtime.GOMAXPROCS(0)
+	case interface{ Threads() int }:
+		return max(1, b.Threads())
+	}
+	return 1
 }
 
 // features runs both networks on X and returns the mean vector (m) and the
@@ -187,18 +231,14 @@ func (ws *Workspace) features(phi, X []float64, m int) (mean, F []float64) {
 	return ws.meanActs[len(ws.meanActs)-1][:m], ws.kernActs[len(ws.kernActs)-1][:m*ws.model.DF]
 }
 
-// factor builds A = K + noiseVar·I in ws.a (m×m, stride m) from the features
-// F and factors it with jitter.
+// factor builds A = K + noiseVar·I in the m×m buffer (both triangles) from
+// the features F and factors it in place with jitter: L below the
+// diagonal, K above.
 func (ws *Workspace) factor(F []float64, m int, noiseVar, sigma float64) error {
-	df := ws.model.DF
-	ws.ensureSquare(m, false)
-	a := ws.a[:m*m]
-	asm.SEKernel(a, m, F, df, F, df, m, m, df)
-	for j := 0; j < m; j++ {
-		a[j*m+j] += noiseVar
-	}
+	a := ws.ensureSquare(m)
+	ws.pass.run(ws.threads(), sqKernelPass, ws, m, F, noiseVar)
 	ws.jitter = 0
-	if err := factorize(&ws.fac, a, m); err != nil {
+	if err := ws.fac.FactorizeInPlaceWithJitter(a, m, m); err != nil {
 		if errors.Is(err, cholesky.ErrNotPositiveDefinite) {
 			return fmt.Errorf("lml: kernel matrix K + σ²I (m=%d, σ=%.4g) is not positive definite even with jitter: %w", m, sigma, err)
 		}
@@ -249,13 +289,12 @@ func (ws *Workspace) eval(phi, X, y []float64, scale float64, grad []float64) (f
 		return lml, nil
 	}
 
-	// Γ = ½(vvᵀ − A⁻¹): ∂LML/∂K = Γ, ∂LML/∂(noise var) = tr Γ.
-	ws.ensureSquare(m, true)
-	ainv := ws.ainv[:m*m]
-	if err := ws.fac.Inverse(ainv, m); err != nil {
+	// Γ = ½(vvᵀ − A⁻¹): ∂LML/∂K = Γ, ∂LML/∂(noise var) = tr Γ. A⁻¹
+	// replaces the factor in the lower triangle; K stays above it.
+	a, _, err := ws.fac.InverseInPlace()
+	if err != nil {
 		return math.NaN(), err
 	}
-	a := ws.a[:m*m]
 	ft := ws.ft[:df*m]
 	for j := 0; j < m; j++ {
 		for c := 0; c < df; c++ {
@@ -263,27 +302,12 @@ func (ws *Workspace) eval(phi, X, y []float64, scale float64, grad []float64) (f
 		}
 	}
 	// ∂LML/∂f_j = −2 Σ_l Γ_jl K_jl (f_j − f_l) = −(f_j Σ_l w_l − Σ_l w_l f_l)
-	// with w_l = (v_j v_l − A⁻¹_jl) K_jl; the diagonal drops out (f_j − f_j
-	// = 0), so w_j is set to 0 and A's diagonal (K_jj + σ²) never read.
-	gF := ws.gF[:m*df]
-	wb := ws.w[:m]
+	// with w_l = (v_j v_l − A⁻¹_jl) K_jl over l ≠ j (the diagonal term
+	// vanishes: f_j − f_j = 0); see featureGradRows.
+	ws.pass.run(ws.threads(), sqGradPass, ws, m, F, 0)
 	var trAinv float64
 	for j := 0; j < m; j++ {
-		vj := v[j]
-		arow := a[j*m : j*m+m]
-		irow := ainv[j*m : j*m+m]
-		trAinv += irow[j]
-		var sum float64
-		for l, kv := range arow {
-			t := (vj*v[l] - irow[l]) * kv
-			wb[l] = t
-			sum += t
-		}
-		sum -= wb[j]
-		wb[j] = 0
-		for c := 0; c < df; c++ {
-			gF[j*df+c] = asm.DotUnitary(wb, ft[c*m:c*m+m]) - F[j*df+c]*sum
-		}
+		trAinv += a[j*m+j]
 	}
 	trGamma := 0.5 * (asm.DotUnitary(v, v) - trAinv)
 
@@ -292,7 +316,7 @@ func (ws *Workspace) eval(phi, X, y []float64, scale float64, grad []float64) (f
 	copy(ws.gMean[:m], v)
 	ws.mean.backward(phi, X, m, ws.meanActs, ws.gMean[:m], grad, ws.g1, ws.g2)
 	// Kernel network, seeded with ∂LML/∂F.
-	ws.kern.backward(phi, X, m, ws.kernActs, gF, grad, ws.g1, ws.g2)
+	ws.kern.backward(phi, X, m, ws.kernActs, ws.gF[:m*df], grad, ws.g1, ws.g2)
 	// Noise: A depends on σ² through σ²/scale; the tempering term on σ²
 	// directly. dσ²/ds = 2σ·sigmoid(s).
 	dSigma2 := trGamma / scale
