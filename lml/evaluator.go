@@ -17,11 +17,14 @@ const (
 	// SplitAuto runs particles concurrently, one core each, in rounds of
 	// as many particles as there are cores; a final round with fewer
 	// particles than cores (k = 1, say) gives each of them several BLAS
-	// threads when m is at least the crossover.
+	// threads when m is at least the crossover. When the memory limit
+	// (EvaluatorOptions.MemoryLimit) allows fewer particles at once than
+	// cores, that many run at once and share the cores.
 	SplitAuto Split = iota
 	// SplitParticles runs min(k, cores) particles at a time, each on a
 	// single-threaded BLAS: no synchronisation inside a factorization,
-	// best while the matrices are small.
+	// best while the matrices are small. The memory limit applies as for
+	// SplitAuto.
 	SplitParticles
 	// SplitBLAS runs the particles one after another, each on a BLAS with
 	// all the cores: one working set of m×m matrices instead of several,
@@ -57,12 +60,40 @@ func ParseSplit(s string) (Split, error) {
 // with pacpfl bench lml --k 1 --split particles,blas; docs/math.md).
 const DefaultCrossover = 2048
 
+// DefaultMemoryLimit is the default bound on the bytes the m²-sized
+// buffers of the particles in flight hold together (see
+// EvaluatorOptions.MemoryLimit): 4 GiB, five particles at m = 10,000.
+const DefaultMemoryLimit = 4 << 30
+
+// WorkspaceBytes is what one particle in flight holds in buffers that grow
+// with m² when its factorization runs on blasThreads threads: the m×m
+// matrix (8·m² bytes) and, from two threads on and m ≥ 256, the inverse's
+// scratch for its concurrent halves (8·h² bytes, h = m/2 rounded up to a
+// multiple of 16, about 2·m²); see Workspace. Fixed-size scratch (about
+// 2.4 MB) and O(m) buffers are not counted.
+func WorkspaceBytes(m, blasThreads int) int64 {
+	sq := 8 * int64(m) * int64(m)
+	if blasThreads > 1 && m >= 256 {
+		h := int64((m/2 + 15) &^ 15)
+		sq += 8 * h * h
+	}
+	return sq
+}
+
 // EvaluatorOptions configure an Evaluator. The zero value uses every core
-// (GOMAXPROCS), SplitAuto and DefaultCrossover.
+// (GOMAXPROCS), SplitAuto, DefaultCrossover and DefaultMemoryLimit.
 type EvaluatorOptions struct {
 	Threads   int   // cores to use; ≤ 0 means GOMAXPROCS at construction
 	Split     Split // how to share them
 	Crossover int   // for SplitAuto; ≤ 0 means DefaultCrossover
+	// MemoryLimit bounds the bytes that the m²-sized buffers of the
+	// particles evaluated at once may hold together (WorkspaceBytes each);
+	// ≤ 0 means DefaultMemoryLimit. When min(k, Threads) particles would
+	// not fit, fewer run at once (at least one, whatever the limit), each
+	// with a share of the cores for its BLAS (SplitAuto and
+	// SplitParticles alike), and the idle workspaces drop their m×m
+	// buffers.
+	MemoryLimit int64
 }
 
 // Evaluator computes, for one client's data, the LMLs and gradients of k
@@ -79,6 +110,7 @@ type pool struct {
 	threads   int
 	split     Split
 	crossover int
+	memLimit  int64
 
 	ws     []*Workspace
 	blas   []*linalg.Native
@@ -114,7 +146,11 @@ func NewEvaluator(model Model, opt EvaluatorOptions) (*Evaluator, error) {
 	default:
 		return nil, fmt.Errorf("lml: unknown split %d", int(opt.Split))
 	}
-	p := &pool{model: model, threads: t, split: opt.Split, crossover: c}
+	ml := opt.MemoryLimit
+	if ml <= 0 {
+		ml = DefaultMemoryLimit
+	}
+	p := &pool{model: model, threads: t, split: opt.Split, crossover: c, memLimit: ml}
 	for i := 0; i < t; i++ {
 		b := linalg.NewNative(1)
 		ws, err := NewWorkspace(model, b)
@@ -193,9 +229,12 @@ func (p *pool) run(lmls, grads, phis, X, y []float64, scale float64) error {
 	p.errs = p.errs[:k]
 	clear(p.errs)
 
-	p.nw = min(k, p.threads)
-	if p.split == SplitBLAS {
-		p.nw = 1
+	p.nw = p.inFlight(k, len(y))
+	if p.nw < min(k, p.threads) {
+		// Memory-bound: the idle workspaces let their m×m buffers go.
+		for _, ws := range p.ws[p.nw:] {
+			ws.release()
+		}
 	}
 	if p.nw > 1 {
 		p.start.Do(p.startWorkers)
@@ -216,12 +255,31 @@ func (p *pool) run(lmls, grads, phis, X, y []float64, scale float64) error {
 	return nil
 }
 
+// inFlight returns how many of k particles on m points run at once: one for
+// SplitBLAS, else min(k, threads), fewer if their buffers would exceed the
+// memory limit (WorkspaceBytes each, at the BLAS threads each would then
+// get), but at least one.
+func (p *pool) inFlight(k, m int) int {
+	if p.split == SplitBLAS {
+		return 1
+	}
+	nw := min(k, p.threads)
+	for nw > 1 && int64(nw)*WorkspaceBytes(m, p.threads/nw) > p.memLimit {
+		nw--
+	}
+	return nw
+}
+
 // threadsFor returns the BLAS threads for particle κ of the current call.
 func (p *pool) threadsFor(κ int) int {
-	switch p.split {
-	case SplitBLAS:
+	switch {
+	case p.split == SplitBLAS:
 		return p.threads
-	case SplitParticles:
+	case p.nw < min(len(p.lmls), p.threads):
+		// The memory limit let fewer particles than cores run at once:
+		// they share the cores.
+		return max(1, p.threads/p.nw)
+	case p.split == SplitParticles:
 		return 1
 	}
 	// Auto: particles i, i+nw, … run on worker i, so rounds of nw run
