@@ -297,7 +297,12 @@ func TestClientModes(t *testing.T) {
 	for _, mode := range Modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			f := newFake(2, 3, 3)
-			f.answerWait = 500 * time.Millisecond
+			// Long enough for a megabyte of log-forging text on a slow
+			// (emulated) machine; short for the silent client it ends.
+			f.answerWait = 10 * time.Second
+			if mode == Silent {
+				f.answerWait = 500 * time.Millisecond
+			}
 			rep := runAgainst(t, f, ClientConfig{HonestRounds: 1, Mode: mode, MisbehaveRounds: 1, TrickleDelay: 20 * time.Millisecond})
 			if len(rep.Rounds) < 2 || len(f.answers) < 2 {
 				t.Fatalf("report %+v, %d answers", rep, len(f.answers))
