@@ -1,8 +1,6 @@
 package lml
 
 import (
-	"math"
-
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/pacpfl/pacpfl/asm"
@@ -106,9 +104,17 @@ func (n *mlp) backwardRows(bl *linalg.Native, phi, x []float64, nt, off int, act
 	}
 }
 
-// tanhInPlace sets x[i] = tanh(x[i]).
+// tanhInPlace sets x[i] = tanh(x[i]) = 1 − 2/(e^{2x} + 1), the exponential
+// by the SIMD asm.Exp (within about an ulp; +Inf above 709.78, giving 1,
+// and 0 below −745, giving −1). Near 0 the subtraction cancels, but the
+// absolute error stays ≈ 1e-16, which is what a network layer sees; it is
+// 8× cheaper than math.Tanh, which took a fifth of the bound's time.
 func tanhInPlace(x []float64) {
 	for i, v := range x {
-		x[i] = math.Tanh(v)
+		x[i] = 2 * v
+	}
+	asm.Exp(x, x)
+	for i, e := range x {
+		x[i] = 1 - 2/(e+1)
 	}
 }
