@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
@@ -15,7 +21,9 @@ import (
 // `pacpfl bench lml`: one GP client update (Algorithm 2 with b = m): the LML
 // and its full gradient for k particles, d = 15 features, networks
 // 15→32→32→1 and 15→32→32→2, random data. With several --split values the
-// splits are alternated in one process.
+// splits are alternated in one process. Each row also reports the peak
+// resident set size of the process while it ran (VmHWM, reset before the
+// row; with several splits every evaluator's buffers are resident at once).
 func init() {
 	registerBench(&benchKernel{
 		name:    "lml",
@@ -34,7 +42,13 @@ type lmlResult struct {
 	Seconds float64 `json:"seconds,omitempty"`
 	GFLOPS  float64 `json:"gflops,omitempty"` // k·m³ / seconds: factor (m³/3) + inverse (2m³/3)
 	PeakPct float64 `json:"peak_pct,omitempty"`
-	Error   string  `json:"error,omitempty"`
+	// PeakRSS is the process's peak resident set size during the row, in
+	// bytes (VmHWM; 0 where /proc does not report it). PeakRSSRow says
+	// whether it was reset before the row (else it is the process's peak
+	// so far).
+	PeakRSS    int64  `json:"peak_rss_bytes,omitempty"`
+	PeakRSSRow bool   `json:"peak_rss_row,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 func runBenchLML(args []string, stdout, stderr io.Writer) int {
@@ -48,6 +62,7 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	threads := fs.Int("threads", 0, "cores to use (0: GOMAXPROCS)")
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	reps := fs.Int("reps", 3, "repetitions per figure (the minimum is reported), after one warm-up")
+	memLimit := fs.Float64("memory-limit", 0, "GiB the particles evaluated at once may hold in m² buffers (0: lml.DefaultMemoryLimit)")
 	levelList := levelsFlag(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
@@ -61,16 +76,19 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl bench lml: --reps %d: want at least 1\n", *reps)
 		return exitUsage
 	}
+	if !(*memLimit >= 0) || *memLimit > 1<<20 {
+		fmt.Fprintf(stderr, "pacpfl bench lml: --memory-limit %v: want a number of GiB ≥ 0\n", *memLimit)
+		return exitUsage
+	}
 	if err := checkThreads("--threads", *threads); err != nil {
 		return fail(stderr, "bench lml", err)
 	}
 	if err := checkNames("--split", splits, []string{"auto", "particles", "blas"}); err != nil {
 		return fail(stderr, "bench lml", err)
 	}
-	// A particle in flight holds at least an m×m kernel matrix and its
-	// factor; a lower bound at the largest m.
-	mmax := float64(slices.Max(ms))
-	if st, ok := checkMemory(stderr, "bench lml", fmt.Sprintf("--m %d", slices.Max(ms)), 8*mmax*mmax*2); !ok {
+	// A particle in flight holds at least its m×m matrix (K, its factor
+	// and its inverse in turn); a lower bound at the largest m.
+	if st, ok := checkMemory(stderr, "bench lml", fmt.Sprintf("--m %d", slices.Max(ms)), float64(lml.WorkspaceBytes(slices.Max(ms), 1))); !ok {
 		return st
 	}
 	var splitVals []lml.Split
@@ -94,7 +112,8 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	}
 	evals := make([]*lml.Evaluator, len(splitVals))
 	for i, s := range splitVals {
-		if evals[i], err = lml.NewEvaluator(model, lml.EvaluatorOptions{Threads: *threads, Split: s}); err != nil {
+		opt := lml.EvaluatorOptions{Threads: *threads, Split: s, MemoryLimit: int64(*memLimit * (1 << 30))}
+		if evals[i], err = lml.NewEvaluator(model, opt); err != nil {
 			fmt.Fprintf(stderr, "pacpfl bench lml: %v\n", err)
 			return exitError
 		}
@@ -107,7 +126,7 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "SIMD level%s (kernels and cache blocks of each level)\n", levelsPhrase(levels))
 		}
 		fmt.Fprintf(stdout, "one client update = LML + gradient of k particles; d=%d, dφ=%d; O(m³) part ≈ m³ FLOP per particle\n", d, np)
-		fmt.Fprintf(stdout, "%6s %3s  %-16s %7s %12s %10s %8s\n", "m", "k", "split", "threads", "seconds", "GFLOP/s", "% peak")
+		fmt.Fprintf(stdout, "%6s %3s  %-16s %7s %12s %10s %8s %10s\n", "m", "k", "split", "threads", "seconds", "GFLOP/s", "% peak", "peak RSS")
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	status := exitOK
@@ -140,11 +159,13 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 				nl = len(levels)
 			}
 			cs = perLevel(cs, levels, explicit, func(bench.Contender) bool { return true })
+			rowReset := resetPeakRSS()
 			best, errs := bench.Alternate(*reps, cs)
+			rss := peakRSS()
 			flops := float64(k) * float64(m) * float64(m) * float64(m)
 			for i, c := range cs {
 				ev := evals[i/nl]
-				r := lmlResult{Kernel: "gp_client_update", M: m, K: k, Threads: ev.Threads()}
+				r := lmlResult{Kernel: "gp_client_update", M: m, K: k, Threads: ev.Threads(), PeakRSS: rss, PeakRSSRow: rowReset && rss > 0}
 				r.Split, r.Level = splitLevel(c.Name)
 				label := c.Name
 				if errs[i] != nil {
@@ -165,9 +186,57 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 					fmt.Fprintf(stdout, "%6d %3d  %-16s error: %s\n", m, k, label, r.Error)
 					continue
 				}
-				fmt.Fprintf(stdout, "%6d %3d  %-16s %7d %12.6f %10.2f %7.1f%%\n", m, k, label, r.Threads, r.Seconds, r.GFLOPS, r.PeakPct)
+				fmt.Fprintf(stdout, "%6d %3d  %-16s %7d %12.6f %10.2f %7.1f%% %10s\n", m, k, label, r.Threads, r.Seconds, r.GFLOPS, r.PeakPct, formatRSS(r.PeakRSS, r.PeakRSSRow))
 			}
 		}
 	}
 	return status
+}
+
+// resetPeakRSS returns the memory the Go heap no longer uses to the system
+// and resets this process's peak resident set size (VmHWM) to its current
+// one (Linux: "5" to /proc/self/clear_refs). It reports whether the reset
+// worked.
+func resetPeakRSS() bool {
+	debug.FreeOSMemory()
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// peakRSS returns this process's VmHWM in bytes, 0 if /proc does not
+// report it.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || k != "VmHWM" {
+			continue
+		}
+		f := strings.Fields(v) // "12345 kB"
+		if len(f) != 2 || f[1] != "kB" {
+			return 0
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0
+		}
+		return n << 10
+	}
+	return 0
+}
+
+// formatRSS prints a peak RSS in GB (10⁹ bytes): "-" if unknown, with a
+// "*" when it is the process's peak so far rather than the row's.
+func formatRSS(b int64, row bool) string {
+	if b <= 0 {
+		return "-"
+	}
+	s := fmt.Sprintf("%.3f GB", float64(b)/1e9)
+	if !row {
+		s += "*"
+	}
+	return s
 }
