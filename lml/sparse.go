@@ -98,7 +98,7 @@ type sparsePool struct {
 	aa      []float64   // M×M: AAᵀ = L⁻¹SL⁻ᵀ, S = K_uf K_fu, A = L⁻¹K_uf
 	bm      []float64   // M×M: B = I + AAᵀ/σ_e²
 	binv    []float64   // M×M: B⁻¹
-	gsa     []float64   // (M+1)×(M+1): [2·∂F/∂S α; αᵀ 0]
+	gsa     []float64   // M×(M+1): [2·∂F/∂S | α]
 	gk      []float64   // M×M: ∂F/∂K_uu, then ∂F/∂K_uu ∘ K_uu
 	t, c    []float64   // M: t = L⁻¹b = A r (b = K_uf r), c = L_B⁻¹t/σ_e²
 	alpha   []float64   // M: α = L⁻ᵀL_B⁻ᵀc/σ_e²
@@ -142,7 +142,7 @@ type sparseWorker struct {
 	cols               int // M they were sized for
 	meanActs, kernActs [][]float64
 	k                  []float64 // rows×(M+1): [K_cu | r_c]
-	h                  []float64 // rows×(M+1): [A_cᵀ | r_c], then [H | Kα]
+	h                  []float64 // rows×(M+1): [A_cᵀ | r_c], then [2K·∂F/∂S | Kα]
 	r, dmu             []float64 // rows
 	gf                 []float64 // rows×DF
 	ft1                []float64 // rows×(DF+1)
@@ -307,12 +307,12 @@ func (p *sparsePool) ensureM(M int) {
 
 // ensureGrad sizes the buffers only the gradient needs.
 func (p *sparsePool) ensureGrad(M int) {
-	if len(p.gsa) >= (M+1)*(M+1) {
+	if len(p.gsa) >= M*(M+1) {
 		return
 	}
 	df := p.df
 	p.binv = make([]float64, M*M)
-	p.gsa = make([]float64, (M+1)*(M+1))
+	p.gsa = make([]float64, M*(M+1))
 	p.gk = make([]float64, M*M)
 	p.gzacc = make([]float64, M*(df+1))
 	p.zout = make([]float64, M*(df+1))

@@ -48,7 +48,7 @@ func (p *sparsePool) gradient(Z []float64, scale, sigma, trA, cc float64, grad [
 	}
 	// E_S = (I − B⁻¹)/(2v) in the first M columns of gsa, E_K = (2I − B −
 	// B⁻¹)/2 in gk; B is in p.bm (both triangles, symmetric).
-	gsa, gk, bm := p.gsa[:ld*ld], p.gk[:M*M], p.bm[:M*M]
+	gsa, gk, bm := p.gsa[:M*ld], p.gk[:M*M], p.bm[:M*M]
 	var trBinv float64
 	for j := 0; j < M; j++ {
 		trBinv += binv[j*M+j]
@@ -72,8 +72,8 @@ func (p *sparsePool) gradient(Z []float64, scale, sigma, trA, cc float64, grad [
 		p.mm.Dtrsm(blas.Right, blas.Lower, blas.NoTrans, blas.NonUnit, M, M, 1, l, ldl, e.a, e.ld)
 		symmetrize(e.a, M, e.ld)
 	}
-	// The rank-one terms; gsa becomes [2·∂F/∂S α; αᵀ 0] for the second
-	// pass, whose [K | r]·gsa = [2K·∂F/∂S + rαᵀ | Kα].
+	// The rank-one terms; gsa becomes [2·∂F/∂S | α] (M×(M+1), stride M+1)
+	// for the second pass.
 	hv, hv2 := 0.5*v, 0.5*v*v
 	for j := 0; j < M; j++ {
 		aj := alpha[j]
@@ -84,8 +84,6 @@ func (p *sparsePool) gradient(Z []float64, scale, sigma, trA, cc float64, grad [
 		}
 		gsa[j*ld+M] = alpha[j]
 	}
-	copy(gsa[M*ld:M*ld+M], alpha)
-	gsa[M*ld+M] = 0
 	// αᵀSα = βᵀ(AAᵀ)β/v² with β = L_B⁻ᵀc (still in tmp), for ∂F/∂v.
 	sa := p.tmp2[:M]
 	p.mm.Dsymv(blas.Lower, M, 1, p.aa[:M*M], M, tmp, 1, 0, sa, 1)
@@ -162,16 +160,20 @@ func (p *sparsePool) gradBlock(w *sparseWorker, bi int) {
 	inv := 1 / v
 	blk := &p.blocks[bi]
 	clear(blk.gphi)
-	gsa := p.gsa[:ld*ld]
+	gsa := p.gsa[:M*ld]
+	alpha := p.alpha[:M]
 	fz1 := p.fz1[:M*(df+1)]
 	r0, r1 := p.blockRows(bi)
 	beta := 0.0
 	for c0 := r0; c0 < r1; c0 += p.chunk {
 		nc := min(p.chunk, r1-c0)
 		F := p.chunkForward(w, c0, nc)
-		// [H | Kα] = [K_cu | r]·[2·∂F/∂S α; αᵀ 0], H = ∂F/∂K_cu, for the
-		// chunk at once (each row depends on its own row of K only).
-		w.bl.Dgemm(blas.NoTrans, blas.NoTrans, nc, ld, ld, 1, w.k, ld, gsa, ld, 0, w.h, ld)
+		// [2K·∂F/∂S | Kα] = K_cu·[2·∂F/∂S | α], for the chunk at once (each
+		// row depends on its own row of K only). The inner dimension is M,
+		// not M+1 with r riding along: for M a multiple of the GEMM's
+		// 256-deep panels that would add a pass over the product for one
+		// more term; rαᵀ is added below instead.
+		w.bl.Dgemm(blas.NoTrans, blas.NoTrans, nc, ld, M, 1, w.k, ld, gsa, ld, 0, w.h, ld)
 		for t0 := 0; t0 < nc; t0 += p.tile {
 			nt := min(p.tile, nc-t0)
 			kt := w.k[t0*ld : (t0+nt)*ld]
@@ -182,10 +184,10 @@ func (p *sparsePool) gradBlock(w *sparseWorker, bi int) {
 				hrow := ht[i*ld : i*ld+ld]
 				krow := kt[i*ld : i*ld+M]
 				w.dmu[t0+i] = ri*inv - hrow[M]
-				// W = H ∘ K: ∂F/∂K_tu times ∂K/∂(−½‖f − g‖²).
+				// W = (2K·∂F/∂S + rαᵀ) ∘ K: ∂F/∂K_tu times ∂K/∂(−½‖f − g‖²).
 				hw := hrow[:M]
 				for j, kv := range krow {
-					hw[j] *= kv
+					hw[j] = (hw[j] + ri*alpha[j]) * kv
 				}
 				copy(ft1[i*(df+1):i*(df+1)+df], F[(t0+i)*df:(t0+i)*df+df])
 				ft1[i*(df+1)+df] = 1
