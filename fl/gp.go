@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -29,6 +30,11 @@ type GPModel struct {
 	// prediction uses the Gibbs posterior at β (the zero value, β = m_i,
 	// is the LML and the Bayes posterior).
 	Beta Temperature
+	// Inference chooses the exact GP or the sparse bound per client (the
+	// zero value: auto).
+	Inference GPInference
+
+	sparse *sparsePool // workspaces of the sparse clients, made on first use
 }
 
 // meanParams is the number of leading entries of φ that belong to the mean
@@ -75,6 +81,13 @@ type gpClient struct {
 func (g *GPModel) NewClient(c *data.ClientData) (Client, error) {
 	if err := g.Model.CheckData(c.X, c.Y); err != nil {
 		return nil, err
+	}
+	sparse, M, err := g.Inference.Plan(len(c.Y))
+	if err != nil {
+		return nil, err
+	}
+	if sparse {
+		return g.newSparseClient(c, M)
 	}
 	ev, err := lml.NewEvaluator(g.Model, lml.EvaluatorOptions{Threads: 1, Split: lml.SplitParticles})
 	if err != nil {
@@ -139,16 +152,42 @@ func (g *GPModel) predictGroup(particles []float64, clients []data.ClientData, c
 	preds := make([]Prediction, len(clients))
 	type worker struct {
 		p   *lml.Predictor
+		sp  *lml.SparsePredictor // made for the first sparse client
 		mix lml.Mixture
 	}
+	var workers []*worker
+	var wmu sync.Mutex
+	defer func() {
+		for _, w := range workers {
+			if w.sp != nil {
+				w.sp.Close()
+			}
+		}
+	}()
 	errs := workq.Run(len(clients), 0, func() (*worker, error) {
 		p, err := lml.NewPredictor(g.Model, linalg.NewNative(1))
-		return &worker{p: p}, err
+		w := &worker{p: p}
+		wmu.Lock()
+		workers = append(workers, w)
+		wmu.Unlock()
+		return w, err
 	}, func(w *worker, i int) error {
 		c := &clients[i]
 		x, y := condition(c)
 		scale := g.Beta.For(len(y)) / float64(len(y))
-		var err error
+		sparse, M, err := g.Inference.Plan(len(y))
+		if err != nil {
+			return err
+		}
+		if sparse {
+			if w.sp == nil {
+				if w.sp, err = lml.NewSparsePredictor(g.Model, lml.SparseOptions{Threads: 1}); err != nil {
+					return err
+				}
+			}
+			preds[i], err = g.sparsePredictOne(w.sp, &w.mix, particles, x, y, c.XTest, c.YTest, scale, M)
+			return err
+		}
 		preds[i], err = predictOne(w.p, &w.mix, particles, x, y, c.XTest, c.YTest, scale)
 		return err
 	})
@@ -165,13 +204,19 @@ func predictOne(p *lml.Predictor, mix *lml.Mixture, particles, x, y, xTest, yTes
 	if err := p.Predict(xTest, mix); err != nil {
 		return Prediction{}, err
 	}
+	return mixturePrediction(mix, p.Weights(), yTest), nil
+}
+
+// mixturePrediction reads the predictive means and the CDF at the targets
+// off a filled mixture.
+func mixturePrediction(mix *lml.Mixture, weights, yTest []float64) Prediction {
 	n := len(yTest)
-	pr := Prediction{Mean: make([]float64, n), CDFAtY: make([]float64, n), Weights: slices.Clone(p.Weights())}
+	pr := Prediction{Mean: make([]float64, n), CDFAtY: make([]float64, n), Weights: slices.Clone(weights)}
 	for i := 0; i < n; i++ {
 		pr.Mean[i] = mix.Mean(i)
 		pr.CDFAtY[i] = math.Max(0, math.Min(1, mix.CDF(i, yTest[i])))
 	}
-	return pr, nil
+	return pr
 }
 
 // priorMoments evaluates the GP prior P_φ at the inputs X (m×D): the mean

@@ -33,9 +33,12 @@ type MethodResult struct {
 	// produced; LearnedUnavailable says why it is missing when it is.
 	Learned            *LearnedBound `json:"bound_trained,omitempty"`
 	LearnedUnavailable string        `json:"bound_trained_unavailable,omitempty"`
-	Train              *Result       `json:"-"`
-	Elapsed            time.Duration `json:"-"`
-	Seconds            float64       `json:"seconds"`
+	// BoundsUnavailable says why neither bound was computed (sparse
+	// clients).
+	BoundsUnavailable string        `json:"bounds_unavailable,omitempty"`
+	Train             *Result       `json:"-"`
+	Elapsed           time.Duration `json:"-"`
+	Seconds           float64       `json:"seconds"`
 	// Classification data sets report accuracy and the calibration error
 	// (42) here (Existing and New then stay empty).
 	ExistingClass *ClassGroupMetrics `json:"existing_classification,omitempty"`
@@ -141,6 +144,11 @@ func RunPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions, name string) (*M
 	if err := evaluateParticles(out, ds, g, res.Particles); err != nil {
 		return nil, err
 	}
+	sparse := g.anySparse(ds.Existing)
+	if sparse != "" && (opt.Bounds.PriorSamples > 0 || opt.Bounds.Learned != nil) {
+		out.BoundsUnavailable = sparse
+		opt.Bounds.PriorSamples, opt.Bounds.Learned = 0, nil
+	}
 	if opt.Bounds.PriorSamples > 0 {
 		b, err := ComputeBounds(ds, g, prior, opt.Bounds, EffectiveTau(opt.Server, len(ds.Existing)))
 		if err != nil {
@@ -181,7 +189,7 @@ func trainPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions) (*Result, *GPM
 		}
 		hp = initPrior{Gaussian: prior, init: ini}
 	}
-	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta}
+	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta, Inference: g.Inference}
 	if opt.ZeroMean {
 		g.FreezeMean = true
 		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}

@@ -112,7 +112,7 @@ func cvFold(fold CVFold, g *GPModel, base PACPFLOptions, tau, sp, lr float64, ch
 		opt.Server.ClientsPerRound = min(len(train.Existing), DefaultClientsPerRound)
 	}
 	// The client model prediction uses: trainPACPFL's, built the same way.
-	gm := &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean || opt.ZeroMean, Beta: opt.Beta}
+	gm := &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean || opt.ZeroMean, Beta: opt.Beta, Inference: g.Inference}
 	score := func(c int, particles []float64) error {
 		preds, err := gm.PredictGroup(particles, val)
 		if err != nil {

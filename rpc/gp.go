@@ -13,12 +13,36 @@ import (
 // ModelGP is the model kind of fl.GPModel clients.
 const ModelGP = "gp"
 
+// GPKind is the model kind of a GP client with inference gi: ModelGP for
+// the library's default (the zero GPInference), otherwise the mode, M and
+// seed, so that a server and a client that would choose other inducing
+// inputs, or the exact GP against the bound, do not train together.
+func GPKind(gi fl.GPInference) string {
+	if gi == (fl.GPInference{}) {
+		return ModelGP
+	}
+	mode := gi.Mode
+	if mode == "" {
+		mode = fl.InferenceAuto
+	}
+	if mode == fl.InferenceExact {
+		return ModelGP + " exact"
+	}
+	M := gi.Inducing
+	if M == 0 {
+		M = fl.DefaultInducing
+	}
+	return fmt.Sprintf("%s %s M=%d seed=%d", ModelGP, mode, M, gi.Seed)
+}
+
 // GPClient returns the configuration of client id, a GP client (the
-// default networks for d inputs, as pacpfl train) on its own training data
-// c: the remote side runs exactly fl.GPModel's client update.
-func GPClient(id int, c *data.ClientData, d int) ClientConfig {
+// default networks for d inputs, as pacpfl train) with inference gi on its
+// own training data c: the remote side runs exactly fl.GPModel's client
+// update.
+func GPClient(id int, c *data.ClientData, d int, gi fl.GPInference) ClientConfig {
 	g := fl.NewGPModel(d)
-	return ClientConfig{ID: id, ModelKind: ModelGP, Dim: g.Dim(), DataSize: c.M(), DataHash: DataHash(c),
+	g.Inference = gi
+	return ClientConfig{ID: id, ModelKind: GPKind(gi), Dim: g.Dim(), DataSize: c.M(), DataHash: DataHash(c),
 		New: func(beta string) (fl.Client, error) {
 			t, err := fl.ParseTemperature(beta)
 			if err != nil {

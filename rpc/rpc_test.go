@@ -97,7 +97,7 @@ func smallOptions(seed uint64) fl.PACPFLOptions {
 func gpConfigs(ds *data.Dataset, tokens [][]byte) []ClientConfig {
 	cfgs := make([]ClientConfig, len(ds.Existing))
 	for i := range cfgs {
-		cfgs[i] = GPClient(i, &ds.Existing[i], ds.D)
+		cfgs[i] = GPClient(i, &ds.Existing[i], ds.D, fl.GPInference{})
 		if tokens != nil {
 			cfgs[i].Token = tokens[i]
 		}
@@ -164,6 +164,53 @@ func TestNetworkedEqualsInProcess(t *testing.T) {
 	sameBits(t, "new CE", got.New.CE, want.New.CE)
 }
 
+// With sparse inference too (the bound with inducing inputs each client
+// chooses from its own data) the networked run equals the in-process one to
+// the bit; a client with another inference setting is refused.
+func TestNetworkedSparseEqualsInProcess(t *testing.T) {
+	ds := smallPolynomial(t, 4)
+	o := smallOptions(5)
+	gi := fl.GPInference{Mode: fl.InferenceSparse, Inducing: 5, Seed: 5}
+	g := fl.NewGPModel(ds.D)
+	g.Inference = gi
+	want, err := fl.RunPACPFL(ds, g, o, fl.MethodPACPFL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := startNet(t, ServerConfig{Clients: 4, ModelKind: GPKind(gi), Dim: g.Dim(), Beta: o.Beta.String()})
+	cfgs := make([]ClientConfig, 4)
+	for i := range cfgs {
+		cfgs[i] = GPClient(i, &ds.Existing[i], ds.D, gi)
+	}
+	other := GPClient(0, &ds.Existing[0], ds.D, fl.GPInference{Mode: fl.InferenceSparse, Inducing: 6, Seed: 5})
+	if err := Serve(context.Background(), tn.dial(t), other); err == nil || !strings.Contains(err.Error(), "the server trains") {
+		t.Errorf("a client with M = 6 against a server with M = 5: %v", err)
+	}
+	wait := tn.serveAll(t, cfgs)
+	o.Clients = func(*fl.GPModel) ([]fl.Client, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := tn.co.WaitReady(ctx); err != nil {
+			return nil, err
+		}
+		return tn.co.Clients(), nil
+	}
+	o.Server.Workers = o.Server.ClientsPerRound
+	got, err := fl.RunPACPFL(ds, g, o, fl.MethodPACPFL)
+	tn.co.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range wait() {
+		if err != nil {
+			t.Errorf("client %d: %v", i, err)
+		}
+	}
+	sameBits(t, "particles", got.Train.Particles, want.Train.Particles)
+	sameBits(t, "mean LML", got.Train.MeanLML, want.Train.MeanLML)
+	sameBits(t, "existing RSMSE", got.Existing.RSMSE, want.Existing.RSMSE)
+}
+
 // A wrong token, a token of another client, an unknown id: refused, and the
 // client gives up instead of retrying.
 func TestBadCredentialsRefused(t *testing.T) {
@@ -185,7 +232,7 @@ func TestBadCredentialsRefused(t *testing.T) {
 		{"unknown id", 5, tokens[0], "out of range"},
 	}
 	for _, c := range cases {
-		cfg := GPClient(c.id, &ds.Existing[0], ds.D)
+		cfg := GPClient(c.id, &ds.Existing[0], ds.D, fl.GPInference{})
 		cfg.Token = c.token
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := Serve(ctx, tn.dial(t), cfg)
@@ -199,7 +246,7 @@ func TestBadCredentialsRefused(t *testing.T) {
 		func(c *ClientConfig) { c.ModelKind = "bnn mlp hidden=16 classes=10 L=2" },
 		func(c *ClientConfig) { c.Dim++ },
 	} {
-		cfg := GPClient(0, &ds.Existing[0], ds.D)
+		cfg := GPClient(0, &ds.Existing[0], ds.D, fl.GPInference{})
 		cfg.Token = tokens[0]
 		mod(&cfg)
 		if err := Serve(context.Background(), tn.dial(t), cfg); err == nil || !strings.Contains(err.Error(), "the server trains") {

@@ -482,6 +482,15 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 			return c.refuse(from, codes.PermissionDenied, "client certificate of client %d used to register as client %d", cid, id)
 		}
 	}
+	// The data first: a client started with another --seed differs there
+	// before it differs in its model kind (which names the seed).
+	if c.cfg.DataHashes != nil && !bytes.Equal(c.cfg.DataHashes[id], reg.DataSha256) {
+		hint := c.cfg.DataHint
+		if hint == "" {
+			hint = "check --seed, --clients, --extra"
+		}
+		return c.refuse(from, codes.FailedPrecondition, "client %d's training data differ from the data set the server expects (%s)", id, hint)
+	}
 	wantDim := uint64(c.cfg.Dim)
 	if c.cfg.Classes != nil {
 		wantDim = 0 // the client's dφ follows from the classes it is sent
@@ -492,13 +501,6 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	}
 	if reg.DataSize > maxDataSize {
 		return c.refuse(from, codes.InvalidArgument, "client %d registers %d training samples (at most %d)", id, reg.DataSize, uint64(maxDataSize))
-	}
-	if c.cfg.DataHashes != nil && !bytes.Equal(c.cfg.DataHashes[id], reg.DataSha256) {
-		hint := c.cfg.DataHint
-		if hint == "" {
-			hint = "check --seed, --clients, --extra"
-		}
-		return c.refuse(from, codes.FailedPrecondition, "client %d's training data differ from the data set the server expects (%s)", id, hint)
 	}
 	c.guard.registered(from, id)
 	registered = true

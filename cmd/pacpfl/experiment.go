@@ -166,6 +166,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	var f trainFlags
 	addTrainFlags(fs, &f)
 	addGPNetFlags(fs, &f)
+	addGPInferenceFlags(fs, &f)
 	pv := addPVFlags(fs, dsName)
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")

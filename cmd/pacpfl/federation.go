@@ -44,6 +44,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("server", stderr)
 	var f trainFlags
 	addTrainFlags(fs, &f)
+	addGPInferenceFlags(fs, &f)
 	listen := fs.String("listen", "", "`host:port` to listen on (required)")
 	var bf bnnFlags
 	addBNNFlags(fs, &bf)
@@ -192,7 +193,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return fail(stderr, "server", err)
 			}
-			kind, dim, beta, cfg = rpc.ModelGP, fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
+			kind, dim, beta, cfg = rpc.GPKind(f.inference()), fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
 		}
 		hashes, scaling, dataHint, clientIDs = csvDataHashes(rec, fed), &fed.Scaling, csvFedHint, fed.ExistingIDs
 		var ur *userRun
@@ -238,9 +239,11 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "server", err)
 		}
-		kind, dim, beta, cfg = rpc.ModelGP, fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
+		kind, dim, beta, cfg = rpc.GPKind(f.inference()), fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
 		o.Clients = func(*fl.GPModel) ([]fl.Client, error) { return waitClients() }
-		run = func() (*fl.MethodResult, error) { return fl.RunPACPFL(ds, fl.NewGPModel(ds.D), o, fl.MethodPACPFL) }
+		g := fl.NewGPModel(ds.D)
+		g.Inference = f.inference()
+		run = func() (*fl.MethodResult, error) { return fl.RunPACPFL(ds, g, o, fl.MethodPACPFL) }
 		report = func(res *fl.MethodResult) error {
 			return writeTrainReport(stdout, jsonOut, &f, ds, o, res, start, *jsonPath)
 		}
@@ -416,6 +419,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	var f trainFlags
 	var bf bnnFlags
 	addTrainFlags(fs, &f)
+	addGPInferenceFlags(fs, &f)
 	addBNNFlags(fs, &bf)
 	giveUp := fs.Duration("give-up", 10*time.Minute, "stop retrying after this long without a session (0: never)")
 	maxClasses := fs.Int("max-classes", rpc.DefaultMaxClasses, "most class labels accepted from the server (--data FILE.csv --task classification: the network grows with them)")
@@ -504,7 +508,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "client", err)
 		}
-		cfg = rpc.GPClient(*id, &ds.Existing[*id], ds.D)
+		cfg = rpc.GPClient(*id, &ds.Existing[*id], ds.D, f.inference())
 	}
 	logf := fedLogger(stderr, "pacpfl client: ")
 	cfg.Token, cfg.GiveUp, cfg.Log, cfg.MaxClasses = token, *giveUp, logf, *maxClasses

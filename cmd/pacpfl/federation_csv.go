@@ -121,7 +121,7 @@ func csvClient(c *csvFlags, f *trainFlags, bf *bnnFlags, id int, stderr io.Write
 		return nil
 	}
 	if rec.Task != data.Classification {
-		cfg := rpc.GPClient(id, &cd, d)
+		cfg := rpc.GPClient(id, &cd, d, f.inference())
 		cfg.Prepare = func(s *data.Scaling, _ []string) (int, error) {
 			if err := scale(s); err != nil {
 				return 0, err

@@ -181,6 +181,11 @@ func runFederation(t *testing.T, n int, seed string, serverArgs ...string) (int,
 // runFederationGiveUp is runFederation with the clients' --give-up (a
 // server that fails keeps its clients retrying for that long).
 func runFederationGiveUp(t *testing.T, n int, seed, giveUp string, serverArgs ...string) (int, string) {
+	return runFederationClients(t, n, seed, giveUp, nil, serverArgs...)
+}
+
+// runFederationClients is runFederationGiveUp with extra client flags.
+func runFederationClients(t *testing.T, n int, seed, giveUp string, clientArgs []string, serverArgs ...string) (int, string) {
 	t.Helper()
 	addr := freeAddr(t)
 	var wg sync.WaitGroup
@@ -195,8 +200,9 @@ func runFederationGiveUp(t *testing.T, n int, seed, giveUp string, serverArgs ..
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if c, _, e := runCLI("client", "--server", addr, "--insecure", "--client", fmt.Sprint(i),
-				"--clients", fmt.Sprint(n), "--seed", seed, "--give-up", giveUp); c != exitOK && code == exitOK {
+			args := append([]string{"client", "--server", addr, "--insecure", "--client", fmt.Sprint(i),
+				"--clients", fmt.Sprint(n), "--seed", seed, "--give-up", giveUp}, clientArgs...)
+			if c, _, e := runCLI(args...); c != exitOK && code == exitOK {
 				t.Errorf("client %d: exit %d: %s", i, c, e)
 			}
 		}()
@@ -386,5 +392,49 @@ func TestServerAggregationFlags(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") > 3 {
 			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
 		}
+	}
+}
+
+// Sparse GP clients through the CLI: train and a server with its client
+// processes write the same report; the report names the inference and why
+// the bounds are missing; bad values are refused by name. (A client with
+// another M is refused: rpc's TestNetworkedSparseEqualsInProcess.)
+func TestSparseTrainEqualsFederation(t *testing.T) {
+	dir := t.TempDir()
+	sparse := []string{"--gp-inference", "sparse", "--inducing", "6"}
+	flags := append([]string{"--clients", "3", "--new-clients", "1", "--rounds", "4", "--k", "2", "-c", "2", "--batch", "4",
+		"--seed", "8", "--quiet"}, sparse...)
+	trainJSON, fedJSON := filepath.Join(dir, "train.json"), filepath.Join(dir, "fed.json")
+	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, flags...)...); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, errOut)
+	}
+	if code, errOut := runFederationClients(t, 3, "8", "60s", sparse, append([]string{"--json", fedJSON}, flags...)...); code != exitOK {
+		t.Fatalf("server: exit %d: %s", code, errOut)
+	}
+	want, got := readTimelessReport(t, trainJSON), readTimelessReport(t, fedJSON)
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if string(wb) != string(gb) {
+		t.Errorf("the federated sparse run's report differs from train's:\n%s\n%s", gb, wb)
+	}
+	if cfg := want["config"].(map[string]any); cfg["gp_inference"] != "sparse" || cfg["inducing"] != 6.0 {
+		t.Errorf("config %v", cfg)
+	}
+	if na, _ := want["bounds_unavailable"].(string); !strings.Contains(na, "sparse bound (M = 6)") {
+		t.Errorf("bounds_unavailable %q", na)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gp-inference", "fast"}, `--gp-inference "fast"`},
+		{[]string{"--inducing", "-1"}, "--inducing -1"},
+	} {
+		if code, _, errOut := runCLI(append([]string{"train", "--clients", "3", "--rounds", "1"}, c.args...)...); code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
+		}
+	}
+	if code, _, errOut := runCLI("train", "--clients", "3", "--rounds", "1", "--gp-inference", "sparse", "--inducing", "500", "--quiet"); code == exitOK || !strings.Contains(errOut, "500 inducing inputs but the client has only") {
+		t.Errorf("--inducing above the rows: exit %d: %s", code, errOut)
 	}
 }

@@ -59,7 +59,7 @@ func (f *trainFlags) gpModel(d int, linearMean bool) *fl.GPModel {
 	if linearMean {
 		m.MeanHidden = nil
 	}
-	return &fl.GPModel{Model: m}
+	return &fl.GPModel{Model: m, Inference: f.inference()}
 }
 
 // netText describes the networks for report headers.

@@ -51,6 +51,25 @@ type trainFlags struct {
 	given         map[string]bool // the flags on the command line
 	baselineSteps int             // experiment only
 	baselineSet   bool            // --baseline-steps given (else each method's data-set default)
+	gpInference   string          // --gp-inference (GP commands)
+	inducing      int             // --inducing
+}
+
+// gpInferenceHelp is --gp-inference's help: where auto switches and why.
+var gpInferenceHelp = fmt.Sprintf("how a GP client computes ln Z^C and predicts: exact (dense Cholesky of its m×m kernel matrix: about m³ flop and 3·m² doubles per particle), "+
+	"sparse (the Titsias lower bound with --inducing M inputs chosen from the client's own rows by k-means++ seeding: about 4·m·M² flop and O(M²) memory; docs/math.md), "+
+	"or auto: exact up to %d rows per client (about a second and 400 MB per particle on two cores), sparse above", fl.AutoExactMaxRows)
+
+// addGPInferenceFlags registers --gp-inference and --inducing.
+func addGPInferenceFlags(fs *flag.FlagSet, f *trainFlags) {
+	fs.StringVar(&f.gpInference, "gp-inference", fl.InferenceAuto, gpInferenceHelp)
+	fs.IntVar(&f.inducing, "inducing", 0, fmt.Sprintf("inducing inputs M of a sparse GP client (0: %d, or the client's rows if fewer; more than a sparse client's rows is an error)", fl.DefaultInducing))
+}
+
+// inference is the GP inference of the flags; the run's seed, with each
+// client's data, seeds the choice of its inducing inputs.
+func (f *trainFlags) inference() fl.GPInference {
+	return fl.GPInference{Mode: f.gpInference, Inducing: f.inducing, Seed: f.seed}
 }
 
 func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
@@ -104,6 +123,14 @@ func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 	}
 	if err := f.net.validate(); err != nil {
 		return err
+	}
+	if fs.Lookup("gp-inference") != nil {
+		if f.inducing < 0 {
+			return usagef("--inducing %d: want at least 1 inducing input (0: the default %d)", f.inducing, fl.DefaultInducing)
+		}
+		if err := f.inference().Validate(); err != nil {
+			return usagef("--gp-inference %q: want exact, sparse or auto", f.gpInference)
+		}
 	}
 	if jsonPath == "" {
 		return nil
@@ -316,6 +343,7 @@ type trainReport struct {
 	Bounds       *fl.Bounds       `json:"bounds,omitempty"` // at the exact Gibbs hyper-posterior 𝒬*
 	Learned      *fl.LearnedBound `json:"bound_trained,omitempty"`
 	LearnedNA    string           `json:"bound_trained_unavailable,omitempty"`
+	BoundsNA     string           `json:"bounds_unavailable,omitempty"`
 	LMLHistory   []jsonFloat      `json:"lml_history"`
 	PerClient    map[string]any   `json:"per_client"`
 	Options      json.RawMessage  `json:"-"`
@@ -354,6 +382,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	var f trainFlags
 	var bf bnnFlags
 	addTrainFlags(fs, &f)
+	addGPInferenceFlags(fs, &f)
 	addBNNFlags(fs, &bf)
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
@@ -383,6 +412,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	prog.hideLML = o.Server.DP != nil
 	o.Server.Progress = prog.update
 	g := fl.NewGPModel(ds.D)
+	g.Inference = f.inference()
 	res, err := fl.RunPACPFL(ds, g, o, fl.MethodPACPFL)
 	prog.done()
 	if err != nil {
@@ -399,8 +429,8 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset, o fl.PACPFLOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
 	tr := res.Train
 	final := fl.Mean(tr.MeanLML[max(0, len(tr.MeanLML)-50):])
-	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d\n",
-		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed)
+	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s\n",
+		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed, f.inference())
 	switch {
 	case o.Server.Rounds == 0:
 		fmt.Fprintln(stdout, noRounds)
@@ -435,6 +465,7 @@ func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset
 				"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
 				"dp_mechanism": f.dpMechanism, "beta": o.Beta.String(),
 				"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
+				"gp_inference": f.inference().Mode, "inducing": f.inference().Inducing,
 			},
 			TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
 			FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
@@ -443,6 +474,7 @@ func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset
 			Bounds:     res.Bounds,
 			Learned:    res.Learned,
 			LearnedNA:  res.LearnedUnavailable,
+			BoundsNA:   res.BoundsUnavailable,
 			LMLHistory: history,
 			PerClient: map[string]any{
 				"existing_rsmse": res.Existing.RSMSE, "existing_ce": res.Existing.CE,
@@ -482,6 +514,9 @@ func printBounds(w io.Writer, res *fl.MethodResult) {
 			return fmt.Sprintf("  (vacuous: ≥ b = %g)", b)
 		}
 		return ""
+	}
+	if res.BoundsUnavailable != "" {
+		fmt.Fprintf(w, "bounds: not computed: %s\n", res.BoundsUnavailable)
 	}
 	if b := res.Bounds; b != nil {
 		fmt.Fprintf(w, "bounds %s:\n", b.Description)

@@ -102,6 +102,7 @@ func parseTrainCSV(args []string, stderr io.Writer) (r *csvRun, status int, ok b
 	r = &csvRun{}
 	fs := newFlagSet("train", stderr)
 	addTrainFlags(fs, &r.f)
+	addGPInferenceFlags(fs, &r.f)
 	addBNNFlags(fs, &r.bf)
 	fs = dropFlags(fs, csvDropped...)
 	r.c.add(fs)
@@ -299,7 +300,7 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 		if gpo, err = f.options(ds, f.seed); err != nil {
 			return nil, err
 		}
-		gp = &fl.GPModel{Model: lml.DefaultModel(ds.D), Beta: gpo.Beta}
+		gp = &fl.GPModel{Model: lml.DefaultModel(ds.D), Beta: gpo.Beta, Inference: f.inference()}
 		p, err := svgd.Isotropic(gp.Model.HyperPriorMean(), gpo.SigmaP)
 		if err != nil {
 			return nil, usageError{err}

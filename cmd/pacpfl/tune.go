@@ -83,6 +83,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	var f trainFlags
 	addTrainFlags(fs, &f)
 	addGPNetFlags(fs, &f)
+	addGPInferenceFlags(fs, &f)
 	pv := addPVFlags(fs, dsName)
 	method := fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
 	taus, sigmas := append(floatList(nil), defaultTuneTaus...), append(floatList(nil), defaultTuneSigmaPs...)
