@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pacpfl/pacpfl/data"
+)
+
+// `pacpfl data generate`: a large federated regression data set (data.Large)
+// as the CSV file that --data reads, written as it is generated.
+func init() {
+	register(&command{
+		name:    "data",
+		summary: "write data sets: 'pacpfl data generate' a large federated regression CSV (smooth or pv)",
+		run:     runData,
+	})
+}
+
+func dataUsage(w io.Writer) {
+	fmt.Fprintln(w, `usage: pacpfl data generate --kind smooth|pv --clients N --samples M [--new-clients K]
+                           [--test-fraction F] [--seed S] --out FILE.csv|-`)
+}
+
+func runData(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "pacpfl data: which action? generate (pacpfl data generate -h for its flags)")
+		return exitUsage
+	}
+	switch args[0] {
+	case "generate":
+		return runDataGenerate(args[1:], stdout, stderr)
+	case "-h", "--help", "-help", "help":
+		dataUsage(stdout)
+		fmt.Fprintln(stdout)
+		return runDataGenerate([]string{"-h"}, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "pacpfl data: unknown action %q (generate; pacpfl data generate -h for its flags)\n", args[0])
+	return exitUsage
+}
+
+// dataGenFlags are the flags of data generate.
+type dataGenFlags struct {
+	cfg   data.LargeConfig
+	seed  uint64
+	out   string
+	quiet bool
+}
+
+// Flags of one kind only: given with the other, they are refused rather
+// than ignored.
+var (
+	smoothOnlyFlags = []string{"inputs", "noise"}
+	pvOnlyFlags     = []string{"step-minutes", "year", "min-elevation", "variant"}
+)
+
+func parseDataGenerate(args []string, stderr io.Writer) (*dataGenFlags, int, bool) {
+	fs := newFlagSet("data generate", stderr)
+	def := data.DefaultLarge(data.LargeSmooth)
+	f := &dataGenFlags{}
+	c := &f.cfg
+	fs.StringVar(&c.Kind, "kind", data.LargeSmooth, "smooth (each client a nonlinear function of --inputs inputs around a shared task family, plus noise) or pv (simulated rooftop PV, a house per client, --step-minutes steps over as many years as --samples daylight steps take)")
+	fs.IntVar(&c.Clients, "clients", def.Clients, "existing clients (IDs client001… or house001…)")
+	fs.IntVar(&c.Samples, "samples", def.Samples, fmt.Sprintf("rows per client, training and test rows together (at most %d)", data.MaxLargeSamples))
+	fs.IntVar(&c.NewClients, "new-clients", 0, "new clients besides them (IDs new001… or newhouse001…, to hold out with train --new-clients; the command prints the list)")
+	fs.Float64Var(&c.TestFraction, "test-fraction", def.TestFraction, "fraction of each client's rows marked test in the split column (smooth: at random; pv: the last rows in time)")
+	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed: the same flags write the same bytes")
+	fs.StringVar(&f.out, "out", "", "the CSV file to write (- for standard output); replaced atomically")
+	fs.IntVar(&c.Inputs, "inputs", def.Inputs, "smooth: number of inputs (feature columns x1…)")
+	fs.Float64Var(&c.Noise, "noise", def.Noise, "smooth: typical noise std (each client's varies around it)")
+	fs.IntVar(&c.StepMinutes, "step-minutes", def.StepMinutes, "pv: simulation step in minutes, a divisor of 60 (5 and 10 make about 43,000 and 22,000 daylight rows a year)")
+	fs.IntVar(&c.Year, "year", def.Year, "pv: first simulated year, from January 1")
+	fs.Float64Var(&c.MinElevation, "min-elevation", def.MinElevation, "pv: a row is a step with the Sun above this many degrees")
+	fs.StringVar(&c.Variant, "variant", def.Variant, "pv: roofs facing s (south) or ew (east or west)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return nil, st, false
+	}
+	c.Seed = f.seed
+	if err := f.validate(fs); err != nil {
+		fmt.Fprintf(stderr, "pacpfl data generate: %v\n", err)
+		badUsage(fs)
+		return nil, exitUsage, false
+	}
+	return f, exitOK, true
+}
+
+// validate checks every flag by the name it was given, before any work.
+func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
+	c := f.cfg
+	if c.Kind != data.LargeSmooth && c.Kind != data.LargePV {
+		return usagef("unknown --kind %q (want smooth or pv)", c.Kind)
+	}
+	other := pvOnlyFlags
+	if c.Kind == data.LargePV {
+		other = smoothOnlyFlags
+	}
+	for _, name := range other {
+		if flagSet(fs, name) {
+			return usagef("--%s is not a flag of --kind %s", name, c.Kind)
+		}
+	}
+	switch {
+	case f.out == "":
+		return usagef("--out FILE.csv is required (- for standard output)")
+	case c.Clients < 1:
+		return usagef("--clients %d must be at least 1", c.Clients)
+	case c.NewClients < 0:
+		return usagef("--new-clients %d must be ≥ 0", c.NewClients)
+	case c.Clients+c.NewClients > data.MaxLargeClients:
+		return usagef("--clients %d and --new-clients %d: at most %d clients in all", c.Clients, c.NewClients, data.MaxLargeClients)
+	case c.Samples < 2 || c.Samples > data.MaxLargeSamples:
+		return usagef("--samples %d must lie in 2…%d", c.Samples, data.MaxLargeSamples)
+	case !(c.TestFraction >= 0 && c.TestFraction < 1):
+		return usagef("--test-fraction %v must lie in [0, 1)", c.TestFraction)
+	}
+	if c.Kind == data.LargeSmooth {
+		switch {
+		case c.Inputs < 1 || c.Inputs > data.MaxLargeInputs:
+			return usagef("--inputs %d must lie in 1…%d", c.Inputs, data.MaxLargeInputs)
+		case !(c.Noise >= 0) || math.IsInf(c.Noise, 0):
+			return usagef("--noise %v must be finite and ≥ 0", c.Noise)
+		}
+	} else {
+		switch {
+		case c.StepMinutes < 1 || c.StepMinutes > 60 || 60%c.StepMinutes != 0:
+			return usagef("--step-minutes %d must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60)", c.StepMinutes)
+		case c.Year < 1900 || c.Year > 2099:
+			return usagef("--year %d must lie in 1900…2099 (the solar algorithm's range)", c.Year)
+		case !(c.MinElevation >= 0 && c.MinElevation < 60):
+			return usagef("--min-elevation %v must lie in [0, 60) degrees", c.MinElevation)
+		case c.Variant != "s" && c.Variant != "ew":
+			return usagef("unknown --variant %q (want s or ew)", c.Variant)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return usageError{err} // a check above missed it
+	}
+	if c.Kind == data.LargePV {
+		// The weather and one house's series, per simulated step: about
+		// 110 bytes, and about 2.4 steps per row (at 10°).
+		if err := memoryError(fmt.Sprintf("--kind pv --samples %d", c.Samples), 270*float64(c.Samples)); err != nil {
+			return err
+		}
+	}
+	return checkOutput("--out", f.out)
+}
+
+func runDataGenerate(args []string, stdout, stderr io.Writer) int {
+	f, st, ok := parseDataGenerate(args, stderr)
+	if !ok {
+		return st
+	}
+	start := time.Now()
+	g, err := data.NewLarge(f.cfg)
+	if err != nil {
+		return fail(stderr, "data generate", usageError{err})
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	total := g.Rows()
+	prog := newProgress(stderr, "data generate", int(total), f.quiet)
+	prog.unit, prog.hideLML = "row", true
+	shown := false // no progress for a file written in a moment
+	report := func(done, total int64) {
+		if shown || time.Since(start) > 2*time.Second {
+			shown = true
+			prog.update(int(done), 0)
+		}
+	}
+	var size int64
+	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error {
+		cw := &countWriter{w: w}
+		err := g.WriteCSV(ctx, cw, report)
+		size = cw.n
+		return err
+	})
+	prog.done()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("interrupted; %s not replaced", f.out)
+			if d, derr := resolveOutput("--out", f.out); derr == nil && d.kind != outReplace {
+				err = errors.New("interrupted; the output is incomplete")
+			}
+		}
+		return fail(stderr, "data generate", err)
+	}
+	text := stdout
+	if f.out == "-" {
+		text = stderr
+	}
+	c := f.cfg
+	fmt.Fprintf(text, "wrote %s: %d clients (%d existing, %d new) × %d rows (%d test rows each), %s, in %s\n",
+		f.out, c.Clients+c.NewClients, c.Clients, c.NewClients, c.Samples, c.TestRows(),
+		decimalBytes(size), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(text, "columns: %s\n", strings.Join(g.Header(), ","))
+	file := f.out
+	if file == "-" {
+		file = "FILE.csv"
+	}
+	train := fmt.Sprintf("pacpfl train --data %s --client-column %s --target-column %s --split-column %s",
+		file, data.LargeClientColumn, g.Target(), data.LargeSplitColumn)
+	if c.NewClients > 0 {
+		train += " --new-clients " + strings.Join(g.NewClientIDs(), ",")
+	}
+	fmt.Fprintf(text, "read it with: %s\n", train)
+	return exitOK
+}
+
+// decimalBytes is n in kB, MB or GB (powers of 1000, as ls -h --si and df
+// -H print them), 3 significant digits.
+func decimalBytes(n int64) string {
+	v := float64(n)
+	for _, u := range []string{"bytes", "kB", "MB", "GB"} {
+		if v < 1000 || u == "GB" {
+			if u == "bytes" {
+				return fmt.Sprintf("%d bytes", n)
+			}
+			return fmt.Sprintf("%.3g %s", v, u)
+		}
+		v /= 1000
+	}
+	panic("unreachable")
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeOutputStream is writeOutput (output.go) for data too large to hold:
+// write produces them into the destination, which is replaced atomically
+// (a temporary file beside it, synced, renamed over it) or written through
+// (standard output, devices, pipes) as writeOutput does. If write fails,
+// the temporary file is removed and the destination left as it was.
+func writeOutputStream(stdout io.Writer, flag, path string, write func(io.Writer) error) error {
+	d, err := resolveOutput(flag, path)
+	if err != nil {
+		return err
+	}
+	failed := func(err error) error {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("writing %s %s: %w", flag, path, pathErr(err))
+	}
+	switch d.kind {
+	case outStdout:
+		if err := write(stdout); err != nil {
+			return failed(err)
+		}
+		return nil
+	case outThrough:
+		f, err := os.OpenFile(d.target, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return failed(err)
+		}
+		err = write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return failed(err)
+		}
+		return nil
+	}
+	f, err := createTemp(d.target, 0o666)
+	if err != nil {
+		return failed(err)
+	}
+	tmp := f.Name()
+	if d.exists {
+		err = f.Chmod(d.mode)
+	}
+	if err == nil {
+		err = write(f)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, d.target)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return failed(err)
+	}
+	return nil
+}
