@@ -253,15 +253,66 @@ func (g *GPModel) sparsePredictOne(sp *lml.SparsePredictor, mix *lml.Mixture, pa
 	return mixturePrediction(mix, sp.Weights(), yTest), nil
 }
 
-// anySparse returns why the PAC-Bayes bounds are not computed when some
-// existing client is evaluated with the sparse bound ("" if none is): their
-// ln Z^C of the clipped loss needs the exact GP prior at every training row
-// (an m×m Cholesky per client and draw).
+// anySparse reports the first existing client evaluated with the sparse
+// bound ("" if none is).
 func (g *GPModel) anySparse(clients []data.ClientData) string {
 	for i := range clients {
 		if sparse, M, err := g.Inference.Plan(clients[i].M()); err == nil && sparse {
-			return fmt.Sprintf("client %d (%d rows) is evaluated with the sparse bound (M = %d): the PAC-Bayes bounds evaluate ln Z^C of the clipped loss under the exact GP prior at every training row, an m×m Cholesky per client and draw, and are not computed with sparse inference", i, clients[i].M(), M)
+			return fmt.Sprintf("client %d: %d rows, sparse bound with M = %d", i, clients[i].M(), M)
 		}
 	}
 	return ""
+}
+
+// MinGaussianNLL is the smallest value the Gaussian NLL of one target can
+// take with the GP's noise floor: ½ ln(2π σ_min²), σ_min = lml.MinNoiseStd.
+// A loss range [a, b] with a ≤ MinGaussianNLL clips the NLL from above
+// only.
+var MinGaussianNLL = 0.5 * math.Log(2*math.Pi*lml.MinNoiseStd*lml.MinNoiseStd)
+
+// sparseBoundsWhy says why the bound at 𝒬* cannot be computed for sparse
+// clients with the loss range [a, b] ("" if it can), and why the bound for
+// the trained hyper-posterior never can (docs/math.md, "What the bounds
+// certify with sparse clients").
+func sparseBoundsWhy(client string, a float64) (qstar, trained string) {
+	trained = client + ": the bound for the trained hyper-posterior averages each draw's −F/β, which is not confined to [a, b] (its KL part is unbounded), so Hoeffding's inequality does not apply"
+	if a > MinGaussianNLL {
+		qstar = fmt.Sprintf("%s: with sparse clients the bounds certify the clipped NLL of the sparse posterior through the Titsias bound F, which bounds the loss only if clipping never raises it: the loss range must start at or below the smallest Gaussian NLL, ½ ln(2π·%g²) = %.4f (e.g. --loss-range=-6,2); it starts at %g", client, lml.MinNoiseStd, MinGaussianNLL, a)
+	}
+	return qstar, trained
+}
+
+// BoundLogZ returns the LogZCFunc of the bounds for the existing clients:
+// for a client evaluated exactly, ln Z^C_β of the NLL clipped to [a, b] by
+// Monte Carlo (ClippedLogZ); for a sparse client, the tempered Titsias
+// bound F_β(P_φ, S_i) = −[β L̂(q) + KL(q‖P_φ)] of its sparse variational
+// posterior q, which is at most ln Z^C_β of the clipped loss when a ≤
+// MinGaussianNLL (the caller checks).
+func (g *GPModel) BoundLogZ(clients []data.ClientData, beta, a, b float64, nSamples int) (LogZCFunc, error) {
+	exact := g.ClippedLogZ(clients, beta, a, b, nSamples)
+	zs := make([][]float64, len(clients))
+	for i := range clients {
+		sparse, M, err := g.Inference.Plan(clients[i].M())
+		if err != nil {
+			return nil, fmt.Errorf("client %d: %w", i, err)
+		}
+		if sparse {
+			if zs[i], err = g.Inference.inducingFor(clients[i].X, g.Model.D, M); err != nil {
+				return nil, fmt.Errorf("client %d: %w", i, err)
+			}
+		}
+	}
+	pool := g.pool()
+	return func(phi []float64, i int, rng *rand.Rand) (float64, error) {
+		if zs[i] == nil {
+			return exact(phi, i, rng)
+		}
+		c := &clients[i]
+		ws, err := pool.get()
+		if err != nil {
+			return 0, err
+		}
+		defer pool.put(ws)
+		return ws.TemperedBound(phi, c.X, c.Y, zs[i], beta/float64(c.M()), nil)
+	}, nil
 }

@@ -1,6 +1,7 @@
 package fl
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -144,10 +145,14 @@ func RunPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions, name string) (*M
 	if err := evaluateParticles(out, ds, g, res.Particles); err != nil {
 		return nil, err
 	}
-	sparse := g.anySparse(ds.Existing)
-	if sparse != "" && (opt.Bounds.PriorSamples > 0 || opt.Bounds.Learned != nil) {
-		out.BoundsUnavailable = sparse
-		opt.Bounds.PriorSamples, opt.Bounds.Learned = 0, nil
+	if client := g.anySparse(ds.Existing); client != "" {
+		qstar, trained := sparseBoundsWhy(client, opt.Bounds.A)
+		if qstar != "" && opt.Bounds.PriorSamples > 0 {
+			out.BoundsUnavailable, opt.Bounds.PriorSamples = qstar, 0
+		}
+		if opt.Bounds.Learned != nil {
+			out.LearnedUnavailable, opt.Bounds.Learned = trained, nil
+		}
 	}
 	if opt.Bounds.PriorSamples > 0 {
 		b, err := ComputeBounds(ds, g, prior, opt.Bounds, EffectiveTau(opt.Server, len(ds.Existing)))
@@ -265,13 +270,26 @@ func ComputeBounds(ds *data.Dataset, g *GPModel, prior PriorSampler, o BoundOpti
 	}
 	fs := max(o.FuncSamples, 1)
 	rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(0x626f756e64)))
-	lzs, err := EstimateLogZS(prior, o.PriorSamples, n, tau, g.ClippedLogZ(ds.Existing, bc.Beta, o.A, o.B, fs), rng)
+	if client := g.anySparse(ds.Existing); client != "" {
+		if why, _ := sparseBoundsWhy(client, o.A); why != "" {
+			return Bounds{}, errors.New(why)
+		}
+	}
+	lnZC, err := g.BoundLogZ(ds.Existing, bc.Beta, o.A, o.B, fs)
+	if err != nil {
+		return Bounds{}, err
+	}
+	lzs, err := EstimateLogZS(prior, o.PriorSamples, n, tau, lnZC, rng)
 	if err != nil {
 		return Bounds{}, err
 	}
 	b, err := bc.Evaluate(lzs)
 	b.Samples = o.PriorSamples
 	b.Description = fmt.Sprintf("at the exact Gibbs hyper-posterior 𝒬* (independent of the training run): the expected Gaussian NLL, clipped to [%g, %g], of clients' Gibbs posteriors at β = %g, with probability ≥ 1 − δ; τ = %.4g; ln Z^S estimated from %d hyper-prior draws × %d GP function draws per client (an estimate, biased low in expectation)", o.A, o.B, bc.Beta, tau, o.PriorSamples, fs)
+	if client := g.anySparse(ds.Existing); client != "" {
+		b.Description = fmt.Sprintf("at the Gibbs hyper-posterior of the sparse objective (independent of the training run): the expected Gaussian NLL, clipped to [%g, %g], of each client's posterior at β = %g — the sparse variational posterior (Titsias/SGPR with the client's inducing inputs) where the client is evaluated with the sparse bound (%s, …), the Gibbs posterior where it is evaluated exactly — with probability ≥ 1 − δ over i.i.d. clients and samples; τ = %.4g; ln Z^S estimated from %d hyper-prior draws (biased low in expectation)",
+			o.A, o.B, bc.Beta, client, tau, o.PriorSamples)
+	}
 	return b, err
 }
 

@@ -420,7 +420,7 @@ func TestSparseTrainEqualsFederation(t *testing.T) {
 	if cfg := want["config"].(map[string]any); cfg["gp_inference"] != "sparse" || cfg["inducing"] != 6.0 {
 		t.Errorf("config %v", cfg)
 	}
-	if na, _ := want["bounds_unavailable"].(string); !strings.Contains(na, "sparse bound (M = 6)") {
+	if na, _ := want["bounds_unavailable"].(string); !strings.Contains(na, "sparse bound with M = 6") {
 		t.Errorf("bounds_unavailable %q", na)
 	}
 	for _, c := range []struct {
