@@ -1,6 +1,7 @@
 package modelfile
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,7 +11,7 @@ import (
 // and re-signed (length and checksum made valid, so that the body parser is
 // explored too): it must never panic, and a model it accepts must pass
 // Validate and survive an encode/decode round trip. The seed corpus is in
-// testdata/fuzz/FuzzDecode.
+// testdata/fuzz/FuzzDecode, with the version 1 file testdata/v1_gp_sites.model.
 func FuzzDecode(f *testing.F) {
 	for _, m := range []*Model{gpModel(), bnnModel()} {
 		b, err := Encode(m)
@@ -20,6 +21,9 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b[:40])
 	}
 	f.Add([]byte(Signature))
+	if old, err := os.ReadFile("testdata/v1_gp_sites.model"); err == nil {
+		f.Add(old) // a version 1 file (TestDecodeVersion1)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, in := range [][]byte{b, resign(b)} {
 			m, err := Decode(in)

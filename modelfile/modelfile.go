@@ -2,11 +2,12 @@
 // train --save, read by pacpfl predict and pacpfl plot): what the model is
 // (GP or BNN clients, its configuration), the k particles of the
 // hyper-posterior, the standardisation of the data, the feature, target,
-// client-column and class names, and every existing client's
-// personalisation data, so that the model predicts for its clients without
-// the training file.
+// client-column and class names, every existing client's personalisation
+// data, so that the model predicts for its clients without the training
+// file, and for GP clients the inference (exact or sparse GP) they were
+// trained with.
 //
-// # Layout (version 1)
+// # Layout (version 2)
 //
 //	offset  size  content
 //	0       8     signature "PACPFLMD"
@@ -21,6 +22,20 @@
 // every client its inputs (Rows·D) and targets (Rows). Floats are stored
 // bit for bit, so a model read back predicts bit-identically to the one
 // written.
+//
+// # Versions
+//
+// Version 2 (this package writes it) adds the GP inference ("inference" in
+// the GP configuration: mode, inducing inputs M, seed). Version 1 files,
+// written before pacpfl had sparse GP inference, are read as they are: they
+// have no inference, which means the exact GP (GPConfig.Inference nil), as
+// it did when they were written. (Not auto: auto is the same as exact only
+// for conditioning sets of up to 4,096 rows, and predict conditions a
+// client on its stored rows plus any context rows, so an old model could
+// silently change its predictions for a large client.) A version 1 file
+// with an inference is malformed. The older pacpfl that reads only
+// version 1 refuses a version 2 file with ErrVersion ("written by a newer
+// pacpfl") rather than with an unknown field.
 //
 // # Errors
 //
@@ -46,8 +61,12 @@ import (
 // Signature starts every model file.
 const Signature = "PACPFLMD"
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes; it reads
+// MinVersion to Version.
+const Version = 2
+
+// MinVersion is the oldest format version this package reads.
+const MinVersion = 1
 
 // Kinds of client model.
 const (
@@ -83,6 +102,31 @@ type GPConfig struct {
 	MeanHidden   []int  `json:"mean_hidden"`
 	KernelHidden []int  `json:"kernel_hidden"`
 	Beta         string `json:"beta"` // fl.ParseTemperature syntax: m, sqrt or a number
+	// Inference is how the clients' GP was evaluated in training and how
+	// predict evaluates it (fl.GPInference); nil (version 1 files,
+	// written before sparse inference) means the exact GP.
+	Inference *GPInference `json:"inference,omitempty"`
+}
+
+// GP inference modes (GPInference.Mode), as fl's.
+const (
+	InferenceExact  = "exact"
+	InferenceSparse = "sparse"
+	InferenceAuto   = "auto"
+)
+
+// GPInference is fl.GPInference as recorded: the exact GP, the sparse
+// (Titsias) bound with Inducing inducing inputs per client chosen by
+// fl.GPInference.InducingFor, or auto (exact up to fl.AutoExactMaxRows
+// rows, sparse above).
+type GPInference struct {
+	Mode string `json:"mode"` // InferenceExact, InferenceSparse or InferenceAuto
+	// Inducing is M as given to training: 0 means fl.DefaultInducing,
+	// lowered to a client's rows when it has fewer.
+	Inducing int `json:"inducing"`
+	// Seed, with a hash of a client's inputs, seeds the choice of its
+	// inducing inputs.
+	Seed uint64 `json:"seed"`
 }
 
 // BNNConfig is the BNN client model (lml.BNN) and its posterior inference
@@ -202,6 +246,16 @@ func (m *Model) Validate() error {
 		for _, h := range append(slices.Clone(g.MeanHidden), g.KernelHidden...) {
 			if h < 1 {
 				return bad("GP hidden width %d", h)
+			}
+		}
+		if gi := g.Inference; gi != nil {
+			switch gi.Mode {
+			case InferenceExact, InferenceSparse, InferenceAuto:
+			default:
+				return bad("GP inference %q: want exact, sparse or auto", gi.Mode)
+			}
+			if gi.Inducing < 0 {
+				return bad("GP inference with %d inducing inputs", gi.Inducing)
 			}
 		}
 	}
@@ -351,12 +405,13 @@ func Decode(b []byte) (*Model, error) {
 	if len(b) < 12 {
 		return nil, fmt.Errorf("%w: %d bytes, shorter than the header", ErrTruncated, len(b))
 	}
-	if v := binary.LittleEndian.Uint32(b[8:12]); v != Version {
+	v := binary.LittleEndian.Uint32(b[8:12])
+	if v < MinVersion || v > Version {
 		newer := "an older"
 		if v > Version {
 			newer = "a newer"
 		}
-		return nil, fmt.Errorf("%w: the file is format version %d, this pacpfl reads version %d (written by %s pacpfl; retrain, or use the pacpfl that wrote it)", ErrVersion, v, Version, newer)
+		return nil, fmt.Errorf("%w: the file is format version %d, this pacpfl reads versions %d to %d (written by %s pacpfl; retrain, or use the pacpfl that wrote it)", ErrVersion, v, MinVersion, Version, newer)
 	}
 	if len(b) < headerSize {
 		return nil, fmt.Errorf("%w: %d bytes, shorter than the header", ErrTruncated, len(b))
@@ -374,11 +429,11 @@ func Decode(b []byte) (*Model, error) {
 	if !bytes.Equal(sum[:], b[end:]) {
 		return nil, fmt.Errorf("%w: checksum mismatch (the file was changed or damaged after it was written)", ErrCorrupt)
 	}
-	return decodeBody(b[headerSize:end])
+	return decodeBody(b[headerSize:end], v)
 }
 
-// decodeBody parses a body whose checksum matched.
-func decodeBody(body []byte) (*Model, error) {
+// decodeBody parses a body of format version v whose checksum matched.
+func decodeBody(body []byte, v uint32) (*Model, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, a...))
 	}
@@ -397,6 +452,9 @@ func decodeBody(body []byte) (*Model, error) {
 	}
 	if dec.More() {
 		return nil, bad("description: data after the JSON object")
+	}
+	if v < 2 && mt.GP != nil && mt.GP.Inference != nil {
+		return nil, bad("a version %d file with a GP inference (recorded from version 2 on)", v)
 	}
 	rest := body[4+n:]
 	d := len(mt.Features)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,8 +16,9 @@ func gpModel() *Model {
 	return &Model{
 		Kind: KindGP, Task: TaskRegression, Features: []string{"hour", "temp °C"}, Target: "kWh", ClientColumn: "house",
 		XMean: []float64{12, -0.0}, XStd: []float64{7, math.SmallestNonzeroFloat64}, YMean: 3.25, YStd: 1.5,
-		GP: &GPConfig{D: 2, DF: 2, MeanHidden: []int{8, 8}, KernelHidden: []int{8}, Beta: "m"},
-		K:  2, Dim: 3, Particles: []float64{1, -2, 3e-300, math.Pi, 0.1, -0.0}, Seed: 1<<64 - 1,
+		GP: &GPConfig{D: 2, DF: 2, MeanHidden: []int{8, 8}, KernelHidden: []int{8}, Beta: "m",
+			Inference: &GPInference{Mode: InferenceSparse, Inducing: 256, Seed: 1<<64 - 2}},
+		K: 2, Dim: 3, Particles: []float64{1, -2, 3e-300, math.Pi, 0.1, -0.0}, Seed: 1<<64 - 1,
 		Clients: []Client{
 			{ID: "h1", X: []float64{1, 2, 3, 4}, Y: []float64{0.5, -0.5}},
 			{ID: "h,2\"", X: []float64{}, Y: []float64{}},
@@ -106,16 +108,62 @@ func TestDecodeCorrupted(t *testing.T) {
 func TestDecodeOtherVersion(t *testing.T) {
 	b, err := Encode(gpModel())
 	require.NoError(t, err)
-	for _, v := range []uint32{0, 2} {
+	require.Equal(t, uint32(2), binary.LittleEndian.Uint32(b[8:12]), "writes version 2")
+	for _, v := range []uint32{0, 3} {
 		c := append([]byte(nil), b...)
 		binary.LittleEndian.PutUint32(c[8:12], v)
 		_, err := Decode(c)
 		require.ErrorIs(t, err, ErrVersion)
-		assert.Contains(t, err.Error(), "this pacpfl reads version 1")
+		assert.Contains(t, err.Error(), "this pacpfl reads versions 1 to 2")
 	}
-	binary.LittleEndian.PutUint32(b[8:12], 2)
+	binary.LittleEndian.PutUint32(b[8:12], 3)
 	_, err = Decode(b)
-	assert.ErrorContains(t, err, "the file is format version 2, this pacpfl reads version 1 (written by a newer pacpfl")
+	assert.ErrorContains(t, err, "the file is format version 3, this pacpfl reads versions 1 to 2 (written by a newer pacpfl")
+}
+
+// A version 1 file, written by pacpfl before it recorded the GP inference
+// (testdata/v1_gp_sites.model: pacpfl train --data examples/sites.csv
+// --client-column site --target-column load --features
+// temperature,humidity --split-column split --new-clients site10 --rounds
+// 30 --k 2 --bound-samples 0 --bound-trained-samples 0 --save …, at commit
+// c964bf0), still loads, with no inference: the exact GP, as it meant then.
+// (cmd/pacpfl's TestPredictOldModelFile checks its predictions.) A
+// version 1 file cannot carry an inference.
+func TestDecodeVersion1(t *testing.T) {
+	b, err := os.ReadFile("testdata/v1_gp_sites.model")
+	require.NoError(t, err)
+	require.Equal(t, uint32(1), binary.LittleEndian.Uint32(b[8:12]))
+	m, err := Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, KindGP, m.Kind)
+	assert.Equal(t, []string{"temperature", "humidity"}, m.Features)
+	assert.Equal(t, 2, m.K)
+	assert.Len(t, m.Clients, 9)
+	require.NotNil(t, m.GP)
+	assert.Nil(t, m.GP.Inference, "a version 1 file has no inference: the exact GP")
+	// Written again, it is version 2 and reads back the same.
+	again, err := Encode(m)
+	require.NoError(t, err)
+	m2, err := Decode(again)
+	require.NoError(t, err)
+	assert.Equal(t, m, m2)
+
+	g := gpModel()
+	b, err = Encode(g)
+	require.NoError(t, err)
+	body := b[:len(b)-checksumSize]
+	binary.LittleEndian.PutUint32(body[8:12], 1)
+	_, err = Decode(resign(body))
+	assert.ErrorIs(t, err, ErrMalformed)
+	assert.ErrorContains(t, err, "a version 1 file with a GP inference")
+	g.GP.Inference = nil
+	b, err = Encode(g)
+	require.NoError(t, err)
+	body = b[:len(b)-checksumSize]
+	binary.LittleEndian.PutUint32(body[8:12], 1)
+	m, err = Decode(resign(body))
+	require.NoError(t, err, "a version 1 GP file without an inference")
+	assert.Nil(t, m.GP.Inference)
 }
 
 // resign rewrites the length and checksum of b (at least the header) so
@@ -156,6 +204,9 @@ func TestDecodeMalformedBody(t *testing.T) {
 		"kind":             func(m *Model) { m.Kind = "svm" },
 		"gp classifies":    func(m *Model) { m.Task = TaskClassification; m.Classes = []string{"a", "b"} },
 		"particles":        func(m *Model) { m.Particles = m.Particles[:5] },
+		"inference mode":   func(m *Model) { m.GP.Inference.Mode = "fast" },
+		"inference M":      func(m *Model) { m.GP.Inference.Inducing = -1 },
+		"empty mode":       func(m *Model) { m.GP.Inference.Mode = "" },
 	} {
 		m := gpModel()
 		mod(m)

@@ -259,15 +259,15 @@ func TestPredictBadModelFiles(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 		return p
 	}
-	v2 := append([]byte(nil), good...)
-	binary.LittleEndian.PutUint32(v2[8:12], 2)
+	v3 := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(v3[8:12], 3)
 	flipped := append([]byte(nil), good...)
 	flipped[len(flipped)/2] ^= 0x10
 	other := write("other.csv", []byte("site,x,w,y\ns0,1,2,3\n"))
 	for _, c := range []struct {
 		model, data, want string
 	}{
-		{write("v2", v2), path, "the file is format version 2, this pacpfl reads version 1"},
+		{write("v3", v3), path, "the file is format version 3, this pacpfl reads versions 1 to 2"},
 		{write("trunc", good[:len(good)-100]), path, "model file truncated"},
 		{write("flip", flipped), path, "model file corrupted: checksum mismatch"},
 		{path, path, "not a pacpfl model file"},
