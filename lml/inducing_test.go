@@ -31,6 +31,18 @@ func TestSelectInducing(t *testing.T) {
 	assert.Equal(t, Z, Z2)
 	Z3, _ := SelectInducing(X, d, 64, 8)
 	assert.NotEqual(t, Z, Z3)
+	// The triangle-inequality skip changes nothing: the same draw as a
+	// plain D²-sampling that updates every row.
+	for _, seed := range []uint64{1, 2, 3} {
+		n := 2*inducingBlock + 321
+		Xr := randomRows(rng, n, d)
+		for i := 0; i < n*d; i += 7 * d { // some clustering too
+			Xr[i] *= 0.01
+		}
+		got, err := SelectInducing(Xr, d, 150, seed)
+		require.NoError(t, err)
+		assert.Equal(t, refSelectInducing(Xr, d, 150, seed), got, "seed %d", seed)
+	}
 	// … and not on the number of goroutines (blocks of 4096 rows).
 	big := randomRows(rng, 3*inducingBlock+100, d)
 	Zb, err := SelectInducing(big, d, 40, 9)
@@ -114,4 +126,46 @@ func chunkRows(x []float64, d int) [][]float64 {
 		out = append(out, x[i:i+d])
 	}
 	return out
+}
+
+// refSelectInducing is D²-sampling without the triangle-inequality skip
+// and without goroutines: every row's distance to every new point is
+// computed. (The block sums and the draw are SelectInducing's, so that the
+// random numbers meet the same totals.)
+func refSelectInducing(X []float64, d, M int, seed uint64) []float64 {
+	m := len(X) / d
+	rng := rand.New(rand.NewPCG(seed, inducingStream))
+	Z := make([]float64, M*d)
+	d2 := make([]float64, m)
+	nb := (m + inducingBlock - 1) / inducingBlock
+	bsum := make([]float64, nb)
+	sums := func() {
+		for b := range bsum {
+			var s float64
+			for _, v := range d2[b*inducingBlock : min((b+1)*inducingBlock, m)] {
+				s += v
+			}
+			bsum[b] = s
+		}
+	}
+	i := rng.IntN(m)
+	copy(Z, X[i*d:i*d+d])
+	for j := 0; j < m; j++ {
+		d2[j] = sqDistRow(X[j*d:j*d+d], Z[:d])
+	}
+	sums()
+	for k := 1; k < M; k++ {
+		var total float64
+		for _, s := range bsum {
+			total += s
+		}
+		i = drawD2(d2, bsum, rng.Float64()*total)
+		z := Z[k*d : k*d+d]
+		copy(z, X[i*d:i*d+d])
+		for j := 0; j < m; j++ {
+			d2[j] = math.Min(d2[j], sqDistRow(X[j*d:j*d+d], z))
+		}
+		sums()
+	}
+	return Z
 }
