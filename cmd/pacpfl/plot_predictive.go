@@ -293,6 +293,7 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "the figure `FILE`: .png or .svg")
 	contextCol := fs.String("context-column", "", "a column marking a client's own labelled rows (1, true, yes, train or context): the model personalises on them; needed for clients the model never saw")
 	grid := fs.Int("grid", 200, "points of the predictive curve (one input)")
+	inf := addInferenceOverride(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
@@ -306,11 +307,17 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 	case *grid < 2 || *grid > 100000:
 		return fail(stderr, cmd, usagef("--grid %d: want 2 to 100000 points", *grid))
 	}
+	if err := inf.check(); err != nil {
+		return fail(stderr, cmd, err)
+	}
 	format, err := checkFigureOut(*out)
 	if err != nil {
 		return fail(stderr, cmd, err)
 	}
 	u, err := loadUserModel(*model)
+	if err == nil {
+		err = inf.apply(u)
+	}
 	if err != nil {
 		return fail(stderr, cmd, err)
 	}

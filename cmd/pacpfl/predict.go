@@ -206,6 +206,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	dataPath := fs.String("data", "", "the CSV `FILE` of rows to predict: the model's client, feature and (for context rows) target columns")
 	out := fs.String("out", "-", "write the predictions as CSV to `FILE` (-: standard output)")
 	contextCol := fs.String("context-column", "", "a column marking the rows that are a client's own labelled data (1, true, yes, train or context): the model personalises on them and predicts the others; needed for clients the model never saw")
+	inf := addInferenceOverride(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
@@ -215,10 +216,16 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	case *dataPath == "":
 		return fail(stderr, "predict", usagef("--data FILE.csv is required"))
 	}
+	if err := inf.check(); err != nil {
+		return fail(stderr, "predict", err)
+	}
 	if err := checkOutput("--out", *out); err != nil {
 		return fail(stderr, "predict", err)
 	}
 	u, err := loadUserModel(*model)
+	if err == nil {
+		err = inf.apply(u)
+	}
 	if err != nil {
 		return fail(stderr, "predict", err)
 	}

@@ -312,9 +312,17 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 				return nil, fmt.Errorf("client %q: %w", fed.ExistingIDs[i], err)
 			}
 		}
+		// The new clients are only predicted for, after training: an M
+		// above one's rows fails now rather than then.
+		for i := range ds.New {
+			if _, _, err := gp.Inference.Plan(len(ds.New[i].Y)); err != nil {
+				return nil, fmt.Errorf("new client %q: %w", fed.NewIDs[i], err)
+			}
+		}
 		m := gp.Model
 		mf.Kind = modelfile.KindGP
-		mf.GP = &modelfile.GPConfig{D: m.D, DF: m.DF, MeanHidden: m.MeanHidden, KernelHidden: m.KernelHidden, Beta: gpo.Beta.String()}
+		mf.GP = &modelfile.GPConfig{D: m.D, DF: m.DF, MeanHidden: m.MeanHidden, KernelHidden: m.KernelHidden, Beta: gpo.Beta.String(),
+			Inference: recordInference(gp.Inference)}
 		mf.Training["sigma_p"] = strconv.FormatFloat(gpo.SigmaP, 'g', -1, 64)
 	} else {
 		if bno, err = bf.options(f, ds, f.seed); err != nil {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -31,6 +33,12 @@ type userModel struct {
 	beta fl.Temperature
 	bnn  lml.BNN
 	post lml.BNNPosteriorOptions
+	// inference is how the GP clients are conditioned and predict: the
+	// model file's (exact for a file from before it was recorded), or
+	// what --gp-inference and --inducing override; inducingFlag: M came
+	// from --inducing.
+	inference    fl.GPInference
+	inducingFlag bool
 }
 
 // maxModelFile bounds a model file read into memory.
@@ -72,6 +80,7 @@ func newUserModel(mf *modelfile.Model) (*userModel, error) {
 		if u.beta, err = fl.ParseTemperature(g.Beta); err != nil {
 			return nil, fmt.Errorf("%w: β: %v", modelfile.ErrMalformed, err)
 		}
+		u.inference = fileInference(mf)
 	case modelfile.KindBNN:
 		b := mf.BNN
 		u.bnn = lml.BNN{Arch: b.Arch, InC: b.InC, InH: b.InH, InW: b.InW, Hidden: b.Hidden, Classes: b.Classes}
@@ -90,6 +99,98 @@ func newUserModel(mf *modelfile.Model) (*userModel, error) {
 }
 
 func (u *userModel) regression() bool { return u.file.Task == modelfile.TaskRegression }
+
+// fileInference is the GP inference a model file records; a file written
+// before pacpfl recorded it (format version 1) was trained and evaluated
+// with the exact GP, and means it still.
+func fileInference(mf *modelfile.Model) fl.GPInference {
+	if mf.GP == nil || mf.GP.Inference == nil {
+		return fl.GPInference{Mode: fl.InferenceExact, Seed: mf.Seed}
+	}
+	gi := mf.GP.Inference
+	return fl.GPInference{Mode: gi.Mode, Inducing: gi.Inducing, Seed: gi.Seed}
+}
+
+// recordInference is gi as a model file records it (the mode spelled
+// out).
+func recordInference(gi fl.GPInference) *modelfile.GPInference {
+	mode := gi.Mode
+	if mode == "" {
+		mode = fl.InferenceAuto
+	}
+	return &modelfile.GPInference{Mode: mode, Inducing: gi.Inducing, Seed: gi.Seed}
+}
+
+// inferenceOverride is --gp-inference and --inducing of the commands that
+// predict with a saved model (predict, plot predictive). Unset, the model
+// file's inference applies; each flag given on the command line replaces
+// its part of it (the seed of the inducing inputs is always the file's).
+type inferenceOverride struct {
+	mode     string
+	inducing int
+	fs       *flag.FlagSet
+}
+
+func addInferenceOverride(fs *flag.FlagSet) *inferenceOverride {
+	o := &inferenceOverride{fs: fs}
+	fs.StringVar(&o.mode, "gp-inference", "", "GP models: how each client is conditioned and predicts: exact, sparse or auto (pacpfl train -h: --gp-inference); "+
+		"default: the inference the model file records (a file written before pacpfl recorded it: exact); given, it wins over the file's")
+	fs.IntVar(&o.inducing, "inducing", 0, fmt.Sprintf("GP models: inducing inputs M of a sparse client, chosen from its conditioning rows (0: %d, or the client's rows if fewer); "+
+		"default: the model file's; given, it wins over the file's; more than a sparse client's rows is an error", fl.DefaultInducing))
+	return o
+}
+
+// given reports whether flag name was on the command line.
+func (o *inferenceOverride) given(name string) bool {
+	set := false
+	o.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// check refuses a bad mode or M (a usage error), before any file is read.
+func (o *inferenceOverride) check() error {
+	if o.given("gp-inference") {
+		if err := (fl.GPInference{Mode: o.mode}).Validate(); err != nil || o.mode == "" {
+			return usagef("--gp-inference %q: want exact, sparse or auto", o.mode)
+		}
+	}
+	if o.inducing < 0 {
+		return usagef("--inducing %d: want at least 1 inducing input (0: the default %d)", o.inducing, fl.DefaultInducing)
+	}
+	return nil
+}
+
+// apply sets u's inference from the flags given; on a classification (BNN)
+// model they are a usage error.
+func (o *inferenceOverride) apply(u *userModel) error {
+	mode, inducing := o.given("gp-inference"), o.given("inducing")
+	if !mode && !inducing {
+		return nil
+	}
+	if !u.regression() {
+		return usagef("--gp-inference and --inducing apply to GP (regression) models; this one has %s clients", u.file.Kind)
+	}
+	if mode {
+		u.inference.Mode = o.mode
+	}
+	if inducing {
+		u.inference.Inducing, u.inducingFlag = o.inducing, true
+	}
+	return nil
+}
+
+// plan is fl.GPInference.Plan for a client conditioned on m rows, its
+// error naming where M came from (a usage error if from --inducing).
+func (u *userModel) plan(m int) (sparse bool, M int, err error) {
+	sparse, M, err = u.inference.Plan(m)
+	if err == nil {
+		return sparse, M, nil
+	}
+	if u.inducingFlag {
+		return false, 0, usagef("--inducing %d: the client is conditioned on only %d rows (give --inducing %d or fewer, or --gp-inference exact)", u.inference.Inducing, m, m)
+	}
+	return false, 0, fmt.Errorf("the model's GP inference is %s, but the client is conditioned on only %d rows (give --inducing %d or fewer, or --gp-inference exact)", u.inference, m, m)
+}
 
 // client returns the index of an existing client, or −1.
 func (u *userModel) client(id string) int {
@@ -122,13 +223,44 @@ const predictTag = 0x7573657270726564
 
 // predict runs the jobs over the cores, one single-threaded predictor per
 // worker; the results do not depend on the number of workers.
+//
+// A GP client is conditioned with the model's inference (u.inference): the
+// exact GP, or the sparse predictive (lml.SparsePredictor) through M
+// inducing inputs chosen from its conditioning rows by the federation's
+// rule (fl.GPInference.InducingFor). Every client's plan is checked before
+// any is fitted, so that an M above a client's rows fails at once.
 func (u *userModel) predict(jobs []predictJob) ([]predictOut, error) {
 	out := make([]predictOut, len(jobs))
+	if u.regression() {
+		for i := range jobs {
+			if len(jobs[i].cy) == 0 {
+				continue // predictOne says so
+			}
+			if _, _, err := u.plan(len(jobs[i].cy)); err != nil {
+				return nil, fmt.Errorf("client %q: %w", jobs[i].id, err)
+			}
+		}
+	}
 	type worker struct {
 		gp  *lml.Predictor
+		sp  *lml.SparsePredictor // made for the worker's first sparse client
 		bnn *lml.BNNPredictor
 	}
-	errs := workq.Run(len(jobs), 0, func() (w worker, err error) {
+	var workers []*worker
+	var wmu sync.Mutex
+	defer func() {
+		for _, w := range workers {
+			if w.sp != nil {
+				w.sp.Close()
+			}
+		}
+	}()
+	errs := workq.Run(len(jobs), 0, func() (*worker, error) {
+		w := &worker{}
+		wmu.Lock()
+		workers = append(workers, w)
+		wmu.Unlock()
+		var err error
 		if u.regression() {
 			w.gp, err = lml.NewPredictor(u.gp, linalg.NewNative(1))
 		} else {
@@ -136,8 +268,8 @@ func (u *userModel) predict(jobs []predictJob) ([]predictOut, error) {
 			w.bnn, err = lml.NewBNNPredictor(u.bnn, u.post, conv.Options{BLAS: one(), WorkerBLAS: one, Workers: 1})
 		}
 		return w, err
-	}, func(w worker, i int) (err error) {
-		out[i], err = u.predictOne(w.gp, w.bnn, &jobs[i])
+	}, func(w *worker, i int) (err error) {
+		out[i], err = u.predictOne(w.gp, &w.sp, w.bnn, &jobs[i])
 		return err
 	})
 	if i, err := workq.First(errs); err != nil {
@@ -146,16 +278,42 @@ func (u *userModel) predict(jobs []predictJob) ([]predictOut, error) {
 	return out, nil
 }
 
-func (u *userModel) predictOne(gp *lml.Predictor, bnn *lml.BNNPredictor, j *predictJob) (predictOut, error) {
+// predictOne conditions on job j and predicts; *sp is the worker's sparse
+// predictor, made on first use.
+func (u *userModel) predictOne(gp *lml.Predictor, sp **lml.SparsePredictor, bnn *lml.BNNPredictor, j *predictJob) (predictOut, error) {
 	if len(j.cy) == 0 {
 		return predictOut{}, errors.New("no data to personalise on")
 	}
 	if u.regression() {
-		scale := u.beta.For(len(j.cy)) / float64(len(j.cy))
-		if err := gp.FitTempered(u.file.Particles, j.cx, j.cy, scale); err != nil {
+		m := len(j.cy)
+		scale := u.beta.For(m) / float64(m)
+		sparse, M, err := u.plan(m)
+		if err != nil {
 			return predictOut{}, err
 		}
 		mix := &lml.Mixture{}
+		if sparse {
+			z, err := u.inference.InducingFor(j.cx, u.gp.D, M)
+			if err != nil {
+				return predictOut{}, err
+			}
+			if *sp == nil {
+				// One thread: the clients are spread over the cores.
+				if *sp, err = lml.NewSparsePredictor(u.gp, lml.SparseOptions{Threads: 1}); err != nil {
+					return predictOut{}, err
+				}
+			}
+			if err := (*sp).FitTempered(u.file.Particles, j.cx, j.cy, z, scale); err != nil {
+				return predictOut{}, err
+			}
+			if len(j.xt) == 0 {
+				return predictOut{mix: mix}, nil
+			}
+			return predictOut{mix: mix}, (*sp).Predict(j.xt, mix)
+		}
+		if err := gp.FitTempered(u.file.Particles, j.cx, j.cy, scale); err != nil {
+			return predictOut{}, err
+		}
 		if len(j.xt) == 0 {
 			return predictOut{mix: mix}, nil
 		}
