@@ -20,10 +20,12 @@ import (
 // SparseWorkspace streams at once.
 const DefaultSparseChunk = 2048
 
-// sparseTile is the number of rows of one tile, the unit of every BLAS call
-// and of every sum over rows (a chunk is a whole number of tiles). Fixing it
-// is what makes the result independent of the chunk size. A variable so that
-// tests can exercise many tiles, blocks and chunks with a few hundred rows.
+// sparseTile is the number of rows of one tile, the unit of every sum over
+// rows, in the BLAS (the rank-n updates, the networks' weight gradients) or
+// not (a chunk is a whole number of tiles; products whose rows are
+// independent run on whole chunks). Fixing it is what makes the result
+// independent of the chunk size. A variable so that tests can exercise many
+// tiles, blocks and chunks with a few hundred rows.
 var sparseTile = 256
 
 // sparseBlocks is the number of row blocks the data are cut into (fewer if
@@ -94,6 +96,7 @@ type sparsePool struct {
 	sizedM  int
 	zActs   [][]float64 // kernel-network activations at Z, M×width
 	fz1     []float64   // M×(DF+1): [f(Z) | 1]
+	gT      []float64   // (DF+1)×M: [f(Z) | 1]ᵀ
 	kuu     []float64   // M×M: K_uu (no jitter)
 	aa      []float64   // M×M: AAᵀ = L⁻¹SL⁻ᵀ, S = K_uf K_fu, A = L⁻¹K_uf
 	bm      []float64   // M×M: B = I + AAᵀ/σ_e²
@@ -104,7 +107,7 @@ type sparsePool struct {
 	alpha   []float64   // M: α = L⁻ᵀL_B⁻ᵀc/σ_e²
 	tmpM    []float64   // M
 	tmp2    []float64   // M
-	gzacc   []float64   // M×(DF+1): Σ_rows Wᵀ[F | 1]
+	gzacc   []float64   // (DF+1)×M: Σ_rows [F | 1]ᵀW
 	zout    []float64   // M×(DF+1)
 	gz      []float64   // M×DF: ∂F/∂f(Z)
 	zg1     []float64   // M×max width
@@ -132,7 +135,7 @@ type sparsePool struct {
 type sparseBlock struct {
 	aa   []float64 // (M+1)×(M+1), lower triangle: Σ [A_c; r_cᵀ][A_c; r_cᵀ]ᵀ
 	gphi []float64 // dφ
-	gz   []float64 // M×(DF+1)
+	gz   []float64 // (DF+1)×M: Σ_rows [F | 1]ᵀW
 }
 
 // sparseWorker is one goroutine's chunk buffers and single-threaded BLAS.
@@ -145,8 +148,6 @@ type sparseWorker struct {
 	h                  []float64 // rows×(M+1): [A_cᵀ | r_c], then [2K·∂F/∂S | Kα]
 	r, dmu             []float64 // rows
 	gf                 []float64 // rows×DF
-	ft1                []float64 // rows×(DF+1)
-	out                []float64 // tile×(DF+1)
 	g1, g2             []float64 // tile×max width
 }
 
@@ -281,6 +282,7 @@ func (p *sparsePool) ensureM(M int) {
 		p.zActs[l] = make([]float64, M*w)
 	}
 	p.fz1 = make([]float64, M*(df+1))
+	p.gT = make([]float64, (df+1)*M)
 	p.kuu = make([]float64, M*M)
 	p.linvT = make([]float64, M*M)
 	p.aa = make([]float64, M*M)
@@ -354,9 +356,7 @@ func (p *sparsePool) ensureWorker(w *sparseWorker, rows, M int) {
 	w.r = make([]float64, rows)
 	w.dmu = make([]float64, rows)
 	w.gf = make([]float64, rows*df)
-	w.ft1 = make([]float64, rows*(df+1))
 	t := min(rows, p.tile)
-	w.out = make([]float64, t*(df+1))
 	mw := max(p.mean.maxWidth(), p.kern.maxWidth())
 	w.g1 = make([]float64, t*mw)
 	w.g2 = make([]float64, t*mw)
@@ -374,6 +374,10 @@ func (p *sparsePool) zForward(bl *linalg.Native, phi, Z []float64, M int) []floa
 	for j := 0; j < M; j++ {
 		copy(p.fz1[j*(df+1):j*(df+1)+df], fz[j*df:j*df+df])
 		p.fz1[j*(df+1)+df] = 1
+		for c := 0; c < df; c++ {
+			p.gT[c*M+j] = fz[j*df+c]
+		}
+		p.gT[df*M+j] = 1
 	}
 	return fz
 }

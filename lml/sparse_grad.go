@@ -104,14 +104,14 @@ func (p *sparsePool) gradient(Z []float64, scale, sigma, trA, cc float64, grad [
 		asm.AxpyUnitary(1, blk.gz[:M*(df+1)], gzacc)
 	}
 
-	// ∂F/∂f(Z): from K_uf, Σ_rows W_ij (f_i − g_j) = (WᵀF)_j − g_j Σ_i W_ij;
+	// ∂F/∂f(Z): from K_uf, Σ_rows W_ij (f_i − g_j) = (WᵀF)_j − g_j Σ_i W_ij
+	// (gzacc holds [F | 1]ᵀW, (DF+1)×M);
 	// from K_uu, −2 Σ_k (∂F/∂K_uu ∘ K_uu)_jk (g_j − g_k).
 	fz := p.zActs[len(p.zActs)-1][:M*df]
 	gz := p.gz[:M*df]
 	for j := 0; j < M; j++ {
-		row := gzacc[j*(df+1) : j*(df+1)+df+1]
 		for c := 0; c < df; c++ {
-			gz[j*df+c] = row[c] - row[df]*fz[j*df+c]
+			gz[j*df+c] = gzacc[c*M+j] - gzacc[df*M+j]*fz[j*df+c]
 		}
 	}
 	kuu := p.kuu[:M*M]
@@ -152,7 +152,7 @@ func (p *sparsePool) gradient(Z []float64, scale, sigma, trA, cc float64, grad [
 
 // gradBlock pushes ∂F/∂K_fu and ∂F/∂m(X) of the rows of block bi through
 // the kernel and both networks, tile by tile, into the block's gradient and
-// its Σ Wᵀ[F | 1].
+// its Σ_rows [F | 1]ᵀW (for ∂F/∂f(Z)).
 func (p *sparsePool) gradBlock(w *sparseWorker, bi int) {
 	M, df, d := p.M, p.df, p.model.D
 	ld := M + 1
@@ -160,11 +160,12 @@ func (p *sparsePool) gradBlock(w *sparseWorker, bi int) {
 	inv := 1 / v
 	blk := &p.blocks[bi]
 	clear(blk.gphi)
+	acc := blk.gz[:(df+1)*M]
+	clear(acc)
 	gsa := p.gsa[:M*ld]
 	alpha := p.alpha[:M]
-	fz1 := p.fz1[:M*(df+1)]
+	gT := p.gT[:(df+1)*M]
 	r0, r1 := p.blockRows(bi)
-	beta := 0.0
 	for c0 := r0; c0 < r1; c0 += p.chunk {
 		nc := min(p.chunk, r1-c0)
 		F := p.chunkForward(w, c0, nc)
@@ -176,34 +177,30 @@ func (p *sparsePool) gradBlock(w *sparseWorker, bi int) {
 		w.bl.Dgemm(blas.NoTrans, blas.NoTrans, nc, ld, M, 1, w.k, ld, gsa, ld, 0, w.h, ld)
 		for t0 := 0; t0 < nc; t0 += p.tile {
 			nt := min(p.tile, nc-t0)
-			kt := w.k[t0*ld : (t0+nt)*ld]
-			ht := w.h[t0*ld : (t0+nt)*ld]
-			ft1 := w.ft1[:nt*(df+1)]
-			for i := 0; i < nt; i++ {
-				ri := w.r[t0+i]
-				hrow := ht[i*ld : i*ld+ld]
-				krow := kt[i*ld : i*ld+M]
-				w.dmu[t0+i] = ri*inv - hrow[M]
-				// W = (2K·∂F/∂S + rαᵀ) ∘ K: ∂F/∂K_tu times ∂K/∂(−½‖f − g‖²).
-				hw := hrow[:M]
-				for j, kv := range krow {
-					hw[j] = (hw[j] + ri*alpha[j]) * kv
-				}
-				copy(ft1[i*(df+1):i*(df+1)+df], F[(t0+i)*df:(t0+i)*df+df])
-				ft1[i*(df+1)+df] = 1
-			}
-			// ∂F/∂f_i = Σ_j W_ij g_j − f_i Σ_j W_ij.
-			out := w.out[:nt*(df+1)]
-			w.bl.Dgemm(blas.NoTrans, blas.NoTrans, nt, df+1, M, 1, ht, ld, fz1, df+1, 0, out, df+1)
 			gf := w.gf[:nt*df]
 			for i := 0; i < nt; i++ {
-				for c := 0; c < df; c++ {
-					gf[i*df+c] = out[i*(df+1)+c] - out[i*(df+1)+df]*F[(t0+i)*df+c]
+				ri := w.r[t0+i]
+				hrow := w.h[(t0+i)*ld : (t0+i)*ld+ld]
+				krow := w.k[(t0+i)*ld : (t0+i)*ld+M]
+				w.dmu[t0+i] = ri*inv - hrow[M]
+				// W = (2K·∂F/∂S + rαᵀ) ∘ K: ∂F/∂K_cu times ∂K/∂(−½‖f − g‖²).
+				hw := hrow[:M]
+				asm.AxpyUnitary(ri, alpha, hw)
+				for j, kv := range krow {
+					hw[j] *= kv
 				}
+				// ∂F/∂f_i = Σ_j W_ij g_j − f_i Σ_j W_ij, and the row's share
+				// of Σ_i W_ij [f_i | 1] for ∂F/∂g_j, row after row (the
+				// order of the sum is the rows' order in the block). All of
+				// it on the row of W while it is in L1.
+				fi := F[(t0+i)*df : (t0+i)*df+df]
+				sw := asm.DotUnitary(hw, gT[df*M:(df+1)*M])
+				for c, fv := range fi {
+					gf[i*df+c] = asm.DotUnitary(hw, gT[c*M:(c+1)*M]) - sw*fv
+					asm.AxpyUnitary(fv, hw, acc[c*M:(c+1)*M])
+				}
+				asm.AxpyUnitary(1, hw, acc[df*M:(df+1)*M])
 			}
-			// Σ_i W_ij [f_i | 1], for ∂F/∂g_j.
-			w.bl.Dgemm(blas.Trans, blas.NoTrans, M, df+1, nt, 1, ht, ld, ft1, df+1, beta, blk.gz, df+1)
-			beta = 1
 			xt := p.x[(c0+t0)*d : (c0+t0+nt)*d]
 			p.mean.backwardRows(w.bl, p.phi, xt, nt, t0, w.meanActs, w.dmu[t0:t0+nt], blk.gphi, w.g1, w.g2)
 			p.kern.backwardRows(w.bl, p.phi, xt, nt, t0, w.kernActs, gf, blk.gphi, w.g1, w.g2)
