@@ -10,12 +10,15 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
-// `pacpfl gp eval`: the LML (eq. 33) of one GP prior φ on a data set, and
-// with --json its gradient and the layout of φ.
+// `pacpfl gp eval`: the LML (eq. 33) of one GP prior φ on a data set, or
+// with --gp-inference sparse the Titsias lower bound on it with M inducing
+// inputs chosen from the data's rows, and with --json its gradient, the
+// layout of φ and the inducing inputs.
 func init() {
 	register(&command{
 		name:    "gp",
@@ -25,7 +28,7 @@ func init() {
 }
 
 func gpUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pacpfl gp eval --data FILE.csv (--params FILE | --init-seed N) [--hidden 32,32] [--df 2] [--json]")
+	fmt.Fprintln(w, "usage: pacpfl gp eval --data FILE.csv (--params FILE | --init-seed N) [--hidden 32,32] [--df 2] [--gp-inference exact|sparse|auto] [--inducing M] [--inducing-seed S] [--json]")
 }
 
 func runGP(args []string, stdout, stderr io.Writer) int {
@@ -72,14 +75,26 @@ func (l *widthList) Set(v string) error {
 }
 
 type gpEvalResult struct {
+	// LML is the log marginal likelihood (exact) or the Titsias lower
+	// bound F on it (sparse); Grad its gradient with respect to φ (Z
+	// held fixed).
 	LML       float64     `json:"lml"`
 	M         int         `json:"m"`
 	D         int         `json:"d"`
 	NumParams int         `json:"num_params"`
 	NoiseStd  float64     `json:"noise_std"`
-	Jitter    float64     `json:"jitter"`
+	Jitter    float64     `json:"jitter"` // exact: added to K + σ²I; sparse: added to K_uu
 	Grad      []float64   `json:"grad"`
 	Layout    []lml.Block `json:"layout"`
+	// GPInference is what was computed: "exact" or "sparse" (auto
+	// resolved).
+	GPInference string `json:"gp_inference"`
+	// Sparse: M, the seed of their choice and the M inducing inputs (rows
+	// of D numbers, in the CSV's units: gp eval does not standardise), so
+	// that another tool can recompute the bound from φ, the data and Z.
+	Inducing       int         `json:"inducing,omitempty"`
+	InducingSeed   *uint64     `json:"inducing_seed,omitempty"`
+	InducingInputs [][]float64 `json:"inducing_inputs,omitempty"`
 }
 
 func runGPEval(args []string, stdout, stderr io.Writer) int {
@@ -91,7 +106,12 @@ func runGPEval(args []string, stdout, stderr io.Writer) int {
 	hidden := widthList(lml.DefaultHidden)
 	fs.Var(&hidden, "hidden", `hidden-layer widths of both networks ("none" for linear networks)`)
 	df := fs.Int("df", lml.DefaultDF, "output width of the kernel network")
-	asJSON := fs.Bool("json", false, `print {"lml", "grad", "layout", …} as JSON`)
+	asJSON := fs.Bool("json", false, `print {"lml", "grad", "layout", …} as JSON (sparse: also "gp_inference", "inducing" and the M×D "inducing_inputs")`)
+	mode := fs.String("gp-inference", fl.InferenceExact, fmt.Sprintf("exact: the LML by a dense Cholesky of the m×m kernel matrix (about m³ flop, 2·m² doubles); "+
+		"sparse: the Titsias lower bound on it with --inducing M inputs chosen from the data's rows by k-means++ seeding, as train chooses a client's (about 4·m·M² flop, O(M²) memory; docs/math.md); "+
+		"auto: exact up to %d rows, sparse above. The default is exact, unlike train's auto: gp eval prints the LML unless told otherwise", fl.AutoExactMaxRows))
+	inducing := fs.Int("inducing", 0, fmt.Sprintf("inducing inputs M of the sparse bound (0: %d, or the rows if fewer; more than the rows is an error)", fl.DefaultInducing))
+	zSeed := fs.Uint64("inducing-seed", 1, "seed of the inducing inputs' choice, with a hash of the inputs (train --seed S chooses a client's Z as --inducing-seed S does on the same inputs)")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
@@ -108,7 +128,12 @@ func runGPEval(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--df %d: want at least 1", *df)
 	case !(*sigmaP > 0) || math.IsInf(*sigmaP, 0):
 		return usageErr("--sigma-p %v: want a positive number", *sigmaP)
+	case *mode != fl.InferenceExact && *mode != fl.InferenceSparse && *mode != fl.InferenceAuto:
+		return usageErr("--gp-inference %q: want exact, sparse or auto", *mode)
+	case *inducing < 0:
+		return usageErr("--inducing %d: want at least 1 inducing input (0: the default %d)", *inducing, fl.DefaultInducing)
 	}
+	inf := fl.GPInference{Mode: *mode, Inducing: *inducing, Seed: *zSeed}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "pacpfl gp eval: %v\n", err)
 		return exitError
@@ -130,9 +155,19 @@ func runGPEval(args []string, stdout, stderr io.Writer) int {
 		}
 		return w + (in+1)*out
 	}
+	sparse, M, err := inf.Plan(len(y))
+	if err != nil {
+		return usageErr("--inducing %d: the data have only %d rows", *inducing, len(y))
+	}
 	m := float64(len(y))
+	need := 2 * m * m
+	if sparse {
+		// The M×M matrices and the row blocks' (M+1)² sums, besides the
+		// data; the streamed chunks are smaller.
+		need = 24 * float64(M+1) * float64(M+1)
+	}
 	if st, ok := checkMemory(stderr, "gp eval", fmt.Sprintf("--hidden %v --df %d on %d samples", hidden, *df, len(y)),
-		8*(2*(weights(1)+weights(float64(*df)))+2*m*m)); !ok {
+		8*(2*(weights(1)+weights(float64(*df)))+need)); !ok {
 		return st
 	}
 	var phi []float64
@@ -149,33 +184,65 @@ func runGPEval(args []string, stdout, stderr io.Writer) int {
 		prior.Sample(phi, rand.New(rand.NewPCG(uint64(*seed), 0x9e3779b97f4a7c15)))
 	}
 
-	ws, err := lml.NewWorkspace(model, nil)
-	if err != nil {
-		return fail(err)
-	}
 	grad := make([]float64, model.NumParams())
-	v, err := ws.LML(phi, X, y, grad)
+	res := gpEvalResult{M: len(y), D: d, NumParams: model.NumParams(), NoiseStd: lml.NoiseStd(phi[model.NoiseIndex()]),
+		Grad: grad, Layout: model.Layout(), GPInference: fl.InferenceExact}
+	var v float64
+	if sparse {
+		// Z: M rows of X as read (gp eval does not standardise).
+		Z, zerr := inf.InducingFor(X, d, M)
+		if zerr != nil {
+			return fail(zerr)
+		}
+		v, err = sparseEval(model, &res, X, y, Z, phi)
+		res.GPInference, res.Inducing, res.InducingSeed = fl.InferenceSparse, M, zSeed
+		res.InducingInputs = make([][]float64, M)
+		for i := range res.InducingInputs {
+			res.InducingInputs[i] = Z[i*d : (i+1)*d : (i+1)*d]
+		}
+	} else {
+		var ws *lml.Workspace
+		if ws, err = lml.NewWorkspace(model, nil); err != nil {
+			return fail(err)
+		}
+		v, err = ws.LML(phi, X, y, grad)
+		res.Jitter = ws.Jitter()
+	}
 	if err == nil {
 		err = finiteResult(v, grad)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%w; %s", err, scaleHint(X, y)))
 	}
-	res := gpEvalResult{
-		LML: v, M: len(y), D: d, NumParams: model.NumParams(),
-		NoiseStd: lml.NoiseStd(phi[model.NoiseIndex()]), Jitter: ws.Jitter(),
-		Grad: grad, Layout: model.Layout(),
-	}
+	res.LML = v
 	if *asJSON {
 		if err := bench.JSONLine(stdout, res); err != nil {
 			return fail(err)
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "lml %.17g\n", v)
+	if sparse {
+		fmt.Fprintf(stdout, "bound %.17g (sparse, M = %d: the Titsias lower bound on the LML; --json prints the inducing inputs)\n", v, M)
+	} else {
+		fmt.Fprintf(stdout, "lml %.17g\n", v)
+	}
 	fmt.Fprintf(stdout, "m %d  d %d  dφ %d  noise std %.6g  jitter %g  |grad| %.6g\n",
 		res.M, res.D, res.NumParams, res.NoiseStd, res.Jitter, norm2(grad))
 	return exitOK
+}
+
+// sparseEval evaluates the Titsias bound with inducing inputs Z and its
+// gradient (into res.Grad), on every core (the result does not depend on
+// their number).
+func sparseEval(model lml.Model, res *gpEvalResult, X, y, Z, phi []float64) (float64, error) {
+	ws, err := lml.NewSparseWorkspace(model, lml.SparseOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer ws.Close()
+	v, err := ws.Bound(phi, X, y, Z, res.Grad)
+	res.Jitter = ws.Jitter()
+	return v, err
 }
 
 // norm2 is the Euclidean norm, scaled so that it does not overflow while

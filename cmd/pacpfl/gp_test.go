@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
@@ -214,4 +215,100 @@ func TestGPEvalCSVFormat(t *testing.T) {
 	st, _, errs = runCLI("gp", "eval", "--data", writeTemp(t, "d.csv", rows), "--params", writeTemp(t, "p.txt", "1_0\n"))
 	assert.Equal(t, exitError, st)
 	assert.Contains(t, errs, `"1_0" is not a number`)
+}
+
+// gp eval --gp-inference sparse --json prints the bound and its gradient
+// in the fields of the exact eval, and the inducing inputs it chose: rows
+// of the CSV as written (gp eval does not standardise, so there is nothing
+// to undo), with which lml.SparseWorkspace reproduces the printed bound
+// and gradient to 1e-12; Z is the one fl.GPInference.InducingFor chooses.
+func TestGPEvalSparsePrintsInducingInputs(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("a,b,target\n")
+	var X, y []float64
+	for i := range 300 {
+		a := math.Round(1e6*(2*math.Sin(0.37*float64(i))+0.001*float64(i))) / 1e6
+		b := math.Round(1e6*math.Cos(1.3*float64(i))) / 1e6
+		v := math.Round(1e4*(math.Sin(2*a)+0.3*b)) / 1e4
+		fmt.Fprintf(&csv, "%g,%g,%g\n", a, b, v)
+		X = append(X, a, b)
+		y = append(y, v)
+	}
+	data := writeTemp(t, "s.csv", csv.String())
+	model := lml.Model{D: 2, DF: 2, MeanHidden: []int{4}, KernelHidden: []int{4}}
+	phi := make([]float64, model.NumParams())
+	var sb strings.Builder
+	for i := range phi {
+		phi[i] = 0.3 * math.Sin(1.7*float64(i))
+		fmt.Fprintf(&sb, "%.17g\n", phi[i])
+	}
+	params := writeTemp(t, "phi.txt", sb.String())
+	args := []string{"gp", "eval", "--data", data, "--params", params, "--hidden", "4"}
+
+	st, out, errs := runCLI(append(args, "--gp-inference", "sparse", "--inducing", "24", "--inducing-seed", "9", "--json")...)
+	require.Equal(t, exitOK, st, errs)
+	var res struct {
+		LML            float64     `json:"lml"`
+		Grad           []float64   `json:"grad"`
+		M              int         `json:"m"`
+		GPInference    string      `json:"gp_inference"`
+		Inducing       int         `json:"inducing"`
+		InducingSeed   uint64      `json:"inducing_seed"`
+		InducingInputs [][]float64 `json:"inducing_inputs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, "sparse", res.GPInference)
+	assert.Equal(t, 24, res.Inducing)
+	assert.Equal(t, uint64(9), res.InducingSeed)
+	assert.Equal(t, 300, res.M)
+	require.Len(t, res.InducingInputs, 24)
+	var Z []float64
+	for i, row := range res.InducingInputs {
+		require.Len(t, row, 2)
+		found := false
+		for j := 0; j < len(y) && !found; j++ {
+			found = X[2*j] == row[0] && X[2*j+1] == row[1]
+		}
+		assert.True(t, found, "inducing input %d %v is not a row of the CSV", i, row)
+		Z = append(Z, row...)
+	}
+	want, err := fl.GPInference{Seed: 9}.InducingFor(X, 2, 24)
+	require.NoError(t, err)
+	assert.Equal(t, want, Z)
+	ws, err := lml.NewSparseWorkspace(model, lml.SparseOptions{Threads: 1})
+	require.NoError(t, err)
+	defer ws.Close()
+	g := make([]float64, len(phi))
+	f, err := ws.Bound(phi, X, y, Z, g)
+	require.NoError(t, err)
+	assert.InDelta(t, f, res.LML, 1e-12*math.Max(1, math.Abs(f)))
+	require.Len(t, res.Grad, len(g))
+	for i := range g {
+		assert.InDelta(t, g[i], res.Grad[i], 1e-12*math.Max(1, math.Abs(g[i])), "grad[%d]", i)
+	}
+	// A lower bound on the exact LML, which auto computes at 300 rows.
+	st, out, errs = runCLI(append(args, "--gp-inference", "auto", "--json")...)
+	require.Equal(t, exitOK, st, errs)
+	var ex map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &ex))
+	assert.Equal(t, "exact", ex["gp_inference"])
+	assert.NotContains(t, ex, "inducing_inputs")
+	assert.Less(t, res.LML, ex["lml"].(float64))
+	st, out, errs = runCLI(append(args, "--gp-inference", "sparse", "--inducing", "24", "--inducing-seed", "9")...)
+	require.Equal(t, exitOK, st, errs)
+	assert.Contains(t, out, fmt.Sprintf("bound %.17g (sparse, M = 24", res.LML))
+
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--gp-inference", "fast"}, `--gp-inference "fast": want exact, sparse or auto`},
+		{[]string{"--gp-inference", "sparse", "--inducing", "-3"}, "--inducing -3: want at least 1"},
+		{[]string{"--gp-inference", "sparse", "--inducing", "301"}, "--inducing 301: the data have only 300 rows"},
+	} {
+		st, out, errs := runCLI(append(args, c.args...)...)
+		assert.Equal(t, exitUsage, st, c.args)
+		assert.Empty(t, out, c.args)
+		assert.Contains(t, errs, c.msg, c.args)
+	}
 }
