@@ -216,6 +216,9 @@ func TestSparseBitIdentical(t *testing.T) {
 	}{
 		{testModels[0], 8, 613, 37, []int{8, 24, 40, 1000}, []int{1, 2, 3, 7}},
 		{DefaultModel(15), 256, 5000, 64, []int{256, 768, 2048}, []int{1, 2, 3}},
+		// M ≥ 256: the multi-threaded paths of the M×M work (look-ahead
+		// Cholesky, the inverse's concurrent halves, parallel solves).
+		{testModels[3], 256, 1200, 400, []int{256, 1024}, []int{1, 2, 3}},
 	} {
 		withTile(t, c.tile)
 		phi, X, y := testProblem(rng, c.md, c.m, 0.5)
