@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -24,10 +25,12 @@ import (
 // splits are alternated in one process. Each row also reports the peak
 // resident set size of the process while it ran (VmHWM, reset before the
 // row; with several splits every evaluator's buffers are resident at once).
+// With --gp-inference sparse: the sparse client's Titsias bound and its
+// gradient instead, one row per (m, k, M) (bench_lml_sparse.go).
 func init() {
 	registerBench(&benchKernel{
 		name:    "lml",
-		summary: "GP client update: LML + gradient of k particles on m points (seconds, O(m³) GFLOP/s, % of peak)",
+		summary: "GP client update: LML + gradient of k particles on m points (seconds, O(m³) GFLOP/s, % of peak); --gp-inference sparse: the Titsias bound with M inducing inputs",
 		run:     runBenchLML,
 	})
 }
@@ -64,8 +67,29 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	reps := fs.Int("reps", 3, "repetitions per figure (the minimum is reported), after one warm-up")
 	memLimit := fs.Float64("memory-limit", 0, "GiB the particles evaluated at once may hold in m² buffers (0: lml.DefaultMemoryLimit)")
 	levelList := levelsFlag(fs)
+	mode := fs.String("gp-inference", "exact", "exact: the LML and its gradient by dense Cholesky (O(m³)); "+
+		"sparse: the Titsias bound and its gradient with --inducing M inputs (lml.SparseWorkspace; one row per (m, k, M); GFLOP/s counts "+sparseFlopsHelp+
+		"; the peak RSS of each row and, apart, the data's size; --m defaults to "+defaultSparseMs.String()+" and --k to 1)")
+	inducing := intList{256, 512, 1024}
+	fs.Var(&inducing, "inducing", "--gp-inference sparse: comma-separated numbers of inducing inputs M (each at most every --m)")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch *mode {
+	case "exact":
+		if given["inducing"] {
+			return fail(stderr, "bench lml", usagef("--inducing applies to --gp-inference sparse"))
+		}
+	case "sparse":
+		for _, name := range []string{"split", "memory-limit", "levels"} {
+			if given[name] {
+				return fail(stderr, "bench lml", usagef("--%s applies to --gp-inference exact", name))
+			}
+		}
+	default:
+		return fail(stderr, "bench lml", usagef("--gp-inference %q: want exact or sparse (bench lml times one inference; auto chooses per client size)", *mode))
 	}
 	levels, err := benchLevels(*levelList)
 	if err != nil {
@@ -82,6 +106,16 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := checkThreads("--threads", *threads); err != nil {
 		return fail(stderr, "bench lml", err)
+	}
+	if *mode == "sparse" {
+		c := &sparseBenchConfig{ms: ms, ks: ks, inducing: inducing, threads: *threads, reps: *reps, asJSON: *asJSON}
+		if !given["m"] {
+			c.ms = defaultSparseMs
+		}
+		if !given["k"] {
+			c.ks = intList{1}
+		}
+		return runBenchLMLSparse(c, stdout, stderr)
 	}
 	if err := checkNames("--split", splits, []string{"auto", "particles", "blas"}); err != nil {
 		return fail(stderr, "bench lml", err)
