@@ -21,6 +21,7 @@ printf '{"old": "report"}\n' >"$O/keep.json"
 cp "$O/keep.json" "$T/keep.orig"
 printf 'x,y\n0,-1e153\n0.2,1e153\n0.4,-1e153\n0.6,1e153\n0.8,-1e153\n' >"$O/huge.csv"
 printf 'x,y\n1_000,2\n3,4\n' >"$O/literal.csv"
+printf 'x,y\n0,1\n0.5,2\n1,1.5\n' >"$O/small.csv"
 baseline=$(ls -A "$O")
 fails=0 cases=0
 
@@ -83,6 +84,24 @@ check 1 gp eval --data "$O/huge.csv" --init-seed 1
 grep -q standardise "$T/stderr" || fail "gp eval on 1e153 targets does not suggest standardising"
 check 1 gp eval --data "$O/huge.csv" --init-seed 1 --json
 check 1 gp eval --data "$O/literal.csv" --init-seed 1
+
+# GP inference (issue 34): a bad mode, M < 0 and M above the rows, on every
+# command that trains or evaluates a GP; predict's M above a client's rows
+# with the committed model file (modelfile/testdata).
+check 2 train "${tiny[@]}" --gp-inference fast
+check 2 train "${tiny[@]}" --inducing -1
+check 1 train "${tiny[@]}" --gp-inference sparse --inducing 500 # found when the clients are made
+check 2 experiment polynomial "${tiny[@]}" --seeds 1 --gp-inference exactly
+check 2 gp eval --data "$O/small.csv" --init-seed 1 --gp-inference fast
+check 2 gp eval --data "$O/small.csv" --init-seed 1 --gp-inference sparse --inducing -1
+check 2 gp eval --data "$O/small.csv" --init-seed 1 --gp-inference sparse --inducing 4 --json
+check 2 bench lml --gp-inference auto
+check 2 bench lml --gp-inference sparse --m 100 --inducing 256
+check 2 predict --model "$O/keep.json" --data "$O/small.csv" --gp-inference fast
+check 2 predict --model "$O/keep.json" --data "$O/small.csv" --inducing -1
+check 2 predict --model modelfile/testdata/v1_gp_sites.model --data examples/sites.csv --context-column split --gp-inference sparse --inducing 50 --out "$O/pred.csv"
+grep -q 'conditioned on only' "$T/stderr" || fail "predict --inducing above the rows does not say why"
+check 2 plot predictive --model "$O/keep.json" --data "$O/small.csv" --client a --gp-inference fast --out "$O/fig.png"
 
 # Figures (issue 17): a bad --out is a usage error before anything is read;
 # a report or model that is not one is exit 1; no file is left behind.
