@@ -24,8 +24,10 @@ in GPflow SGPR's numerically stable form with a dense M x m matrix K_uf
 (A = L^-1 K_uf / sigma, B = I + A A^T, c = L_B^-1 A (y - m) / sigma), and its
 gradient with respect to phi by autograd (Z held fixed, chosen as M distinct
 rows of X at random). It reports the seconds of the bound and of bound plus
-gradient (the minimum of --reps runs after a warm-up) and the peak resident
-set size of the process (resource.getrusage's ru_maxrss). A failed allocation
+gradient (wall clock and the process's CPU time, the minimum of --reps runs
+after a warm-up; on a shared machine CPU time / threads is the steadier
+figure), the load average, and the peak resident set size of the process
+(resource.getrusage's ru_maxrss). A failed allocation
 (MemoryError, or torch's "can't allocate memory") is caught and reported with
 the step it failed in. --max-memory-gb (default 20) sets RLIMIT_AS, so that a
 size that does not fit fails there instead of pushing the machine into the
@@ -33,11 +35,13 @@ OOM killer.
 
 `check` verifies the script itself: the exact LML (a Cholesky factor of
 K + sigma^2 I) and its autograd gradient against central finite differences;
-the bound with Z = X against the exact LML (equal up to K_uu's jitter); the
-bound with fewer inducing inputs below it; and, given --pacpfl BIN, the exact
-LML, gradient and layout against `pacpfl gp eval --params --json` on the same
-phi and data, which the script writes (phi one number per line, the data as
-features then y).
+the bound with Z = X against the exact LML (equal up to K_uu's jitter, and to
+rounding on a small problem that needs none); the bound with fewer inducing
+inputs below it; and, given --pacpfl BIN, the exact LML, gradient and layout
+against `pacpfl gp eval --params --json` on the same phi and data, which the
+script writes (phi one number per line, the data as features then y), and the
+sparse bound and its gradient against `gp eval --gp-inference sparse
+--inducing m/4 --json` at the inducing inputs Z it reports.
 
 Data: --data reads a CSV of `pacpfl data generate` (a client column, the
 features, the target, a split column): the first m rows of --client (default:
@@ -384,6 +388,20 @@ def cmd_check(args):
                 gg = torch.tensor(go["grad"])
                 relg = ((gg - g).norm() / g.norm()).item()
                 report("gradient equals pacpfl gp eval's", relg < 1e-8, f"relative L2 difference {relg:.1e}")
+            # The sparse bound at the inducing inputs Go chose (k-means++).
+            M = max(1, args.m // 4)
+            res = subprocess.run(cmd + ["--gp-inference", "sparse", "--inducing", str(M)], capture_output=True, text=True)
+            if res.returncode != 0:
+                report("pacpfl gp eval --gp-inference sparse", False, res.stderr.strip())
+            else:
+                go = json.loads(res.stdout)
+                Z = torch.tensor(go["inducing_inputs"])
+                F, gF, jitF = value_and_grad(lambda p: sgpr_bound(model, p, Xt, yt, Z), phi0)
+                rel = abs(go["lml"] - F) / abs(F)
+                relg = ((torch.tensor(go["grad"]) - gF).norm() / gF.norm()).item()
+                report(f"sparse bound (M = {M}) equals pacpfl gp eval --gp-inference sparse's",
+                       rel < 1e-10 and relg < 1e-8 and go["jitter"] == jitF,
+                       f"Go {go['lml']:.15g}, torch {F:.15g}, relative {rel:.1e}; gradient {relg:.1e}; K_uu jitter Go {go['jitter']:g}, torch {jitF:g}")
     print("check: all ok" if ok else "check: FAILED")
     return 0 if ok else 1
 
@@ -411,45 +429,52 @@ def cmd_bench(args):
         "m": args.m, "inducing": args.inducing, "d": Xt.shape[1], "dphi": model.num_params,
         "threads": torch.get_num_threads(), "torch": torch.__version__, "cpu": cpu_name(),
         "data": where, "data_seconds": round(t_data, 3),
-        "rlimit_as_gib": args.max_memory_gb or None,
+        "rlimit_as_gib": args.max_memory_gb or None, "loadavg_start": [round(v, 2) for v in os.getloadavg()],
     }
-    print(f"torch {torch.__version__} float64, {torch.get_num_threads()} threads on {cpu_name()}; "
-          f"m = {args.m}, M = {args.inducing}, D = {Xt.shape[1]}, dphi = {model.num_params}; {where}", flush=True)
+    print(f"torch {torch.__version__} float64, {torch.get_num_threads()} threads on {cpu_name()} "
+          f"(load average {os.getloadavg()[0]:.1f}); m = {args.m}, M = {args.inducing}, D = {Xt.shape[1]}, "
+          f"dphi = {model.num_params}; {where}", flush=True)
     step = Steps()
     phase = "bound"
     try:
-        times, gtimes = [], []
+        times, gtimes, cpus, gcpus = [], [], [], []
         for rep in range(args.reps + 1):  # the first is a warm-up
             phase = "bound"
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             with torch.no_grad():
                 F, jitter = sgpr_bound(model, phi0, Xt, yt, Z, step)
             times.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
             phase = "bound + gradient"
             phi = phi0.clone().requires_grad_(True)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             Fg, _ = sgpr_bound(model, phi, Xt, yt, Z, step)
             step("backward (autograd)")
             (g,) = torch.autograd.grad(Fg, phi)
             gtimes.append(time.perf_counter() - t)
+            gcpus.append(time.process_time() - c)
             del Fg
-            print(f"  run {rep}{' (warm-up)' if rep == 0 else ''}: bound {times[-1]:.3f} s, bound + gradient {gtimes[-1]:.3f} s, "
-                  f"peak RSS {peak_rss_bytes() / 2**30:.2f} GiB", flush=True)
+            print(f"  run {rep}{' (warm-up)' if rep == 0 else ''}: bound {times[-1]:.3f} s (CPU {cpus[-1]:.3f} s), "
+                  f"bound + gradient {gtimes[-1]:.3f} s (CPU {gcpus[-1]:.3f} s), peak RSS {peak_rss_bytes() / 2**30:.2f} GiB", flush=True)
             if args.reps == 0:
                 break
         keep = slice(1, None) if args.reps > 0 else slice(0, None)
         res.update(ok=True, bound=F.item(), kuu_jitter=jitter, grad_norm=g.norm().item(),
-                   bound_seconds=min(times[keep]), bound_grad_seconds=min(gtimes[keep]))
+                   bound_seconds=min(times[keep]), bound_grad_seconds=min(gtimes[keep]),
+                   bound_cpu_seconds=min(cpus[keep]), bound_grad_cpu_seconds=min(gcpus[keep]))
     except (MemoryError, RuntimeError) as e:
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if isinstance(e, RuntimeError) and "alloc" not in msg.lower() and "memory" not in msg.lower():
             raise
         res.update(ok=False, failed_in=f"{phase}: {step.name}", error=f"{type(e).__name__}: {msg}")
+    res["loadavg_end"] = [round(v, 2) for v in os.getloadavg()]
     res["peak_rss_bytes"] = peak_rss_bytes()
     res["peak_rss_gib"] = round(res["peak_rss_bytes"] / 2**30, 3)
     if res["ok"]:
         print(f"bound {res['bound']:.10g} (K_uu jitter {res['kuu_jitter']:g}); min of {max(1, args.reps)}: "
-              f"bound {res['bound_seconds']:.3f} s, bound + gradient {res['bound_grad_seconds']:.3f} s; peak RSS {res['peak_rss_gib']:.2f} GiB")
+              f"bound {res['bound_seconds']:.3f} s (CPU {res['bound_cpu_seconds']:.3f} s), "
+              f"bound + gradient {res['bound_grad_seconds']:.3f} s (CPU {res['bound_grad_cpu_seconds']:.3f} s); "
+              f"peak RSS {res['peak_rss_gib']:.2f} GiB")
     else:
         print(f"FAILED in {res['failed_in']}: {res['error']}; peak RSS {res['peak_rss_gib']:.2f} GiB"
               + (f" (address space limited to {args.max_memory_gb:g} GiB)" if args.max_memory_gb else ""))
