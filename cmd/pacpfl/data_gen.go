@@ -199,8 +199,12 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 		text = stderr
 	}
 	c := f.cfg
-	fmt.Fprintf(text, "wrote %s: %d clients (%d existing, %d new) × %d rows (%d test rows each), %s, in %s\n",
-		f.out, c.Clients+c.NewClients, c.Clients, c.NewClients, c.Samples, c.TestRows(),
+	clients := "clients"
+	if c.Clients+c.NewClients == 1 {
+		clients = "client"
+	}
+	fmt.Fprintf(text, "wrote %s: %d %s (%d existing, %d new) × %d rows (%d test rows each), %s, in %s\n",
+		f.out, c.Clients+c.NewClients, clients, c.Clients, c.NewClients, c.Samples, c.TestRows(),
 		decimalBytes(size), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(text, "columns: %s\n", strings.Join(g.Header(), ","))
 	file := f.out
