@@ -11,7 +11,7 @@ import (
 // sparseBenchProblem is a DefaultModel(15) particle drawn from the
 // hyper-prior shape, m Gaussian inputs with smooth targets, and M inducing
 // inputs from SelectInducing.
-func sparseBenchProblem(b *testing.B, m, M int) (md Model, phi, X, y, Z []float64) {
+func sparseBenchProblem(b testing.TB, m, M int) (md Model, phi, X, y, Z []float64) {
 	md = DefaultModel(15)
 	rng := rand.New(rand.NewPCG(uint64(m), uint64(M)))
 	phi, X, y = testProblem(rng, md, m, 0.5)
