@@ -13,8 +13,11 @@
 //     matrix and bias sits in the flat parameter vector φ;
 //   - Evaluator: one client's k particles (a k×dφ matrix) → k LMLs and the
 //     k×dφ gradient matrix, with the cores split between particles and the
-//     BLAS;
-//   - Workspace: the same for one particle, allocation-free when reused;
+//     BLAS, as many particles at once as EvaluatorOptions.MemoryLimit
+//     allows;
+//   - Workspace: the same for one particle, allocation-free when reused,
+//     with one m×m matrix for K + σ²I, its factor and its inverse (the
+//     only buffer of size m²; docs/math.md, "Memory");
 //   - Predictor and Mixture: personalisation and prediction.
 //
 // The BNN client model (SPEC §6): BNN describes a classifier (the MLP or
