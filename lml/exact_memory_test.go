@@ -122,8 +122,13 @@ func TestOneSquareMatchesOldPath(t *testing.T) {
 					want := oldEval(t, old, b, phi, X, y, scale, gOld)
 					assert.InEpsilon(t, want, got, 1e-12, name)
 					assert.LessOrEqual(t, relErr(g, gOld), 1e-12, name)
-					assert.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s: value not bit-identical", name)
-					assert.Equal(t, gOld, g, "%s: gradient not bit-identical", name)
+					// Bits only where the compiler does not fuse a·b + c into
+					// one FMA: on arm64 it does, differently in the two
+					// paths' expressions (1e-12 above holds everywhere).
+					if runtime.GOARCH == "amd64" {
+						assert.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s: value not bit-identical", name)
+						assert.Equal(t, gOld, g, "%s: gradient not bit-identical", name)
+					}
 				}
 			}
 		}
