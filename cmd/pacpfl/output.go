@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -169,28 +170,45 @@ func checkOutput(flag, path string) error {
 // A failure is an error naming flag and path (exit status 1: the command
 // ran, its result could not be stored).
 func writeOutput(stdout io.Writer, flag, path string, data []byte) error {
+	return writeOutputStream(stdout, flag, path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeOutputStream is writeOutput for data produced as they are written:
+// write produces them into the destination, which is replaced atomically
+// (a temporary file beside it, synced, renamed over it) or written through
+// (standard output, devices, pipes) as writeOutput does. If write fails,
+// the temporary file is removed and the destination left as it was.
+func writeOutputStream(stdout io.Writer, flag, path string, write func(io.Writer) error) error {
 	d, err := resolveOutput(flag, path)
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error { return fmt.Errorf("writing %s %s: %w", flag, path, pathErr(err)) }
+	failed := func(err error) error {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("writing %s %s: %w", flag, path, pathErr(err))
+	}
 	switch d.kind {
 	case outStdout:
-		if _, err := stdout.Write(data); err != nil {
-			return fail(err)
+		if err := write(stdout); err != nil {
+			return failed(err)
 		}
 		return nil
 	case outThrough:
 		f, err := os.OpenFile(d.target, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
-			return fail(err)
+			return failed(err)
 		}
-		_, err = f.Write(data)
+		err = write(f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return fail(err)
+			return failed(err)
 		}
 		return nil
 	}
@@ -198,14 +216,14 @@ func writeOutput(stdout io.Writer, flag, path string, data []byte) error {
 	// one keeps its mode.
 	f, err := createTemp(d.target, 0o666)
 	if err != nil {
-		return fail(err)
+		return failed(err)
 	}
 	tmp := f.Name()
 	if d.exists {
 		err = f.Chmod(d.mode)
 	}
 	if err == nil {
-		_, err = f.Write(data)
+		err = write(f)
 	}
 	if err == nil {
 		err = f.Sync()
@@ -218,7 +236,7 @@ func writeOutput(stdout io.Writer, flag, path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fail(err)
+		return failed(err)
 	}
 	return nil
 }
