@@ -1,6 +1,7 @@
 package fl
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -87,6 +88,11 @@ func (gi GPInference) inducing() int {
 	return gi.Inducing
 }
 
+// ErrTooManyInducing is wrapped by the error of a sparse client asked for
+// more inducing inputs than it has rows: a setting the caller chose, not a
+// failure of the computation.
+var ErrTooManyInducing = errors.New("more inducing inputs than rows")
+
 // Plan returns whether a client with m rows is evaluated with the sparse
 // bound and with how many inducing inputs (0 for the exact GP).
 func (gi GPInference) Plan(m int) (sparse bool, M int, err error) {
@@ -105,7 +111,7 @@ func (gi GPInference) Plan(m int) (sparse bool, M int, err error) {
 		return true, min(DefaultInducing, m), nil
 	}
 	if gi.Inducing > m {
-		return false, 0, fmt.Errorf("%d inducing inputs but the client has only %d rows (lower --inducing)", gi.Inducing, m)
+		return false, 0, fmt.Errorf("%w: %d inducing inputs but the client has only %d rows (lower --inducing)", ErrTooManyInducing, gi.Inducing, m)
 	}
 	return true, gi.Inducing, nil
 }

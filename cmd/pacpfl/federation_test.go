@@ -434,7 +434,15 @@ func TestSparseTrainEqualsFederation(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
 		}
 	}
-	if code, _, errOut := runCLI("train", "--clients", "3", "--rounds", "1", "--gp-inference", "sparse", "--inducing", "500", "--quiet"); code == exitOK || !strings.Contains(errOut, "500 inducing inputs but the client has only") {
-		t.Errorf("--inducing above the rows: exit %d: %s", code, errOut)
+	// More inducing inputs than a client's rows is the caller's setting:
+	// a usage error (exit 2), from train and experiment alike.
+	for _, args := range [][]string{
+		{"train", "--clients", "3", "--rounds", "1"},
+		{"experiment", "polynomial", "--seeds", "1", "--rounds", "1", "--new-clients", "2"},
+	} {
+		args = append(args, "--gp-inference", "sparse", "--inducing", "500", "--quiet")
+		if code, _, errOut := runCLI(args...); code != exitUsage || !strings.Contains(errOut, "500 inducing inputs but the client has only") {
+			t.Errorf("%v: --inducing above the rows: exit %d: %s", args, code, errOut)
+		}
 	}
 }

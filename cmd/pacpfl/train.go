@@ -552,7 +552,7 @@ func newPrivacyReport(p fl.Privacy) privacyReport {
 func fail(stderr io.Writer, cmd string, err error) int {
 	fmt.Fprintf(stderr, "pacpfl %s: %v\n", cmd, err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || errors.Is(err, fl.ErrTooManyInducing) {
 		return exitUsage
 	}
 	return exitError
