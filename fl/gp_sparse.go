@@ -288,6 +288,27 @@ func sparseBoundsWhy(client string, a float64) (qstar, trained string) {
 	return qstar, trained
 }
 
+// DropUnavailableBounds turns off in o the bounds that cannot be computed
+// because some of clients are evaluated with the sparse bound, and returns
+// why: qstar for the bounds at 𝒬* (when the loss range starts above
+// MinGaussianNLL), learned for the bound of the trained hyper-posterior
+// (always, with a sparse client). Both are "" when every client is exact or
+// the bound was not asked for.
+func (g *GPModel) DropUnavailableBounds(clients []data.ClientData, o *BoundOptions) (qstar, learned string) {
+	client := g.anySparse(clients)
+	if client == "" {
+		return "", ""
+	}
+	q, t := sparseBoundsWhy(client, o.A)
+	if q != "" && o.PriorSamples > 0 {
+		qstar, o.PriorSamples = q, 0
+	}
+	if o.Learned != nil {
+		learned, o.Learned = t, nil
+	}
+	return qstar, learned
+}
+
 // BoundLogZ returns the LogZCFunc of the bounds for the existing clients:
 // for a client evaluated exactly, ln Z^C_β of the NLL clipped to [a, b] by
 // Monte Carlo (ClippedLogZ); for a sparse client, the tempered Titsias

@@ -145,15 +145,7 @@ func RunPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions, name string) (*M
 	if err := evaluateParticles(out, ds, g, res.Particles); err != nil {
 		return nil, err
 	}
-	if client := g.anySparse(ds.Existing); client != "" {
-		qstar, trained := sparseBoundsWhy(client, opt.Bounds.A)
-		if qstar != "" && opt.Bounds.PriorSamples > 0 {
-			out.BoundsUnavailable, opt.Bounds.PriorSamples = qstar, 0
-		}
-		if opt.Bounds.Learned != nil {
-			out.LearnedUnavailable, opt.Bounds.Learned = trained, nil
-		}
-	}
+	out.BoundsUnavailable, out.LearnedUnavailable = g.DropUnavailableBounds(ds.Existing, &opt.Bounds)
 	if opt.Bounds.PriorSamples > 0 {
 		b, err := ComputeBounds(ds, g, prior, opt.Bounds, EffectiveTau(opt.Server, len(ds.Existing)))
 		if err != nil {

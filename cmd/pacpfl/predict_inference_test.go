@@ -167,3 +167,28 @@ func TestPredictOldModelFile(t *testing.T) {
 	assert.NotEqual(t, def, sparse)
 	assert.Equal(t, strings.Count(def, "\n"), strings.Count(sparse, "\n"))
 }
+
+// train --data with sparse clients and the bounds left on: the run ends
+// with its model and metrics, and says which bounds it could not compute
+// and why (as the built-in data sets do) instead of failing after the
+// training; with a loss range starting below the smallest Gaussian NLL the
+// bound at 𝒬* is computed.
+func TestTrainCSVSparseBoundsUnavailable(t *testing.T) {
+	dir := t.TempDir()
+	path := writeUserCSV(t, dir, 4, 14, false)
+	args := []string{"--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s3",
+		"-T", "5", "--k", "2", "--bound-samples", "8", "--test-fraction", "0.3", "--gp-inference", "sparse", "--inducing", "4"}
+	run := trainCSVForTest(t, args...)
+	assert.Nil(t, run.bounds.Bounds)
+	assert.Contains(t, run.bounds.BoundsUnavailable, "the loss range must start at or below the smallest Gaussian NLL")
+	assert.Nil(t, run.bounds.Learned)
+	assert.Contains(t, run.bounds.LearnedUnavailable, "not confined to [a, b]")
+	assert.NotEmpty(t, run.existing)
+
+	run = trainCSVForTest(t, append(args, "--loss-range=-6,2")...)
+	require.NotNil(t, run.bounds.Bounds)
+	assert.Empty(t, run.bounds.BoundsUnavailable)
+	assert.False(t, math.IsNaN(run.bounds.Bounds.Server), "server bound")
+	assert.Contains(t, run.bounds.Bounds.Description, "sparse variational posterior")
+	assert.Contains(t, run.bounds.LearnedUnavailable, "not confined to [a, b]")
+}

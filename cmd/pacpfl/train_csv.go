@@ -402,7 +402,11 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 	if run.new, err = predictGroup(fed.NewIDs, ds.New); err != nil {
 		return nil, fmt.Errorf("new clients: %w", err)
 	}
-	// The PAC-Bayes bounds on the existing clients' training data.
+	// The PAC-Bayes bounds on the existing clients' training data, those
+	// that sparse clients allow.
+	if gp != nil {
+		run.bounds.BoundsUnavailable, run.bounds.LearnedUnavailable = gp.DropUnavailableBounds(ds.Existing, &gpo.Bounds)
+	}
 	switch {
 	case gp != nil && gpo.Bounds.PriorSamples > 0:
 		b, err := fl.ComputeBounds(ds, gp, prior, gpo.Bounds, fl.EffectiveTau(gpo.Server, n))
@@ -422,7 +426,10 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 		if err != nil {
 			return nil, fmt.Errorf("bound for the trained hyper-posterior: %w", err)
 		}
-		run.bounds.Learned, run.bounds.LearnedUnavailable = lb, why
+		run.bounds.Learned = lb
+		if why != "" {
+			run.bounds.LearnedUnavailable = why
+		}
 	}
 	return run, nil
 }
