@@ -93,6 +93,14 @@ func (gi GPInference) inducing() int {
 // failure of the computation.
 var ErrTooManyInducing = errors.New("more inducing inputs than rows")
 
+type tooManyInducing struct{ M, rows int }
+
+func (e tooManyInducing) Error() string {
+	return fmt.Sprintf("%d inducing inputs but the client has only %d rows (lower --inducing)", e.M, e.rows)
+}
+
+func (e tooManyInducing) Is(target error) bool { return target == ErrTooManyInducing }
+
 // Plan returns whether a client with m rows is evaluated with the sparse
 // bound and with how many inducing inputs (0 for the exact GP).
 func (gi GPInference) Plan(m int) (sparse bool, M int, err error) {
@@ -111,7 +119,7 @@ func (gi GPInference) Plan(m int) (sparse bool, M int, err error) {
 		return true, min(DefaultInducing, m), nil
 	}
 	if gi.Inducing > m {
-		return false, 0, fmt.Errorf("%w: %d inducing inputs but the client has only %d rows (lower --inducing)", ErrTooManyInducing, gi.Inducing, m)
+		return false, 0, tooManyInducing{gi.Inducing, m}
 	}
 	return true, gi.Inducing, nil
 }

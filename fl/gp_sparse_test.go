@@ -1,6 +1,7 @@
 package fl
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -161,6 +162,9 @@ func TestGPInferencePlan(t *testing.T) {
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%+v, m = %d: err %v, want %q", c.gi, c.m, err, c.err)
+			}
+			if tooMany := strings.Contains(c.err, "inducing inputs but"); errors.Is(err, ErrTooManyInducing) != tooMany {
+				t.Errorf("%+v, m = %d: errors.Is(%v, ErrTooManyInducing) = %v", c.gi, c.m, err, !tooMany)
 			}
 			continue
 		}

@@ -90,7 +90,8 @@ check 1 gp eval --data "$O/literal.csv" --init-seed 1
 # with the committed model file (modelfile/testdata).
 check 2 train "${tiny[@]}" --gp-inference fast
 check 2 train "${tiny[@]}" --inducing -1
-check 1 train "${tiny[@]}" --gp-inference sparse --inducing 500 # found when the clients are made
+check 2 train "${tiny[@]}" --gp-inference sparse --inducing 500 # found when the clients are made
+check 2 experiment polynomial "${tiny[@]}" --seeds 1 --gp-inference sparse --inducing 500
 check 2 experiment polynomial "${tiny[@]}" --seeds 1 --gp-inference exactly
 check 2 gp eval --data "$O/small.csv" --init-seed 1 --gp-inference fast
 check 2 gp eval --data "$O/small.csv" --init-seed 1 --gp-inference sparse --inducing -1
