@@ -187,7 +187,7 @@ func (g *sharedCall) part(id int) {
 					beta = p.beta
 				}
 				packA(ws.a, p, i0, i1-i0, pc, kb, mr)
-				macroKernel(ws.a, g.b, ws.tile, kern, p, i0, i1-i0, jc, nb, kb, beta)
+				macroKernel(ws.a, g.b, ws.tile, kern, p, i0, i1-i0, jc, nb, pc, kb, beta)
 			}
 		}
 		g.finish()
