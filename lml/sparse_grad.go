@@ -90,6 +90,7 @@ func (p *sparsePool) gradient(Z []float64, scale, sigma, trA, cc float64, grad [
 	aSa := asm.DotUnitary(tmp, sa) / (v * v)
 
 	// Second pass: ∂F/∂φ through the data rows, per block.
+	p.workers[0].bl.PackB(&p.pbGrad, blas.NoTrans, M, ld, gsa, ld, false)
 	p.run(passGrad, p.nBlks)
 	gphi := p.gphi[:p.np]
 	gzacc := p.gzacc[:M*(df+1)]
@@ -162,7 +163,6 @@ func (p *sparsePool) gradBlock(w *sparseWorker, bi int) {
 	clear(blk.gphi)
 	acc := blk.gz[:(df+1)*M]
 	clear(acc)
-	gsa := p.gsa[:M*ld]
 	alpha := p.alpha[:M]
 	gT := p.gT[:(df+1)*M]
 	r0, r1 := p.blockRows(bi)
@@ -174,7 +174,7 @@ func (p *sparsePool) gradBlock(w *sparseWorker, bi int) {
 		// not M+1 with r riding along: for M a multiple of the GEMM's
 		// 256-deep panels that would add a pass over the product for one
 		// more term; rαᵀ is added below instead.
-		w.bl.Dgemm(blas.NoTrans, blas.NoTrans, nc, ld, M, 1, w.k, ld, gsa, ld, 0, w.h, ld)
+		w.bl.GemmPacked(nc, 1, w.k, ld, &p.pbGrad, 0, w.h, ld)
 		for t0 := 0; t0 < nc; t0 += p.tile {
 			nt := min(p.tile, nc-t0)
 			gf := w.gf[:nt*df]
