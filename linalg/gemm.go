@@ -52,61 +52,10 @@ func (nat *Native) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []
 		panic(badTranspose)
 	case blas.NoTrans, blas.Trans, blas.ConjTrans:
 	}
-	if m < 0 {
-		panic(mLT0)
-	}
-	if n < 0 {
-		panic(nLT0)
-	}
-	if k < 0 {
-		panic(kLT0)
-	}
 	aTrans := tA == blas.Trans || tA == blas.ConjTrans
-	if aTrans {
-		if lda < max(1, m) {
-			panic(badLdA)
-		}
-	} else {
-		if lda < max(1, k) {
-			panic(badLdA)
-		}
-	}
 	bTrans := tB == blas.Trans || tB == blas.ConjTrans
-	if bTrans {
-		if ldb < max(1, k) {
-			panic(badLdB)
-		}
-	} else {
-		if ldb < max(1, n) {
-			panic(badLdB)
-		}
-	}
-	if ldc < max(1, n) {
-		panic(badLdC)
-	}
-	if m == 0 || n == 0 {
+	if !checkGemm(aTrans, bTrans, m, n, k, a, lda, b, ldb, c, ldc, true) {
 		return
-	}
-	if aTrans {
-		if len(a) < (k-1)*lda+m {
-			panic(shortA)
-		}
-	} else {
-		if len(a) < (m-1)*lda+k {
-			panic(shortA)
-		}
-	}
-	if bTrans {
-		if len(b) < (n-1)*ldb+k {
-			panic(shortB)
-		}
-	} else {
-		if len(b) < (k-1)*ldb+n {
-			panic(shortB)
-		}
-	}
-	if len(c) < (m-1)*ldc+n {
-		panic(shortC)
 	}
 	if alpha == 0 || k == 0 {
 		// BLAS: A and B are not read, so their NaNs do not reach C.
@@ -131,32 +80,8 @@ func (nat *Native) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []
 // those zeros. As in Dgemm, a non-finite A entry may meet one of the zeros
 // next to the diagonal (and give NaN). Arguments are checked as Dgemm's.
 func (nat *Native) GemmUpperB(m, n int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	if m < 0 {
-		panic(mLT0)
-	}
-	if n < 0 {
-		panic(nLT0)
-	}
-	if lda < max(1, n) {
-		panic(badLdA)
-	}
-	if ldb < max(1, n) {
-		panic(badLdB)
-	}
-	if ldc < max(1, n) {
-		panic(badLdC)
-	}
-	if m == 0 || n == 0 {
+	if !checkGemm(false, false, m, n, n, a, lda, b, ldb, c, ldc, true) {
 		return
-	}
-	if len(a) < (m-1)*lda+n {
-		panic(shortA)
-	}
-	if len(b) < (n-1)*ldb+n {
-		panic(shortB)
-	}
-	if len(c) < (m-1)*ldc+n {
-		panic(shortC)
 	}
 	if alpha == 0 {
 		scaleRect(m, n, beta, c, ldc)
@@ -166,6 +91,44 @@ func (nat *Native) GemmUpperB(m, n int, alpha float64, a []float64, lda int, b [
 		m: m, n: n, k: n, alpha: alpha,
 		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, tri: blas.All, upperB: true,
 	}, nat.Threads())
+}
+
+// checkGemm panics, with gonum's messages and in its order, on the
+// arguments of C = op(A)·op(B) + C (op(A) m×k, op(B) k×n) that Dgemm
+// refuses, and reports whether there is work (m and n above zero). With
+// checkB false, B is not checked (it was packed already).
+func checkGemm(tA, tB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, checkB bool) bool {
+	if m < 0 {
+		panic(mLT0)
+	}
+	if n < 0 {
+		panic(nLT0)
+	}
+	if k < 0 {
+		panic(kLT0)
+	}
+	if (tA && lda < max(1, m)) || (!tA && lda < max(1, k)) {
+		panic(badLdA)
+	}
+	if checkB && ((tB && ldb < max(1, k)) || (!tB && ldb < max(1, n))) {
+		panic(badLdB)
+	}
+	if ldc < max(1, n) {
+		panic(badLdC)
+	}
+	if m == 0 || n == 0 {
+		return false
+	}
+	if (tA && len(a) < (k-1)*lda+m) || (!tA && len(a) < (m-1)*lda+k) {
+		panic(shortA)
+	}
+	if checkB && ((tB && len(b) < (n-1)*ldb+k) || (!tB && len(b) < (k-1)*ldb+n)) {
+		panic(shortB)
+	}
+	if len(c) < (m-1)*ldc+n {
+		panic(shortC)
+	}
+	return true
 }
 
 // tinyGemm is the size m·n·k up to which Dgemm uses plain loops: packing

@@ -99,23 +99,8 @@ func (nat *Native) GemmPacked(m int, alpha float64, a []float64, lda int, pb *Pa
 		panic("linalg: GemmPacked: B was not packed (PackB)")
 	}
 	k, n := pb.k, pb.n
-	if m < 0 {
-		panic(mLT0)
-	}
-	if lda < max(1, k) {
-		panic(badLdA)
-	}
-	if ldc < max(1, n) {
-		panic(badLdC)
-	}
-	if m == 0 || n == 0 {
+	if !checkGemm(false, false, m, n, k, a, lda, nil, 0, c, ldc, false) {
 		return
-	}
-	if len(a) < (m-1)*lda+k {
-		panic(shortA)
-	}
-	if len(c) < (m-1)*ldc+n {
-		panic(shortC)
 	}
 	if alpha == 0 || k == 0 {
 		scaleRect(m, n, beta, c, ldc)
