@@ -88,13 +88,16 @@ func calibrationBin(p float64) int {
 }
 
 // Summary is the mean of a sample and the half-width of its 95% confidence
-// interval (Student t with n−1 degrees of freedom; 0 for n = 1).
+// interval (Student t with n−1 degrees of freedom). One value has no spread
+// to estimate: its CI95 is NaN ("no interval"), not 0, which would claim no
+// uncertainty at all.
 type Summary struct {
 	Mean float64 `json:"mean"`
 	CI95 float64 `json:"ci95"`
 }
 
-// Summarise returns the mean ± 95% CI half-width t_{0.975,n−1}·s/√n.
+// Summarise returns the mean ± 95% CI half-width t_{0.975,n−1}·s/√n (NaN
+// for n = 1; both NaN for n = 0).
 func Summarise(xs []float64) Summary {
 	n := len(xs)
 	if n == 0 {
@@ -102,7 +105,7 @@ func Summarise(xs []float64) Summary {
 	}
 	mean := Mean(xs)
 	if n == 1 {
-		return Summary{Mean: mean}
+		return Summary{Mean: mean, CI95: math.NaN()}
 	}
 	var ss float64
 	for _, v := range xs {

@@ -265,19 +265,11 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			New:      groupSummary{fl.Summarise(v["new_rsmse"]), fl.Summarise(v["new_ce"])},
 			PerSeed:  perSeedJSON(v), PerClient: perClients[m], Seconds: secs[m],
 		}
-		if *seeds == 1 {
-			// One seed has no spread to estimate: fl.Summarise's 0 would
-			// print as "± 0.00", a claim of no uncertainty at all.
-			ms := rep.Methods[m]
-			for _, s := range []*fl.Summary{&ms.Existing.RSMSE, &ms.Existing.CE, &ms.New.RSMSE, &ms.New.CE} {
-				s.CI95 = math.NaN()
-			}
-		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	printTable(stdout, &rep, methods)
 	for _, m := range methods {
-		if line := modeLine(vals[m], *seeds); line != "" {
+		if line := modeLine(vals[m]); line != "" {
 			fmt.Fprintf(stdout, "%s %s\n", methodLabel[m], line)
 		}
 	}
@@ -439,12 +431,12 @@ func perSeedJSON(v map[string][]float64) map[string][]jsonFloat {
 
 // modeLine describes the mode specialisation collected by addSeedVals, or
 // is empty when there is none.
-func modeLine(v map[string][]float64, seeds int) string {
+func modeLine(v map[string][]float64) string {
 	if len(v[modeKeys[0]]) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
-		fmtSummary(summarise(v[modeKeys[0]], seeds)), fl.Mean(v[modeKeys[2]]), fmtSummary(summarise(v[modeKeys[1]], seeds)), fl.Mean(v[modeKeys[3]]))
+		fmtSummary(fl.Summarise(v[modeKeys[0]])), fl.Mean(v[modeKeys[2]]), fmtSummary(fl.Summarise(v[modeKeys[1]])), fl.Mean(v[modeKeys[3]]))
 }
 
 // perClient holds a method's per-client test metrics over the seeds of an

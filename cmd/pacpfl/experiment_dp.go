@@ -98,12 +98,3 @@ func (f *trainFlags) atEpsilon(e float64) trainFlags {
 	}
 	return g
 }
-
-// summarise is fl.Summarise without a confidence interval for one seed.
-func summarise(xs []float64, seeds int) fl.Summary {
-	s := fl.Summarise(xs)
-	if seeds == 1 {
-		s.CI95 = math.NaN()
-	}
-	return s
-}

@@ -262,14 +262,8 @@ func (w *fedviWeighted) add(r *fedvi.Result) {
 	w.history = append(w.history, h)
 }
 
-func (w *fedviWeighted) summaries(oneSeed bool) (ex, nw weightedSummary) {
-	sum := func(xs []float64) fl.Summary {
-		s := fl.Summarise(xs)
-		if oneSeed {
-			s.CI95 = math.NaN()
-		}
-		return s
-	}
+func (w *fedviWeighted) summaries() (ex, nw weightedSummary) {
+	sum := fl.Summarise
 	ex = weightedSummary{Final: sum(w.exFinal), LastRounds: sum(w.exLast), LastRoundsNum: w.rounds}
 	nw = weightedSummary{Final: sum(w.newFinal), LastRounds: sum(w.newLast), LastRoundsNum: w.rounds}
 	return ex, nw

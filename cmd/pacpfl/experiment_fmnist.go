@@ -318,30 +318,19 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 			BestRounds:   bestRounds[m],
 			RoundSeconds: roundSecs[m],
 		}
-		all := []*fl.Summary{&ms.Existing.Accuracy, &ms.Existing.CE, &ms.New.Accuracy, &ms.New.CE}
 		if len(v["global_accuracy"]) > 0 {
 			ms.Global = &classSummary{Accuracy: fl.Summarise(v["global_accuracy"]), CE: fl.Summarise(v["global_ce"])}
-			all = append(all, &ms.Global.Accuracy, &ms.Global.CE)
 		}
 		if b := v["best_existing"]; len(b) > 0 {
 			s := fl.Summarise(b)
 			ms.Existing.Best = &s
-			all = append(all, ms.Existing.Best)
 		}
 		if b := v["best_global"]; len(b) > 0 && ms.Global != nil {
 			s := fl.Summarise(b)
 			ms.Global.Best = &s
-			all = append(all, ms.Global.Best)
-		}
-		if *seeds == 1 {
-			// One seed has no spread to estimate: "± 0.00" would claim
-			// no uncertainty at all.
-			for _, s := range all {
-				s.CI95 = math.NaN()
-			}
 		}
 		if w := weighted[m]; w != nil {
-			ex, nw := w.summaries(*seeds == 1)
+			ex, nw := w.summaries()
 			ms.Weighted = &weightedGroups{Existing: ex, New: nw, GlobalModel: w.global, History: w.history}
 		}
 		rep.Methods[m] = ms

@@ -199,9 +199,6 @@ type summaryJSON struct {
 
 func summaryOf(xs []float64) summaryJSON {
 	s := fl.Summarise(xs)
-	if len(xs) == 1 {
-		s.CI95 = math.NaN() // one seed: no spread to estimate
-	}
 	return summaryJSON{jsonFloat(s.Mean), jsonFloat(s.CI95)}
 }
 

@@ -76,8 +76,8 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 	}
 	for li := range levels {
 		v := out[li].perSeed
-		out[li].existing = groupSummary{summarise(v["existing_rsmse"], seeds), summarise(v["existing_ce"], seeds)}
-		out[li].new = groupSummary{summarise(v["new_rsmse"], seeds), summarise(v["new_ce"], seeds)}
+		out[li].existing = groupSummary{fl.Summarise(v["existing_rsmse"]), fl.Summarise(v["existing_ce"])}
+		out[li].new = groupSummary{fl.Summarise(v["new_rsmse"]), fl.Summarise(v["new_ce"])}
 	}
 	return out, seedList, nil
 }
@@ -126,7 +126,7 @@ func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, 
 		fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s | %.0fs |\n", k, fmtSummary(r.existing.RSMSE), fmtSummary(r.new.RSMSE), fmtSummary(r.existing.CE), fmtSummary(r.new.CE), r.seconds)
 	}
 	for i, k := range ks {
-		if line := modeLine(res[i].perSeed, seeds); line != "" {
+		if line := modeLine(res[i].perSeed); line != "" {
 			fmt.Fprintf(stdout, "k = %d: %s\n", k, line)
 		}
 	}
