@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,12 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/maml"
 	"github.com/pacpfl/pacpfl/fl/mtl"
+	"github.com/pacpfl/pacpfl/harness"
 )
 
 func init() {
@@ -227,57 +228,39 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
-	start := time.Now()
-	rep := experimentReport{Dataset: f.datasetKey(), Methods: map[string]*methodSummary{}}
-	vals := map[string]map[string][]float64{} // method → metric key → per-seed values
-	secs := map[string]float64{}
-	perClients := map[string]perClient{}
-	for s := 0; s < *seeds; s++ {
-		seed := *seedBase + uint64(s)
-		rep.Seeds = append(rep.Seeds, seed)
-		ds, err := f.dataset(seed)
-		if err != nil {
-			return fail(stderr, "experiment", err)
-		}
-		g := f.gpModel(ds.D, false)
-		for _, m := range methods {
-			res, err := runMethod(m, ds, g, &f, seed, *quiet, stderr, s, *seeds)
-			if err != nil {
-				return fail(stderr, "experiment", fmt.Errorf("%s, seed %d: %w", m, seed, err))
-			}
-			if vals[m] == nil {
-				vals[m] = map[string][]float64{}
-			}
-			addSeedVals(vals[m], res)
-			perClients[m] = perClients[m].add(res)
-			secs[m] += res.Seconds
-			if !*quiet {
-				fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
-					seed, m, fmtMetric("%.3f", res.Existing.MeanRSMSE), fmtMetric("%.3f", res.Existing.MeanCE),
-					fmtMetric("%.3f", res.New.MeanRSMSE), fmtMetric("%.3f", res.New.MeanCE), res.Seconds)
-			}
-		}
-	}
+	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(*seeds, *seedBase)}
 	for _, m := range methods {
-		v := vals[m]
-		rep.Methods[m] = &methodSummary{
-			Existing: groupSummary{fl.Summarise(v["existing_rsmse"]), fl.Summarise(v["existing_ce"])},
-			New:      groupSummary{fl.Summarise(v["new_rsmse"]), fl.Summarise(v["new_ce"])},
-			PerSeed:  perSeedJSON(v), PerClient: perClients[m], Seconds: secs[m],
+		exp.Methods = append(exp.Methods, regressionMethod{m, &f})
+	}
+	obs := &progressObserver{w: stderr, quiet: *quiet, onDone: func(ev harness.Event) {
+		res := ev.Result
+		fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
+			ev.Seed, ev.Method, fmtMetric("%.3f", res.Existing.MeanRSMSE), fmtMetric("%.3f", res.Existing.MeanCE),
+			fmtMetric("%.3f", res.New.MeanRSMSE), fmtMetric("%.3f", res.New.MeanCE), res.Seconds)
+	}}
+	hr, err := harness.Run(context.Background(), exp, obs)
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	rep := experimentReport{Dataset: f.datasetKey(), Seeds: hr.Seeds, Methods: map[string]*methodSummary{}, Seconds: hr.Seconds}
+	for _, mr := range hr.Methods {
+		rep.Methods[mr.Name] = &methodSummary{
+			Existing: groupSummary{mr.Summary[harness.ExistingRSMSE], mr.Summary[harness.ExistingCE]},
+			New:      groupSummary{mr.Summary[harness.NewRSMSE], mr.Summary[harness.NewCE]},
+			PerSeed:  perSeedJSON(mr.PerSeed), PerClient: perClientJSON(mr.PerClient), Seconds: mr.Seconds,
 		}
 	}
-	rep.Seconds = time.Since(start).Seconds()
 	printTable(stdout, &rep, methods)
-	for _, m := range methods {
-		if line := modeLine(vals[m]); line != "" {
-			fmt.Fprintf(stdout, "%s %s\n", methodLabel[m], line)
+	for _, mr := range hr.Methods {
+		if line := modeLine(mr.PerSeed); line != "" {
+			fmt.Fprintf(stdout, "%s %s\n", methodLabel[mr.Name], line)
 		}
 	}
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and 24), wall time %.0fs\n",
 		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, paperTable6Clients, rep.Seconds)
 	fmt.Fprint(stdout, "time per method (all seeds):")
-	for _, m := range methods {
-		fmt.Fprintf(stdout, " %s %.0fs", methodLabel[m], secs[m])
+	for _, mr := range hr.Methods {
+		fmt.Fprintf(stdout, " %s %.0fs", methodLabel[mr.Name], mr.Seconds)
 	}
 	fmt.Fprintln(stdout)
 	if f.pv != nil {
@@ -320,8 +303,19 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 	return checkNames("--methods", methods, regressionMethods)
 }
 
-// runMethod runs one method on one seed's data with the flags' settings.
-func runMethod(m string, ds *data.Dataset, g *fl.GPModel, f *trainFlags, seed uint64, quiet bool, stderr io.Writer, s, seeds int) (*fl.MethodResult, error) {
+// regressionMethod is one method of the regression table with the flags'
+// settings.
+type regressionMethod struct {
+	name string
+	f    *trainFlags
+}
+
+func (r regressionMethod) Name() string { return r.name }
+
+// Run runs the method on one seed's data.
+func (r regressionMethod) Run(_ context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+	m, f := r.name, r.f
+	g := f.gpModel(ds.D, false)
 	switch m {
 	case fl.MethodPACPFL, fl.MethodPFedGP:
 		o, err := f.options(ds, seed)
@@ -335,11 +329,8 @@ func runMethod(m string, ds *data.Dataset, g *fl.GPModel, f *trainFlags, seed ui
 				g = f.gpModel(ds.D, true)
 			}
 		}
-		prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), o.Server.Rounds, quiet)
-		o.Server.Progress = prog.update
-		r, err := fl.RunPACPFL(ds, g, o, m)
-		prog.done()
-		return r, err
+		o.Server.Progress = roundObserver(obs, o.Server.Rounds)
+		return fl.RunPACPFL(ds, g, o, m)
 	case fl.MethodVanilla:
 		o := fl.DefaultVanillaOptions()
 		if f.pv != nil {
@@ -398,28 +389,6 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 	}
 }
 
-// Per-seed keys of a mixture method's mode specialisation (fl.Specialisation):
-// the purity of each group and its chance level.
-var modeKeys = [4]string{"existing_mode_purity", "new_mode_purity", "existing_mode_chance", "new_mode_chance"}
-
-// addSeedVals appends one seed's group averages to v (existing_rsmse,
-// existing_ce, new_rsmse, new_ce) and, when the method predicts with a
-// mixture of at least two priors and the data's modes are known, its mode
-// specialisation (modeKeys).
-func addSeedVals(v map[string][]float64, res *fl.MethodResult) {
-	v["existing_rsmse"] = append(v["existing_rsmse"], res.Existing.MeanRSMSE)
-	v["existing_ce"] = append(v["existing_ce"], res.Existing.MeanCE)
-	v["new_rsmse"] = append(v["new_rsmse"], res.New.MeanRSMSE)
-	v["new_ce"] = append(v["new_ce"], res.New.MeanCE)
-	ex, nw := res.Existing.Modes, res.New.Modes
-	if ex == nil || nw == nil || len(res.Existing.Weights[0]) < 2 {
-		return
-	}
-	for i, x := range []float64{ex.Purity, nw.Purity, ex.Chance, nw.Chance} {
-		v[modeKeys[i]] = append(v[modeKeys[i]], x)
-	}
-}
-
 // perSeedJSON is v for a report (NaN and ±Inf as null).
 func perSeedJSON(v map[string][]float64) map[string][]jsonFloat {
 	out := make(map[string][]jsonFloat, len(v))
@@ -429,14 +398,15 @@ func perSeedJSON(v map[string][]float64) map[string][]jsonFloat {
 	return out
 }
 
-// modeLine describes the mode specialisation collected by addSeedVals, or
-// is empty when there is none.
+// modeLine describes the mode specialisation among a method's per-seed
+// values (harness.SeedValues), or is empty when there is none.
 func modeLine(v map[string][]float64) string {
-	if len(v[modeKeys[0]]) == 0 {
+	if len(v[harness.ExistingModePurity]) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
-		fmtSummary(fl.Summarise(v[modeKeys[0]])), fl.Mean(v[modeKeys[2]]), fmtSummary(fl.Summarise(v[modeKeys[1]])), fl.Mean(v[modeKeys[3]]))
+		fmtSummary(fl.Summarise(v[harness.ExistingModePurity])), fl.Mean(v[harness.ExistingModeChance]),
+		fmtSummary(fl.Summarise(v[harness.NewModePurity])), fl.Mean(v[harness.NewModeChance]))
 }
 
 // perClient holds a method's per-client test metrics over the seeds of an
@@ -451,29 +421,8 @@ func (p perClient) add(res *fl.MethodResult) perClient {
 	if p == nil {
 		p = perClient{}
 	}
-	put := func(key string, xs []float64) {
-		if xs == nil {
-			xs = []float64{}
-		}
+	for key, xs := range harness.ClientValues(res) {
 		p[key] = append(p[key], jsonFloats(xs))
 	}
-	if res.ExistingClass != nil || res.NewClass != nil {
-		var ex, nw fl.ClassGroupMetrics
-		if res.ExistingClass != nil {
-			ex = *res.ExistingClass
-		}
-		if res.NewClass != nil {
-			nw = *res.NewClass
-		}
-		put("existing_accuracy", ex.Accuracy)
-		put("existing_ce", ex.CE)
-		put("new_accuracy", nw.Accuracy)
-		put("new_ce", nw.CE)
-		return p
-	}
-	put("existing_rsmse", res.Existing.RSMSE)
-	put("existing_ce", res.Existing.CE)
-	put("new_rsmse", res.New.RSMSE)
-	put("new_ce", res.New.CE)
 	return p
 }

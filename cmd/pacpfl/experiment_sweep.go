@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/harness"
 )
 
 // sweepLevel is one setting of a PAC-PFL sweep (--dp-sweep, --k-sweep): a
@@ -22,7 +25,7 @@ type sweepResult struct {
 	seconds       float64
 	statement     string // the privacy statement of the first seed's run
 	// perSeed holds the per-seed group averages (existing_rsmse, …) and,
-	// for mixtures on data with modes, the mode specialisation (modeKeys).
+	// for mixtures on data with modes, the mode specialisation (harness.SeedValues).
 	perSeed map[string][]float64
 }
 
@@ -35,51 +38,51 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 	if err != nil {
 		return nil, nil, err
 	}
+	exp := harness.Experiment{Data: f0.dataset, Seeds: seedRange(seeds, seedBase)}
+	byName := map[string]*sweepLevel{}
 	for i := range levels {
-		levels[i].flags.boundSamples, levels[i].flags.learnedSamples = 0, 0
-		if _, err := levels[i].flags.options(ds0, seedBase); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", levels[i].label, err)
+		lv := &levels[i]
+		lv.flags.boundSamples, lv.flags.learnedSamples = 0, 0
+		if _, err := lv.flags.options(ds0, seedBase); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", lv.label, err)
 		}
+		exp.Methods = append(exp.Methods, lv)
+		byName[lv.label] = lv
+	}
+	obs := &progressObserver{w: stderr, quiet: quiet,
+		label: func(ev harness.Event) string {
+			return fmt.Sprintf("%s seed %d/%d %s", name, ev.SeedIndex+1, ev.Seeds, ev.Method)
+		},
+		hideLML: func(ev harness.Event) bool { return byName[ev.Method].hideLML },
+	}
+	rep, err := harness.Run(context.Background(), exp, obs)
+	if err != nil {
+		return nil, nil, err
 	}
 	out := make([]sweepResult, len(levels))
-	for li := range out {
-		out[li].perSeed = map[string][]float64{}
-	}
-	var seedList []uint64
-	for s := 0; s < seeds; s++ {
-		seed := seedBase + uint64(s)
-		seedList = append(seedList, seed)
-		ds, err := f0.dataset(seed)
-		if err != nil {
-			return nil, nil, err
-		}
-		for li := range levels {
-			lv := &levels[li]
-			o, err := lv.flags.options(ds, seed)
-			if err != nil {
-				return nil, nil, err
-			}
-			prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d %s", name, s+1, seeds, lv.label), o.Server.Rounds, quiet)
-			prog.hideLML = lv.hideLML
-			o.Server.Progress = prog.update
-			res, err := fl.RunPACPFL(ds, lv.flags.gpModel(ds.D, false), o, fl.MethodPACPFL)
-			prog.done()
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s, seed %d: %w", lv.label, seed, err)
-			}
-			addSeedVals(out[li].perSeed, res)
-			out[li].seconds += res.Seconds
-			if s == 0 {
-				out[li].statement = res.Train.Privacy.Statement
-			}
+	for li, mr := range rep.Methods {
+		out[li] = sweepResult{
+			existing:  groupSummary{mr.Summary[harness.ExistingRSMSE], mr.Summary[harness.ExistingCE]},
+			new:       groupSummary{mr.Summary[harness.NewRSMSE], mr.Summary[harness.NewCE]},
+			seconds:   mr.Seconds,
+			statement: mr.Results[0].Train.Privacy.Statement,
+			perSeed:   mr.PerSeed,
 		}
 	}
-	for li := range levels {
-		v := out[li].perSeed
-		out[li].existing = groupSummary{fl.Summarise(v["existing_rsmse"]), fl.Summarise(v["existing_ce"])}
-		out[li].new = groupSummary{fl.Summarise(v["new_rsmse"]), fl.Summarise(v["new_ce"])}
+	return out, rep.Seeds, nil
+}
+
+// Name is the level's label (a harness.Method).
+func (lv *sweepLevel) Name() string { return lv.label }
+
+// Run trains PAC-PFL at the level on one seed's data.
+func (lv *sweepLevel) Run(_ context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+	o, err := lv.flags.options(ds, seed)
+	if err != nil {
+		return nil, err
 	}
-	return out, seedList, nil
+	o.Server.Progress = roundObserver(obs, o.Server.Rounds)
+	return fl.RunPACPFL(ds, lv.flags.gpModel(ds.D, false), o, fl.MethodPACPFL)
 }
 
 // kSweepRow is one k of `experiment --k-sweep`.

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/pacpfl/pacpfl/harness"
+)
+
+// progressObserver prints an experiment's progress as train does: one
+// progress line (or bar) per method and seed while it trains, then onDone
+// (if set and not quiet) when it has finished on the seed.
+type progressObserver struct {
+	w     io.Writer
+	quiet bool
+	// label names a run in its progress line (default "method seed i/n");
+	// hideLML hides the round's LML (DP runs: not covered by the
+	// guarantee).
+	label   func(harness.Event) string
+	hideLML func(harness.Event) bool
+	onDone  func(harness.Event)
+	prog    *progress
+}
+
+// Observe implements harness.Observer.
+func (p *progressObserver) Observe(ev harness.Event) {
+	switch ev.Kind {
+	case harness.Round:
+		if p.prog == nil {
+			label := fmt.Sprintf("%s seed %d/%d", ev.Method, ev.SeedIndex+1, ev.Seeds)
+			if p.label != nil {
+				label = p.label(ev)
+			}
+			p.prog = newProgress(p.w, label, ev.Rounds, p.quiet)
+			p.prog.hideLML = p.hideLML != nil && p.hideLML(ev)
+		}
+		p.prog.update(ev.Round, ev.Value)
+	case harness.Done:
+		if p.prog != nil {
+			p.prog.done()
+			p.prog = nil
+		}
+		if p.onDone != nil && !p.quiet {
+			p.onDone(ev)
+		}
+	}
+}
+
+// roundObserver is a round callback of fl.Config (Progress) that reports
+// each round of rounds to obs.
+func roundObserver(obs harness.Observer, rounds int) func(round int, lml float64) {
+	return func(round int, lml float64) {
+		obs.Observe(harness.Event{Kind: harness.Round, Round: round, Rounds: rounds, Value: lml})
+	}
+}
+
+// seedRange is seeds consecutive seeds from base.
+func seedRange(seeds int, base uint64) []uint64 {
+	out := make([]uint64, seeds)
+	for i := range out {
+		out[i] = base + uint64(i)
+	}
+	return out
+}
+
+// perClientJSON is a harness.MethodReport's PerClient for a report (NaN
+// and ±Inf as null).
+func perClientJSON(pc map[string][][]float64) perClient {
+	out := perClient{}
+	for key, seeds := range pc {
+		for _, xs := range seeds {
+			out[key] = append(out[key], jsonFloats(xs))
+		}
+	}
+	return out
+}
