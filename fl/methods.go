@@ -3,6 +3,7 @@ package fl
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -317,9 +318,30 @@ type VanillaOptions struct {
 	Seed      uint64
 }
 
+// Validate reports the first option that cannot work, by name.
+func (o VanillaOptions) Validate() error {
+	return checkFit("vanilla", o.Steps, o.LR, o.InitSigma)
+}
+
+// checkFit checks the options of an Adam fit of a GP's LML.
+func checkFit(method string, steps int, lr, initSigma float64) error {
+	switch {
+	case steps < 1:
+		return fmt.Errorf("%s: %d Adam steps: want at least 1", method, steps)
+	case !(lr > 0) || math.IsInf(lr, 0):
+		return fmt.Errorf("%s: learning rate %v must be positive and finite", method, lr)
+	case !(initSigma >= 0) || math.IsInf(initSigma, 0):
+		return fmt.Errorf("%s: initial spread %v must be finite and ≥ 0", method, initSigma)
+	}
+	return nil
+}
+
 // RunVanilla fits one GP per client (existing: on S_i ∪ S̃_i; new: on its own
 // data) with Adam on its LML, then predicts with that single prior.
 func RunVanilla(ds *data.Dataset, g *GPModel, o VanillaOptions) (*MethodResult, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	out := &MethodResult{Method: MethodVanilla}
 	var err error
@@ -400,9 +422,20 @@ type PooledOptions struct {
 	Seed      uint64
 }
 
+// Validate reports the first option that cannot work, by name.
+func (o PooledOptions) Validate() error {
+	if o.Points < 0 {
+		return fmt.Errorf("pooled: %d pooled points: want ≥ 0 (0: all)", o.Points)
+	}
+	return checkFit("pooled", o.Steps, o.LR, o.InitSigma)
+}
+
 // RunPooled fits the pooled GP and predicts every client's test set from the
 // pooled data (no personalisation).
 func RunPooled(ds *data.Dataset, g *GPModel, o PooledOptions) (*MethodResult, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	p, err := FitPooled(g, ds.Existing, ds.D, o)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -181,5 +182,33 @@ func TestZeroMeanStaysZero(t *testing.T) {
 		if v != 0 {
 			t.Fatalf("prior mean %v, want 0", v)
 		}
+	}
+}
+
+func TestBaselinesRefuseOptionsThatCannotWork(t *testing.T) {
+	ds, err := data.Polynomial(smallPoly(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGPModel(ds.D)
+	v := DefaultVanillaOptions()
+	v.Steps = 0
+	if _, err := RunVanilla(ds, g, v); err == nil || !strings.Contains(err.Error(), "Adam steps") {
+		t.Errorf("Vanilla with 0 steps: %v", err)
+	}
+	v = DefaultVanillaOptions()
+	v.LR = math.NaN()
+	if _, err := RunVanilla(ds, g, v); err == nil || !strings.Contains(err.Error(), "learning rate") {
+		t.Errorf("Vanilla with a NaN learning rate: %v", err)
+	}
+	p := DefaultPooledOptions()
+	p.Points = -1
+	if _, err := RunPooled(ds, g, p); err == nil || !strings.Contains(err.Error(), "pooled points") {
+		t.Errorf("Pooled with -1 points: %v", err)
+	}
+	p = DefaultPooledOptions()
+	p.InitSigma = math.Inf(1)
+	if _, err := RunPooled(ds, g, p); err == nil || !strings.Contains(err.Error(), "initial spread") {
+		t.Errorf("Pooled with an infinite spread: %v", err)
 	}
 }

@@ -13,9 +13,8 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/maml"
-	"github.com/pacpfl/pacpfl/fl/mtl"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/methods"
 )
 
 func init() {
@@ -34,7 +33,7 @@ const (
 
 // regressionMethods are the methods of experiment polynomial and pv, in
 // table order.
-var regressionMethods = []string{fl.MethodPACPFL, fl.MethodPFedGP, methodMTL, methodMAML, fl.MethodVanilla, fl.MethodPooled}
+var regressionMethods = methods.Names(methods.Regression)
 
 // s builds a Summary; nan marks a figure the paper does not give.
 func sm(mean, ci float64) fl.Summary { return fl.Summary{Mean: mean, CI95: ci} }
@@ -95,10 +94,8 @@ const (
 	paperDPClients     = 120
 )
 
-var methodLabel = map[string]string{
-	fl.MethodPACPFL: "PAC-PFL", fl.MethodPFedGP: "pFedGP", fl.MethodVanilla: "Vanilla", fl.MethodPooled: "Pooled",
-	methodMTL: "MTL", methodMAML: "MAML",
-}
+// methodLabel is the table label of method m (methods.Label).
+func methodLabel(m string) string { return methods.Label(m) }
 
 // groupSummary is one group's metrics over the seeds.
 type groupSummary struct {
@@ -177,7 +174,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&kSweep, "k-sweep", "instead of the method table: PAC-PFL's utility at each of these numbers of particles k (e.g. 1,2,4,8; the paper's Fig. 3)")
 	fs.IntVar(&f.baselineSteps, "baseline-steps", fl.DefaultVanillaOptions().Steps, "Adam steps of the Vanilla and Pooled fits (PV: Vanilla's and Pooled's own defaults, docs/math.md)")
 	if dsName == "pv" {
-		setDefault(fs, "baseline-steps", strconv.Itoa(pvVanilla.Steps))
+		setDefault(fs, "baseline-steps", strconv.Itoa(pvBaselineSteps()))
 	}
 	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "linear", "pFedGP's GP mean: linear (chosen by the paper's cross-validation), zero (the original pFedGP) or nn (PAC-PFL's mean network)")
 	var dpSweep floatList
@@ -230,7 +227,11 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(*seeds, *seedBase)}
 	for _, m := range methods {
-		exp.Methods = append(exp.Methods, regressionMethod{m, &f})
+		hm, err := f.regressionMethod(m)
+		if err != nil {
+			return fail(stderr, "experiment", fmt.Errorf("%s: %w", m, err))
+		}
+		exp.Methods = append(exp.Methods, hm)
 	}
 	obs := &progressObserver{w: stderr, quiet: *quiet, onDone: func(ev harness.Event) {
 		res := ev.Result
@@ -253,14 +254,14 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	printTable(stdout, &rep, methods)
 	for _, mr := range hr.Methods {
 		if line := modeLine(mr.PerSeed); line != "" {
-			fmt.Fprintf(stdout, "%s %s\n", methodLabel[mr.Name], line)
+			fmt.Fprintf(stdout, "%s %s\n", methodLabel(mr.Name), line)
 		}
 	}
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and 24), wall time %.0fs\n",
 		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, paperTable6Clients, rep.Seconds)
 	fmt.Fprint(stdout, "time per method (all seeds):")
 	for _, mr := range hr.Methods {
-		fmt.Fprintf(stdout, " %s %.0fs", methodLabel[mr.Name], mr.Seconds)
+		fmt.Fprintf(stdout, " %s %.0fs", methodLabel(mr.Name), mr.Seconds)
 	}
 	fmt.Fprintln(stdout)
 	if f.pv != nil {
@@ -303,64 +304,88 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 	return checkNames("--methods", methods, regressionMethods)
 }
 
-// regressionMethod is one method of the regression table with the flags'
-// settings.
-type regressionMethod struct {
+// regressionMethod builds method m of the regression table from the flags:
+// PAC-PFL and pFedGP with the training flags, the baselines with their
+// defaults for the data set (methods.Polynomial or methods.PV) and
+// --baseline-steps where it applies.
+func (f *trainFlags) regressionMethod(m string) (harness.Method, error) {
+	preset := methods.Polynomial
+	if f.pv != nil {
+		preset = methods.PV
+	}
+	model := func(d int) *fl.GPModel { return f.gpModel(d, false) }
+	// PV's baselines keep their cross-validated steps unless the flag is
+	// given.
+	steps := func(s *int) {
+		if f.baselineSet || f.pv == nil {
+			*s = f.baselineSteps
+		}
+	}
+	var hm interface {
+		harness.Method
+		Validate() error
+	}
+	var err error
+	switch m {
+	case fl.MethodPACPFL, fl.MethodPFedGP:
+		return pacpflMethod{m, f}, nil
+	case fl.MethodVanilla:
+		var v methods.Vanilla
+		v, err = methods.DefaultVanilla(preset)
+		v.Model = model
+		steps(&v.Options.Steps)
+		hm = v
+	case fl.MethodPooled:
+		var p methods.Pooled
+		p, err = methods.DefaultPooled(preset)
+		p.Model = model
+		steps(&p.Options.Steps)
+		hm = p
+	case methodMTL:
+		hm, err = methods.DefaultMTL(preset)
+	case methodMAML:
+		hm, err = methods.DefaultMAML(preset)
+	default:
+		return nil, usagef("unknown method %q", m)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return hm, hm.Validate()
+}
+
+// pvBaselineSteps is the default of --baseline-steps on PV: the
+// cross-validated Adam steps of Vanilla's (and Pooled's) fits.
+func pvBaselineSteps() int {
+	v, _ := methods.DefaultVanilla(methods.PV)
+	return v.Options.Steps
+}
+
+// pacpflMethod is PAC-PFL or pFedGP with the training flags' settings.
+type pacpflMethod struct {
 	name string
 	f    *trainFlags
 }
 
-func (r regressionMethod) Name() string { return r.name }
+func (p pacpflMethod) Name() string { return p.name }
 
-// Run runs the method on one seed's data.
-func (r regressionMethod) Run(_ context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
-	m, f := r.name, r.f
-	g := f.gpModel(ds.D, false)
-	switch m {
-	case fl.MethodPACPFL, fl.MethodPFedGP:
-		o, err := f.options(ds, seed)
-		if err != nil {
-			return nil, err
-		}
-		if m == fl.MethodPFedGP {
-			p := fl.DefaultPFedGPOptions()
-			o.Server.K, o.SigmaP, o.InitSigma, o.ZeroMean = p.Server.K, p.SigmaP, f.sigmaP, f.pfedgpMean == "zero"
-			if f.pfedgpMean == "linear" {
-				g = f.gpModel(ds.D, true)
-			}
-		}
-		o.Server.Progress = roundObserver(obs, o.Server.Rounds)
-		return fl.RunPACPFL(ds, g, o, m)
-	case fl.MethodVanilla:
-		o := fl.DefaultVanillaOptions()
-		if f.pv != nil {
-			o = pvVanilla
-		}
-		o.Seed = seed
-		if f.baselineSet || f.pv == nil {
-			o.Steps = f.baselineSteps
-		}
-		return fl.RunVanilla(ds, g, o)
-	case fl.MethodPooled:
-		o := fl.DefaultPooledOptions()
-		if f.pv != nil {
-			o = pvPooled
-		}
-		o.Seed = seed
-		if f.baselineSet || f.pv == nil {
-			o.Steps = f.baselineSteps
-		}
-		return fl.RunPooled(ds, g, o)
-	case methodMTL:
-		o := mtl.Default()
-		o.Seed = seed
-		return mtl.Run(ds, o)
-	case methodMAML:
-		o := maml.Default()
-		o.Seed = seed
-		return maml.Run(ds, o)
+// Run trains and evaluates the method on one seed's data.
+func (p pacpflMethod) Run(_ context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+	m, f := p.name, p.f
+	o, err := f.options(ds, seed)
+	if err != nil {
+		return nil, err
 	}
-	return nil, usagef("unknown method %q", m)
+	g := f.gpModel(ds.D, false)
+	if m == fl.MethodPFedGP {
+		d := fl.DefaultPFedGPOptions()
+		o.Server.K, o.SigmaP, o.InitSigma, o.ZeroMean = d.Server.K, d.SigmaP, f.sigmaP, f.pfedgpMean == "zero"
+		if f.pfedgpMean == "linear" {
+			g = f.gpModel(ds.D, true)
+		}
+	}
+	o.Server.Progress = roundObserver(obs, o.Server.Rounds)
+	return fl.RunPACPFL(ds, g, o, m)
 }
 
 func fmtSummary(s fl.Summary) string {
@@ -383,7 +408,7 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 		if !ok {
 			p = [4]fl.Summary{nan, nan, nan, nan}
 		}
-		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel[m],
+		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel(m),
 			fmtSummary(r.Existing.RSMSE), fmtSummary(p[0]), fmtSummary(r.New.RSMSE), fmtSummary(p[2]),
 			fmtSummary(r.Existing.CE), fmtSummary(p[1]), fmtSummary(r.New.CE), fmtSummary(p[3]))
 	}

@@ -16,13 +16,6 @@ import (
 // (SPEC §11): pFedBayes and its frequentist baselines.
 var fedBaselines = []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx, fedavg.MethodFedAvgFT}
 
-func init() {
-	methodLabel[pfedbayes.MethodPFedBayes] = "pFedBayes"
-	methodLabel[fedavg.MethodFedAvg] = "FedAvg"
-	methodLabel[fedavg.MethodFedProx] = "FedProx"
-	methodLabel[fedavg.MethodFedAvgFT] = "FedAvg+FT"
-}
-
 // fedFlags are the settings of pFedBayes, FedAvg and FedProx in experiment
 // fmnist (their network is --arch/--hidden).
 type fedFlags struct {

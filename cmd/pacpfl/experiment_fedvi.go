@@ -23,11 +23,6 @@ const (
 	methodFedVIFedAvgFT = "fedvi-fedavg-ft"
 )
 
-func init() {
-	methodLabel[fedvi.MethodFedVI] = "FedVI"
-	(&fedviFlags{fedavgReLU: true}).setLabels() // the default network
-}
-
 // fedviMethods are the method names this file serves.
 var fedviMethods = []string{fedvi.MethodFedVI, methodFedVIFedAvg, methodFedVIFedAvgFT}
 
@@ -65,14 +60,17 @@ func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 	fs.IntVar(&v.ftEpochs, "fedvi-ft-epochs", fedvi.DefaultFineTune().Epochs, "fedvi-fedavg-ft: local fine-tuning epochs")
 }
 
-// setLabels names the FedAvg rows after the network they train on.
-func (v *fedviFlags) setLabels() {
-	net := "FedVI's CNN, ReLU after dense 128"
-	if !v.fedavgReLU {
-		net = "FedVI's E, no ReLU after dense 128"
+// label is the table label of method m in this run: the registry's
+// (methodLabel), with the FedAvg rows on FedVI's CNN named after the network
+// they train on.
+func (v *fedviFlags) label(m string) string {
+	if v.fedavgReLU || (m != methodFedVIFedAvg && m != methodFedVIFedAvgFT) {
+		return methodLabel(m)
 	}
-	methodLabel[methodFedVIFedAvg] = "FedAvg (" + net + ")"
-	methodLabel[methodFedVIFedAvgFT] = "FedAvg+FT (" + net + ")"
+	if m == methodFedVIFedAvg {
+		return "FedAvg (FedVI's E, no ReLU after dense 128)"
+	}
+	return "FedAvg+FT (FedVI's E, no ReLU after dense 128)"
 }
 
 // check validates the flags before any data is read.
@@ -273,7 +271,7 @@ func (w *fedviWeighted) summaries() (ex, nw weightedSummary) {
 // have it (the FedVI family; every method on --partition dirichlet), with
 // the paper's FEMNIST figures for reference. A method evaluated only after
 // training has one round: its final figure.
-func printFedVITable(w io.Writer, rep *fmnistReport, methods []string) {
+func printFedVITable(w io.Writer, rep *fmnistReport, methods []string, label func(string) string) {
 	var rows []string
 	for _, m := range methods {
 		if r := rep.Methods[m]; r != nil && r.Weighted != nil {
@@ -288,11 +286,11 @@ func printFedVITable(w io.Writer, rep *fmnistReport, methods []string) {
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, m := range rows {
 		x := rep.Methods[m].Weighted
-		label := methodLabel[m] + " (ours)"
+		row := label(m) + " (ours)"
 		if x.GlobalModel {
-			label += ", global model on the participating clients"
+			row += ", global model on the participating clients"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s (%d) | %s | %s (%d) |\n", label,
+		fmt.Fprintf(w, "| %s | %s | %s (%d) | %s | %s (%d) |\n", row,
 			fmtAccuracy(x.Existing.Final), fmtAccuracy(x.Existing.LastRounds), x.Existing.LastRoundsNum,
 			fmtAccuracy(x.New.Final), fmtAccuracy(x.New.LastRounds), x.New.LastRoundsNum)
 	}

@@ -208,7 +208,6 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	vf.withFT = slices.Contains(methods, methodFedVIFedAvgFT)
-	vf.setLabels()
 	if err := vf.check(); err != nil {
 		return fail(stderr, "experiment", err)
 	}
@@ -335,8 +334,8 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		}
 		rep.Methods[m] = ms
 	}
-	printFMNISTTable(stdout, &rep, methods, secs)
-	printFedVITable(stdout, &rep, methods)
+	printFMNISTTable(stdout, &rep, methods, secs, vf.label)
+	printFedVITable(stdout, &rep, methods, vf.label)
 	if slices.ContainsFunc(methods, func(m string) bool { return slices.Contains(fedBaselines, m) }) {
 		a := fed.arch.WithDefaults()
 		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), ff.rounds, ff.localSteps, ff.batch)
@@ -428,7 +427,7 @@ func fmtCE(s fl.Summary) string {
 	return fmt.Sprintf("%.3f ± %.3f", s.Mean, s.CI95)
 }
 
-func printFMNISTTable(w io.Writer, rep *fmnistReport, methods []string, secs map[string]float64) {
+func printFMNISTTable(w io.Writer, rep *fmnistReport, methods []string, secs map[string]float64, label func(string) string) {
 	what := fmt.Sprintf("split %s", rep.Split)
 	if rep.Partition == partDirichlet {
 		what = fmt.Sprintf("α = %g, %d clients", rep.Alpha, rep.Clients)
@@ -462,7 +461,7 @@ func printFMNISTTable(w io.Writer, rep *fmnistReport, methods []string, secs map
 		if r.RoundSeconds > 0 {
 			perRound = fmt.Sprintf("%.3g", r.RoundSeconds)
 		}
-		fmt.Fprintf(w, "| %s (ours) | %s | %s | %s | %s | %s | %s | %s | %.0f | %s |\n", methodLabel[m], fmtAccuracy(r.Existing.Accuracy), opt(r.Existing.Best),
+		fmt.Fprintf(w, "| %s (ours) | %s | %s | %s | %s | %s | %s | %s | %.0f | %s |\n", label(m), fmtAccuracy(r.Existing.Accuracy), opt(r.Existing.Best),
 			glob, globBest, fmtAccuracy(r.New.Accuracy), fmtCE(r.Existing.CE), fmtCE(r.New.CE), secs[m], perRound)
 	}
 	if rep.Partition != partLabels5 {

@@ -555,8 +555,6 @@ func (p *genflProgress) count(what, unit string) func(done, total int) {
 
 func (p *genflProgress) done() {}
 
-func init() { methodLabel[genfl.MethodGenFL] = "GenFL (PFL)" }
-
 // runGenFLMethod is GenFL's PFL (Alg. 3, learnt prior, f₁, the defaults of
 // experiment genfl) as a method of experiment fmnist: personalised
 // posteriors of the existing clients, their predictive on their test

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/pacpfl/pacpfl/data"
-	"github.com/pacpfl/pacpfl/fl"
 )
 
 // pvFlags are the flags of the PV data set (experiment pv, tune pv).
@@ -19,18 +18,16 @@ type pvFlags struct {
 // PV-EW(150) seed 1000, a data set used for nothing else (pacpfl tune pv;
 // docs/math.md, "PV defaults by cross-validation" and "PV: where PAC-PFL's
 // test error comes from"): PAC-PFL's (and pFedGP's) server learning rate η,
-// rounds T and hyper-prior std σ_P (--cv-split halves), the server
+// rounds T and hyper-prior std σ_P (--cv-split halves) and the server
 // temperature τ (--cv-split future: validated on hours no training client
 // saw; validation RSMSE 0.428 at τ = 0.005 against 0.547 at the earlier
-// 0.2), and the Adam steps and step size of Vanilla's and Pooled's LML
-// fits. The Polynomial defaults (fl.DefaultPACPFLOptions, …) stay as they
-// were.
+// 0.2); the Adam steps and step size of Vanilla's and Pooled's LML fits are
+// methods.PV's. The Polynomial defaults (fl.DefaultPACPFLOptions, …) stay as
+// they were.
 var (
 	pvTrainDefaults = []struct{ flag, value string }{
 		{"sigma-p", "0.5"}, {"lr", "0.01"}, {"rounds", "500"}, {"T", "500"}, {"tau", "0.005"},
 	}
-	pvVanilla = fl.VanillaOptions{Steps: 3000, LR: 1e-2, InitSigma: 0.5}
-	pvPooled  = fl.PooledOptions{Points: 300, Steps: 3000, LR: 1e-2, InitSigma: 0.5}
 )
 
 // addPVFlags registers --variant and --samples when dsName is pv, and makes

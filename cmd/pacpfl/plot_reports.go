@@ -284,7 +284,7 @@ func experimentFigure(ef *experimentFile, metric string) (p *plot.Plot, skipped 
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 		loc := float64(len(names))
-		label := methodLabel[m]
+		label := methodLabel(m)
 		if label == "" {
 			label = m
 		}

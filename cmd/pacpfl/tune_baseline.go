@@ -140,7 +140,7 @@ func runTuneBaseline(method string, ds *data.Dataset, g *fl.GPModel, fitSteps []
 	sort.SliceStable(pts, func(a, b int) bool { return pts[a].RSMSE < pts[b].RSMSE })
 	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
 	fmt.Fprintf(stdout, "%s %d-fold cross-validation on %s seed %d (%d existing clients, training data only; %s)\n\n",
-		methodLabel[method], k, datasetTitle(key), seed, len(ds.Existing), cvSplitText(split))
+		methodLabel(method), k, datasetTitle(key), seed, len(ds.Existing), cvSplitText(split))
 	fmt.Fprintln(stdout, "| setting | validation RSMSE | per fold |")
 	fmt.Fprintln(stdout, "|---|---|---|")
 	for _, p := range pts {

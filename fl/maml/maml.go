@@ -47,7 +47,8 @@ func Default() Options {
 	return Options{Hidden: []int{32}, Alpha: 0.03, Beta: 0.03, Batch: 32, Rounds: 300, LocalSteps: 5, PersonalSteps: 1}
 }
 
-func (o Options) validate() error {
+// Validate reports the first option that cannot work, by name.
+func (o Options) Validate() error {
 	switch {
 	case !(o.Alpha >= 0) || !(o.Beta > 0) || math.IsInf(o.Alpha, 0) || math.IsInf(o.Beta, 0):
 		return fmt.Errorf("maml: step sizes α = %v, β = %v must be finite, α ≥ 0, β > 0", o.Alpha, o.Beta)
@@ -66,7 +67,7 @@ type Model struct {
 
 // Train runs Per-FedAvg (FO) on the existing clients of ds.
 func Train(ds *data.Dataset, o Options) (*Model, error) {
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	net, w, weights, err := regnet.Federation("maml", ds, o.Hidden, o.Seed, 0x6d616d6c696e6974)

@@ -55,7 +55,8 @@ func Default() Options {
 	return Options{Hidden: []int{32}, LambdaV: 1, Lambda0: 1e-4, LR: 1e-2, Rounds: 100, LocalSteps: 5, PersonalSteps: 100}
 }
 
-func (o Options) validate() error {
+// Validate reports the first option that cannot work, by name.
+func (o Options) Validate() error {
 	switch {
 	case !(o.LambdaV >= 0) || !(o.Lambda0 >= 0) || math.IsInf(o.LambdaV, 0) || math.IsInf(o.Lambda0, 0):
 		return fmt.Errorf("mtl: penalties λ_v = %v, λ₀ = %v must be finite and ≥ 0", o.LambdaV, o.Lambda0)
@@ -76,7 +77,7 @@ type Model struct {
 
 // Train runs the federated training on the existing clients of ds.
 func Train(ds *data.Dataset, o Options) (*Model, error) {
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	net, w0, weights, err := regnet.Federation("mtl", ds, o.Hidden, o.Seed, 0x6d746c696e6974)

@@ -1,0 +1,85 @@
+// Package methods is the catalogue of pacpfl's learning methods: their names,
+// table labels, tasks and sources (Lookup, Names, Label), and, as
+// harness.Method values with their papers' or cross-validated default
+// options, the regression baselines (Vanilla, Pooled, MTL, MAML).
+//
+// The registry is fixed at compile time: nothing can change a label while a
+// program runs. Every value here is safe for concurrent use; a Method's Run
+// calls the method's own package, with the concurrency that package
+// documents.
+package methods
+
+import "slices"
+
+// Task is what a method learns.
+type Task string
+
+const (
+	// Regression: GP clients (Polynomial, PV, a CSV file), RSMSE and CE.
+	Regression Task = "regression"
+	// Classification: BNN clients (Fashion-MNIST), accuracy and CE.
+	Classification Task = "classification"
+)
+
+// Info describes a method.
+type Info struct {
+	// Name is the method's key on the command line and in reports.
+	Name string
+	// Label is its name in tables.
+	Label string
+	// Tasks are the tasks it runs on.
+	Tasks []Task
+	// Source is where it comes from: the paper, and the seed paper of this
+	// project that compares with it.
+	Source string
+}
+
+// registry holds every method in table order.
+var registry = []Info{
+	{"pacpfl", "PAC-PFL", []Task{Regression, Classification}, "PAC-PFL (Boroujeni, Krause and Ferrari-Trecate), seed 000: SVGD on a hyper-posterior over GP or BNN priors"},
+	{"pfedgp", "pFedGP", []Task{Regression}, "pFedGP (Achituve et al. 2021) as in PAC-PFL's Table 6, seed 000"},
+	{"mtl", "MTL", []Task{Regression}, "multi-task learning (Evgeniou & Pontil 2004), federated with personal offsets, PAC-PFL's Table 6, seed 000"},
+	{"maml", "MAML", []Task{Regression}, "MAML as in Fallah et al. (2020), PAC-PFL's Table 6, seed 000"},
+	{"vanilla", "Vanilla", []Task{Regression, Classification}, "one prior per client fitted on its own data, PAC-PFL's Table 6, seed 000"},
+	{"pooled", "Pooled", []Task{Regression, Classification}, "one prior fitted on the pooled data, PAC-PFL's Table 6, seed 000"},
+	{"pfedbayes", "pFedBayes", []Task{Classification}, "pFedBayes (Zhang et al. 2022), seed 001"},
+	{"fedavg", "FedAvg", []Task{Classification}, "FedAvg (McMahan et al. 2017) on pFedBayes's MLP, seed 001"},
+	{"fedprox", "FedProx", []Task{Classification}, "FedProx (Li et al. 2020) on pFedBayes's MLP, seed 001"},
+	{"fedavg-ft", "FedAvg+FT", []Task{Classification}, "FedAvg with local fine-tuning on pFedBayes's MLP, seed 001"},
+	{"fedvi", "FedVI", []Task{Classification}, "FedVI (Vedadi et al.), seed 002"},
+	{"fedvi-fedavg", "FedAvg (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg on FedVI's CNN, seed 002"},
+	{"fedvi-fedavg-ft", "FedAvg+FT (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg with local fine-tuning on FedVI's CNN, seed 002"},
+	{"genfl", "GenFL (PFL)", []Task{Classification}, "GenFL's personalised learning (Jobic, Haddouche and Guedj 2023), seed 004"},
+}
+
+// Lookup returns the method named name.
+func Lookup(name string) (Info, bool) {
+	i := slices.IndexFunc(registry, func(in Info) bool { return in.Name == name })
+	if i < 0 {
+		return Info{}, false
+	}
+	in := registry[i]
+	in.Tasks = slices.Clone(in.Tasks)
+	return in, true
+}
+
+// Label is the table label of the method named name, or name itself for a
+// method the registry does not know.
+func Label(name string) string {
+	if in, ok := Lookup(name); ok {
+		return in.Label
+	}
+	return name
+}
+
+// Names returns the names of the methods for task t in table order (every
+// method if t is empty).
+func Names(t Task) []string {
+	var out []string
+	for _, in := range registry {
+		if t == "" || slices.Contains(in.Tasks, t) {
+			out = append(out, in.Name)
+		}
+	}
+	return out
+}
