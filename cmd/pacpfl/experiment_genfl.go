@@ -37,19 +37,19 @@ type genflFlags struct {
 func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 	fs.StringVar(&g.prior, "prior", "learnt", "prior: learnt (ERM on the first half of every user's data; posterior and bound on the second) or random (data-free, truncated normal means)")
 	fs.StringVar(&g.objective, "objective", "f1", "training objective: f1 (Pinsker relaxation) or f2 (quadratic relaxation)")
-	g.hidden = intList{600, 600}
+	g.hidden = intList(genfl.DefaultHidden())
 	fs.Var(&g.hidden, "hidden", "hidden layer widths of the MLP (the seed's parameter count is that of 600,600,600)")
 	fs.Float64Var(&g.sigmaPrior, "sigma-prior", genfl.DefaultSigmaPrior, "σ of the Gaussian prior over every weight")
 	fs.Float64Var(&g.klPenalty, "kl-penalty", 0, "factor of KL(Q‖P) in the objective only (0: 1 with a learnt prior, 0.1 with a random one, as the seed)")
 	fs.IntVar(&g.rounds, "rounds", 0, "GenFL rounds (0: 10 with a learnt prior, 200 with a random one)")
 	fs.IntVar(&g.localEpochs, "local-epochs", 0, "local epochs E per round (0: 5 with a learnt prior, 1 with a random one)")
-	fs.IntVar(&g.priorRounds, "prior-rounds", 100, "rounds of the learnt prior's federated ERM")
-	fs.IntVar(&g.priorEpochs, "prior-epochs", 5, "local epochs of the learnt prior's federated ERM")
-	fs.IntVar(&g.personalEpochs, "personal-epochs", 5, "pfl: epochs of each user's personalisation")
+	fs.IntVar(&g.priorRounds, "prior-rounds", genfl.DefaultPriorRounds, "rounds of the learnt prior's federated ERM")
+	fs.IntVar(&g.priorEpochs, "prior-epochs", genfl.DefaultPriorEpochs, "local epochs of the learnt prior's federated ERM")
+	fs.IntVar(&g.personalEpochs, "personal-epochs", genfl.DefaultPersonalEpochs, "pfl: epochs of each user's personalisation")
 	fs.Float64Var(&g.fraction, "fraction", genfl.DefaultFraction, "fraction C of the users sampled each round")
 	fs.Float64Var(&g.lr, "lr", genfl.DefaultLR, "SGD learning rate")
 	fs.Float64Var(&g.momentum, "momentum", genfl.DefaultMomentum, "SGD momentum of GenFL and the personalisation")
-	fs.Float64Var(&g.priorMomentum, "prior-momentum", 0.99, "SGD momentum of the learnt prior's ERM")
+	fs.Float64Var(&g.priorMomentum, "prior-momentum", genfl.DefaultPriorMomentum, "SGD momentum of the learnt prior's ERM")
 	fs.Float64Var(&g.dropout, "dropout", genfl.DefaultDropout, "dropout of the learnt prior's ERM")
 	fs.IntVar(&g.batch, "batch", genfl.DefaultBatch, "mini-batch size")
 	fs.Float64Var(&g.delta, "delta", genfl.DefaultDelta, "δ of McAllester's bound (also in the objective)")
@@ -57,17 +57,19 @@ func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 	fs.Float64Var(&g.pMin, "p-min", genfl.DefaultPMin, "probability floor of the bounded cross-entropy")
 	fs.StringVar(&g.estimator, "estimator", "pairs", "FEDBOUND's sampling: pairs (n independent (weight draw, training example) pairs, exact by local reparameterisation) or full (Alg. 2 as printed: every user evaluates n weight draws on all its examples)")
 	fs.IntVar(&g.mcSamples, "mc-samples", 0, "n of FEDBOUND (0: 150000 pairs, the seed's n; 100 weight draws per user with --estimator full)")
-	fs.IntVar(&g.clientMCSamples, "client-mc-samples", 10000, "pfl: n of each user's own bound")
-	fs.IntVar(&g.stack, "stack", 4, "--estimator full: weight samples evaluated together")
-	fs.IntVar(&g.testDraws, "test-draws", 10, "weight draws per test image of the Gibbs test error")
+	fs.IntVar(&g.clientMCSamples, "client-mc-samples", genfl.DefaultClientMCSamples, "pfl: n of each user's own bound")
+	fs.IntVar(&g.stack, "stack", genfl.DefaultStack, "--estimator full: weight samples evaluated together")
+	fs.IntVar(&g.testDraws, "test-draws", genfl.DefaultTestDraws, "weight draws per test image of the Gibbs test error")
 	fs.StringVar(&g.setting, "setting", "", "flsob (GenFL + the global FEDBOUND) or pfl (Alg. 3/4: personalised posteriors and per-user bounds); default flsob for --partition iid, pfl for shards")
 }
 
-// options validates the flags and returns the run's options.
+// options validates the flags and returns the run's options: the seed's
+// (genfl.DefaultOptions for the prior and the estimator) with every flag
+// given, or left at a default of its own, in place.
 func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 	var o genfl.Options
-	var err error
-	if o.Prior, err = genfl.ParsePriorKind(g.prior); err != nil {
+	prior, err := genfl.ParsePriorKind(g.prior)
+	if err != nil {
 		return o, usageError{err}
 	}
 	obj, err := genfl.ParseObjective(g.objective)
@@ -78,31 +80,13 @@ func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 	if err != nil {
 		return o, usageError{err}
 	}
-	learnt := o.Prior == genfl.LearntPriorKind
-	pick := func(v int, ifLearnt, ifRandom int) int {
-		if v != 0 {
-			return v
-		}
-		if learnt {
-			return ifLearnt
-		}
-		return ifRandom
+	o = genfl.DefaultOptions(prior, est, seed)
+	// 0 keeps the default of the prior (rounds, local epochs, KL factor)
+	// or of the estimator (n).
+	if g.klPenalty != 0 {
+		o.Objective.KLPenalty = g.klPenalty
 	}
-	penalty := g.klPenalty
-	if penalty == 0 {
-		penalty = 0.1
-		if learnt {
-			penalty = 1
-		}
-	}
-	n := g.mcSamples
-	if n == 0 {
-		n = 150000
-		if est == genfl.Full {
-			n = 100
-		}
-	}
-	positive := map[string]float64{"sigma-prior": g.sigmaPrior, "kl-penalty": penalty, "lr": g.lr}
+	positive := map[string]float64{"sigma-prior": g.sigmaPrior, "kl-penalty": o.Objective.KLPenalty, "lr": g.lr}
 	for _, name := range []string{"sigma-prior", "kl-penalty", "lr"} {
 		if v := positive[name]; !(v > 0) || math.IsInf(v, 0) {
 			return o, usagef("--%s %v must be positive and finite", name, v)
@@ -142,21 +126,27 @@ func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 			return o, usagef("--hidden widths must be at least 1, got %v", g.hidden)
 		}
 	}
-	o.Arch = genfl.Arch{In: 784, Hidden: slices.Clone([]int(g.hidden)), Classes: 10}
-	o.SigmaPrior = g.sigmaPrior
-	o.Dropout = g.dropout
-	o.PriorFed = genfl.Federation{Rounds: g.priorRounds, Fraction: g.fraction, LocalEpochs: g.priorEpochs, Batch: g.batch,
-		LR: g.lr, Momentum: g.priorMomentum, Workers: workers, Seed: data.StreamID(0x6572, seed)}
-	o.PosteriorFed = genfl.Federation{Rounds: pick(g.rounds, 10, 200), Fraction: g.fraction, LocalEpochs: pick(g.localEpochs, 5, 1),
-		Batch: g.batch, LR: g.lr, Momentum: g.momentum, Workers: workers, Seed: data.StreamID(0x706f7374, seed)}
+	o.Arch.Hidden = slices.Clone([]int(g.hidden))
+	o.SigmaPrior, o.Dropout = g.sigmaPrior, g.dropout
+	pf := &o.PriorFed
+	pf.Rounds, pf.Fraction, pf.LocalEpochs, pf.Batch, pf.LR, pf.Momentum = g.priorRounds, g.fraction, g.priorEpochs, g.batch, g.lr, g.priorMomentum
+	qf := &o.PosteriorFed
+	if g.rounds != 0 {
+		qf.Rounds = g.rounds
+	}
+	if g.localEpochs != 0 {
+		qf.LocalEpochs = g.localEpochs
+	}
+	qf.Fraction, qf.Batch, qf.LR, qf.Momentum = g.fraction, g.batch, g.lr, g.momentum
 	o.PersonalEpochs = g.personalEpochs
-	o.Objective = genfl.ObjectiveConfig{Objective: obj, KLPenalty: penalty, Delta: g.delta, PMin: g.pMin}
+	o.Objective.Objective, o.Objective.Delta, o.Objective.PMin = obj, g.delta, g.pMin
 	o.DeltaPrime = g.deltaPrime
-	o.MC = genfl.MCConfig{Estimator: est, N: n, Stack: g.stack, Workers: workers, Seed: data.StreamID(0x6d63, seed)}
-	o.ClientMC = genfl.MCConfig{Estimator: est, N: g.clientMCSamples, Stack: g.stack, Workers: workers}
+	if g.mcSamples != 0 {
+		o.MC.N = g.mcSamples
+	}
+	o.MC.Stack, o.ClientMC.N, o.ClientMC.Stack = g.stack, g.clientMCSamples, g.stack
 	o.TestDraws = g.testDraws
-	o.Workers = workers
-	o.Seed = seed
+	o.Workers, o.PriorFed.Workers, o.PosteriorFed.Workers, o.MC.Workers, o.ClientMC.Workers = workers, workers, workers, workers, workers
 	return o, nil
 }
 
@@ -561,21 +551,17 @@ func (p *genflProgress) done() {}
 // images (10 weight draws per image). With fewer users than the seed's 100,
 // C is raised so that 10 users (or all) take part in each round.
 func runGenFLMethod(ds *data.Dataset, seed uint64, quiet bool, stderr io.Writer) (*fl.MethodResult, error) {
-	var g genflFlags
-	addGenFLFlags(flag.NewFlagSet("genfl", flag.ContinueOnError), &g)
-	return runGenFLMethodWith(ds, &g, seed, quiet, stderr)
+	return runGenFLMethodWith(ds, genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, seed), quiet, stderr)
 }
 
-func runGenFLMethodWith(ds *data.Dataset, g *genflFlags, seed uint64, quiet bool, stderr io.Writer) (*fl.MethodResult, error) {
-	o, err := g.options(seed, 0)
-	if err != nil {
-		return nil, err
-	}
+// runGenFLMethodWith is runGenFLMethod with the options o.
+func runGenFLMethodWith(ds *data.Dataset, o genfl.Options, quiet bool, stderr io.Writer) (*fl.MethodResult, error) {
+	seed := o.Seed
 	k := len(ds.Existing)
 	c := math.Min(1, math.Max(o.PriorFed.Fraction, 10/float64(max(k, 1))))
 	o.PriorFed.Fraction, o.PosteriorFed.Fraction = c, c
 	prog := newGenFLProgress(stderr, fmt.Sprintf("genfl seed %d", seed), quiet)
 	o.PriorFed.Progress = prog.rounds("prior ERM", "loss")
 	o.Phase = prog.phase
-	return genfl.RunMethod(ds, o, g.testDraws)
+	return genfl.RunMethod(ds, o, o.TestDraws)
 }
