@@ -194,19 +194,21 @@ func missingValue(s string) bool {
 }
 
 // ParseNumber parses a plain decimal number (12, -0.5, 1e-3, .5, 5.); its
-// error says what is wrong with s: not a number, not finite, or beyond
-// float64's range. Go literals such as 0x10 or 1_000 are not numbers here.
+// error says what is wrong with s: not finite (NaN, Inf), not a number, or
+// out of float64's range. Go literals such as 0x10 or 1_000 are not numbers
+// here. Every reader of numbers in pacpfl's files uses it (a field that may
+// be missing is checked for that first).
 func ParseNumber(s string) (float64, error) {
 	if !plainDecimal(s) {
 		switch strings.ToLower(strings.TrimLeft(s, "+-")) {
-		case "inf", "infinity":
+		case "nan", "inf", "infinity":
 			return 0, fmt.Errorf("%q is not finite", s)
 		}
-		return 0, fmt.Errorf("%q is not a number", s)
+		return 0, fmt.Errorf("%q is not a number (plain decimals such as 12, -0.5 or 1e-3)", s)
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is beyond ±%.4g, the range of float64", s, math.MaxFloat64)
+		return 0, fmt.Errorf("%q is out of range: beyond ±%.4g, the largest float64", s, math.MaxFloat64)
 	}
 	return v, nil
 }

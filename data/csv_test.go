@@ -68,7 +68,7 @@ func TestReadCSVErrorsNameRowAndColumn(t *testing.T) {
 		{"hex", "site,x,y\na,0x10,2\n", regSpec, `"0x10" is not a number`},
 		{"underscore", "site,x,y\na,1_000,2\n", regSpec, `"1_000" is not a number`},
 		{"infinite", "site,x,y\na,-Inf,2\n", regSpec, `"-Inf" is not finite`},
-		{"overflow", "site,x,y\na,1e400,2\n", regSpec, `"1e400" is beyond`},
+		{"overflow", "site,x,y\na,1e400,2\n", regSpec, `"1e400" is out of range`},
 		{"missing feature", "site,x,y\na,1,2\nb,NA,3\n", regSpec, `d.csv:3: column "x" (2nd): missing value "NA"`},
 		{"missing target", "site,x,y\na,1,\n", regSpec, `d.csv:2: column "y" (3rd): missing target ""`},
 		{"text target", "site,x,y\na,1,cat\n", regSpec, "a regression target must be a number; for class labels use --task classification"},
@@ -159,6 +159,17 @@ func TestParseNumber(t *testing.T) {
 		_, err := ParseNumber(s)
 		assert.Error(t, err, s)
 	}
+	// The error says what is wrong, the same for every file pacpfl reads.
+	for s, want := range map[string]string{"nan": `"nan" is not finite`, "-Infinity": `"-Infinity" is not finite`,
+		"1e400": `"1e400" is out of range`, "0x10": `"0x10" is not a number (plain decimals`} {
+		_, err := ParseNumber(s)
+		if assert.Error(t, err, s) {
+			assert.Contains(t, err.Error(), want)
+		}
+	}
+	v, err := ParseNumber("1e-400") // underflow is a number: 0
+	assert.NoError(t, err)
+	assert.Equal(t, 0.0, v)
 }
 
 // csvFixture is a small regression file: 4 clients, x in 1 feature.

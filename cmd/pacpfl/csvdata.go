@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -28,28 +25,6 @@ const csvFormatHelp = "CSV (RFC 4180: quoted fields allowed, a UTF-8 BOM skipped
 // without line breaks is refused instead of read whole into memory; a
 // variable for the tests.
 var maxCSVLine = 64 << 20
-
-var decimalRE = regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$`)
-
-// parseDecimal parses a plain decimal number; its error says what is wrong
-// with s (not a number, not finite, out of float64's range).
-func parseDecimal(s string) (float64, error) {
-	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
-	case "nan", "inf", "infinity":
-		return 0, fmt.Errorf("%q is not finite; the data must be finite numbers", s)
-	}
-	if !decimalRE.MatchString(s) {
-		return 0, fmt.Errorf("%q is not a number (plain decimals such as 12, -0.5 or 1e-3)", s)
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is out of range: beyond ±%.4g, the largest float64", s, math.MaxFloat64)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", s)
-	}
-	return v, nil
-}
 
 // openCSV opens path for encoding/csv, the byte-order mark skipped and the
 // lines limited.
@@ -92,7 +67,7 @@ func readCSVData(path string) (X, y []float64, d int, err error) {
 		var bad error
 		numbers := 0
 		for i, fld := range rec {
-			v, perr := parseDecimal(strings.TrimSpace(fld))
+			v, perr := data.ParseNumber(strings.TrimSpace(fld))
 			if perr != nil {
 				if bad == nil {
 					bad = fmt.Errorf("%s:%d: field %d: %w", path, line, i+1, perr)
@@ -146,7 +121,7 @@ func readParams(path string, want int) ([]float64, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		v, err := parseDecimal(text)
+		v, err := data.ParseNumber(text)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
