@@ -158,8 +158,7 @@ cases=$((cases + 1))
 "$BIN" train "${tiny[@]}" --json /dev/stdout 2>/dev/null | grep -q '"dataset"' || fail "--json /dev/stdout into a pipe failed"
 [ "$(ls -A "$O")" = "$baseline" ] || fail "files left behind: $(ls -A "$O" | tr '\n' ' ')"
 
-# Ctrl-C stops a run promptly and leaves no file.
-cases=$((cases + 1))
+# Ctrl-C stops a run promptly, with status 130, and leaves no file.
 # (Job control on: a background job of a script otherwise ignores SIGINT.
 # And a script that is itself a background job — CI started with `&` —
 # passes an ignored SIGINT down to every child, which job control cannot
@@ -167,38 +166,45 @@ cases=$((cases + 1))
 # the default disposition for the child where coreutils has it.)
 dflt=()
 if env --default-signal=INT true 2>/dev/null; then dflt=(env --default-signal=INT); fi
-set -m
-"${dflt[@]}" "$BIN" train --k 8 -T 100000 --quiet --json "$O/interrupted.json" >/dev/null 2>&1 &
-pid=$!
-set +m
-# Signal the program, not env or the forked shell before it: a SIGINT that
-# lands before env has restored its disposition is ignored and lost. Then
-# let it run into its training loop.
 bin=$(readlink -f "$BIN")
-for _ in $(seq 100); do [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$bin" ] && break; sleep 0.1; done
-sleep 1
-sigstate=$(grep -E '^(State|SigBlk|SigIgn|SigCgt):' "/proc/$pid/status" 2>/dev/null | tr '\n\t' '  ')
-kill -INT "$pid" 2>/dev/null
-# A watchdog instead of polling /proc: wait returns the moment the program
-# ends, and the watchdog's SIGKILL bounds a program that does not.
-t0=$(date +%s%N)
-(
-	trap 'kill "$s"; exit' TERM
-	sleep 20 &
-	s=$!
-	wait "$s"
-	kill -KILL "$pid"
-) >/dev/null 2>&1 &
-dog=$!
-wait "$pid" 2>/dev/null
-st=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-kill "$dog" 2>/dev/null
-wait "$dog" 2>/dev/null
-if [ "$st" = 137 ] || [ "$ms" -gt 5000 ]; then
-	fail "train did not stop within 5 s of SIGINT (stopped after $ms ms, status $st; before the signal: $sigstate)"
-fi
-[ "$(ls -A "$O")" = "$baseline" ] || fail "an interrupted run left files: $(ls -A "$O" | tr '\n' ' ')"
+interrupt() {
+	cases=$((cases + 1))
+	set -m
+	"${dflt[@]}" "$BIN" "$@" --quiet --json "$O/interrupted.json" >/dev/null 2>"$T/stderr" &
+	pid=$!
+	set +m
+	# Signal the program, not env or the forked shell before it: a SIGINT
+	# that lands before env has restored its disposition is ignored and
+	# lost. Then let it run into its training loop.
+	for _ in $(seq 100); do [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$bin" ] && break; sleep 0.1; done
+	sleep 1
+	sigstate=$(grep -E '^(State|SigBlk|SigIgn|SigCgt):' "/proc/$pid/status" 2>/dev/null | tr '\n\t' '  ')
+	kill -INT "$pid" 2>/dev/null
+	# A watchdog instead of polling /proc: wait returns the moment the
+	# program ends, and the watchdog's SIGKILL bounds one that does not.
+	t0=$(date +%s%N)
+	(
+		trap 'kill "$s"; exit' TERM
+		sleep 20 &
+		s=$!
+		wait "$s"
+		kill -KILL "$pid"
+	) >/dev/null 2>&1 &
+	dog=$!
+	wait "$pid" 2>/dev/null
+	st=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	kill "$dog" 2>/dev/null
+	wait "$dog" 2>/dev/null
+	if [ "$st" != 130 ] || [ "$ms" -gt 5000 ]; then
+		fail "$1 did not stop with status 130 within 5 s of SIGINT (stopped after $ms ms, status $st; before the signal: $sigstate; stderr: $(tail -c 300 "$T/stderr"))"
+	elif ! grep -q "interrupted" "$T/stderr"; then
+		fail "$1 stopped by SIGINT does not say so: $(tail -c 300 "$T/stderr")"
+	fi
+	[ "$(ls -A "$O")" = "$baseline" ] || fail "an interrupted $1 left files: $(ls -A "$O" | tr '\n' ' ')"
+}
+interrupt train --k 8 -T 100000
+interrupt experiment polynomial --seeds 2 -T 100000 --methods pacpfl
 
 if [ "$fails" -gt 0 ]; then
 	echo "cli_bad_invocations: $fails of $cases checks failed" >&2

@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -165,7 +162,7 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "data generate", usageError{err})
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	total := g.Rows()
 	prog := newProgress(stderr, "data generate", int(total), f.quiet)
@@ -191,6 +188,8 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 			if d, derr := resolveOutput("--out", f.out); derr == nil && d.kind != outReplace {
 				err = errors.New("interrupted; the output is incomplete")
 			}
+			fmt.Fprintf(stderr, "pacpfl data generate: %v\n", err)
+			return exitInterrupted
 		}
 		return fail(stderr, "data generate", err)
 	}

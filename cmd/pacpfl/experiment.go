@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -227,7 +226,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(*seeds, *seedBase)}
 	for _, m := range methods {
-		hm, err := f.regressionMethod(m)
+		hm, err := f.regressionMethod(m, ds0, *seedBase)
 		if err != nil {
 			return fail(stderr, "experiment", fmt.Errorf("%s: %w", m, err))
 		}
@@ -239,7 +238,9 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			ev.Seed, ev.Method, fmtMetric("%.3f", res.Existing.MeanRSMSE), fmtMetric("%.3f", res.Existing.MeanCE),
 			fmtMetric("%.3f", res.New.MeanRSMSE), fmtMetric("%.3f", res.New.MeanCE), res.Seconds)
 	}}
-	hr, err := harness.Run(context.Background(), exp, obs)
+	ctx, stop := signalContext()
+	defer stop()
+	hr, err := harness.Run(ctx, exp, obs)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
@@ -305,10 +306,10 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 }
 
 // regressionMethod builds method m of the regression table from the flags:
-// PAC-PFL and pFedGP with the training flags, the baselines with their
-// defaults for the data set (methods.Polynomial or methods.PV) and
-// --baseline-steps where it applies.
-func (f *trainFlags) regressionMethod(m string) (harness.Method, error) {
+// PAC-PFL and pFedGP with the training flags (checked on ds0, the first
+// seed's data), the baselines with their defaults for the data set
+// (methods.Polynomial or methods.PV) and --baseline-steps where it applies.
+func (f *trainFlags) regressionMethod(m string, ds0 *data.Dataset, seed0 uint64) (harness.Method, error) {
 	preset := methods.Polynomial
 	if f.pv != nil {
 		preset = methods.PV
@@ -328,7 +329,7 @@ func (f *trainFlags) regressionMethod(m string) (harness.Method, error) {
 	var err error
 	switch m {
 	case fl.MethodPACPFL, fl.MethodPFedGP:
-		return pacpflMethod{m, f}, nil
+		return f.pacpflMethod(m, ds0, seed0)
 	case fl.MethodVanilla:
 		var v methods.Vanilla
 		v, err = methods.DefaultVanilla(preset)
@@ -361,31 +362,31 @@ func pvBaselineSteps() int {
 	return v.Options.Steps
 }
 
-// pacpflMethod is PAC-PFL or pFedGP with the training flags' settings.
-type pacpflMethod struct {
-	name string
-	f    *trainFlags
-}
-
-func (p pacpflMethod) Name() string { return p.name }
-
-// Run trains and evaluates the method on one seed's data.
-func (p pacpflMethod) Run(_ context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
-	m, f := p.name, p.f
-	o, err := f.options(ds, seed)
+// pacpflMethod is PAC-PFL (or pFedGP) with the training flags' settings,
+// checked on ds0 and seed0. The per-data-set parts of the flags (τ from
+// --lambda, c's default, the DP noise stream) are the method's to set on
+// every run.
+func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) (harness.Method, error) {
+	o, err := f.options(ds0, seed0)
 	if err != nil {
 		return nil, err
 	}
-	g := f.gpModel(ds.D, false)
-	if m == fl.MethodPFedGP {
-		d := fl.DefaultPFedGPOptions()
-		o.Server.K, o.SigmaP, o.InitSigma, o.ZeroMean = d.Server.K, d.SigmaP, f.sigmaP, f.pfedgpMean == "zero"
-		if f.pfedgpMean == "linear" {
-			g = f.gpModel(ds.D, true)
-		}
+	o.Server.ClientsPerRound = f.clientsPerRound
+	if o.Server.DP != nil {
+		o.Server.DP.Noise = nil
 	}
-	o.Server.Progress = roundObserver(obs, o.Server.Rounds)
-	return fl.RunPACPFL(ds, g, o, m)
+	m := methods.PACPFL{Options: o, Lambda: f.lambda, DPNoiseSeed: f.dpNoiseSeed,
+		Model: func(d int) *fl.GPModel { return f.gpModel(d, false) }}
+	if name == fl.MethodPFedGP {
+		d := fl.DefaultPFedGPOptions()
+		m.Options.Server.K, m.Options.SigmaP, m.Options.InitSigma = d.Server.K, d.SigmaP, f.sigmaP
+		m.Options.ZeroMean = f.pfedgpMean == "zero"
+		if f.pfedgpMean == "linear" {
+			m.Model = func(d int) *fl.GPModel { return f.gpModel(d, true) }
+		}
+		return methods.PFedGP{PACPFL: m}, m.Validate()
+	}
+	return m, m.Validate()
 }
 
 func fmtSummary(s fl.Summary) string {

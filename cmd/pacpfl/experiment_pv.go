@@ -3,8 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/methods"
 )
 
 // pvFlags are the flags of the PV data set (experiment pv, tune pv).
@@ -14,28 +16,30 @@ type pvFlags struct {
 	samples int
 }
 
-// PV defaults, chosen by 5-fold cross-validation on the training clients of
-// PV-EW(150) seed 1000, a data set used for nothing else (pacpfl tune pv;
-// docs/math.md, "PV defaults by cross-validation" and "PV: where PAC-PFL's
-// test error comes from"): PAC-PFL's (and pFedGP's) server learning rate η,
-// rounds T and hyper-prior std σ_P (--cv-split halves) and the server
-// temperature τ (--cv-split future: validated on hours no training client
-// saw; validation RSMSE 0.428 at τ = 0.005 against 0.547 at the earlier
-// 0.2); the Adam steps and step size of Vanilla's and Pooled's LML fits are
-// methods.PV's. The Polynomial defaults (fl.DefaultPACPFLOptions, …) stay as
-// they were.
-var (
-	pvTrainDefaults = []struct{ flag, value string }{
-		{"sigma-p", "0.5"}, {"lr", "0.01"}, {"rounds", "500"}, {"T", "500"}, {"tau", "0.005"},
+// pvTrainDefaults are the PV defaults of the training flags: PAC-PFL's (and
+// pFedGP's) server settings of methods.DefaultPACPFL(methods.PV), chosen by
+// 5-fold cross-validation on PV-EW(150) seed 1000 (docs/math.md, "PV
+// defaults by cross-validation" and "PV: where PAC-PFL's test error comes
+// from"). The Polynomial defaults stay the paper's.
+func pvTrainDefaults() []struct{ flag, value string } {
+	m, err := methods.DefaultPACPFL(methods.PV)
+	if err != nil {
+		panic(err) // a known preset
 	}
-)
+	o := m.Options
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	t := strconv.Itoa(o.Server.Rounds)
+	return []struct{ flag, value string }{
+		{"sigma-p", g(o.SigmaP)}, {"lr", g(o.Server.LR)}, {"rounds", t}, {"T", t}, {"tau", g(o.Server.Tau)},
+	}
+}
 
 // addPVFlags registers --variant and --samples when dsName is pv, and makes
 // the PV defaults those of the training flags already registered.
 func addPVFlags(fs *flag.FlagSet, dsName string) *pvFlags {
 	p := &pvFlags{on: dsName == "pv"}
 	if p.on {
-		for _, d := range pvTrainDefaults {
+		for _, d := range pvTrainDefaults() {
 			if fs.Lookup(d.flag) != nil {
 				setDefault(fs, d.flag, d.value)
 			}

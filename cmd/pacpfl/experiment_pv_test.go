@@ -143,7 +143,7 @@ func TestPVDefaults(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v: exit %d, stderr %q", cmd, code, errOut)
 		}
-		for _, d := range pvTrainDefaults {
+		for _, d := range pvTrainDefaults() {
 			if cmd[0] == "tune" && (d.flag == "sigma-p" || d.flag == "tau") {
 				continue // the grid sets them
 			}

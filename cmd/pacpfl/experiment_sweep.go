@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/methods"
 )
 
 // sweepLevel is one setting of a PAC-PFL sweep (--dp-sweep, --k-sweep): a
@@ -43,10 +42,13 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 	for i := range levels {
 		lv := &levels[i]
 		lv.flags.boundSamples, lv.flags.learnedSamples = 0, 0
-		if _, err := lv.flags.options(ds0, seedBase); err != nil {
+		hm, err := lv.flags.pacpflMethod(fl.MethodPACPFL, ds0, seedBase)
+		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", lv.label, err)
 		}
-		exp.Methods = append(exp.Methods, lv)
+		m := hm.(methods.PACPFL)
+		m.Key = lv.label
+		exp.Methods = append(exp.Methods, m)
 		byName[lv.label] = lv
 	}
 	obs := &progressObserver{w: stderr, quiet: quiet,
@@ -55,7 +57,9 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 		},
 		hideLML: func(ev harness.Event) bool { return byName[ev.Method].hideLML },
 	}
-	rep, err := harness.Run(context.Background(), exp, obs)
+	ctx, stop := signalContext()
+	defer stop()
+	rep, err := harness.Run(ctx, exp, obs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,19 +74,6 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 		}
 	}
 	return out, rep.Seeds, nil
-}
-
-// Name is the level's label (a harness.Method).
-func (lv *sweepLevel) Name() string { return lv.label }
-
-// Run trains PAC-PFL at the level on one seed's data.
-func (lv *sweepLevel) Run(_ context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
-	o, err := lv.flags.options(ds, seed)
-	if err != nil {
-		return nil, err
-	}
-	o.Server.Progress = roundObserver(obs, o.Server.Rounds)
-	return fl.RunPACPFL(ds, lv.flags.gpModel(ds.D, false), o, fl.MethodPACPFL)
 }
 
 // kSweepRow is one k of `experiment --k-sweep`.

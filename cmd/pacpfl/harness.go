@@ -46,14 +46,6 @@ func (p *progressObserver) Observe(ev harness.Event) {
 	}
 }
 
-// roundObserver is a round callback of fl.Config (Progress) that reports
-// each round of rounds to obs.
-func roundObserver(obs harness.Observer, rounds int) func(round int, lml float64) {
-	return func(round int, lml float64) {
-		obs.Observe(harness.Event{Kind: harness.Round, Round: round, Rounds: rounds, Value: lml})
-	}
-}
-
 // seedRange is seeds consecutive seeds from base.
 func seedRange(seeds int, base uint64) []uint64 {
 	out := make([]uint64, seeds)

@@ -6,15 +6,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
+	"syscall"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/fl"
 )
 
 // Exit statuses.
@@ -22,7 +26,29 @@ const (
 	exitOK    = 0
 	exitError = 1 // the command ran and failed (bad data file, numerical failure, …)
 	exitUsage = 2 // the command line or the environment is wrong
+	// exitInterrupted: stopped by SIGINT or SIGTERM before the end (128 +
+	// SIGINT, what a shell reports for a program the signal killed).
+	exitInterrupted = 130
 )
+
+// signalContext is done at the first SIGINT or SIGTERM, which a run answers
+// by stopping at its next round; the signal's default handling is restored
+// then, so that a second Ctrl-C ends a run stuck inside a long round at
+// once.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// stopOn is a round hook (fl.Config.AfterRound) that ends training with
+// ctx.Err() once ctx is done.
+func stopOn(ctx context.Context) func(*fl.Server, int) error {
+	return func(*fl.Server, int) error { return ctx.Err() }
+}
 
 // command is one subcommand. run gets the arguments after the subcommand name
 // and returns the exit status.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -408,9 +409,11 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "train", err)
 	}
+	ctx, stop := signalContext()
+	defer stop()
 	prog := newProgress(stderr, "train", o.Server.Rounds, *quiet)
 	prog.hideLML = o.Server.DP != nil
-	o.Server.Progress = prog.update
+	o.Server.Progress, o.Server.AfterRound = prog.update, stopOn(ctx)
 	g := fl.NewGPModel(ds.D)
 	g.Inference = f.inference()
 	res, err := fl.RunPACPFL(ds, g, o, fl.MethodPACPFL)
@@ -550,6 +553,12 @@ func newPrivacyReport(p fl.Privacy) privacyReport {
 
 // fail prints err and returns 2 for bad input, 1 otherwise.
 func fail(stderr io.Writer, cmd string, err error) int {
+	if errors.Is(err, context.Canceled) {
+		// Outputs are written after the run: an interrupted one wrote
+		// none.
+		fmt.Fprintf(stderr, "pacpfl %s: interrupted; no output written\n", cmd)
+		return exitInterrupted
+	}
 	fmt.Fprintf(stderr, "pacpfl %s: %v\n", cmd, err)
 	var ue usageError
 	if errors.As(err, &ue) || errors.Is(err, fl.ErrTooManyInducing) {

@@ -69,9 +69,11 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
 	model := b.bnnModel()
+	ctx, stop := signalContext()
+	defer stop()
 	prog := newProgress(stderr, "train", o.Server.Rounds, quiet)
 	prog.hideLML = o.Server.DP != nil
-	o.Server.Progress = prog.update
+	o.Server.Progress, o.Server.AfterRound = prog.update, stopOn(ctx)
 	res, err := fl.RunPACPFLBNN(ds, model, o)
 	prog.done()
 	if err != nil {

@@ -362,9 +362,13 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 			fmt.Fprintln(stderr, "note: the model file holds the existing clients' training rows (--save-clients); the DP guarantee covers the particles, not those rows")
 		}
 	}
+	// A federation server (remote) replaces the hook with its own, which
+	// checkpoints before it stops.
+	ctx, stop := signalContext()
+	defer stop()
 	prog := newProgress(stderr, "train", server.Rounds, quiet)
 	prog.hideLML = server.DP != nil
-	server.Progress = prog.update
+	server.Progress, server.AfterRound = prog.update, stopOn(ctx)
 	if remote != nil {
 		if clients, err = remote(&server, clients); err != nil {
 			prog.done()
