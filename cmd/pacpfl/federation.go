@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -273,102 +272,46 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if rt == 0 {
 		rt = -1 // the library's "no deadline"
 	}
-	co, err := rpc.NewCoordinator(rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, DataHint: dataHint, Scaling: scaling, Classes: classes,
-		ModelKind: kind, Dim: dim, Beta: beta, Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: rt,
-		Limits: rpc.Limits{MaxUnauth: *maxUnreg, MaxUnauthPerHost: *maxUnregHost}, Log: logf})
-	if err != nil {
-		return fail(stderr, "server", err)
+	fo := rpc.FederateOptions{Listen: *listen, Creds: creds, Train: cfg, Wait: *wait, Resume: resumed,
+		Server: rpc.ServerConfig{Clients: len(ds.Existing), DataHashes: hashes, DataHint: dataHint, Scaling: scaling, Classes: classes,
+			ModelKind: kind, Dim: dim, Beta: beta, Tokens: toks, ClientCerts: *clientCA != "", MaxPayload: *maxPayload, RoundTimeout: rt,
+			Limits: rpc.Limits{MaxUnauth: *maxUnreg, MaxUnauthPerHost: *maxUnregHost}, Log: logf}}
+	if *ckptDir != "" {
+		fo.Save = func(st *fl.State) error { return saveCheckpoint(*ckptDir, hash, st) }
+		fo.SaveEvery = *ckptEvery
 	}
-	lis, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return fail(stderr, "server", usagef("--listen %s: %v", *listen, err))
-	}
-	gs := co.NewServer(creds)
-	rpc.RegisterService(gs, co)
-	go gs.Serve(co.Listener(lis))
-	defer stopGRPC(gs)
-	mode := "TLS"
-	if *insec {
-		mode = "plaintext"
-	}
-	logf("listening on %s (%s), waiting for %d clients", lis.Addr(), mode, len(ds.Existing))
-	if clientIDs != nil {
-		ids := make([]string, len(clientIDs))
-		for i, id := range clientIDs {
-			ids[i] = fmt.Sprintf("%d = %q", i, id)
+	fo.OnListen = func(net.Addr) {
+		if clientIDs != nil {
+			ids := make([]string, len(clientIDs))
+			for i, id := range clientIDs {
+				ids[i] = fmt.Sprintf("%d = %q", i, id)
+			}
+			logf("client ids (--client) of %s: %s", c.path, strings.Join(ids, ", "))
 		}
-		logf("client ids (--client) of %s: %s", c.path, strings.Join(ids, ", "))
+		if resumed != nil {
+			logf("resuming from %s after round %d", filepath.Join(*ckptDir, checkpointName), resumed.Round)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		// The round under way checkpoints and stops (AfterRound); one
-		// stuck on a client is abandoned after a grace period.
-		select {
-		case <-time.After(10 * time.Second):
-			logf("signal: the round did not finish in 10 s; stopping without a new checkpoint")
-			co.Shutdown()
-		case <-co.Done():
-		case <-co.Stopped():
-		}
-	}()
-	errInterrupted := errors.New("interrupted by a signal")
-	var stoppedAt int
-	cfg.Resume = resumed
-	if resumed != nil {
-		logf("resuming from %s after round %d", filepath.Join(*ckptDir, checkpointName), resumed.Round)
-	}
-	cfg.OnDrop = func(round, client int, err error) { logf("round %d: client %d left out: %v", round, client, err) }
-	cfg.AfterRound = func(s *fl.Server, round int) error {
-		sig := ctx.Err() != nil
-		if *ckptDir != "" && (sig || round%*ckptEvery == 0 || round == cfg.Rounds) {
-			st, err := s.State()
-			if err == nil {
-				err = saveCheckpoint(*ckptDir, hash, st)
-			}
-			if err != nil {
-				return fmt.Errorf("checkpoint after round %d: %w", round, err)
-			}
-		}
-		if sig && round < cfg.Rounds {
-			stoppedAt = round
-			return errInterrupted
-		}
-		return nil
-	}
-	waitClients = func() ([]fl.Client, error) {
-		wctx := ctx
-		if *wait > 0 {
-			var cancel context.CancelFunc
-			wctx, cancel = context.WithTimeout(ctx, *wait)
-			defer cancel()
-		}
-		if err := co.WaitReady(wctx); err != nil {
-			return nil, err
-		}
-		logf("all %d clients joined: training", len(ds.Existing))
-		return co.Clients(), nil
-	}
-	cfg.Workers = cfg.ClientsPerRound // remote updates: wait for all at once
-	if cfg.Workers == 0 {
-		cfg.Workers = min(len(ds.Existing), fl.DefaultClientsPerRound)
-	}
 	prog := newProgress(stderr, "server", cfg.Rounds, *quiet)
 	prog.hideLML = cfg.DP != nil
 	cfg.Progress = prog.update
-	res, err := run()
+	res, err := rpc.Federate(ctx, fo, func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error) {
+		waitClients = clients
+		return run()
+	})
 	prog.done()
-	if err != nil {
-		co.Shutdown() // the clients keep retrying: the run may be resumed
-	} else {
-		co.Finish()
+	var intr *rpc.Interrupted
+	var le *rpc.ListenError
+	if errors.As(err, &le) {
+		return fail(stderr, "server", usagef("--listen %s: %v", *listen, le.Err))
 	}
-	if errors.Is(err, errInterrupted) {
+	if errors.As(err, &intr) {
 		if *ckptDir != "" {
-			logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", stoppedAt, *ckptDir)
+			logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", intr.Round, *ckptDir)
 		} else {
-			logf("stopped after round %d (no --checkpoint: the state is lost)", stoppedAt)
+			logf("stopped after round %d (no --checkpoint: the state is lost)", intr.Round)
 		}
 		return exitError
 	}
@@ -391,17 +334,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// stopGRPC lets the sessions send Done, then stops within a few seconds.
-func stopGRPC(gs *grpc.Server) {
-	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		gs.Stop()
-	}
 }
 
 func runClient(args []string, stdout, stderr io.Writer) int {

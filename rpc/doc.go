@@ -1,0 +1,33 @@
+// Package rpc runs PAC-PFL across machines: a server that holds the
+// hyper-posterior's particles and clients that keep their data, over gRPC.
+//
+// The server side is a Coordinator whose Proxies are the fl.Clients of an
+// unchanged fl.Server loop, so a networked run is the in-process run with
+// remote gradients: with every client answering, it is bit-identical to it.
+// Federate is the whole server: it listens, waits for the clients, runs a
+// training function with them, saves the server's state as it goes and
+// stops cleanly when its context is done; the caller decides what ends the
+// context (SIGINT and SIGTERM in pacpfl server). The client side is Serve,
+// which answers the server's rounds with a local fl.Client built by
+// GPClient or BNNClient (or a ClientConfig of the caller's own), retrying
+// while the server is away.
+//
+// Security: the transport is TLS 1.3 (ServerTLS, ClientTLS; GenerateCerts
+// makes a test CA), optionally mutual, with client certificates naming
+// client ids (ClientCertID); plaintext (Insecure) only on a loopback
+// address. A client authenticates with a per-client token (NewToken,
+// ReadTokenDir) or its certificate. Until a connection has registered it is
+// a stranger: Limits bound how many strangers may connect, from one host
+// and in all, what they may send and how long they may take, and refusals
+// they cause are logged at a bounded rate. After registration every
+// payload is size-limited (MaxPayload), chunked with a CRC-32C per chunk,
+// and checked (dimension, finiteness, |ln Z| per sample) before it reaches
+// the aggregation, where fl.Config's update filters, quorum and robust rules
+// apply. Every text a client sends is cut and escaped before it is logged
+// (Clean).
+//
+// Rounds have deadlines (ServerConfig.RoundTimeout): a client that misses
+// one is dropped from the round and its session cut; it may reconnect.
+// Concurrency: a Coordinator serves any number of sessions concurrently;
+// its methods may be called from any goroutine.
+package rpc

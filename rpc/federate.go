@@ -1,0 +1,197 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/pacpfl/pacpfl/fl"
+)
+
+// FederateOptions configure a training run with remote clients (Federate).
+type FederateOptions struct {
+	// Listen is the host:port to listen on (port 0: any free port; the
+	// log line "listening on ADDR" names it).
+	Listen string
+	// Creds secure the transport: ServerTLS (TLS 1.3, optionally mutual),
+	// or Insecure on a loopback address.
+	Creds credentials.TransportCredentials
+	// Server configures the coordinator: the n clients, their tokens and
+	// data hashes, limits, the log.
+	Server ServerConfig
+	// Train is the server configuration of the training run that train
+	// (Federate's argument) will use; Federate sets its Resume, OnDrop,
+	// AfterRound and, if 0, Workers (all of a round's clients at once:
+	// they compute elsewhere). Progress is left to the caller.
+	Train *fl.Config
+	// Wait bounds the wait for every client to join (0: no bound).
+	Wait time.Duration
+	// Resume continues a run from a saved state (nil: from round 0).
+	Resume *fl.State
+	// Save, if set, stores the server's state every SaveEvery rounds, after
+	// the last round and after the round under way when ctx is done
+	// (SaveEvery 0: every 10 rounds).
+	Save      func(*fl.State) error
+	SaveEvery int
+	// Grace is how long the round under way may take to finish once ctx
+	// is done before the sessions are cut without a final Save (0: 10 s).
+	Grace time.Duration
+	// OnListen, if set, is called once the server listens, before any
+	// client can have joined.
+	OnListen func(addr net.Addr)
+}
+
+// Interrupted is Federate's error when its context ended the run between
+// two rounds: Round rounds are done, and Saved tells whether the state
+// after them was stored (Save).
+type Interrupted struct {
+	Round int
+	Saved bool
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted after round %d", e.Round)
+}
+
+// ListenError is Federate's error when it cannot listen on its address (in
+// use, not local, not an address).
+type ListenError struct {
+	Addr string
+	Err  error
+}
+
+func (e *ListenError) Error() string { return fmt.Sprintf("listen on %s: %v", e.Addr, e.Err) }
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// Federate serves the federation on o.Listen and runs train with a function
+// that waits for every client to join and returns them as fl.Clients (pass
+// it as fl.PACPFLOptions.Clients, fl.BNNOptions.Clients, or call it and
+// build an fl.Server). Training stops at the end of the round under way
+// when ctx is done, with an *Interrupted error (the state saved first, when
+// o.Save is set). After a successful run the clients are told the
+// federation is over; after a failed or interrupted one they keep retrying,
+// so that the run can be resumed.
+func Federate(ctx context.Context, o FederateOptions, train func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error)) (*fl.MethodResult, error) {
+	switch {
+	case o.Listen == "":
+		return nil, errors.New("rpc: no address to listen on")
+	case o.Creds == nil:
+		return nil, errors.New("rpc: no transport credentials (ServerTLS, or Insecure on loopback)")
+	case o.Train == nil || train == nil:
+		return nil, errors.New("rpc: no training configuration or run")
+	case o.SaveEvery < 0 || o.Grace < 0 || o.Wait < 0:
+		return nil, errors.New("rpc: negative SaveEvery, Grace or Wait")
+	}
+	every, grace := o.SaveEvery, o.Grace
+	if every == 0 {
+		every = 10
+	}
+	if grace == 0 {
+		grace = 10 * time.Second
+	}
+	logf := o.Server.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	co, err := NewCoordinator(o.Server)
+	if err != nil {
+		return nil, err
+	}
+	lis, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return nil, &ListenError{Addr: o.Listen, Err: err}
+	}
+	gs := co.NewServer(o.Creds)
+	RegisterService(gs, co)
+	go gs.Serve(co.Listener(lis))
+	defer stopGRPC(gs)
+	mode := "TLS"
+	if o.Creds.Info().SecurityProtocol != "tls" {
+		mode = "plaintext"
+	}
+	logf("listening on %s (%s), waiting for %d clients", lis.Addr(), mode, o.Server.Clients)
+	if o.OnListen != nil {
+		o.OnListen(lis.Addr())
+	}
+	go func() {
+		<-ctx.Done()
+		// The round under way saves and stops (AfterRound); one stuck on
+		// a client is abandoned after the grace period.
+		select {
+		case <-time.After(grace):
+			logf("signal: the round did not finish in %g s; stopping without a new checkpoint", grace.Seconds())
+			co.Shutdown()
+		case <-co.Done():
+		case <-co.Stopped():
+		}
+	}()
+
+	cfg := o.Train
+	var stopped *Interrupted
+	cfg.Resume = o.Resume
+	cfg.OnDrop = func(round, client int, err error) { logf("round %d: client %d left out: %v", round, client, err) }
+	cfg.AfterRound = func(s *fl.Server, round int) error {
+		sig := ctx.Err() != nil
+		saved := false
+		if o.Save != nil && (sig || round%every == 0 || round == cfg.Rounds) {
+			st, err := s.State()
+			if err == nil {
+				err = o.Save(st)
+			}
+			if err != nil {
+				return fmt.Errorf("checkpoint after round %d: %w", round, err)
+			}
+			saved = true
+		}
+		if sig && round < cfg.Rounds {
+			stopped = &Interrupted{Round: round, Saved: saved}
+			return stopped
+		}
+		return nil
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = cfg.ClientsPerRound
+		if cfg.Workers == 0 {
+			cfg.Workers = min(o.Server.Clients, fl.DefaultClientsPerRound)
+		}
+	}
+	clients := func() ([]fl.Client, error) {
+		wctx := ctx
+		if o.Wait > 0 {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithTimeout(ctx, o.Wait)
+			defer cancel()
+		}
+		if err := co.WaitReady(wctx); err != nil {
+			return nil, err
+		}
+		logf("all %d clients joined: training", o.Server.Clients)
+		return co.Clients(), nil
+	}
+	res, err := train(clients)
+	if err != nil {
+		co.Shutdown() // the clients keep retrying: the run may be resumed
+		if stopped != nil && errors.Is(err, stopped) {
+			return nil, stopped
+		}
+		return nil, err
+	}
+	co.Finish()
+	return res, nil
+}
+
+// stopGRPC lets the sessions send Done, then stops within a few seconds.
+func stopGRPC(gs *grpc.Server) {
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		gs.Stop()
+	}
+}
