@@ -5,10 +5,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 	"github.com/pacpfl/pacpfl/linalg"
 )
@@ -135,72 +135,66 @@ func selectUsers(k int, c float64, seed uint64, round int) []int {
 // updated state into out and return the mean training objective.
 type localUpdate func(w *worker, user int, state, out [][]float64, rng *rand.Rand) (float64, error)
 
-// fedAvg runs the server loop shared by GenFL and the prior's ERM: each
-// round, the selected users update the state in parallel (chunks of
-// `workers` users at a time, each from its own stream (seed, tag, round,
-// user)), and the new state is Σ_{k∈S_t} m_k w^k / Σ_{k∈S_t} m_k summed in
-// user order — the seed's line 9 sums over all K users with weights m_k/m,
-// a misprint (SPEC §12 [!]). Results do not depend on the number of workers.
+// fedAvg runs the server loop shared by GenFL and the prior's ERM on the
+// federated-averaging engine of the other methods (fedrun): each round, the
+// selected users update the state in parallel, each from its own stream
+// (seed, tag, round, user), and the new state is Σ_{k∈S_t} m_k w^k /
+// Σ_{k∈S_t} m_k summed in user order — the seed's line 9 sums over all K
+// users with weights m_k/m, a misprint (SPEC §12 [!]). Results do not
+// depend on the number of workers.
 func fedAvg(cs []Client, state [][]float64, fed *Federation, tag uint64, newWorker func() *worker, update localUpdate) error {
-	nw := fed.workers()
-	workers := make([]*worker, nw)
-	outs := make([][][]float64, nw)
-	for i := range workers {
-		workers[i] = newWorker()
-		outs[i] = make([][]float64, len(state))
+	// The engine averages one vector: the state's parts end to end.
+	var flat []float64
+	for _, s := range state {
+		flat = append(flat, s...)
+	}
+	split := func(v []float64) [][]float64 {
+		parts := make([][]float64, len(state))
+		off := 0
 		for j, s := range state {
-			outs[i][j] = make([]float64, len(s))
+			parts[j] = v[off : off+len(s) : off+len(s)]
+			off += len(s)
 		}
+		return parts
 	}
-	acc := make([][]float64, len(state))
-	for j, s := range state {
-		acc[j] = make([]float64, len(s))
+	weights := make([]float64, len(cs))
+	for k := range cs {
+		weights[k] = float64(cs[k].M())
 	}
-	vals := make([]float64, nw)
-	errs := make([]error, nw)
-	for t := 0; t < fed.Rounds; t++ {
-		users := selectUsers(len(cs), fed.Fraction, fed.Seed, t)
-		total := 0.0
-		for _, k := range users {
-			total += float64(cs[k].M())
-		}
-		for j := range acc {
-			clear(acc[j])
-		}
-		sumVal := 0.0
-		for lo := 0; lo < len(users); lo += nw {
-			hi := min(lo+nw, len(users))
-			var wg sync.WaitGroup
-			for i := lo; i < hi; i++ {
-				wg.Add(1)
-				go func(slot, user int) {
-					defer wg.Done()
-					rng := stream(fed.Seed, tag, uint64(t), uint64(user))
-					vals[slot], errs[slot] = update(workers[slot], user, state, outs[slot], rng)
-				}(i-lo, users[i])
-			}
-			wg.Wait()
-			for i := lo; i < hi; i++ {
-				slot := i - lo
-				if errs[slot] != nil {
-					return fmt.Errorf("round %d, user %d: %w", t+1, users[i], errs[slot])
+	pool := fedrun.NewPool(fed.workers(), func() (*worker, error) { return newWorker(), nil })
+	vals := make([]float64, len(cs)) // a round's users are distinct
+	var users []int
+	hooks := fedrun.Hooks{
+		Workers: fed.workers(),
+		Select: func(t int) []int {
+			users = selectUsers(len(cs), fed.Fraction, fed.Seed, t)
+			return users
+		},
+		AfterRound: func(t int) error {
+			if fed.Progress != nil {
+				sum := 0.0
+				for _, k := range users {
+					sum += vals[k]
 				}
-				wk := float64(cs[users[i]].M()) / total
-				for j := range acc {
-					a, o := acc[j], outs[slot][j]
-					for p := range a {
-						a[p] += wk * o[p]
-					}
-				}
-				sumVal += vals[slot]
+				fed.Progress(t+1, fed.Rounds, sum/float64(len(users)))
 			}
+			return nil
+		},
+	}
+	local := func(user, _ int, global, out []float64, rng *rand.Rand) error {
+		w, err := pool.Get()
+		if err != nil {
+			return err
 		}
-		for j := range state {
-			copy(state[j], acc[j])
-		}
-		if fed.Progress != nil {
-			fed.Progress(t+1, fed.Rounds, sumVal/float64(len(users)))
-		}
+		defer pool.Put(w)
+		vals[user], err = update(w, user, split(global), split(out), rng)
+		return err
+	}
+	if err := fedrun.RunHooks(len(cs), 0, fed.Rounds, weights, flat, fed.Seed, tag, local, hooks); err != nil {
+		return err
+	}
+	for j, part := range split(flat) {
+		copy(state[j], part)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
-// Package fedrun is the federated-averaging loop the frequentist baselines,
-// FedVI and pFedBayes share: each round the server samples clients, they
-// run their local update concurrently from the global weights, and the
+// Package fedrun is the federated-averaging engine of every round-based
+// peer method — the frequentist baselines, MTL, MAML, FedVI and its FedAvg,
+// pFedBayes, and GenFL's posterior and learnt-prior rounds: each round the
+// server selects clients (sampled, or as the method's Hooks.Select says),
+// they run their local update concurrently from the global weights, and the
 // server replaces the global weights by the data-size-weighted mean of what
 // they return (or, with Hooks.Server, takes its own step from that mean;
 // with Hooks.Aggregate, averages a random subset of them). ForEach and Pool
@@ -46,6 +48,14 @@ type Hooks struct {
 	// (seed, tag, "agg", t): every sampled client trains, the server hears
 	// S of them (pFedMe's and pFedBayes's protocol). 0: all c.
 	Aggregate int
+	// Select, if set, names round t's clients (distinct, in [0, n)) in the
+	// order the server sums their outputs, in place of c drawn from the
+	// stream (seed, tag, "sel", t): a method whose paper draws them its
+	// own way (GenFL: round(C·K) users in increasing order).
+	Select func(round int) []int
+	// Workers bounds the concurrent local updates (0: GOMAXPROCS). The
+	// result does not depend on it.
+	Workers int
 }
 
 // RunHooks is Run with the server step and a per-round callback of h.
@@ -53,8 +63,11 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 	if len(weights) != n || n < 1 {
 		return fmt.Errorf("fedrun: %d weights for %d clients", len(weights), n)
 	}
-	if c <= 0 || c > n {
-		c = n
+	if c <= 0 || c > n || h.Select != nil {
+		c = n // the most clients a round can have
+	}
+	if h.Workers < 0 {
+		return fmt.Errorf("fedrun: %d workers", h.Workers)
 	}
 	d := len(global)
 	outs := make([][]float64, c)
@@ -68,11 +81,33 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 	errs := make([]error, c)
 	chosen := make([]int, c)
 	heard := make([]int, 0, c)
-	workers := min(runtime.GOMAXPROCS(0), c)
+	seen := make([]bool, n)
+	maxWorkers := h.Workers
+	if maxWorkers == 0 {
+		maxWorkers = runtime.GOMAXPROCS(0)
+	}
 	for t := 0; t < rounds; t++ {
-		sel := rand.New(rand.NewPCG(seed, data.StreamID(tag, 0x73656c, uint64(t))))
-		perm := sel.Perm(n)
-		copy(chosen, perm[:c])
+		if h.Select != nil {
+			sel := h.Select(t)
+			if len(sel) == 0 || len(sel) > n {
+				return fmt.Errorf("fedrun: round %d: %d clients selected of %d", t+1, len(sel), n)
+			}
+			clear(seen)
+			for _, i := range sel {
+				if i < 0 || i >= n || seen[i] {
+					return fmt.Errorf("fedrun: round %d: client %d selected twice or out of range [0, %d)", t+1, i, n)
+				}
+				seen[i] = true
+			}
+			chosen = chosen[:cap(chosen)][:len(sel)]
+			copy(chosen, sel)
+		} else {
+			sel := rand.New(rand.NewPCG(seed, data.StreamID(tag, 0x73656c, uint64(t))))
+			perm := sel.Perm(n)
+			copy(chosen, perm[:c])
+		}
+		c := len(chosen)
+		workers := min(maxWorkers, c)
 		var wg sync.WaitGroup
 		next := make(chan int)
 		for w := 0; w < workers; w++ {

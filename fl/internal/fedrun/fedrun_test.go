@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/data"
 )
 
 func TestRunAveragesByWeight(t *testing.T) {
@@ -199,5 +201,75 @@ func TestForEachAndPool(t *testing.T) {
 	}
 	if made > runtime.GOMAXPROCS(0) {
 		t.Errorf("%d values made for %d workers", made, runtime.GOMAXPROCS(0))
+	}
+}
+
+// Select replaces the sampled clients: only they run, each round's outputs
+// are summed in the order Select gives (the bits show it), and the result
+// does not depend on Workers. A bad selection is an error.
+func TestRunSelect(t *testing.T) {
+	weights := []float64{3, 1, 2, 5, 4}
+	rounds := [][]int{{4, 0, 2}, {1}, {3, 2, 1, 0, 4}}
+	run := func(workers int, order func([]int) []int) ([]float64, [][]int) {
+		global := []float64{0.1, 0.2}
+		var ran [][]int
+		var mu sync.Mutex
+		local := func(i, round int, g, out []float64, rng *rand.Rand) error {
+			mu.Lock()
+			for len(ran) <= round {
+				ran = append(ran, nil)
+			}
+			ran[round] = append(ran[round], i)
+			mu.Unlock()
+			out[0] = g[0]/3 + rng.Float64()
+			out[1] = g[1]*0.7 + 1/float64(i+3)
+			return nil
+		}
+		h := Hooks{Workers: workers, Select: func(t int) []int { return order(rounds[t]) }}
+		if err := RunHooks(5, 0, len(rounds), weights, global, 4, 9, local, h); err != nil {
+			t.Fatal(err)
+		}
+		return global, ran
+	}
+	same := func(s []int) []int { return s }
+	got, ran := run(1, same)
+	for t0, want := range rounds {
+		if len(ran[t0]) != len(want) {
+			t.Errorf("round %d ran %v, selected %v", t0, ran[t0], want)
+		}
+	}
+	// The reference: the weighted mean summed in Select's order.
+	ref := []float64{0.1, 0.2}
+	for t0, sel := range rounds {
+		total := 0.0
+		for _, i := range sel {
+			total += weights[i]
+		}
+		next := make([]float64, 2)
+		for _, i := range sel {
+			rng := rand.New(rand.NewPCG(4, data.StreamID(9, uint64(t0), uint64(i))))
+			o0, o1 := ref[0]/3+rng.Float64(), ref[1]*0.7+1/float64(i+3)
+			f := weights[i] / total
+			next[0] += f * o0
+			next[1] += f * o1
+		}
+		ref = next
+	}
+	if math.Float64bits(got[0]) != math.Float64bits(ref[0]) || math.Float64bits(got[1]) != math.Float64bits(ref[1]) {
+		t.Errorf("global %v, summed in Select's order %v", got, ref)
+	}
+	if g3, _ := run(3, same); g3[0] != got[0] || g3[1] != got[1] {
+		t.Errorf("3 workers %v, 1 worker %v", g3, got)
+	}
+	for name, bad := range map[string][]int{"empty": {}, "repeat": {1, 1}, "range": {5}, "negative": {-1}} {
+		global := []float64{0, 0}
+		h := Hooks{Select: func(int) []int { return bad }}
+		noop := func(int, int, []float64, []float64, *rand.Rand) error { return nil }
+		if err := RunHooks(5, 0, 1, weights, global, 1, 1, noop, h); err == nil {
+			t.Errorf("%s selection %v accepted", name, bad)
+		}
+	}
+	if err := RunHooks(5, 0, 1, weights, []float64{0}, 1, 1, nil, Hooks{Workers: -1}); err == nil {
+		t.Error("negative workers accepted")
 	}
 }
