@@ -54,6 +54,10 @@ type MethodResult struct {
 	Best *BestAccuracy `json:"best_accuracy,omitempty"`
 	// RoundSeconds is a federated method's training time per round.
 	RoundSeconds float64 `json:"round_seconds,omitempty"`
+	// Detail is the method's own full result where a comparison needs more
+	// than the groups above (FedVI's *fedvi.Result: the weighted
+	// accuracies of every evaluated round); nil otherwise.
+	Detail any `json:"-"`
 }
 
 // BestAccuracy is the best mean accuracy (%) over rounds From..To of the

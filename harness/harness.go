@@ -47,8 +47,13 @@ type Event struct {
 	Seed      uint64
 	SeedIndex int
 	Seeds     int
-	// Round of Rounds (Round events); Value is the round's objective
-	// (PAC-PFL: the mean client log marginal likelihood), NaN if none.
+	// Phase names the part of a method's run an event belongs to: "" for
+	// its training rounds, another name (e.g. "personalisation") for a
+	// later stage counted in its own steps.
+	Phase string
+	// Round of Rounds (Round events): rounds, or a phase's steps; Value is
+	// the round's objective (PAC-PFL: the mean client log marginal
+	// likelihood), NaN if none.
 	Round, Rounds int
 	Value         float64
 	// Result is the method's result on this seed (Done events).
@@ -63,6 +68,9 @@ const (
 	Round EventKind = iota
 	// Done: a method finished on one seed (Event.Result).
 	Done
+	// Phase: a method started the phase Event.Phase (whose steps, if
+	// counted, follow as Round events of that phase).
+	Phase
 )
 
 // Observer receives the progress of an experiment. Run calls it from the

@@ -74,6 +74,10 @@ type Options struct {
 	Seed            uint64
 	// Progress, if set, is called after every round.
 	Progress func(round, rounds int)
+	// Stop, if set, is asked after every round (after Progress); an error
+	// it returns ends the run with that error (a caller's cancellation:
+	// ctx.Err).
+	Stop func() error
 }
 
 // DefaultOptions is FedAvg with the pFedBayes paper's settings (package
@@ -235,7 +239,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 		return nil
 	}
-	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Progress: o.Progress}
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Progress: o.Progress, Stop: o.Stop}
 	after := func(t int) error {
 		for _, v := range global {
 			if math.IsNaN(v) || math.IsInf(v, 0) {

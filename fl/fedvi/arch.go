@@ -45,6 +45,10 @@ type Arch struct {
 // [O] choice: docs/math.md).
 func Paper(classes int) Arch { return Arch{Classes: classes}.withDefaults() }
 
+// WithDefaults is a with every zero size and rate replaced by its default
+// (the paper's network).
+func (a Arch) WithDefaults() Arch { return a.withDefaults() }
+
 func (a Arch) withDefaults() Arch {
 	def := func(v *int, d int) {
 		if *v == 0 {

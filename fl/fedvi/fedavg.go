@@ -376,6 +376,9 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 		if o.Progress != nil {
 			o.Progress(t+1, o.Rounds)
 		}
+		if o.Stop != nil {
+			return o.Stop()
+		}
 		return nil
 	}
 	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, w, o.Seed, tagAvgRound, local,

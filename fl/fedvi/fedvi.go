@@ -36,6 +36,10 @@ type Options struct {
 	Seed     uint64
 	// Progress, if set, is called after every round.
 	Progress func(round, rounds int)
+	// Stop, if set, is asked after every round (after Progress); an error
+	// it returns ends the run with that error (a caller's cancellation:
+	// ctx.Err).
+	Stop func() error
 }
 
 // DefaultOptions are the paper's FEMNIST settings: batch 256 (128 + 128),
@@ -187,6 +191,9 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 		}
 		if o.Progress != nil {
 			o.Progress(t+1, o.Rounds)
+		}
+		if o.Stop != nil {
+			return o.Stop()
 		}
 		return nil
 	}

@@ -53,21 +53,31 @@ func DefaultOptions(prior PriorKind, est Estimator, seed uint64) Options {
 	if est == Full {
 		n = 100
 	}
-	return Options{
+	o := Options{
 		Arch:       Arch{In: 784, Hidden: DefaultHidden(), Classes: 10},
 		Prior:      prior,
 		SigmaPrior: DefaultSigmaPrior,
 		Dropout:    DefaultDropout,
 		PriorFed: Federation{Rounds: DefaultPriorRounds, Fraction: DefaultFraction, LocalEpochs: DefaultPriorEpochs, Batch: DefaultBatch,
-			LR: DefaultLR, Momentum: DefaultPriorMomentum, Seed: data.StreamID(0x6572, seed)},
+			LR: DefaultLR, Momentum: DefaultPriorMomentum},
 		PosteriorFed: Federation{Rounds: pick(10, 200), Fraction: DefaultFraction, LocalEpochs: pick(5, 1), Batch: DefaultBatch,
-			LR: DefaultLR, Momentum: DefaultMomentum, Seed: data.StreamID(0x706f7374, seed)},
+			LR: DefaultLR, Momentum: DefaultMomentum},
 		PersonalEpochs: DefaultPersonalEpochs,
 		Objective:      ObjectiveConfig{Objective: F1, KLPenalty: penalty, Delta: DefaultDelta, PMin: DefaultPMin},
 		DeltaPrime:     DefaultDeltaPrime,
-		MC:             MCConfig{Estimator: est, N: n, Stack: DefaultStack, Seed: data.StreamID(0x6d63, seed)},
+		MC:             MCConfig{Estimator: est, N: n, Stack: DefaultStack},
 		ClientMC:       MCConfig{Estimator: est, N: DefaultClientMCSamples, Stack: DefaultStack},
 		TestDraws:      DefaultTestDraws,
-		Seed:           seed,
 	}
+	o.Reseed(seed)
+	return o
+}
+
+// Reseed gives o the random streams of seed: its own, the two
+// federations' and FEDBOUND's sampling step's (each a stream of its own).
+func (o *Options) Reseed(seed uint64) {
+	o.Seed = seed
+	o.PriorFed.Seed = data.StreamID(0x6572, seed)
+	o.PosteriorFed.Seed = data.StreamID(0x706f7374, seed)
+	o.MC.Seed = data.StreamID(0x6d63, seed)
 }

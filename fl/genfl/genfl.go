@@ -32,6 +32,10 @@ type Federation struct {
 	// number of rounds and the mean over the round's users of their mean
 	// training objective.
 	Progress func(round, rounds int, value float64)
+	// Stop, if set, is asked after every round (after Progress); an error
+	// it returns ends the run with that error (a caller's cancellation:
+	// ctx.Err).
+	Stop func() error
 }
 
 // ObjectiveConfig is the PAC-Bayes objective users minimise.
@@ -177,6 +181,9 @@ func fedAvg(cs []Client, state [][]float64, fed *Federation, tag uint64, newWork
 					sum += vals[k]
 				}
 				fed.Progress(t+1, fed.Rounds, sum/float64(len(users)))
+			}
+			if fed.Stop != nil {
+				return fed.Stop()
 			}
 			return nil
 		},

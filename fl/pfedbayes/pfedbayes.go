@@ -56,6 +56,10 @@ type Options struct {
 	Seed     uint64
 	// Progress, if set, is called after every round.
 	Progress func(round, rounds int)
+	// Stop, if set, is asked after every round (after Progress); an error
+	// it returns ends the run with that error (a caller's cancellation:
+	// ctx.Err).
+	Stop func() error
 }
 
 // Optimizer is the update rule of the personalised and the localised
@@ -447,7 +451,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 		return nil
 	}
-	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Progress: o.Progress}
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Progress: o.Progress, Stop: o.Stop}
 	weights := make([]float64, N)
 	for i := range weights {
 		weights[i] = 1 // (β/S) Σ: the plain mean

@@ -12,7 +12,11 @@ type EvalWindow struct {
 	Eval func(round int, final bool) error
 	// Progress, if set, hears after every round.
 	Progress func(round, rounds int)
-	Seconds  float64 // time spent in Eval so far
+	// Stop, if set, is asked after every round (after Progress); an error
+	// it returns ends the run with that error (a caller's cancellation:
+	// ctx.Err).
+	Stop    func() error
+	Seconds float64 // time spent in Eval so far
 }
 
 // AfterRound is the Hooks.AfterRound of the window: it scores round t+1 if
@@ -25,6 +29,9 @@ func (w *EvalWindow) AfterRound(t int) error {
 	}
 	if w.Progress != nil {
 		w.Progress(t+1, w.Rounds)
+	}
+	if w.Stop != nil {
+		return w.Stop()
 	}
 	return nil
 }
