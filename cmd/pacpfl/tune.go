@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/methods"
 )
 
 func init() {
@@ -93,7 +93,8 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&lrs, "lrs", "candidate server learning rates η (default: --lr only)")
 	var checks intList
 	fs.Var(&checks, "checkpoints", "numbers of rounds T at which to score each run (e.g. 500,1000,2000: one run of the largest, scored after each; default: --rounds only)")
-	fitSteps, fitLRs := intList(slices.Clone(tuneGPSteps)), floatList(slices.Clone(tuneGPLRs))
+	steps, lrs := methods.DefaultFitGrid()
+	fitSteps, fitLRs := intList(steps), floatList(lrs)
 	fs.Var(&fitSteps, "fit-steps", "--method vanilla|pooled: candidate Adam steps of the LML fit")
 	fs.Var(&fitLRs, "fit-lrs", "--method vanilla|pooled: candidate Adam step sizes of the LML fit")
 	folds := fs.Int("folds", 5, "K of K-fold cross-validation over the existing clients")
