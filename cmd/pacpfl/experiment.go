@@ -14,6 +14,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/papers"
 )
 
 func init() {
@@ -33,65 +34,6 @@ const (
 // regressionMethods are the methods of experiment polynomial and pv, in
 // table order.
 var regressionMethods = methods.Names(methods.Regression)
-
-// s builds a Summary; nan marks a figure the paper does not give.
-func sm(mean, ci float64) fl.Summary { return fl.Summary{Mean: mean, CI95: ci} }
-
-var nan = fl.Summary{Mean: math.NaN(), CI95: math.NaN()}
-
-// paperTable6 holds the columns of the paper's Table 6 by data set
-// (polynomial, pv-s-150, pv-ew-150, pv-s-610, pv-ew-610): per method RSMSE
-// and CE of existing and new clients, mean ± 95% CI over 5 seeds (SPEC §10).
-var paperTable6 = map[string]map[string][4]fl.Summary{
-	"polynomial": {
-		fl.MethodPACPFL:  {sm(0.58, 0.05), sm(0.14, 0.02), sm(0.65, 0.02), sm(0.16, 0.01)},
-		fl.MethodPFedGP:  {sm(0.80, 0.15), sm(0.12, 0.01), sm(0.87, 0.41), sm(0.15, 0.02)},
-		methodMTL:        {sm(0.85, 0.15), nan, sm(0.88, 0.12), nan},
-		methodMAML:       {sm(0.98, 0.13), nan, sm(1.11, 0.28), nan},
-		fl.MethodVanilla: {sm(0.73, 0.07), sm(0.18, 0.01), sm(0.76, 0.05), sm(0.24, 0.03)},
-		fl.MethodPooled:  {sm(2.33, 0.55), sm(0.33, 0.04), sm(2.32, 0.37), sm(0.36, 0.02)},
-	},
-	"pv-s-150": {
-		fl.MethodPACPFL:  {sm(0.43, 0.02), sm(0.07, 0.00), sm(0.43, 0.02), sm(0.07, 0.00)},
-		fl.MethodPFedGP:  {sm(0.48, 0.04), sm(0.07, 0.02), sm(0.46, 0.04), sm(0.07, 0.02)},
-		methodMTL:        {sm(0.45, 0.00), nan, sm(0.44, 0.00), nan},
-		methodMAML:       {sm(0.57, 0.02), nan, sm(0.55, 0.03), nan},
-		fl.MethodVanilla: {sm(0.68, 0.02), sm(0.12, 0.01), sm(0.69, 0.02), sm(0.12, 0.01)},
-		fl.MethodPooled:  {sm(0.48, 0.03), sm(0.26, 0.00), sm(0.48, 0.03), sm(0.26, 0.00)},
-	},
-	"pv-ew-150": {
-		fl.MethodPACPFL:  {sm(0.41, 0.01), sm(0.04, 0.00), sm(0.42, 0.01), sm(0.04, 0.00)},
-		fl.MethodPFedGP:  {sm(0.45, 0.01), sm(0.06, 0.01), sm(0.45, 0.02), sm(0.06, 0.01)},
-		methodMTL:        {sm(0.43, 0.00), nan, sm(0.42, 0.00), nan},
-		methodMAML:       {sm(0.52, 0.03), nan, sm(0.52, 0.01), nan},
-		fl.MethodVanilla: {sm(0.63, 0.03), sm(0.12, 0.01), sm(0.63, 0.05), sm(0.12, 0.01)},
-		fl.MethodPooled:  {sm(0.47, 0.05), sm(0.26, 0.01), sm(0.47, 0.05), sm(0.26, 0.01)},
-	},
-	"pv-s-610": {
-		fl.MethodPACPFL:  {sm(0.42, 0.01), sm(0.07, 0.00), sm(0.43, 0.01), sm(0.07, 0.00)},
-		fl.MethodPFedGP:  {sm(0.51, 0.03), sm(0.07, 0.00), sm(0.51, 0.05), sm(0.06, 0.01)},
-		methodMTL:        {sm(0.44, 0.01), nan, sm(0.45, 0.00), nan},
-		methodMAML:       {sm(0.58, 0.02), nan, sm(0.55, 0.01), nan},
-		fl.MethodVanilla: {sm(0.49, 0.04), sm(0.04, 0.00), sm(0.69, 0.02), sm(0.12, 0.01)},
-		fl.MethodPooled:  {sm(0.49, 0.02), sm(0.26, 0.01), sm(0.48, 0.02), sm(0.27, 0.00)},
-	},
-	"pv-ew-610": {
-		fl.MethodPACPFL:  {sm(0.40, 0.01), sm(0.04, 0.00), sm(0.43, 0.01), sm(0.04, 0.00)},
-		fl.MethodPFedGP:  {sm(0.46, 0.01), sm(0.05, 0.01), sm(0.46, 0.01), sm(0.06, 0.01)},
-		methodMTL:        {sm(0.41, 0.00), nan, sm(0.43, 0.00), nan},
-		methodMAML:       {sm(0.52, 0.02), nan, sm(0.53, 0.02), nan},
-		fl.MethodVanilla: {sm(0.46, 0.02), sm(0.03, 0.00), sm(0.63, 0.52), sm(0.12, 0.01)},
-		fl.MethodPooled:  {sm(0.46, 0.03), sm(0.27, 0.01), sm(0.46, 0.03), sm(0.27, 0.01)},
-	},
-}
-
-// paperTable6Clients is the setting of the paper's Table 6 Polynomial
-// column: 24 existing clients (12 per mode) and 24 new ones; its DP
-// experiment (Fig. 4) used 120 existing clients (paperDPClients).
-const (
-	paperTable6Clients = 24
-	paperDPClients     = 120
-)
 
 // methodLabel is the table label of method m (methods.Label).
 func methodLabel(m string) string { return methods.Label(m) }
@@ -178,7 +120,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "linear", "pFedGP's GP mean: linear (chosen by the paper's cross-validation), zero (the original pFedGP) or nn (PAC-PFL's mean network)")
 	var dpSweep floatList
 	fs.Var(&dpSweep, "dp-sweep", "instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. 1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the paper's Fig. 4 setting, 120 existing clients")
-	setDefault(fs, "clients", strconv.Itoa(paperTable6Clients))
+	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	// The comparison computes no bounds, and its seeds are --seeds and
@@ -210,7 +152,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.dpSweep {
 		if !flagSet(fs, "clients") && f.pv == nil {
-			f.clients = paperDPClients
+			f.clients = papers.DPClients
 		}
 		return runDPSweep(dpSweep, &f, *seeds, *seedBase, *quiet, *jsonPath, stdout, stderr)
 	}
@@ -258,8 +200,8 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s %s\n", methodLabel(mr.Name), line)
 		}
 	}
-	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and 24), wall time %.0fs\n",
-		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, paperTable6Clients, rep.Seconds)
+	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and %d), wall time %.0fs\n",
+		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, papers.Table6Clients, papers.Table6NewClients, rep.Seconds)
 	fmt.Fprint(stdout, "time per method (all seeds):")
 	for _, mr := range hr.Methods {
 		fmt.Fprintf(stdout, " %s %.0fs", methodLabel(mr.Name), mr.Seconds)
@@ -405,13 +347,14 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, m := range methods {
 		r := rep.Methods[m]
-		p, ok := paperTable6[rep.Dataset][m]
+		p, ok := papers.Table6(rep.Dataset, m)
 		if !ok {
-			p = [4]fl.Summary{nan, nan, nan, nan}
+			nan := fl.Summary{Mean: math.NaN(), CI95: math.NaN()}
+			p = papers.Table6Row{ExistingRSMSE: nan, ExistingCE: nan, NewRSMSE: nan, NewCE: nan}
 		}
 		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel(m),
-			fmtSummary(r.Existing.RSMSE), fmtSummary(p[0]), fmtSummary(r.New.RSMSE), fmtSummary(p[2]),
-			fmtSummary(r.Existing.CE), fmtSummary(p[1]), fmtSummary(r.New.CE), fmtSummary(p[3]))
+			fmtSummary(r.Existing.RSMSE), fmtSummary(p.ExistingRSMSE), fmtSummary(r.New.RSMSE), fmtSummary(p.NewRSMSE),
+			fmtSummary(r.Existing.CE), fmtSummary(p.ExistingCE), fmtSummary(r.New.CE), fmtSummary(p.NewCE))
 	}
 }
 

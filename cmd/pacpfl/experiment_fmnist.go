@@ -15,31 +15,11 @@ import (
 	"github.com/pacpfl/pacpfl/fl/fedvi"
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/papers"
 )
 
 // bnnMethods are the methods of pacpfl experiment fmnist, in table order.
 var bnnMethods = []string{fl.MethodPACPFL, fl.MethodVanilla, fl.MethodPooled}
-
-// pFedBayesFMNIST are the FMNIST rows of the pFedBayes paper's Table 1
-// (SPEC §11) on the labels5 protocol with the 784-100-10 MLP, per split:
-// the personalised models' (PM) and the global model's (GM) accuracy (%),
-// each the best over rounds 700–800, mean ± its reported spread; nil where
-// the method has no such model.
-var pFedBayesFMNIST = []struct {
-	method string
-	pm, gm map[string]fl.Summary
-}{
-	{"pFedBayes", map[string]fl.Summary{"small": sm(89.05, 0.17), "medium": sm(91.95, 0.02), "large": sm(93.01, 0.10)},
-		map[string]fl.Summary{"small": sm(80.17, 0.19), "medium": sm(82.33, 0.37), "large": sm(83.30, 0.28)}},
-	{"pFedMe", map[string]fl.Summary{"small": sm(88.63, 0.07), "medium": sm(91.32, 0.08), "large": sm(92.02, 0.07)},
-		map[string]fl.Summary{"small": sm(81.06, 0.14), "medium": sm(83.45, 0.21), "large": sm(84.41, 0.08)}},
-	{"pFedGP", map[string]fl.Summary{"small": sm(86.99, 0.41), "medium": sm(90.53, 0.35), "large": sm(92.22, 0.13)}, nil},
-	{"HeurFedAMP", map[string]fl.Summary{"small": sm(86.38, 0.24), "medium": sm(89.82, 0.16), "large": sm(92.17, 0.12)}, nil},
-	{"Per-FedAvg", map[string]fl.Summary{"small": sm(79.79, 0.83), "medium": sm(84.90, 0.47), "large": sm(88.51, 0.28)}, nil},
-	{"FedAvg", nil, map[string]fl.Summary{"small": sm(81.51, 0.19), "medium": sm(83.90, 0.13), "large": sm(85.42, 0.14)}},
-	{"FedProx", nil, map[string]fl.Summary{"small": sm(81.53, 0.08), "medium": sm(83.92, 0.21), "large": sm(85.32, 0.14)}},
-	{"BNFed", nil, map[string]fl.Summary{"small": sm(66.54, 0.64), "medium": sm(69.68, 0.39), "large": sm(70.10, 0.24)}},
-}
 
 // classSummary is one group's metrics over the seeds: accuracy in percent
 // after the last round, and for the pFedBayes family the best accuracy over
@@ -467,15 +447,15 @@ func printFMNISTTable(w io.Writer, rep *fmnistReport, methods []string, secs map
 	if rep.Partition != partLabels5 {
 		return
 	}
-	for _, p := range pFedBayesFMNIST {
+	for _, p := range papers.PFedBayesTable1() {
 		pm, gm := "–", "–"
-		if p.pm != nil {
-			pm = fmtAccuracy(p.pm[rep.Split])
+		if p.PM != nil {
+			pm = fmtAccuracy(p.PM[rep.Split])
 		}
-		if p.gm != nil {
-			gm = fmtAccuracy(p.gm[rep.Split])
+		if p.GM != nil {
+			gm = fmtAccuracy(p.GM[rep.Split])
 		}
-		fmt.Fprintf(w, "| %s (pFedBayes paper, MLP) | – | %s | – | %s | – | – | – | – | – |\n", p.method, pm, gm)
+		fmt.Fprintf(w, "| %s (pFedBayes paper, MLP) | – | %s | – | %s | – | – | – | – | – |\n", p.Method, pm, gm)
 	}
 	fmt.Fprintln(w, "\nThe pFedBayes paper's figures (its Table 1, 5 runs) are the best accuracy over rounds 700–800 of its personalised models (existing) and its global model, mean ± the spread it reports; it gives no CE, no final-round figures and no new clients.")
 	fmt.Fprintln(w, "Ours: \"accuracy existing\" is the personalised models after the last round (FedAvg+FT: the final global model fine-tuned on each client), \"global model\" the federated methods' global model on the same test sets, \"accuracy new\" the global model (fine-tuned for FedAvg+FT) on the new clients; s/round is the training time per round (evaluations excluded).")

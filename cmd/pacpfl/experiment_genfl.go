@@ -15,6 +15,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/genfl"
+	"github.com/pacpfl/pacpfl/papers"
 )
 
 // genflFlags are the settings of GenFL/FEDBOUND (SPEC §12) shared by
@@ -405,15 +406,6 @@ func boundStatement(rep *genflReport, m int) string {
 		rep.Confidence, rep.Delta, rep.DeltaPrime, m, n)
 }
 
-// genflTable1 is the seed's Table 1 (MNIST, 100 users, GenFL + FEDBOUND):
-// bound / test error.
-var genflTable1 = []struct{ prior, obj, bound, test, note string }{
-	{"learnt", "f1", "0.039", "0.030", "no KL penalty"},
-	{"learnt", "f2", "0.040", "0.030", "no KL penalty"},
-	{"random", "f1", "0.333", "0.123", "KL penalty 0.1"},
-	{"random", "f2", "0.342", "0.090", "KL penalty 0.1"},
-}
-
 func printGenFLReport(w io.Writer, rep *genflReport, o genfl.Options, clients, testImages int) {
 	what := "GenFL + FEDBOUND (FL-SOB, Alg. 1/2)"
 	if rep.Setting == "pfl" {
@@ -465,11 +457,24 @@ func printGenFLReport(w io.Writer, rep *genflReport, o genfl.Options, clients, t
 	}
 	if rep.Setting == "flsob" {
 		fmt.Fprintln(w, "\nThe seed's Table 1 (MNIST, not Fashion-MNIST; 100 users, bound / test error):")
-		for _, t := range genflTable1 {
-			fmt.Fprintf(w, "  %s prior, %s (%s): %s / %s\n", t.prior, t.obj, t.note, t.bound, t.test)
+		for _, t := range papers.GenFLTable1() {
+			fmt.Fprintf(w, "  %s prior, %s (%s): %.3f / %.3f\n", t.Prior, t.Objective, t.Note, t.Bound, t.TestError)
 		}
 	} else {
-		fmt.Fprintln(w, "\nThe seed's Table 2 (MNIST, label-sorted shards; mean bound / mean test error): learnt prior f1 0.112 / 0.050, f2 0.111 / 0.044; random prior f1 0.680 / 0.552, f2 0.713 / 0.588.")
+		// One group per prior: "learnt prior f1 b / e, f2 b / e; random …".
+		rows := papers.GenFLTable2()
+		var groups []string
+		for i := 0; i < len(rows); {
+			var cells []string
+			j := i
+			for ; j < len(rows) && rows[j].Prior == rows[i].Prior; j++ {
+				cells = append(cells, fmt.Sprintf("%s %.3f / %.3f", rows[j].Objective, rows[j].Bound, rows[j].TestError))
+			}
+			groups = append(groups, rows[i].Prior+" prior "+strings.Join(cells, ", "))
+			i = j
+		}
+		text := strings.Join(groups, "; ")
+		fmt.Fprintf(w, "\nThe seed's Table 2 (MNIST, label-sorted shards; mean bound / mean test error): %s.\n", text)
 	}
 	fmt.Fprintf(w, "\n%d seeds (%d..%d), wall time %.0fs on %s\n", len(rep.Seeds), rep.Seeds[0].Seed, rep.Seeds[len(rep.Seeds)-1].Seed, rep.Seconds, rep.CPU)
 }

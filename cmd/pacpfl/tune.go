@@ -11,6 +11,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/papers"
 )
 
 func init() {
@@ -101,7 +102,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	cvSplit := fs.String("cv-split", string(fl.CVHalves), "validation clients: halves (each held-out client predicts each half of its S_i from the other; the other clients train on all of theirs) or future (every S_i cut at its middle in time: the other clients train on their first halves, each held-out client predicts its second half from its first — hours no training client saw, like a later test period)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
-	setDefault(fs, "clients", strconv.Itoa(paperTable6Clients))
+	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	// The grid sets τ and σ_P, and cross-validation computes no bounds:
 	// those flags would be accepted and ignored.
 	fs = dropFlags(fs, append([]string{"tau", "lambda", "sigma-p"}, boundFlags...)...)
