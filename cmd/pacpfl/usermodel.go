@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -41,19 +40,11 @@ type userModel struct {
 	inducingFlag bool
 }
 
-// maxModelFile bounds a model file read into memory.
-const maxModelFile = 16 << 30
-
 // loadUserModel reads and checks a model file.
 func loadUserModel(path string) (*userModel, error) {
-	f, err := os.Open(path)
+	mf, err := modelfile.Load(path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	mf, err := modelfile.Read(f, maxModelFile)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	u, err := newUserModel(mf)
 	if err != nil {
