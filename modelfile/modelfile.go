@@ -55,6 +55,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 )
 
@@ -376,6 +377,26 @@ func Encode(m *Model) ([]byte, error) {
 	binary.LittleEndian.PutUint64(out[12:20], uint64(len(out)-headerSize))
 	sum := sha256.Sum256(out)
 	return append(out, sum[:]...), nil
+}
+
+// MaxLoad bounds the size of a file Load reads, since the whole file is
+// held in memory while it is decoded.
+const MaxLoad = 16 << 30
+
+// Load reads and decodes the model file at path (at most MaxLoad bytes).
+// A file that cannot be opened gives the error of os.Open, which names the
+// path; the other errors are prefixed with it.
+func Load(path string) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := Read(f, MaxLoad)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
 }
 
 // Read reads a model file from r (at most limit bytes; 0: no limit) and

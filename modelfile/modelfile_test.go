@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,6 +65,31 @@ func TestRoundTripBitExact(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, b, again, "encoding is deterministic")
 	}
+}
+
+// Load reads what Encode wrote; its errors name the file and keep their
+// kind.
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	m := gpModel()
+	b, err := Encode(m)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "m.pacpfl")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	got, err := Load(path)
+	require.NoError(t, err)
+	bitsEqual(t, m.Particles, got.Particles)
+	assert.Equal(t, m.Clients[0].ID, got.Clients[0].ID)
+
+	_, err = Load(filepath.Join(dir, "missing"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorContains(t, err, filepath.Join(dir, "missing"))
+
+	bad := filepath.Join(dir, "bad")
+	require.NoError(t, os.WriteFile(bad, b[:len(b)-1], 0o644))
+	_, err = Load(bad)
+	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorContains(t, err, bad+": ")
 }
 
 func TestDecodeTruncated(t *testing.T) {

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/predict"
 )
 
 // pacpfl plot predictive: one client's personalised predictive against its
@@ -21,87 +22,6 @@ import (
 // (train --save-clients) and its context rows; its test data are its other
 // rows with a target. A row of the file identical to a stored training row
 // counts as training data (the training file can be plotted as it is).
-
-// rowKey identifies a standardised row and target bit for bit.
-func rowKey(x []float64, y float64) string {
-	b := make([]byte, 0, 8*(len(x)+1))
-	for _, v := range x {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	}
-	return string(binary.LittleEndian.AppendUint64(b, math.Float64bits(y)))
-}
-
-// storedKeys is the set of the rows the model stored for client k (−1:
-// none).
-func (u *userModel) storedKeys(k int) map[string]bool {
-	set := map[string]bool{}
-	if k < 0 {
-		return set
-	}
-	c := u.file.Clients[k]
-	d := len(u.file.Features)
-	for i := range c.Y {
-		set[rowKey(c.X[i*d:(i+1)*d], c.Y[i])] = true
-	}
-	return set
-}
-
-// clientPoints is one client's data for a figure (data units) and the
-// conditioning set of its predictive (standardised).
-type clientPoints struct {
-	trainX, trainY []float64 // rows × D
-	testX, testY   []float64
-	job            predictJob
-}
-
-// clientData gathers client id's data from the model and from rec.
-func (u *userModel) clientData(rec *data.Records, id string) (*clientPoints, error) {
-	d := len(u.file.Features)
-	f := u.file
-	unX := func(x []float64) []float64 {
-		out := make([]float64, len(x))
-		for i, v := range x {
-			out[i] = f.XMean[i%d] + f.XStd[i%d]*v
-		}
-		return out
-	}
-	unY := func(y float64) float64 { return f.YMean + f.YStd*y }
-	cp := &clientPoints{job: predictJob{id: id}}
-	k := u.client(id)
-	stored := u.storedKeys(k)
-	if k >= 0 {
-		c := f.Clients[k]
-		cp.job.cx = append(cp.job.cx, c.X...)
-		cp.job.cy = append(cp.job.cy, c.Y...)
-		cp.trainX = unX(c.X)
-		for _, y := range c.Y {
-			cp.trainY = append(cp.trainY, unY(y))
-		}
-	}
-	for r := range rec.Rows() {
-		if rec.Clients[rec.Client[r]] != id || math.IsNaN(rec.Y[r]) {
-			continue
-		}
-		x, y := rec.Row(r), rec.Y[r]
-		sx, sy := u.scaleX(x), u.scaleY([]float64{y})[0]
-		switch {
-		case stored[rowKey(sx, sy)]:
-			// Already among the training points.
-		case rec.Context[r]:
-			cp.job.cx = append(cp.job.cx, sx...)
-			cp.job.cy = append(cp.job.cy, sy)
-			cp.trainX = append(cp.trainX, x...)
-			cp.trainY = append(cp.trainY, y)
-		default:
-			cp.testX = append(cp.testX, x...)
-			cp.testY = append(cp.testY, y)
-		}
-	}
-	if len(cp.job.cy) == 0 {
-		return nil, fmt.Errorf("client %q is not one the model was trained on (or its rows were not saved), and no row of it is marked as its own training data: give a --context-column marking some of its labelled rows", id)
-	}
-	return cp, nil
-}
 
 // predictiveInfo counts what a predictive figure shows.
 type predictiveInfo struct {
@@ -114,32 +34,32 @@ type predictiveInfo struct {
 // mean and the central 95 % band of the mixture predictive with its
 // training and test points; with more inputs the predicted mean (and 95 %
 // interval) against the observed target of each of its rows.
-func (u *userModel) predictiveFigure(rec *data.Records, id string, grid int) (*plot.Plot, predictiveInfo, error) {
-	cp, err := u.clientData(rec, id)
+func predictiveFigure(pr *predict.Predictor, rec *data.Records, id string, grid int) (*plot.Plot, predictiveInfo, error) {
+	pts, err := pr.ClientPoints(rec, id)
 	if err != nil {
 		return nil, predictiveInfo{}, err
 	}
-	info := predictiveInfo{train: len(cp.trainY), test: len(cp.testY)}
-	target := u.file.Target
+	info := predictiveInfo{train: len(pts.TrainY), test: len(pts.TestY)}
+	target := pr.Model().Target
 	if target == "" {
 		target = "target"
 	}
 	known := "an existing client"
-	if u.client(id) < 0 {
+	if !pts.Known {
 		known = "a new client, personalised on its context rows"
 	}
-	if d := len(u.file.Features); d == 1 {
-		p, err := u.curveFigure(cp, id, target, known, grid, &info)
-		return p, info, err
+	if d := len(pr.Model().Features); d == 1 {
+		fig, err := curveFigure(pr, pts, id, target, known, grid, &info)
+		return fig, info, err
 	}
-	p, err := u.parityFigure(cp, id, target, known)
-	return p, info, err
+	fig, err := parityFigure(pr, pts, id, target, known)
+	return fig, info, err
 }
 
 // curveFigure is the 1-D figure.
-func (u *userModel) curveFigure(cp *clientPoints, id, target, known string, grid int, info *predictiveInfo) (*plot.Plot, error) {
+func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known string, grid int, info *predictiveInfo) (*plot.Plot, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range append(append([]float64(nil), cp.trainX...), cp.testX...) {
+	for _, v := range append(append([]float64(nil), cp.TrainX...), cp.TestX...) {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
 	if pad := 0.05 * (hi - lo); pad > 0 {
@@ -152,26 +72,26 @@ func (u *userModel) curveFigure(cp *clientPoints, id, target, known string, grid
 		xs[i] = lo + (hi-lo)*float64(i)/float64(grid-1)
 	}
 	info.grid = xs
-	job := cp.job
-	job.xt = u.scaleX(xs)
-	outs, err := u.predict([]predictJob{job})
+	job := cp.Client
+	job.XTest = pr.ScaleX(xs)
+	outs, err := pr.PredictClients([]predict.Client{job})
 	if err != nil {
 		return nil, err
 	}
 	mean, band := make(plotter.XYs, grid), make(plotter.XYs, 2*grid)
 	ylo, yhi := math.Inf(1), math.Inf(-1)
-	for _, y := range append(append([]float64(nil), cp.trainY...), cp.testY...) {
+	for _, y := range append(append([]float64(nil), cp.TrainY...), cp.TestY...) {
 		ylo, yhi = math.Min(ylo, y), math.Max(yhi, y)
 	}
 	for i, x := range xs {
-		r := u.regressionRow(outs[0].mix, i)
-		info.mean, info.q025, info.q975 = append(info.mean, r.mean), append(info.q025, r.q025), append(info.q975, r.q975)
-		ylo, yhi = math.Min(ylo, r.q025), math.Max(yhi, r.q975)
-		mean[i] = plotter.XY{X: x, Y: r.mean}
-		band[i] = plotter.XY{X: x, Y: r.q975}
-		band[2*grid-1-i] = plotter.XY{X: x, Y: r.q025}
+		r := pr.Summary(outs[0].Mixture, i)
+		info.mean, info.q025, info.q975 = append(info.mean, r.Mean), append(info.q025, r.Q025), append(info.q975, r.Q975)
+		ylo, yhi = math.Min(ylo, r.Q025), math.Max(yhi, r.Q975)
+		mean[i] = plotter.XY{X: x, Y: r.Mean}
+		band[i] = plotter.XY{X: x, Y: r.Q975}
+		band[2*grid-1-i] = plotter.XY{X: x, Y: r.Q025}
 	}
-	p := newFigure(fmt.Sprintf("Client %s (%s)", id, known), u.file.Features[0], target)
+	p := newFigure(fmt.Sprintf("Client %s (%s)", id, known), pr.Model().Features[0], target)
 	p.Add(plotter.NewGrid())
 	poly, err := plotter.NewPolygon(band)
 	if err != nil {
@@ -187,10 +107,10 @@ func (u *userModel) curveFigure(cp *clientPoints, id, target, known string, grid
 	line.Color, line.Width = colBlue, vg.Points(2)
 	p.Add(line)
 	p.Legend.Add("predictive mean", line)
-	if err := addPoints(p, cp.trainX, cp.trainY, "training data", colGrey, draw.CircleGlyph{}); err != nil {
+	if err := addPoints(p, cp.TrainX, cp.TrainY, "training data", colGrey, draw.CircleGlyph{}); err != nil {
 		return nil, err
 	}
-	if err := addPoints(p, cp.testX, cp.testY, "test data", colRed, draw.PyramidGlyph{}); err != nil {
+	if err := addPoints(p, cp.TestX, cp.TestY, "test data", colRed, draw.PyramidGlyph{}); err != nil {
 		return nil, err
 	}
 	legendRoom(p, ylo, yhi)
@@ -218,18 +138,18 @@ func addPoints(p *plot.Plot, x, y []float64, label string, c color.Color, shape 
 }
 
 // parityFigure is predicted against observed with 95 % error bars.
-func (u *userModel) parityFigure(cp *clientPoints, id, target, known string) (*plot.Plot, error) {
-	d := len(u.file.Features)
-	job := cp.job
-	job.xt = u.scaleX(append(append([]float64(nil), cp.trainX...), cp.testX...))
-	if len(job.xt) == 0 {
+func parityFigure(pr *predict.Predictor, cp *predict.Points, id, target, known string) (*plot.Plot, error) {
+	d := len(pr.Model().Features)
+	job := cp.Client
+	job.XTest = pr.ScaleX(append(append([]float64(nil), cp.TrainX...), cp.TestX...))
+	if len(job.XTest) == 0 {
 		return nil, fmt.Errorf("client %q has no rows with a target to plot", id)
 	}
-	outs, err := u.predict([]predictJob{job})
+	outs, err := pr.PredictClients([]predict.Client{job})
 	if err != nil {
 		return nil, err
 	}
-	nTrain := len(cp.trainY)
+	nTrain := len(cp.TrainY)
 	p := newFigure(fmt.Sprintf("Client %s (%s): %d inputs", id, known, d), "observed "+target, "predicted "+target+" (mean, 95 % interval)")
 	p.Add(plotter.NewGrid())
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -239,15 +159,15 @@ func (u *userModel) parityFigure(cp *clientPoints, id, target, known string) (*p
 		label  string
 		col    color.Color
 		marker draw.GlyphDrawer
-	}{{cp.trainY, 0, "training data", colGrey, draw.CircleGlyph{}}, {cp.testY, nTrain, "test data", colRed, draw.PyramidGlyph{}}} {
+	}{{cp.TrainY, 0, "training data", colGrey, draw.CircleGlyph{}}, {cp.TestY, nTrain, "test data", colRed, draw.PyramidGlyph{}}} {
 		if len(grp.y) == 0 {
 			continue
 		}
 		pts := make(errPoints, len(grp.y))
 		for i, y := range grp.y {
-			r := u.regressionRow(outs[0].mix, grp.off+i)
-			pts[i] = errPoint{x: y, y: r.mean, lo: r.mean - r.q025, hi: r.q975 - r.mean}
-			lo, hi = math.Min(lo, math.Min(y, r.q025)), math.Max(hi, math.Max(y, r.q975))
+			r := pr.Summary(outs[0].Mixture, grp.off+i)
+			pts[i] = errPoint{x: y, y: r.Mean, lo: r.Mean - r.Q025, hi: r.Q975 - r.Mean}
+			lo, hi = math.Min(lo, math.Min(y, r.Q025)), math.Max(hi, math.Max(y, r.Q975))
 		}
 		bars, err := plotter.NewYErrorBars(pts)
 		if err != nil {
@@ -314,17 +234,14 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, cmd, err)
 	}
-	u, err := loadUserModel(*model)
-	if err == nil {
-		err = inf.apply(u)
-	}
+	pr, err := loadPredictor(*model, inf)
 	if err != nil {
 		return fail(stderr, cmd, err)
 	}
-	if !u.regression() {
+	if !pr.Regression() {
 		return fail(stderr, cmd, usagef("%s is a classification model: plot predictive draws regression predictives only (pacpfl predict writes the class probabilities)", *model))
 	}
-	rec, err := u.readForModel(*dataPath, *contextCol)
+	rec, err := pr.ReadCSV(*dataPath, *contextCol)
 	if err != nil {
 		return fail(stderr, cmd, err)
 	}
@@ -333,13 +250,13 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 		found = found || c == *client
 	}
 	if !found {
-		return fail(stderr, cmd, usagef("--client %q: no row of %s has it in column %q (clients: %s)", *client, *dataPath, u.file.ClientColumn, listSome(rec.Clients, 12)))
+		return fail(stderr, cmd, usagef("--client %q: no row of %s has it in column %q (clients: %s)", *client, *dataPath, pr.Model().ClientColumn, listSome(rec.Clients, 12)))
 	}
-	p, info, err := u.predictiveFigure(rec, *client, *grid)
-	if err == nil {
-		err = writeFigure(stdout, p, format, *out)
-	}
+	p, info, err := predictiveFigure(pr, rec, *client, *grid)
 	if err != nil {
+		return fail(stderr, cmd, predictError(err))
+	}
+	if err := writeFigure(stdout, p, format, *out); err != nil {
 		return fail(stderr, cmd, err)
 	}
 	fmt.Fprintf(stdout, "client %s: predictive with %d training and %d test points plotted into %s\n", *client, info.train, info.test, *out)
@@ -348,7 +265,11 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 
 // listSome is the first n names, quoted, and how many more there are.
 func listSome(names []string, n int) string {
-	s := quoteNames(names[:min(n, len(names))])
+	q := make([]string, min(n, len(names)))
+	for i := range q {
+		q[i] = strconv.Quote(names[i])
+	}
+	s := strings.Join(q, ", ")
 	if len(names) > n {
 		s += fmt.Sprintf(" and %d more", len(names)-n)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/predict"
 )
 
 // checkPNG decodes a PNG figure and checks its size.
@@ -120,12 +121,12 @@ func TestPlotPredictive(t *testing.T) {
 func TestPlotPredictiveCurveIsPredict(t *testing.T) {
 	dir := t.TempDir()
 	csvPath, model, _ := plotModel(t, dir, "x")
-	u, err := loadUserModel(model)
+	pr, err := predict.Load(model)
 	require.NoError(t, err)
-	rec, err := u.readForModel(csvPath, "")
+	rec, err := pr.ReadCSV(csvPath, "")
 	require.NoError(t, err)
 	const grid = 7
-	_, info, err := u.predictiveFigure(rec, "s0", grid)
+	_, info, err := predictiveFigure(pr, rec, "s0", grid)
 	require.NoError(t, err)
 	assert.Equal(t, 16, info.train+info.test)
 	require.Len(t, info.grid, grid)

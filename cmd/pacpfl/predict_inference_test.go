@@ -14,6 +14,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/modelfile"
+	"github.com/pacpfl/pacpfl/predict"
 )
 
 // A sparse model (train --data --gp-inference sparse --save) records its
@@ -31,28 +32,25 @@ func TestTrainCSVSparseSaveReload(t *testing.T) {
 	require.NoError(t, err)
 	mf, err := modelfile.Decode(b)
 	require.NoError(t, err)
-	u, err := newUserModel(mf)
+	pr, err := predict.New(mf)
 	require.NoError(t, err)
-	assert.Equal(t, fl.GPInference{Mode: "sparse", Inducing: 4, Seed: 6}, u.inference)
+	assert.Equal(t, fl.GPInference{Mode: "sparse", Inducing: 4, Seed: 6}, pr.Inference())
 	ds := run.fed.Dataset
-	jobs := make([]predictJob, len(ds.Existing))
-	for i, c := range ds.Existing {
-		jobs[i] = predictJob{id: run.fed.ExistingIDs[i], cx: c.X, cy: c.Y, xt: c.XTest}
-	}
-	outs, err := u.predict(jobs)
+	outs, err := pr.PredictClients(predictClients(run.fed.ExistingIDs, ds.Existing))
 	require.NoError(t, err)
-	g := &fl.GPModel{Model: u.gp, Beta: u.beta, Inference: u.inference}
+	gp, beta := gpOf(t, mf)
+	g := &fl.GPModel{Model: gp, Beta: beta, Inference: pr.Inference()}
 	preds, err := g.PredictGroup(run.train.Particles, ds.Existing)
 	require.NoError(t, err)
-	exact := &fl.GPModel{Model: u.gp, Beta: u.beta, Inference: fl.GPInference{Mode: fl.InferenceExact}}
+	exact := &fl.GPModel{Model: gp, Beta: beta, Inference: fl.GPInference{Mode: fl.InferenceExact}}
 	epreds, err := exact.PredictGroup(run.train.Particles, ds.Existing)
 	require.NoError(t, err)
 	differs := false
 	for i := range outs {
-		bitsEqual(t, "means", run.existing[i].mix.Means, outs[i].mix.Means)
-		bitsEqual(t, "vars", run.existing[i].mix.Vars, outs[i].mix.Vars)
+		bitsEqual(t, "means", run.existing[i].Mixture.Means, outs[i].Mixture.Means)
+		bitsEqual(t, "vars", run.existing[i].Mixture.Vars, outs[i].Mixture.Vars)
 		for j := range preds[i].Mean {
-			require.Equal(t, preds[i].Mean[j], outs[i].mix.Mean(j), "client %d row %d", i, j)
+			require.Equal(t, preds[i].Mean[j], outs[i].Mixture.Mean(j), "client %d row %d", i, j)
 			differs = differs || preds[i].Mean[j] != epreds[i].Mean[j]
 		}
 	}

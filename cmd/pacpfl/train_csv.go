@@ -14,6 +14,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/modelfile"
+	"github.com/pacpfl/pacpfl/predict"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -82,8 +83,8 @@ type userRun struct {
 	fed      *data.Federated
 	model    *modelfile.Model
 	train    *fl.Result
-	existing []predictOut // per existing client, on its test rows
-	new      []predictOut
+	existing []predict.Output // per existing client, on its test rows
+	new      []predict.Output
 	bounds   *fl.MethodResult // Bounds, Learned, LearnedUnavailable
 	seconds  float64
 }
@@ -267,6 +268,16 @@ func readUserData(c *csvFlags, f *trainFlags, stderr io.Writer) (*data.Records, 
 	return rec, fed, nil
 }
 
+// recordInference is gi as a model file records it (the mode spelled
+// out, so that the file does not depend on fl's default).
+func recordInference(gi fl.GPInference) *modelfile.GPInference {
+	mode := gi.Mode
+	if mode == "" {
+		mode = fl.InferenceAuto
+	}
+	return &modelfile.GPInference{Mode: mode, Inducing: gi.Inducing, Seed: gi.Seed}
+}
+
 // remoteClients, given the loop's configuration and the local clients,
 // adjusts the configuration and returns the clients to train with
 // instead (pacpfl server: proxies of the client processes).
@@ -389,16 +400,16 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 	mf.K, mf.Dim, mf.Particles = res.K, res.Dim, res.Particles
 	run.model = mf
 	// Every client's test rows through the saved model's predictor.
-	u, err := newUserModel(mf)
+	pr, err := predict.New(mf)
 	if err != nil {
 		return nil, err
 	}
-	predictGroup := func(ids []string, group []data.ClientData) ([]predictOut, error) {
-		jobs := make([]predictJob, len(group))
+	predictGroup := func(ids []string, group []data.ClientData) ([]predict.Output, error) {
+		clients := make([]predict.Client, len(group))
 		for i := range group {
-			jobs[i] = predictJob{id: ids[i], cx: group[i].X, cy: group[i].Y, xt: group[i].XTest}
+			clients[i] = predict.Client{ID: ids[i], X: group[i].X, Y: group[i].Y, XTest: group[i].XTest}
 		}
-		return u.predict(jobs)
+		return pr.PredictClients(clients)
 	}
 	if run.existing, err = predictGroup(fed.ExistingIDs, ds.Existing); err != nil {
 		return nil, fmt.Errorf("existing clients: %w", err)
@@ -447,13 +458,13 @@ type userMetrics struct {
 	defined, skipped int
 }
 
-func (r *userRun) metrics(group []data.ClientData, outs []predictOut) userMetrics {
+func (r *userRun) metrics(group []data.ClientData, outs []predict.Output) userMetrics {
 	m := userMetrics{first: make([]float64, len(group)), second: make([]float64, len(group))}
 	var s1, s2 float64
 	for i := range group {
 		c := &group[i]
 		a, b := math.NaN(), math.NaN()
-		if mix := outs[i].mix; mix != nil && len(c.YTest) > 0 {
+		if mix := outs[i].Mixture; mix != nil && len(c.YTest) > 0 {
 			mean, cdf := make([]float64, len(c.YTest)), make([]float64, len(c.YTest))
 			for j, y := range c.YTest {
 				mean[j] = mix.Mean(j)
@@ -465,8 +476,8 @@ func (r *userRun) metrics(group []data.ClientData, outs []predictOut) userMetric
 			if v, err := fl.CalibrationError(cdf); err == nil {
 				b = v
 			}
-		} else if outs[i].probs != nil && len(c.YTest) > 0 {
-			if acc, ce, err := fl.ClassificationMetrics(outs[i].probs, c.YTest, r.fed.Classes); err == nil {
+		} else if outs[i].Probs != nil && len(c.YTest) > 0 {
+			if acc, ce, err := fl.ClassificationMetrics(outs[i].Probs, c.YTest, r.fed.Classes); err == nil {
 				a, b = acc, ce
 			}
 		}

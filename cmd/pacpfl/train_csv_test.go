@@ -16,8 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/modelfile"
+	"github.com/pacpfl/pacpfl/predict"
 )
 
 // writeUserCSV writes a small federated regression (classify: labels) data
@@ -63,6 +66,25 @@ func bitsEqual(t *testing.T, what string, a, b []float64) {
 	}
 }
 
+// predictClients is a group of the federated data set as the predictor's
+// clients: conditioned on their training rows, predicting their test rows.
+func predictClients(ids []string, group []data.ClientData) []predict.Client {
+	clients := make([]predict.Client, len(group))
+	for i := range group {
+		clients[i] = predict.Client{ID: ids[i], X: group[i].X, Y: group[i].Y, XTest: group[i].XTest}
+	}
+	return clients
+}
+
+// gpOf is the GP client model and temperature a GP model file describes.
+func gpOf(t *testing.T, mf *modelfile.Model) (lml.Model, fl.Temperature) {
+	t.Helper()
+	g := mf.GP
+	beta, err := fl.ParseTemperature(g.Beta)
+	require.NoError(t, err)
+	return lml.Model{D: g.D, DF: g.DF, MeanHidden: g.MeanHidden, KernelHidden: g.KernelHidden}, beta
+}
+
 // The saved and reloaded model predicts bit-identically to the in-memory
 // one, and the in-memory predictions are the library's predictive (fl).
 func TestTrainCSVSaveReloadBitIdentical(t *testing.T) {
@@ -74,33 +96,30 @@ func TestTrainCSVSaveReloadBitIdentical(t *testing.T) {
 	require.NoError(t, err)
 	mf, err := modelfile.Decode(b)
 	require.NoError(t, err)
-	u, err := newUserModel(mf)
+	pr, err := predict.New(mf)
 	require.NoError(t, err)
 	ds := run.fed.Dataset
-	for g, group := range [][]predictOut{run.existing, run.new} {
+	for g, group := range [][]predict.Output{run.existing, run.new} {
 		clients, ids := ds.Existing, run.fed.ExistingIDs
 		if g == 1 {
 			clients, ids = ds.New, run.fed.NewIDs
 		}
-		jobs := make([]predictJob, len(clients))
-		for i := range clients {
-			jobs[i] = predictJob{id: ids[i], cx: clients[i].X, cy: clients[i].Y, xt: clients[i].XTest}
-		}
-		outs, err := u.predict(jobs)
+		outs, err := pr.PredictClients(predictClients(ids, clients))
 		require.NoError(t, err)
 		for i := range outs {
-			bitsEqual(t, "weights", group[i].mix.Weights, outs[i].mix.Weights)
-			bitsEqual(t, "means", group[i].mix.Means, outs[i].mix.Means)
-			bitsEqual(t, "vars", group[i].mix.Vars, outs[i].mix.Vars)
+			bitsEqual(t, "weights", group[i].Mixture.Weights, outs[i].Mixture.Weights)
+			bitsEqual(t, "means", group[i].Mixture.Means, outs[i].Mixture.Means)
+			bitsEqual(t, "vars", group[i].Mixture.Vars, outs[i].Mixture.Vars)
 		}
 	}
 	// The library's evaluation of the same particles: the same means.
-	g := &fl.GPModel{Model: u.gp, Beta: u.beta}
+	gp, beta := gpOf(t, mf)
+	g := &fl.GPModel{Model: gp, Beta: beta}
 	preds, err := g.PredictGroup(run.train.Particles, ds.Existing)
 	require.NoError(t, err)
 	for i, p := range preds {
 		for j := range p.Mean {
-			require.Equal(t, p.Mean[j], run.existing[i].mix.Mean(j), "client %d row %d", i, j)
+			require.Equal(t, p.Mean[j], run.existing[i].Mixture.Mean(j), "client %d row %d", i, j)
 		}
 	}
 	m, err := fl.Evaluate(preds, ds.Existing)
@@ -121,14 +140,13 @@ func TestTrainCSVClassificationReloadBitIdentical(t *testing.T) {
 	require.NoError(t, err)
 	mf, err := modelfile.Decode(b)
 	require.NoError(t, err)
-	u, err := newUserModel(mf)
+	pr, err := predict.New(mf)
 	require.NoError(t, err)
 	ds := run.fed.Dataset
-	jobs := []predictJob{{id: run.fed.NewIDs[0], cx: ds.New[0].X, cy: ds.New[0].Y, xt: ds.New[0].XTest}}
-	outs, err := u.predict(jobs)
+	outs, err := pr.PredictClients(predictClients(run.fed.NewIDs, ds.New))
 	require.NoError(t, err)
-	bitsEqual(t, "probs", run.new[0].probs, outs[0].probs)
-	require.NotEmpty(t, outs[0].probs)
+	bitsEqual(t, "probs", run.new[0].Probs, outs[0].Probs)
+	require.NotEmpty(t, outs[0].Probs)
 }
 
 // End to end through the binary's entry point: train --save, predict
@@ -166,23 +184,23 @@ func TestTrainCSVPredictCLI(t *testing.T) {
 	code, _, errOut = runCLI("predict", "--model", model, "--data", in, "--context-column", "own", "--out", preds)
 	require.Equal(t, exitOK, code, errOut)
 	got := readCSVRows(t, preds)
-	u, err := newUserModel(run.model)
+	pr, err := predict.New(run.model)
 	require.NoError(t, err)
 	nTest0, nTest3 := len(run.fed.ExistingRows[0].Test), len(run.fed.NewRows[0].Test)
 	require.Len(t, got, nTest0+nTest3)
 	for i, row := range got {
-		var want regressionRow
+		var want predict.Summary
 		if i < nTest0 {
-			want = u.regressionRow(run.existing[0].mix, i)
+			want = pr.Summary(run.existing[0].Mixture, i)
 		} else {
-			want = u.regressionRow(run.new[0].mix, i-nTest0)
+			want = pr.Summary(run.new[0].Mixture, i-nTest0)
 			assert.Equal(t, "s3", row[1])
 		}
-		for j, v := range []float64{want.mean, want.std, want.q025, want.q975} {
+		for j, v := range []float64{want.Mean, want.Std, want.Q025, want.Q975} {
 			assert.Equal(t, strconv.FormatFloat(v, 'g', -1, 64), row[3+j], "row %d column %d", i, j)
 		}
-		assert.Less(t, want.q025, want.mean)
-		assert.Less(t, want.mean, want.q975)
+		assert.Less(t, want.Q025, want.Mean)
+		assert.Less(t, want.Mean, want.Q975)
 	}
 }
 
@@ -195,21 +213,6 @@ func readCSVRows(t *testing.T, path string) [][]string {
 	rows, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
 	return rows[1:]
-}
-
-// The quantiles of the mixture predictive invert its CDF.
-func TestMixtureQuantile(t *testing.T) {
-	dir := t.TempDir()
-	path := writeUserCSV(t, dir, 3, 10, false)
-	run := trainCSVForTest(t, "--data", path, "--client-column", "site", "--target-column", "y",
-		"-T", "3", "--k", "3", "--bound-samples", "0", "--bound-trained-samples", "0")
-	mix := run.existing[0].mix
-	for i := range mix.N {
-		for _, p := range []float64{0.025, 0.5, 0.975} {
-			q := mixtureQuantile(mix, i, p)
-			assert.InDelta(t, p, mix.CDF(i, q), 1e-9)
-		}
-	}
 }
 
 func TestTrainCSVBadInput(t *testing.T) {
