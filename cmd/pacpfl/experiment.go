@@ -14,6 +14,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 func init() {
@@ -105,20 +106,20 @@ type groupSummary struct {
 // MarshalJSON writes NaN (a group with no clients) and ±Inf as null.
 func (g groupSummary) MarshalJSON() ([]byte, error) {
 	type summary struct {
-		Mean jsonFloat `json:"mean"`
-		CI95 jsonFloat `json:"ci95"`
+		Mean report.Float `json:"mean"`
+		CI95 report.Float `json:"ci95"`
 	}
 	return json.Marshal(struct {
 		RSMSE summary `json:"rsmse"`
 		CE    summary `json:"ce"`
-	}{summary{jsonFloat(g.RSMSE.Mean), jsonFloat(g.RSMSE.CI95)}, summary{jsonFloat(g.CE.Mean), jsonFloat(g.CE.CI95)}})
+	}{summary{report.Float(g.RSMSE.Mean), report.Float(g.RSMSE.CI95)}, summary{report.Float(g.CE.Mean), report.Float(g.CE.CI95)}})
 }
 
 type methodSummary struct {
 	Existing groupSummary `json:"existing"`
 	New      groupSummary `json:"new"`
 	// Per-seed group averages, in seed order.
-	PerSeed map[string][]jsonFloat `json:"per_seed"`
+	PerSeed map[string][]report.Float `json:"per_seed"`
 	// Per-client values: metric key → seed → client (plot experiment).
 	PerClient perClient `json:"per_client"`
 	Seconds   float64   `json:"seconds"`
@@ -416,10 +417,10 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 }
 
 // perSeedJSON is v for a report (NaN and ±Inf as null).
-func perSeedJSON(v map[string][]float64) map[string][]jsonFloat {
-	out := make(map[string][]jsonFloat, len(v))
+func perSeedJSON(v map[string][]float64) map[string][]report.Float {
+	out := make(map[string][]report.Float, len(v))
 	for key, xs := range v {
-		out[key] = jsonFloats(xs)
+		out[key] = report.Floats(xs)
 	}
 	return out
 }
@@ -440,7 +441,7 @@ func modeLine(v map[string][]float64) string {
 // one list per seed, in seed order → one value per client, in client order
 // (null where a client's metric is undefined, e.g. the CE of a point
 // predictor). pacpfl plot experiment draws their box plots.
-type perClient map[string][][]jsonFloat
+type perClient map[string][][]report.Float
 
 // add appends the per-client values of one seed's result.
 func (p perClient) add(res *fl.MethodResult) perClient {
@@ -448,7 +449,7 @@ func (p perClient) add(res *fl.MethodResult) perClient {
 		p = perClient{}
 	}
 	for key, xs := range harness.ClientValues(res) {
-		p[key] = append(p[key], jsonFloats(xs))
+		p[key] = append(p[key], report.Floats(xs))
 	}
 	return p
 }

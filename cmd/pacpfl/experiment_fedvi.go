@@ -11,6 +11,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedvi"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // FedVI (seed 002) and its FedAvg rows as methods of pacpfl experiment
@@ -189,21 +190,21 @@ type weightedSummary struct {
 // as null.
 func (w weightedSummary) MarshalJSON() ([]byte, error) {
 	type summary struct {
-		Mean jsonFloat `json:"mean"`
-		CI95 jsonFloat `json:"ci95"`
+		Mean report.Float `json:"mean"`
+		CI95 report.Float `json:"ci95"`
 	}
 	return json.Marshal(struct {
 		Final      summary `json:"final"`
 		LastRounds summary `json:"last_rounds_mean"`
 		Num        int     `json:"last_rounds"`
-	}{summary{jsonFloat(w.Final.Mean), jsonFloat(w.Final.CI95)}, summary{jsonFloat(w.LastRounds.Mean), jsonFloat(w.LastRounds.CI95)}, w.LastRoundsNum})
+	}{summary{report.Float(w.Final.Mean), report.Float(w.Final.CI95)}, summary{report.Float(w.LastRounds.Mean), report.Float(w.LastRounds.CI95)}, w.LastRoundsNum})
 }
 
 // fedviRound is one evaluated round's weighted accuracies (%).
 type fedviRound struct {
-	Round    int       `json:"round"`
-	Existing jsonFloat `json:"existing"`
-	New      jsonFloat `json:"new"`
+	Round    int          `json:"round"`
+	Existing report.Float `json:"existing"`
+	New      report.Float `json:"new"`
 }
 
 // fedviWeighted are the weighted accuracies of one method over the seeds.
@@ -255,7 +256,7 @@ func (w *fedviWeighted) add(r *fedvi.Result) {
 	w.rounds = len(r.History)
 	h := make([]fedviRound, len(r.History))
 	for i, e := range r.History {
-		h[i] = fedviRound{Round: e.Round, Existing: jsonFloat(e.ExistingWeighted), New: jsonFloat(e.NewWeighted)}
+		h[i] = fedviRound{Round: e.Round, Existing: report.Float(e.ExistingWeighted), New: report.Float(e.NewWeighted)}
 	}
 	w.history = append(w.history, h)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl/fedvi"
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // bnnMethods are the methods of pacpfl experiment fmnist, in table order.
@@ -54,18 +55,18 @@ type classSummary struct {
 // and ±Inf as null.
 func (c classSummary) MarshalJSON() ([]byte, error) {
 	type summary struct {
-		Mean jsonFloat `json:"mean"`
-		CI95 jsonFloat `json:"ci95"`
+		Mean report.Float `json:"mean"`
+		CI95 report.Float `json:"ci95"`
 	}
 	var best *summary
 	if c.Best != nil {
-		best = &summary{jsonFloat(c.Best.Mean), jsonFloat(c.Best.CI95)}
+		best = &summary{report.Float(c.Best.Mean), report.Float(c.Best.CI95)}
 	}
 	return json.Marshal(struct {
 		Accuracy summary  `json:"accuracy"`
 		CE       summary  `json:"ce"`
 		Best     *summary `json:"best_accuracy,omitempty"`
-	}{summary{jsonFloat(c.Accuracy.Mean), jsonFloat(c.Accuracy.CI95)}, summary{jsonFloat(c.CE.Mean), jsonFloat(c.CE.CI95)}, best})
+	}{summary{report.Float(c.Accuracy.Mean), report.Float(c.Accuracy.CI95)}, summary{report.Float(c.CE.Mean), report.Float(c.CE.CI95)}, best})
 }
 
 // classMethodSummary is one method's groups: existing (personalised models

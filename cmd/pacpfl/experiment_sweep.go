@@ -8,6 +8,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // sweepLevel is one setting of a PAC-PFL sweep (--dp-sweep, --k-sweep): a
@@ -84,7 +85,7 @@ type kSweepRow struct {
 	Seconds  float64      `json:"seconds"`
 	// PerSeed: metric key → one value per seed (the group averages, and
 	// the mode specialisation for k ≥ 2 on data with known modes).
-	PerSeed map[string][]jsonFloat `json:"per_seed"`
+	PerSeed map[string][]report.Float `json:"per_seed"`
 }
 
 type kSweepReport struct {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // progressObserver prints an experiment's progress as train does: one
@@ -61,7 +62,7 @@ func perClientJSON(pc map[string][][]float64) perClient {
 	out := perClient{}
 	for key, seeds := range pc {
 		for _, xs := range seeds {
-			out[key] = append(out[key], jsonFloats(xs))
+			out[key] = append(out[key], report.Floats(xs))
 		}
 	}
 	return out

@@ -2,13 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -17,37 +15,12 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // pacpfl plot experiment and plot training: figures of the --json reports
 // of experiment and train.
-
-// maxReportFile bounds a JSON report read into memory.
-const maxReportFile = 1 << 30
-
-// readReport reads a JSON report into v; its errors name the file.
-func readReport(path string, v any) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxReportFile+1))
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxReportFile {
-		return fmt.Errorf("%s: larger than %s: not a pacpfl report", path, byteSize(maxReportFile))
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return fmt.Errorf("%s: not valid JSON (byte %d: %v)", path, se.Offset, err)
-		}
-		return fmt.Errorf("%s: not a pacpfl report of this kind: %v", path, err)
-	}
-	return nil
-}
 
 // reportFlags parses the flags of plot experiment and plot training.
 func reportFlags(name string, args []string, stderr io.Writer, extra func(fs *flag.FlagSet)) (jsonPath, out, format string, status int, ok bool) {
@@ -169,7 +142,7 @@ func runPlotTraining(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	var tf trainFile
-	if err := readReport(jsonPath, &tf); err != nil {
+	if err := report.ReadFile(jsonPath, &tf); err != nil {
 		return fail(stderr, "plot training", err)
 	}
 	ys, err := trainingSeries(jsonPath, &tf)
@@ -356,7 +329,7 @@ func runPlotExperiment(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	var ef experimentFile
-	if err := readReport(jsonPath, &ef); err != nil {
+	if err := report.ReadFile(jsonPath, &ef); err != nil {
 		return fail(stderr, "plot experiment", err)
 	}
 	if len(ef.Methods) == 0 {
@@ -390,12 +363,4 @@ func runPlotExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "per-client %s of %d method(s) plotted into %s\n", m, len(ef.Methods)-len(skipped), out)
 	return exitOK
-}
-
-// byteSize is n in MiB or KiB.
-func byteSize(n int) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
 }

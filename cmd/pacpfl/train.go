@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 func init() {
@@ -336,7 +336,7 @@ type trainReport struct {
 	Config       map[string]any   `json:"config"`
 	TrainSeconds float64          `json:"train_seconds"`
 	TotalSeconds float64          `json:"total_seconds"`
-	FinalLML     jsonFloat        `json:"final_mean_lml"`
+	FinalLML     report.Float     `json:"final_mean_lml"`
 	Epsilon      *float64         `json:"epsilon"` // the guaranteed ε; null: no DP guarantee
 	Privacy      privacyReport    `json:"privacy"`
 	Existing     summaryMetrics   `json:"existing"`
@@ -345,34 +345,13 @@ type trainReport struct {
 	Learned      *fl.LearnedBound `json:"bound_trained,omitempty"`
 	LearnedNA    string           `json:"bound_trained_unavailable,omitempty"`
 	BoundsNA     string           `json:"bounds_unavailable,omitempty"`
-	LMLHistory   []jsonFloat      `json:"lml_history"`
+	LMLHistory   []report.Float   `json:"lml_history"`
 	PerClient    map[string]any   `json:"per_client"`
-	Options      json.RawMessage  `json:"-"`
 }
 
 type summaryMetrics struct {
-	RSMSE jsonFloat `json:"rsmse"`
-	CE    jsonFloat `json:"ce"`
-}
-
-// jsonFloat is a float64 that marshals NaN and ±Inf as null: encoding/json
-// refuses them, and a metric with nothing to average (no new clients, zero
-// rounds) is NaN, which would otherwise lose the whole report.
-type jsonFloat float64
-
-func (x jsonFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(float64(x))
-}
-
-func jsonFloats(xs []float64) []jsonFloat {
-	out := make([]jsonFloat, len(xs))
-	for i, x := range xs {
-		out[i] = jsonFloat(x)
-	}
-	return out
+	RSMSE report.Float `json:"rsmse"`
+	CE    report.Float `json:"ce"`
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
@@ -455,7 +434,7 @@ func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset
 	}
 	printBounds(stdout, res)
 	if jsonPath != "" {
-		history := jsonFloats(tr.MeanLML)
+		history := report.Floats(tr.MeanLML)
 		if o.Server.DP != nil {
 			// Not covered by the DP guarantee: not released.
 			final, history = math.NaN(), nil
@@ -471,9 +450,9 @@ func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset
 				"gp_inference": f.inference().Mode, "inducing": f.inference().Inducing,
 			},
 			TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
-			FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
-			Existing:   summaryMetrics{jsonFloat(res.Existing.MeanRSMSE), jsonFloat(res.Existing.MeanCE)},
-			New:        summaryMetrics{jsonFloat(res.New.MeanRSMSE), jsonFloat(res.New.MeanCE)},
+			FinalLML: report.Float(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
+			Existing:   summaryMetrics{report.Float(res.Existing.MeanRSMSE), report.Float(res.Existing.MeanCE)},
+			New:        summaryMetrics{report.Float(res.New.MeanRSMSE), report.Float(res.New.MeanCE)},
 			Bounds:     res.Bounds,
 			Learned:    res.Learned,
 			LearnedNA:  res.LearnedUnavailable,
@@ -538,17 +517,17 @@ func printBounds(w io.Writer, res *fl.MethodResult) {
 
 // privacyReport is fl.Privacy with a null ε where there is no guarantee.
 type privacyReport struct {
-	Mechanism      string    `json:"mechanism,omitempty"`
-	Epsilon        jsonFloat `json:"epsilon"`
-	Delta          float64   `json:"delta"`
-	NominalEpsilon jsonFloat `json:"nominal_epsilon"`
-	SecretNoise    bool      `json:"secret_noise"`
-	Statement      string    `json:"statement"`
+	Mechanism      string       `json:"mechanism,omitempty"`
+	Epsilon        report.Float `json:"epsilon"`
+	Delta          float64      `json:"delta"`
+	NominalEpsilon report.Float `json:"nominal_epsilon"`
+	SecretNoise    bool         `json:"secret_noise"`
+	Statement      string       `json:"statement"`
 }
 
 func newPrivacyReport(p fl.Privacy) privacyReport {
-	return privacyReport{Mechanism: string(p.Mechanism), Epsilon: jsonFloat(p.Epsilon), Delta: p.Delta,
-		NominalEpsilon: jsonFloat(p.NominalEpsilon), SecretNoise: p.SecretNoise, Statement: p.Statement}
+	return privacyReport{Mechanism: string(p.Mechanism), Epsilon: report.Float(p.Epsilon), Delta: p.Delta,
+		NominalEpsilon: report.Float(p.NominalEpsilon), SecretNoise: p.SecretNoise, Statement: p.Statement}
 }
 
 // fail prints err and returns 2 for bad input, 1 otherwise.

@@ -8,19 +8,20 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // classMetrics is one group's classification metrics in the reports.
 type classMetrics struct {
-	Accuracy jsonFloat `json:"accuracy"` // percent
-	CE       jsonFloat `json:"ce"`
+	Accuracy report.Float `json:"accuracy"` // percent
+	CE       report.Float `json:"ce"`
 }
 
 func newClassMetrics(g *fl.ClassGroupMetrics) classMetrics {
 	if g == nil {
-		return classMetrics{jsonFloat(math.NaN()), jsonFloat(math.NaN())}
+		return classMetrics{report.Float(math.NaN()), report.Float(math.NaN())}
 	}
-	return classMetrics{jsonFloat(g.MeanAccuracy), jsonFloat(g.MeanCE)}
+	return classMetrics{report.Float(g.MeanAccuracy), report.Float(g.MeanCE)}
 }
 
 // bnnTrainReport is the --json output of pacpfl train --model bnn.
@@ -33,13 +34,13 @@ type bnnTrainReport struct {
 	Notes        []string       `json:"notes,omitempty"`
 	TrainSeconds float64        `json:"train_seconds"`
 	TotalSeconds float64        `json:"total_seconds"`
-	FinalLML     jsonFloat      `json:"final_mean_lml"`
+	FinalLML     report.Float   `json:"final_mean_lml"`
 	Epsilon      *float64       `json:"epsilon"` // the guaranteed ε; null: no DP guarantee
 	Privacy      privacyReport  `json:"privacy"`
 	Existing     classMetrics   `json:"existing"`
 	New          classMetrics   `json:"new"`
 	Bounds       *fl.Bounds     `json:"bounds,omitempty"`
-	LMLHistory   []jsonFloat    `json:"lml_history"`
+	LMLHistory   []report.Float `json:"lml_history"`
 	PerClient    map[string]any `json:"per_client"`
 }
 
@@ -122,7 +123,7 @@ func writeBNNReport(stdout, jsonOut io.Writer, f *trainFlags, b *bnnFlags, model
 	if jsonPath == "" {
 		return nil
 	}
-	history := jsonFloats(tr.MeanLML)
+	history := report.Floats(tr.MeanLML)
 	if o.Server.DP != nil {
 		// Not covered by the DP guarantee: not released.
 		final, history = math.NaN(), nil
@@ -140,7 +141,7 @@ func writeBNNReport(stdout, jsonOut io.Writer, f *trainFlags, b *bnnFlags, model
 			"clients": len(ds.Existing), "new_clients": len(ds.New),
 		},
 		TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
-		FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
+		FinalLML: report.Float(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
 		Existing: ex, New: nw, Bounds: res.Bounds, LMLHistory: history,
 		PerClient: map[string]any{},
 	}
@@ -150,10 +151,10 @@ func writeBNNReport(stdout, jsonOut io.Writer, f *trainFlags, b *bnnFlags, model
 		rep.Config["alpha"] = b.alpha
 	}
 	if g := res.ExistingClass; g != nil {
-		rep.PerClient["existing_accuracy"], rep.PerClient["existing_ce"] = jsonFloats(g.Accuracy), jsonFloats(g.CE)
+		rep.PerClient["existing_accuracy"], rep.PerClient["existing_ce"] = report.Floats(g.Accuracy), report.Floats(g.CE)
 	}
 	if g := res.NewClass; g != nil {
-		rep.PerClient["new_accuracy"], rep.PerClient["new_ce"] = jsonFloats(g.Accuracy), jsonFloats(g.CE)
+		rep.PerClient["new_accuracy"], rep.PerClient["new_ce"] = report.Floats(g.Accuracy), report.Floats(g.CE)
 	}
 	return writeJSON(jsonOut, jsonPath, rep)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/modelfile"
+	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -543,7 +544,7 @@ func (r *userRun) report(c *csvFlags, f *trainFlags, w io.Writer) any {
 		fmt.Fprintln(w, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
 	}
 	printBounds(w, r.bounds)
-	history := jsonFloats(res.MeanLML)
+	history := report.Floats(res.MeanLML)
 	if res.Privacy.Epsilon < math.Inf(1) {
 		final, history = math.NaN(), nil // not covered by the DP guarantee
 	}
@@ -557,22 +558,22 @@ func (r *userRun) report(c *csvFlags, f *trainFlags, w io.Writer) any {
 	}
 	per := map[string]any{"existing_ids": r.fed.ExistingIDs, "new_ids": r.fed.NewIDs}
 	if regression {
-		per["existing_rsmse"], per["existing_ce"] = jsonFloats(em.first), jsonFloats(em.second)
-		per["new_rsmse"], per["new_ce"] = jsonFloats(nm.first), jsonFloats(nm.second)
+		per["existing_rsmse"], per["existing_ce"] = report.Floats(em.first), report.Floats(em.second)
+		per["new_rsmse"], per["new_ce"] = report.Floats(nm.first), report.Floats(nm.second)
 		return trainReport{
 			Dataset: c.path, Seed: f.seed, Config: config, TrainSeconds: res.Elapsed.Seconds(), TotalSeconds: r.seconds,
-			FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(res.Privacy),
-			Existing: summaryMetrics{jsonFloat(em.mean1), jsonFloat(em.mean2)}, New: summaryMetrics{jsonFloat(nm.mean1), jsonFloat(nm.mean2)},
+			FinalLML: report.Float(final), Epsilon: eps, Privacy: newPrivacyReport(res.Privacy),
+			Existing: summaryMetrics{report.Float(em.mean1), report.Float(em.mean2)}, New: summaryMetrics{report.Float(nm.mean1), report.Float(nm.mean2)},
 			Bounds: r.bounds.Bounds, Learned: r.bounds.Learned, LearnedNA: r.bounds.LearnedUnavailable,
 			LMLHistory: history, PerClient: per,
 		}
 	}
-	per["existing_accuracy"], per["existing_ce"] = jsonFloats(em.first), jsonFloats(em.second)
-	per["new_accuracy"], per["new_ce"] = jsonFloats(nm.first), jsonFloats(nm.second)
+	per["existing_accuracy"], per["existing_ce"] = report.Floats(em.first), report.Floats(em.second)
+	per["new_accuracy"], per["new_ce"] = report.Floats(nm.first), report.Floats(nm.second)
 	return bnnTrainReport{
 		Dataset: c.path, Seed: f.seed, Config: config, TrainSeconds: res.Elapsed.Seconds(), TotalSeconds: r.seconds,
-		FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(res.Privacy),
-		Existing: classMetrics{jsonFloat(em.mean1), jsonFloat(em.mean2)}, New: classMetrics{jsonFloat(nm.mean1), jsonFloat(nm.mean2)},
+		FinalLML: report.Float(final), Epsilon: eps, Privacy: newPrivacyReport(res.Privacy),
+		Existing: classMetrics{report.Float(em.mean1), report.Float(em.mean2)}, New: classMetrics{report.Float(nm.mean1), report.Float(nm.mean2)},
 		Bounds: r.bounds.Bounds, LMLHistory: history, PerClient: per,
 	}
 }
