@@ -281,7 +281,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 				vals[m] = map[string][]float64{}
 			}
 			v := vals[m]
-			ex, nw := newClassMetrics(res.ExistingClass), newClassMetrics(res.NewClass)
+			ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
 			v["existing_accuracy"] = append(v["existing_accuracy"], float64(ex.Accuracy))
 			v["existing_ce"] = append(v["existing_ce"], float64(ex.CE))
 			v["new_accuracy"] = append(v["new_accuracy"], float64(nw.Accuracy))
@@ -290,7 +290,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 			secs[m] += res.Seconds
 			roundSecs[m] += res.RoundSeconds / float64(*seeds)
 			if res.GlobalClass != nil {
-				gl := newClassMetrics(res.GlobalClass)
+				gl := report.NewClassMetrics(res.GlobalClass)
 				v["global_accuracy"] = append(v["global_accuracy"], float64(gl.Accuracy))
 				v["global_ce"] = append(v["global_ce"], float64(gl.CE))
 			}

@@ -43,13 +43,11 @@ func reportFlags(name string, args []string, stderr io.Writer, extra func(fs *fl
 	return *jp, *o, format, exitOK, true
 }
 
-// trainFile is what plot training reads of a train --json report.
+// trainFile is a train report as plot training reads it, with the key that
+// gives away an experiment report handed to it by mistake.
 type trainFile struct {
-	Dataset    string           `json:"dataset"`
-	Epsilon    *float64         `json:"epsilon"`
-	Config     map[string]any   `json:"config"`
-	LMLHistory *[]*float64      `json:"lml_history"`
-	Methods    *json.RawMessage `json:"methods"` // an experiment report: the wrong file
+	report.Train
+	Methods *json.RawMessage `json:"methods"`
 }
 
 // trainingSeries checks a train report and returns its per-round mean
@@ -62,19 +60,11 @@ func trainingSeries(path string, tf *trainFile) ([]float64, error) {
 		return nil, fmt.Errorf("%s: a differentially private run does not release its client LMLs (they are not covered by the guarantee): nothing to plot", path)
 	case tf.LMLHistory == nil:
 		return nil, fmt.Errorf("%s has no \"lml_history\": is it the --json of pacpfl train?", path)
-	case len(*tf.LMLHistory) == 0:
+	case len(tf.LMLHistory) == 0:
 		return nil, fmt.Errorf("%s: the run had no rounds (--rounds 0): nothing to plot", path)
 	}
-	ys := make([]float64, len(*tf.LMLHistory))
-	finite := 0
-	for i, v := range *tf.LMLHistory {
-		ys[i] = math.NaN()
-		if v != nil {
-			ys[i] = *v
-			finite++
-		}
-	}
-	if finite == 0 {
+	ys := report.Float64s(tf.LMLHistory)
+	if !slices.ContainsFunc(ys, func(y float64) bool { return !math.IsNaN(y) }) {
 		return nil, fmt.Errorf("%s: no round has a finite mean LML: nothing to plot", path)
 	}
 	return ys, nil

@@ -329,31 +329,6 @@ func parseRange(s string) (a, b float64, err error) {
 	return a, b, nil
 }
 
-// trainReport is the --json output of pacpfl train.
-type trainReport struct {
-	Dataset      string           `json:"dataset"`
-	Seed         uint64           `json:"seed"`
-	Config       map[string]any   `json:"config"`
-	TrainSeconds float64          `json:"train_seconds"`
-	TotalSeconds float64          `json:"total_seconds"`
-	FinalLML     report.Float     `json:"final_mean_lml"`
-	Epsilon      *float64         `json:"epsilon"` // the guaranteed ε; null: no DP guarantee
-	Privacy      privacyReport    `json:"privacy"`
-	Existing     summaryMetrics   `json:"existing"`
-	New          summaryMetrics   `json:"new"`
-	Bounds       *fl.Bounds       `json:"bounds,omitempty"` // at the exact Gibbs hyper-posterior 𝒬*
-	Learned      *fl.LearnedBound `json:"bound_trained,omitempty"`
-	LearnedNA    string           `json:"bound_trained_unavailable,omitempty"`
-	BoundsNA     string           `json:"bounds_unavailable,omitempty"`
-	LMLHistory   []report.Float   `json:"lml_history"`
-	PerClient    map[string]any   `json:"per_client"`
-}
-
-type summaryMetrics struct {
-	RSMSE report.Float `json:"rsmse"`
-	CE    report.Float `json:"ce"`
-}
-
 func runTrain(args []string, stdout, stderr io.Writer) int {
 	if csvDataArg(args) {
 		return runTrainCSV(args, stdout, stderr) // train_csv.go
@@ -410,7 +385,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 // writes it as JSON to jsonPath (if set): pacpfl train and pacpfl server.
 func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset, o fl.PACPFLOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
 	tr := res.Train
-	final := fl.Mean(tr.MeanLML[max(0, len(tr.MeanLML)-50):])
+	final := report.FinalLML(tr.MeanLML)
 	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s\n",
 		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed, f.inference())
 	switch {
@@ -425,47 +400,22 @@ func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset
 	}
 	fmt.Fprintf(stdout, "existing clients: %s\n", groupText(len(ds.Existing), "RSMSE "+fmtMetric("%.3f", res.Existing.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.Existing.MeanCE)))
 	fmt.Fprintf(stdout, "new clients:      %s\n", groupText(len(ds.New), "RSMSE "+fmtMetric("%.3f", res.New.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.New.MeanCE)))
-	var eps *float64
-	if pr := tr.Privacy; !math.IsInf(pr.Epsilon, 1) {
-		eps = &pr.Epsilon
-		fmt.Fprintf(stdout, "differential privacy: %s\n", pr.Statement)
-	} else {
-		fmt.Fprintln(stdout, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
-	}
+	printPrivacy(stdout, tr.Privacy)
 	printBounds(stdout, res)
-	if jsonPath != "" {
-		history := report.Floats(tr.MeanLML)
-		if o.Server.DP != nil {
-			// Not covered by the DP guarantee: not released.
-			final, history = math.NaN(), nil
-		}
-		rep := trainReport{
-			Dataset: "polynomial", Seed: f.seed,
-			Config: map[string]any{
-				"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
-				"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": f.aggregate,
-				"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
-				"dp_mechanism": f.dpMechanism, "beta": o.Beta.String(),
-				"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
-				"gp_inference": f.inference().Mode, "inducing": f.inference().Inducing,
-			},
-			TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
-			FinalLML: report.Float(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
-			Existing:   summaryMetrics{report.Float(res.Existing.MeanRSMSE), report.Float(res.Existing.MeanCE)},
-			New:        summaryMetrics{report.Float(res.New.MeanRSMSE), report.Float(res.New.MeanCE)},
-			Bounds:     res.Bounds,
-			Learned:    res.Learned,
-			LearnedNA:  res.LearnedUnavailable,
-			BoundsNA:   res.BoundsUnavailable,
-			LMLHistory: history,
-			PerClient: map[string]any{
-				"existing_rsmse": res.Existing.RSMSE, "existing_ce": res.Existing.CE,
-				"new_rsmse": res.New.RSMSE, "new_ce": res.New.CE,
-			},
-		}
-		return writeJSON(jsonOut, jsonPath, rep)
+	if jsonPath == "" {
+		return nil
 	}
-	return nil
+	rep := report.NewTrain(res, o.Server.DP != nil)
+	rep.Dataset, rep.Seed, rep.TotalSeconds = "polynomial", f.seed, time.Since(start).Seconds()
+	rep.Config = map[string]any{
+		"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
+		"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": f.aggregate,
+		"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
+		"dp_mechanism": f.dpMechanism, "beta": o.Beta.String(),
+		"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
+		"gp_inference": f.inference().Mode, "inducing": f.inference().Inducing,
+	}
+	return writeJSON(jsonOut, jsonPath, rep)
 }
 
 // noRounds is the training line of a run with --rounds 0.
@@ -486,6 +436,15 @@ func groupText(clients int, metrics string) string {
 		return "none"
 	}
 	return metrics
+}
+
+// printPrivacy prints the DP guarantee of a training run.
+func printPrivacy(w io.Writer, p fl.Privacy) {
+	if !math.IsInf(p.Epsilon, 1) {
+		fmt.Fprintf(w, "differential privacy: %s\n", p.Statement)
+		return
+	}
+	fmt.Fprintln(w, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
 }
 
 // printBounds prints both kinds of bound, each saying what it bounds, and
@@ -513,21 +472,6 @@ func printBounds(w io.Writer, res *fl.MethodResult) {
 	} else if res.LearnedUnavailable != "" {
 		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", res.LearnedUnavailable)
 	}
-}
-
-// privacyReport is fl.Privacy with a null ε where there is no guarantee.
-type privacyReport struct {
-	Mechanism      string       `json:"mechanism,omitempty"`
-	Epsilon        report.Float `json:"epsilon"`
-	Delta          float64      `json:"delta"`
-	NominalEpsilon report.Float `json:"nominal_epsilon"`
-	SecretNoise    bool         `json:"secret_noise"`
-	Statement      string       `json:"statement"`
-}
-
-func newPrivacyReport(p fl.Privacy) privacyReport {
-	return privacyReport{Mechanism: string(p.Mechanism), Epsilon: report.Float(p.Epsilon), Delta: p.Delta,
-		NominalEpsilon: report.Float(p.NominalEpsilon), SecretNoise: p.SecretNoise, Statement: p.Statement}
 }
 
 // fail prints err and returns 2 for bad input, 1 otherwise.
