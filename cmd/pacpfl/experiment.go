@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -36,14 +35,16 @@ const (
 var regressionMethods = methods.Names(methods.Regression)
 
 // s builds a Summary; nan marks a figure the paper does not give.
-func sm(mean, ci float64) fl.Summary { return fl.Summary{Mean: mean, CI95: ci} }
+func sm(mean, ci float64) report.Summary {
+	return report.Summary{Mean: report.Float(mean), CI95: report.Float(ci)}
+}
 
-var nan = fl.Summary{Mean: math.NaN(), CI95: math.NaN()}
+var nan = report.Summary{Mean: report.Float(math.NaN()), CI95: report.Float(math.NaN())}
 
 // paperTable6 holds the columns of the paper's Table 6 by data set
 // (polynomial, pv-s-150, pv-ew-150, pv-s-610, pv-ew-610): per method RSMSE
 // and CE of existing and new clients, mean ± 95% CI over 5 seeds (SPEC §10).
-var paperTable6 = map[string]map[string][4]fl.Summary{
+var paperTable6 = map[string]map[string][4]report.Summary{
 	"polynomial": {
 		fl.MethodPACPFL:  {sm(0.58, 0.05), sm(0.14, 0.02), sm(0.65, 0.02), sm(0.16, 0.01)},
 		fl.MethodPFedGP:  {sm(0.80, 0.15), sm(0.12, 0.01), sm(0.87, 0.41), sm(0.15, 0.02)},
@@ -96,41 +97,6 @@ const (
 
 // methodLabel is the table label of method m (methods.Label).
 func methodLabel(m string) string { return methods.Label(m) }
-
-// groupSummary is one group's metrics over the seeds.
-type groupSummary struct {
-	RSMSE fl.Summary `json:"rsmse"`
-	CE    fl.Summary `json:"ce"`
-}
-
-// MarshalJSON writes NaN (a group with no clients) and ±Inf as null.
-func (g groupSummary) MarshalJSON() ([]byte, error) {
-	type summary struct {
-		Mean report.Float `json:"mean"`
-		CI95 report.Float `json:"ci95"`
-	}
-	return json.Marshal(struct {
-		RSMSE summary `json:"rsmse"`
-		CE    summary `json:"ce"`
-	}{summary{report.Float(g.RSMSE.Mean), report.Float(g.RSMSE.CI95)}, summary{report.Float(g.CE.Mean), report.Float(g.CE.CI95)}})
-}
-
-type methodSummary struct {
-	Existing groupSummary `json:"existing"`
-	New      groupSummary `json:"new"`
-	// Per-seed group averages, in seed order.
-	PerSeed map[string][]report.Float `json:"per_seed"`
-	// Per-client values: metric key → seed → client (plot experiment).
-	PerClient perClient `json:"per_client"`
-	Seconds   float64   `json:"seconds"`
-}
-
-type experimentReport struct {
-	Dataset string                    `json:"dataset"`
-	Seeds   []uint64                  `json:"seeds"`
-	Methods map[string]*methodSummary `json:"methods"`
-	Seconds float64                   `json:"seconds"`
-}
 
 func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) {
@@ -245,15 +211,8 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep := experimentReport{Dataset: f.datasetKey(), Seeds: hr.Seeds, Methods: map[string]*methodSummary{}, Seconds: hr.Seconds}
-	for _, mr := range hr.Methods {
-		rep.Methods[mr.Name] = &methodSummary{
-			Existing: groupSummary{mr.Summary[harness.ExistingRSMSE], mr.Summary[harness.ExistingCE]},
-			New:      groupSummary{mr.Summary[harness.NewRSMSE], mr.Summary[harness.NewCE]},
-			PerSeed:  perSeedJSON(mr.PerSeed), PerClient: perClientJSON(mr.PerClient), Seconds: mr.Seconds,
-		}
-	}
-	printTable(stdout, &rep, methods)
+	rep := report.NewExperiment(f.datasetKey(), hr)
+	printTable(stdout, rep, methods)
 	for _, mr := range hr.Methods {
 		if line := modeLine(mr.PerSeed); line != "" {
 			fmt.Fprintf(stdout, "%s %s\n", methodLabel(mr.Name), line)
@@ -390,17 +349,21 @@ func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) 
 	return m, m.Validate()
 }
 
-func fmtSummary(s fl.Summary) string {
-	if math.IsNaN(s.Mean) {
+// fmtSummary is s with two decimals, "–" for an undefined figure.
+func fmtSummary(s report.Summary) string { return fmtSummaryf("%.2f", s) }
+
+// fmtSummaryf is s as mean ± CI in format, "–" for an undefined figure.
+func fmtSummaryf(format string, s report.Summary) string {
+	if math.IsNaN(float64(s.Mean)) {
 		return "–"
 	}
-	if math.IsNaN(s.CI95) {
-		return fmt.Sprintf("%.2f ± –", s.Mean)
+	if math.IsNaN(float64(s.CI95)) {
+		return fmt.Sprintf(format+" ± –", float64(s.Mean))
 	}
-	return fmt.Sprintf("%.2f ± %.2f", s.Mean, s.CI95)
+	return fmt.Sprintf(format+" ± "+format, float64(s.Mean), float64(s.CI95))
 }
 
-func printTable(w io.Writer, rep *experimentReport, methods []string) {
+func printTable(w io.Writer, rep *report.Experiment, methods []string) {
 	fmt.Fprintf(w, "%s: mean ± 95%% CI over %d seeds (ours | paper, Table 6); CE only for probabilistic methods\n\n", datasetTitle(rep.Dataset), len(rep.Seeds))
 	fmt.Fprintln(w, "| method | RSMSE existing | RSMSE new | CE existing | CE new |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
@@ -408,21 +371,12 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 		r := rep.Methods[m]
 		p, ok := paperTable6[rep.Dataset][m]
 		if !ok {
-			p = [4]fl.Summary{nan, nan, nan, nan}
+			p = [4]report.Summary{nan, nan, nan, nan}
 		}
 		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel(m),
 			fmtSummary(r.Existing.RSMSE), fmtSummary(p[0]), fmtSummary(r.New.RSMSE), fmtSummary(p[2]),
 			fmtSummary(r.Existing.CE), fmtSummary(p[1]), fmtSummary(r.New.CE), fmtSummary(p[3]))
 	}
-}
-
-// perSeedJSON is v for a report (NaN and ±Inf as null).
-func perSeedJSON(v map[string][]float64) map[string][]report.Float {
-	out := make(map[string][]report.Float, len(v))
-	for key, xs := range v {
-		out[key] = report.Floats(xs)
-	}
-	return out
 }
 
 // modeLine describes the mode specialisation among a method's per-seed
@@ -432,24 +386,6 @@ func modeLine(v map[string][]float64) string {
 		return ""
 	}
 	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
-		fmtSummary(fl.Summarise(v[harness.ExistingModePurity])), fl.Mean(v[harness.ExistingModeChance]),
-		fmtSummary(fl.Summarise(v[harness.NewModePurity])), fl.Mean(v[harness.NewModeChance]))
-}
-
-// perClient holds a method's per-client test metrics over the seeds of an
-// experiment: metric key (existing_rsmse, new_ce, existing_accuracy, …) →
-// one list per seed, in seed order → one value per client, in client order
-// (null where a client's metric is undefined, e.g. the CE of a point
-// predictor). pacpfl plot experiment draws their box plots.
-type perClient map[string][][]report.Float
-
-// add appends the per-client values of one seed's result.
-func (p perClient) add(res *fl.MethodResult) perClient {
-	if p == nil {
-		p = perClient{}
-	}
-	for key, xs := range harness.ClientValues(res) {
-		p[key] = append(p[key], report.Floats(xs))
-	}
-	return p
+		fmtSummary(report.Summarise(v[harness.ExistingModePurity])), fl.Mean(v[harness.ExistingModeChance]),
+		fmtSummary(report.Summarise(v[harness.NewModePurity])), fl.Mean(v[harness.NewModeChance]))
 }

@@ -16,8 +16,8 @@ type dpSweepRow struct {
 	Delta     float64      `json:"delta"`
 	Mechanism string       `json:"mechanism"`
 	Statement string       `json:"statement"`
-	Existing  groupSummary `json:"existing"`
-	New       groupSummary `json:"new"`
+	Existing  report.Group `json:"existing"`
+	New       report.Group `json:"new"`
 	Seconds   float64      `json:"seconds"`
 	// PerSeed: metric key → one value per seed (the group averages).
 	PerSeed map[string][]report.Float `json:"per_seed"`
@@ -58,7 +58,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	mech := f.dpMechanism
 	for li, e := range levels {
 		row := dpSweepRow{Epsilon: report.Float(e), Mechanism: mech, Statement: res[li].statement, Seconds: res[li].seconds,
-			Existing: res[li].existing, New: res[li].new, PerSeed: perSeedJSON(res[li].perSeed)}
+			Existing: res[li].existing, New: res[li].new, PerSeed: report.PerSeed(res[li].perSeed)}
 		if e == 0 {
 			row.Epsilon, row.Mechanism = report.Float(math.Inf(1)), ""
 		} else if mech == string(fl.DPGaussian) {

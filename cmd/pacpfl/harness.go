@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/pacpfl/pacpfl/harness"
-	"github.com/pacpfl/pacpfl/report"
 )
 
 // progressObserver prints an experiment's progress as train does: one
@@ -52,18 +51,6 @@ func seedRange(seeds int, base uint64) []uint64 {
 	out := make([]uint64, seeds)
 	for i := range out {
 		out[i] = base + uint64(i)
-	}
-	return out
-}
-
-// perClientJSON is a harness.MethodReport's PerClient for a report (NaN
-// and ±Inf as null).
-func perClientJSON(pc map[string][][]float64) perClient {
-	out := perClient{}
-	for key, seeds := range pc {
-		for _, xs := range seeds {
-			out[key] = append(out[key], report.Floats(xs))
-		}
 	}
 	return out
 }

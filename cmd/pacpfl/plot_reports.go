@@ -155,16 +155,6 @@ func runPlotTraining(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// experimentFile is what plot experiment reads of an experiment --json
-// report (polynomial, pv or fmnist).
-type experimentFile struct {
-	Dataset string   `json:"dataset"`
-	Seeds   []uint64 `json:"seeds"`
-	Methods map[string]struct {
-		PerClient map[string][][]*float64 `json:"per_client"`
-	} `json:"methods"`
-}
-
 // metricTitles are the axis labels of the per-client metrics.
 var metricTitles = map[string]string{
 	"rsmse":    "RSMSE per client",
@@ -174,7 +164,7 @@ var metricTitles = map[string]string{
 
 // experimentMethods is the methods of a report in table order (regression
 // methods, then classification ones, then any others by name).
-func experimentMethods(ef *experimentFile) []string {
+func experimentMethods(ef *report.Results) []string {
 	order := slices.Concat(regressionMethods, bnnMethods, []string{"genfl"})
 	var ms []string
 	for _, m := range order {
@@ -193,7 +183,7 @@ func experimentMethods(ef *experimentFile) []string {
 }
 
 // experimentMetrics is the metrics a report has per-client values of.
-func experimentMetrics(ef *experimentFile) []string {
+func experimentMetrics(ef *report.Results) []string {
 	var ms []string
 	for _, m := range ef.Methods {
 		for key := range m.PerClient {
@@ -208,13 +198,14 @@ func experimentMetrics(ef *experimentFile) []string {
 	return ms
 }
 
-// pooledValues is the non-null values of every seed.
-func pooledValues(seeds [][]*float64) plotter.Values {
+// pooledValues is the finite values of every seed (a null in the report
+// is NaN).
+func pooledValues(seeds [][]report.Float) plotter.Values {
 	var vs plotter.Values
 	for _, s := range seeds {
 		for _, v := range s {
-			if v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
-				vs = append(vs, *v)
+			if x := float64(v); !math.IsNaN(x) && !math.IsInf(x, 0) {
+				vs = append(vs, x)
 			}
 		}
 	}
@@ -224,7 +215,7 @@ func pooledValues(seeds [][]*float64) plotter.Values {
 // experimentFigure draws box plots of metric's per-client values, each
 // method's existing and new clients side by side (the paper's Fig. 2).
 // skipped lists the methods without a value of the metric.
-func experimentFigure(ef *experimentFile, metric string) (p *plot.Plot, skipped []string, err error) {
+func experimentFigure(ef *report.Results, metric string) (p *plot.Plot, skipped []string, err error) {
 	var names []string
 	var boxes []*plotter.BoxPlot
 	groups := []struct {
@@ -318,7 +309,7 @@ func runPlotExperiment(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return st
 	}
-	var ef experimentFile
+	var ef report.Results
 	if err := report.ReadFile(jsonPath, &ef); err != nil {
 		return fail(stderr, "plot experiment", err)
 	}
