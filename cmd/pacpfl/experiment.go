@@ -34,7 +34,7 @@ const (
 // table order.
 var regressionMethods = methods.Names(methods.Regression)
 
-// s builds a Summary; nan marks a figure the paper does not give.
+// sm is a figure of a paper's table; nan marks one the paper does not give.
 func sm(mean, ci float64) report.Summary {
 	return report.Summary{Mean: report.Float(mean), CI95: report.Float(ci)}
 }
