@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 func init() {
@@ -37,41 +37,6 @@ var regressionMethods = methods.Names(methods.Regression)
 
 // methodLabel is the table label of method m (methods.Label).
 func methodLabel(m string) string { return methods.Label(m) }
-
-// groupSummary is one group's metrics over the seeds.
-type groupSummary struct {
-	RSMSE fl.Summary `json:"rsmse"`
-	CE    fl.Summary `json:"ce"`
-}
-
-// MarshalJSON writes NaN (a group with no clients) and ±Inf as null.
-func (g groupSummary) MarshalJSON() ([]byte, error) {
-	type summary struct {
-		Mean jsonFloat `json:"mean"`
-		CI95 jsonFloat `json:"ci95"`
-	}
-	return json.Marshal(struct {
-		RSMSE summary `json:"rsmse"`
-		CE    summary `json:"ce"`
-	}{summary{jsonFloat(g.RSMSE.Mean), jsonFloat(g.RSMSE.CI95)}, summary{jsonFloat(g.CE.Mean), jsonFloat(g.CE.CI95)}})
-}
-
-type methodSummary struct {
-	Existing groupSummary `json:"existing"`
-	New      groupSummary `json:"new"`
-	// Per-seed group averages, in seed order.
-	PerSeed map[string][]jsonFloat `json:"per_seed"`
-	// Per-client values: metric key → seed → client (plot experiment).
-	PerClient perClient `json:"per_client"`
-	Seconds   float64   `json:"seconds"`
-}
-
-type experimentReport struct {
-	Dataset string                    `json:"dataset"`
-	Seeds   []uint64                  `json:"seeds"`
-	Methods map[string]*methodSummary `json:"methods"`
-	Seconds float64                   `json:"seconds"`
-}
 
 func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) {
@@ -186,15 +151,8 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep := experimentReport{Dataset: f.datasetKey(), Seeds: hr.Seeds, Methods: map[string]*methodSummary{}, Seconds: hr.Seconds}
-	for _, mr := range hr.Methods {
-		rep.Methods[mr.Name] = &methodSummary{
-			Existing: groupSummary{mr.Summary[harness.ExistingRSMSE], mr.Summary[harness.ExistingCE]},
-			New:      groupSummary{mr.Summary[harness.NewRSMSE], mr.Summary[harness.NewCE]},
-			PerSeed:  perSeedJSON(mr.PerSeed), PerClient: perClientJSON(mr.PerClient), Seconds: mr.Seconds,
-		}
-	}
-	printTable(stdout, &rep, methods)
+	rep := report.NewExperiment(f.datasetKey(), hr)
+	printTable(stdout, rep, methods)
 	for _, mr := range hr.Methods {
 		if line := modeLine(mr.PerSeed); line != "" {
 			fmt.Fprintf(stdout, "%s %s\n", methodLabel(mr.Name), line)
@@ -331,17 +289,21 @@ func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) 
 	return m, m.Validate()
 }
 
-func fmtSummary(s fl.Summary) string {
-	if math.IsNaN(s.Mean) {
+// fmtSummary is s with two decimals, "–" for an undefined figure.
+func fmtSummary(s report.Summary) string { return fmtSummaryf("%.2f", s) }
+
+// fmtSummaryf is s as mean ± CI in format, "–" for an undefined figure.
+func fmtSummaryf(format string, s report.Summary) string {
+	if math.IsNaN(float64(s.Mean)) {
 		return "–"
 	}
-	if math.IsNaN(s.CI95) {
-		return fmt.Sprintf("%.2f ± –", s.Mean)
+	if math.IsNaN(float64(s.CI95)) {
+		return fmt.Sprintf(format+" ± –", float64(s.Mean))
 	}
-	return fmt.Sprintf("%.2f ± %.2f", s.Mean, s.CI95)
+	return fmt.Sprintf(format+" ± "+format, float64(s.Mean), float64(s.CI95))
 }
 
-func printTable(w io.Writer, rep *experimentReport, methods []string) {
+func printTable(w io.Writer, rep *report.Experiment, methods []string) {
 	fmt.Fprintf(w, "%s: mean ± 95%% CI over %d seeds (ours | paper, Table 6); CE only for probabilistic methods\n\n", datasetTitle(rep.Dataset), len(rep.Seeds))
 	fmt.Fprintln(w, "| method | RSMSE existing | RSMSE new | CE existing | CE new |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
@@ -353,18 +315,9 @@ func printTable(w io.Writer, rep *experimentReport, methods []string) {
 			p = papers.Table6Row{ExistingRSMSE: nan, ExistingCE: nan, NewRSMSE: nan, NewCE: nan}
 		}
 		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel(m),
-			fmtSummary(r.Existing.RSMSE), fmtSummary(p.ExistingRSMSE), fmtSummary(r.New.RSMSE), fmtSummary(p.NewRSMSE),
-			fmtSummary(r.Existing.CE), fmtSummary(p.ExistingCE), fmtSummary(r.New.CE), fmtSummary(p.NewCE))
+			fmtSummary(r.Existing.RSMSE), fmtSummary(report.NewSummary(p.ExistingRSMSE)), fmtSummary(r.New.RSMSE), fmtSummary(report.NewSummary(p.NewRSMSE)),
+			fmtSummary(r.Existing.CE), fmtSummary(report.NewSummary(p.ExistingCE)), fmtSummary(r.New.CE), fmtSummary(report.NewSummary(p.NewCE)))
 	}
-}
-
-// perSeedJSON is v for a report (NaN and ±Inf as null).
-func perSeedJSON(v map[string][]float64) map[string][]jsonFloat {
-	out := make(map[string][]jsonFloat, len(v))
-	for key, xs := range v {
-		out[key] = jsonFloats(xs)
-	}
-	return out
 }
 
 // modeLine describes the mode specialisation among a method's per-seed
@@ -374,24 +327,6 @@ func modeLine(v map[string][]float64) string {
 		return ""
 	}
 	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
-		fmtSummary(fl.Summarise(v[harness.ExistingModePurity])), fl.Mean(v[harness.ExistingModeChance]),
-		fmtSummary(fl.Summarise(v[harness.NewModePurity])), fl.Mean(v[harness.NewModeChance]))
-}
-
-// perClient holds a method's per-client test metrics over the seeds of an
-// experiment: metric key (existing_rsmse, new_ce, existing_accuracy, …) →
-// one list per seed, in seed order → one value per client, in client order
-// (null where a client's metric is undefined, e.g. the CE of a point
-// predictor). pacpfl plot experiment draws their box plots.
-type perClient map[string][][]jsonFloat
-
-// add appends the per-client values of one seed's result.
-func (p perClient) add(res *fl.MethodResult) perClient {
-	if p == nil {
-		p = perClient{}
-	}
-	for key, xs := range harness.ClientValues(res) {
-		p[key] = append(p[key], jsonFloats(xs))
-	}
-	return p
+		fmtSummary(report.Summarise(v[harness.ExistingModePurity])), fl.Mean(v[harness.ExistingModeChance]),
+		fmtSummary(report.Summarise(v[harness.NewModePurity])), fl.Mean(v[harness.NewModeChance]))
 }

@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // dpSweepRow is one privacy level of `experiment polynomial --dp-sweep`.
 type dpSweepRow struct {
-	Epsilon   jsonFloat    `json:"epsilon"` // the guaranteed ε; null: the non-private run
+	Epsilon   report.Float `json:"epsilon"` // the guaranteed ε; null: the non-private run
 	Delta     float64      `json:"delta"`
 	Mechanism string       `json:"mechanism"`
 	Statement string       `json:"statement"`
-	Existing  groupSummary `json:"existing"`
-	New       groupSummary `json:"new"`
+	Existing  report.Group `json:"existing"`
+	New       report.Group `json:"new"`
 	Seconds   float64      `json:"seconds"`
 	// PerSeed: metric key → one value per seed (the group averages).
-	PerSeed map[string][]jsonFloat `json:"per_seed"`
+	PerSeed map[string][]report.Float `json:"per_seed"`
 }
 
 type dpSweepReport struct {
@@ -56,10 +57,10 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	rep.Seeds = seedList
 	mech := f.dpMechanism
 	for li, e := range levels {
-		row := dpSweepRow{Epsilon: jsonFloat(e), Mechanism: mech, Statement: res[li].statement, Seconds: res[li].seconds,
-			Existing: res[li].existing, New: res[li].new, PerSeed: perSeedJSON(res[li].perSeed)}
+		row := dpSweepRow{Epsilon: report.Float(e), Mechanism: mech, Statement: res[li].statement, Seconds: res[li].seconds,
+			Existing: res[li].existing, New: res[li].new, PerSeed: report.PerSeed(res[li].perSeed)}
 		if e == 0 {
-			row.Epsilon, row.Mechanism = jsonFloat(math.Inf(1)), ""
+			row.Epsilon, row.Mechanism = report.Float(math.Inf(1)), ""
 		} else if mech == string(fl.DPGaussian) {
 			row.Delta = f.dpDelta
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedvi"
 	"github.com/pacpfl/pacpfl/papers"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // FedVI (seed 002) and its FedAvg rows as methods of pacpfl experiment
@@ -177,41 +177,11 @@ func fedviMethodResult(m string, r *fedvi.Result, ds *data.Dataset) *fl.MethodRe
 	return out
 }
 
-// weightedSummary is the FedVI paper's metric over the seeds: accuracy
-// (%) weighted by the clients' test-set sizes, after the final round and
-// averaged over the last evaluated rounds.
-type weightedSummary struct {
-	Final         fl.Summary `json:"final"`
-	LastRounds    fl.Summary `json:"last_rounds_mean"`
-	LastRoundsNum int        `json:"last_rounds"`
-}
-
-// MarshalJSON writes NaN (no clients in the group, the CI of one seed)
-// as null.
-func (w weightedSummary) MarshalJSON() ([]byte, error) {
-	type summary struct {
-		Mean jsonFloat `json:"mean"`
-		CI95 jsonFloat `json:"ci95"`
-	}
-	return json.Marshal(struct {
-		Final      summary `json:"final"`
-		LastRounds summary `json:"last_rounds_mean"`
-		Num        int     `json:"last_rounds"`
-	}{summary{jsonFloat(w.Final.Mean), jsonFloat(w.Final.CI95)}, summary{jsonFloat(w.LastRounds.Mean), jsonFloat(w.LastRounds.CI95)}, w.LastRoundsNum})
-}
-
-// fedviRound is one evaluated round's weighted accuracies (%).
-type fedviRound struct {
-	Round    int       `json:"round"`
-	Existing jsonFloat `json:"existing"`
-	New      jsonFloat `json:"new"`
-}
-
 // fedviWeighted are the weighted accuracies of one method over the seeds.
 type fedviWeighted struct {
 	exFinal, exLast, newFinal, newLast []float64
 	rounds                             int
-	history                            [][]fedviRound
+	history                            [][]report.FedVIRound
 	// global: the participating figures are the global model's.
 	global bool
 }
@@ -254,25 +224,26 @@ func (w *fedviWeighted) add(r *fedvi.Result) {
 	w.exLast = append(w.exLast, r.LastExisting)
 	w.newLast = append(w.newLast, r.LastNew)
 	w.rounds = len(r.History)
-	h := make([]fedviRound, len(r.History))
+	h := make([]report.FedVIRound, len(r.History))
 	for i, e := range r.History {
-		h[i] = fedviRound{Round: e.Round, Existing: jsonFloat(e.ExistingWeighted), New: jsonFloat(e.NewWeighted)}
+		h[i] = report.FedVIRound{Round: e.Round, Existing: report.Float(e.ExistingWeighted), New: report.Float(e.NewWeighted)}
 	}
 	w.history = append(w.history, h)
 }
 
-func (w *fedviWeighted) summaries() (ex, nw weightedSummary) {
-	sum := fl.Summarise
-	ex = weightedSummary{Final: sum(w.exFinal), LastRounds: sum(w.exLast), LastRoundsNum: w.rounds}
-	nw = weightedSummary{Final: sum(w.newFinal), LastRounds: sum(w.newLast), LastRoundsNum: w.rounds}
-	return ex, nw
+// groups are the weighted accuracies over the seeds.
+func (w *fedviWeighted) groups() *report.WeightedGroups {
+	group := func(final, last []float64) report.Weighted {
+		return report.Weighted{Final: report.Summarise(final), LastRounds: report.Summarise(last), LastRoundsNum: w.rounds}
+	}
+	return &report.WeightedGroups{Existing: group(w.exFinal, w.exLast), New: group(w.newFinal, w.newLast), GlobalModel: w.global, History: w.history}
 }
 
 // printFedVITable prints the FedVI paper's metric for the methods that
 // have it (the FedVI family; every method on --partition dirichlet), with
 // the paper's FEMNIST figures for reference. A method evaluated only after
 // training has one round: its final figure.
-func printFedVITable(w io.Writer, rep *fmnistReport, methods []string, label func(string) string) {
+func printFedVITable(w io.Writer, rep *report.FMNIST, methods []string, label func(string) string) {
 	var rows []string
 	for _, m := range methods {
 		if r := rep.Methods[m]; r != nil && r.Weighted != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -14,80 +13,14 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedvi"
 	"github.com/pacpfl/pacpfl/fl/genfl"
+	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/papers"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // bnnMethods are the methods of pacpfl experiment fmnist, in table order.
 var bnnMethods = []string{fl.MethodPACPFL, fl.MethodVanilla, fl.MethodPooled}
-
-// classSummary is one group's metrics over the seeds: accuracy in percent
-// after the last round, and for the pFedBayes family the best accuracy over
-// the window of rounds their paper reports (Best, nil otherwise).
-type classSummary struct {
-	Accuracy fl.Summary  `json:"accuracy"`
-	CE       fl.Summary  `json:"ce"`
-	Best     *fl.Summary `json:"best_accuracy,omitempty"`
-}
-
-// MarshalJSON writes NaN (a group with no clients, or the CI of one seed)
-// and ±Inf as null.
-func (c classSummary) MarshalJSON() ([]byte, error) {
-	type summary struct {
-		Mean jsonFloat `json:"mean"`
-		CI95 jsonFloat `json:"ci95"`
-	}
-	var best *summary
-	if c.Best != nil {
-		best = &summary{jsonFloat(c.Best.Mean), jsonFloat(c.Best.CI95)}
-	}
-	return json.Marshal(struct {
-		Accuracy summary  `json:"accuracy"`
-		CE       summary  `json:"ce"`
-		Best     *summary `json:"best_accuracy,omitempty"`
-	}{summary{jsonFloat(c.Accuracy.Mean), jsonFloat(c.Accuracy.CI95)}, summary{jsonFloat(c.CE.Mean), jsonFloat(c.CE.CI95)}, best})
-}
-
-// classMethodSummary is one method's groups: existing (personalised models
-// on the existing clients' test sets), new, and for methods with a global
-// model global (it on the existing clients' test sets). BestRounds names
-// the window of the groups' best accuracies.
-type classMethodSummary struct {
-	Existing     classSummary  `json:"existing"`
-	New          classSummary  `json:"new"`
-	Global       *classSummary `json:"global,omitempty"`
-	BestRounds   string        `json:"best_over_rounds,omitempty"`
-	RoundSeconds float64       `json:"seconds_per_round,omitempty"`
-	// Per-client values: metric key → seed → client (plot experiment).
-	PerClient perClient `json:"per_client"`
-	// Weighted is the FedVI paper's metric: the FedVI-family methods on
-	// either partition, every method on --partition dirichlet.
-	Weighted *weightedGroups `json:"accuracy_weighted,omitempty"`
-}
-
-// weightedGroups are the weighted accuracies of both groups.
-type weightedGroups struct {
-	Existing weightedSummary `json:"existing"`
-	New      weightedSummary `json:"new"`
-	// GlobalModel: the participating figure is the method's global model
-	// (FedAvg, FedProx: they have no personalised one).
-	GlobalModel bool `json:"existing_is_global_model,omitempty"`
-	// History: seed → the evaluated rounds' weighted accuracies (methods
-	// evaluated after training only have none).
-	History [][]fedviRound `json:"history,omitempty"`
-}
-
-// fmnistReport is the --json output of pacpfl experiment fmnist (the
-// issue's schema; split for labels5, alpha and clients for dirichlet).
-type fmnistReport struct {
-	Dataset   string                         `json:"dataset"`
-	Partition string                         `json:"partition"`
-	Split     string                         `json:"split,omitempty"`
-	Alpha     float64                        `json:"alpha,omitempty"`
-	Clients   int                            `json:"clients,omitempty"`
-	Seeds     []uint64                       `json:"seeds"`
-	Methods   map[string]*classMethodSummary `json:"methods"`
-}
 
 func fmnistUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: pacpfl experiment fmnist [--partition labels5 --split small|medium|large | --partition dirichlet --alpha 0.4 --clients N] [--methods pacpfl,vanilla,pooled,pfedbayes,fedavg,fedprox,fedavg-ft,genfl,fedvi,fedvi-fedavg,fedvi-fedavg-ft] [--seeds 5] [--seed-base N] [--json FILE] [train flags] [--fed-*, --pfedbayes-*, --fedavg-*, --fedvi-* flags]")
@@ -205,16 +138,16 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep := fmnistReport{Dataset: dataFMNIST, Partition: bf.partition, Methods: map[string]*classMethodSummary{}}
+	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Methods: map[string]*report.ClassMethod{}}
 	if bf.partition == partLabels5 {
 		rep.Split = bf.split
 	} else {
 		rep.Alpha, rep.Clients = bf.alpha, f.clients
 	}
-	vals := map[string]map[string][]float64{} // method → metric → per-seed values
+	vals := map[string]map[string][]float64{} // method → metric (harness.SeedValues' keys) → per-seed values
 	secs, roundSecs := map[string]float64{}, map[string]float64{}
 	bestRounds := map[string]string{}
-	perClients := map[string]perClient{}
+	perClients := map[string]report.PerClient{}
 	weighted := map[string]*fedviWeighted{}
 	var fedavgRun fedviRun
 	var notes []string
@@ -260,26 +193,26 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 				vals[m] = map[string][]float64{}
 			}
 			v := vals[m]
-			ex, nw := newClassMetrics(res.ExistingClass), newClassMetrics(res.NewClass)
-			v["existing_accuracy"] = append(v["existing_accuracy"], float64(ex.Accuracy))
-			v["existing_ce"] = append(v["existing_ce"], float64(ex.CE))
-			v["new_accuracy"] = append(v["new_accuracy"], float64(nw.Accuracy))
-			v["new_ce"] = append(v["new_ce"], float64(nw.CE))
-			perClients[m] = perClients[m].add(res)
+			ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
+			v[harness.ExistingAccuracy] = append(v[harness.ExistingAccuracy], float64(ex.Accuracy))
+			v[harness.ExistingCE] = append(v[harness.ExistingCE], float64(ex.CE))
+			v[harness.NewAccuracy] = append(v[harness.NewAccuracy], float64(nw.Accuracy))
+			v[harness.NewCE] = append(v[harness.NewCE], float64(nw.CE))
+			perClients[m] = perClients[m].Add(res)
 			secs[m] += res.Seconds
 			roundSecs[m] += res.RoundSeconds / float64(*seeds)
 			if res.GlobalClass != nil {
-				gl := newClassMetrics(res.GlobalClass)
-				v["global_accuracy"] = append(v["global_accuracy"], float64(gl.Accuracy))
-				v["global_ce"] = append(v["global_ce"], float64(gl.CE))
+				gl := report.NewClassMetrics(res.GlobalClass)
+				v[harness.GlobalAccuracy] = append(v[harness.GlobalAccuracy], float64(gl.Accuracy))
+				v[harness.GlobalCE] = append(v[harness.GlobalCE], float64(gl.CE))
 			}
 			if b := res.Best; b != nil {
 				bestRounds[m] = fmt.Sprintf("%d-%d", b.From, b.To)
 				if b.Existing != nil {
-					v["best_existing"] = append(v["best_existing"], *b.Existing)
+					v[harness.BestExisting] = append(v[harness.BestExisting], *b.Existing)
 				}
 				if b.Global != nil {
-					v["best_global"] = append(v["best_global"], *b.Global)
+					v[harness.BestGlobal] = append(v[harness.BestGlobal], *b.Global)
 				}
 			}
 			if !*quiet {
@@ -289,28 +222,10 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, m := range methods {
-		v := vals[m]
-		ms := &classMethodSummary{
-			Existing:     classSummary{Accuracy: fl.Summarise(v["existing_accuracy"]), CE: fl.Summarise(v["existing_ce"])},
-			New:          classSummary{Accuracy: fl.Summarise(v["new_accuracy"]), CE: fl.Summarise(v["new_ce"])},
-			PerClient:    perClients[m],
-			BestRounds:   bestRounds[m],
-			RoundSeconds: roundSecs[m],
-		}
-		if len(v["global_accuracy"]) > 0 {
-			ms.Global = &classSummary{Accuracy: fl.Summarise(v["global_accuracy"]), CE: fl.Summarise(v["global_ce"])}
-		}
-		if b := v["best_existing"]; len(b) > 0 {
-			s := fl.Summarise(b)
-			ms.Existing.Best = &s
-		}
-		if b := v["best_global"]; len(b) > 0 && ms.Global != nil {
-			s := fl.Summarise(b)
-			ms.Global.Best = &s
-		}
+		ms := report.NewClassMethod(vals[m], perClients[m])
+		ms.BestRounds, ms.RoundSeconds = bestRounds[m], roundSecs[m]
 		if w := weighted[m]; w != nil {
-			ex, nw := w.summaries()
-			ms.Weighted = &weightedGroups{Existing: ex, New: nw, GlobalModel: w.global, History: w.history}
+			ms.Weighted = w.groups()
 		}
 		rep.Methods[m] = ms
 	}
@@ -387,27 +302,12 @@ func runBNNMethod(m string, ds *data.Dataset, f *trainFlags, bf *bnnFlags, fed *
 	return nil, usagef("unknown method %q", m)
 }
 
-func fmtAccuracy(s fl.Summary) string {
-	if math.IsNaN(s.Mean) {
-		return "–"
-	}
-	if math.IsNaN(s.CI95) {
-		return fmt.Sprintf("%.2f ± –", s.Mean)
-	}
-	return fmt.Sprintf("%.2f ± %.2f", s.Mean, s.CI95)
-}
+// fmtAccuracy is an accuracy (%) over the seeds, fmtCE a calibration
+// error.
+func fmtAccuracy(s report.Summary) string { return fmtSummaryf("%.2f", s) }
+func fmtCE(s report.Summary) string       { return fmtSummaryf("%.3f", s) }
 
-func fmtCE(s fl.Summary) string {
-	if math.IsNaN(s.Mean) {
-		return "–"
-	}
-	if math.IsNaN(s.CI95) {
-		return fmt.Sprintf("%.3f ± –", s.Mean)
-	}
-	return fmt.Sprintf("%.3f ± %.3f", s.Mean, s.CI95)
-}
-
-func printFMNISTTable(w io.Writer, rep *fmnistReport, methods []string, secs map[string]float64, label func(string) string) {
+func printFMNISTTable(w io.Writer, rep *report.FMNIST, methods []string, secs map[string]float64, label func(string) string) {
 	what := fmt.Sprintf("split %s", rep.Split)
 	if rep.Partition == partDirichlet {
 		what = fmt.Sprintf("α = %g, %d clients", rep.Alpha, rep.Clients)
@@ -425,7 +325,7 @@ func printFMNISTTable(w io.Writer, rep *fmnistReport, methods []string, secs map
 	fmt.Fprintf(w, "Fashion-MNIST, %s, %s: accuracy (%%) and CE (42), mean ± 95%% CI over %d seeds\n\n", rep.Partition, what, len(rep.Seeds))
 	fmt.Fprintf(w, "| method | accuracy existing | existing, %s | global model | global, %s | accuracy new | CE existing | CE new | seconds | s/round |\n", best, best)
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
-	opt := func(s *fl.Summary) string {
+	opt := func(s *report.Summary) string {
 		if s == nil {
 			return "–"
 		}
@@ -450,10 +350,10 @@ func printFMNISTTable(w io.Writer, rep *fmnistReport, methods []string, secs map
 	for _, p := range papers.PFedBayesTable1() {
 		pm, gm := "–", "–"
 		if p.PM != nil {
-			pm = fmtAccuracy(p.PM[rep.Split])
+			pm = fmtAccuracy(report.NewSummary(p.PM[rep.Split]))
 		}
 		if p.GM != nil {
-			gm = fmtAccuracy(p.GM[rep.Split])
+			gm = fmtAccuracy(report.NewSummary(p.GM[rep.Split]))
 		}
 		fmt.Fprintf(w, "| %s (pFedBayes paper, MLP) | – | %s | – | %s | – | – | – | – | – |\n", p.Method, pm, gm)
 	}

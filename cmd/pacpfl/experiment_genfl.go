@@ -16,6 +16,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/papers"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // genflFlags are the settings of GenFL/FEDBOUND (SPEC §12) shared by
@@ -154,71 +155,61 @@ func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 // genflSeed is one seed's figures. For PFL, Bound, TestError, TrainError
 // and KL are the means over the users, and the Client* fields their spread.
 type genflSeed struct {
-	Seed          uint64    `json:"seed"`
-	Bound         jsonFloat `json:"bound"`
-	TestError     jsonFloat `json:"test_error"`
-	TrainError    jsonFloat `json:"train_error"`
-	KL            jsonFloat `json:"kl"`
-	M             int       `json:"m"`
-	SamplingTerm  jsonFloat `json:"sampling_term"`
-	Pinsker       jsonFloat `json:"pinsker_bound,omitempty"`
-	Quadratic     jsonFloat `json:"quadratic_bound,omitempty"`
-	MeanNetError  jsonFloat `json:"posterior_mean_test_error"`
-	PriorError    jsonFloat `json:"prior_mean_test_error"`
-	Holds         bool      `json:"bound_above_test_error"`
-	ClientBound   *spread   `json:"client_bound,omitempty"`
-	ClientTest    *spread   `json:"client_test_error,omitempty"`
-	ClientsAbove  int       `json:"clients_bound_above_test_error,omitempty"`
-	MCSeconds     float64   `json:"mc_seconds"`
-	EvalsPerSec   float64   `json:"mc_evaluations_per_second"`
-	PriorSeconds  float64   `json:"prior_seconds"`
-	TrainSeconds  float64   `json:"posterior_seconds"`
-	TotalSeconds  float64   `json:"seconds"`
+	Seed          uint64       `json:"seed"`
+	Bound         report.Float `json:"bound"`
+	TestError     report.Float `json:"test_error"`
+	TrainError    report.Float `json:"train_error"`
+	KL            report.Float `json:"kl"`
+	M             int          `json:"m"`
+	SamplingTerm  report.Float `json:"sampling_term"`
+	Pinsker       report.Float `json:"pinsker_bound,omitempty"`
+	Quadratic     report.Float `json:"quadratic_bound,omitempty"`
+	MeanNetError  report.Float `json:"posterior_mean_test_error"`
+	PriorError    report.Float `json:"prior_mean_test_error"`
+	Holds         bool         `json:"bound_above_test_error"`
+	ClientBound   *spread      `json:"client_bound,omitempty"`
+	ClientTest    *spread      `json:"client_test_error,omitempty"`
+	ClientsAbove  int          `json:"clients_bound_above_test_error,omitempty"`
+	MCSeconds     float64      `json:"mc_seconds"`
+	EvalsPerSec   float64      `json:"mc_evaluations_per_second"`
+	PriorSeconds  float64      `json:"prior_seconds"`
+	TrainSeconds  float64      `json:"posterior_seconds"`
+	TotalSeconds  float64      `json:"seconds"`
 	mcEvaluations int64
 }
 
 type spread struct {
-	Min  jsonFloat `json:"min"`
-	Mean jsonFloat `json:"mean"`
-	Max  jsonFloat `json:"max"`
-}
-
-type summaryJSON struct {
-	Mean jsonFloat `json:"mean"`
-	CI95 jsonFloat `json:"ci95"`
-}
-
-func summaryOf(xs []float64) summaryJSON {
-	s := fl.Summarise(xs)
-	return summaryJSON{jsonFloat(s.Mean), jsonFloat(s.CI95)}
+	Min  report.Float `json:"min"`
+	Mean report.Float `json:"mean"`
+	Max  report.Float `json:"max"`
 }
 
 // genflReport is the --json output of experiment genfl (the issue's schema
 // plus the settings and the per-seed figures).
 type genflReport struct {
-	Dataset    string      `json:"dataset"`
-	Partition  string      `json:"partition"`
-	Prior      string      `json:"prior"`
-	Objective  string      `json:"objective"`
-	Setting    string      `json:"setting"`
-	Bound      summaryJSON `json:"bound"`
-	TestError  summaryJSON `json:"test_error"`
-	TrainError summaryJSON `json:"train_error"`
-	KL         summaryJSON `json:"kl"`
-	BoundIs    string      `json:"bound_is"`
-	Confidence float64     `json:"confidence"`
-	Delta      float64     `json:"delta"`
-	DeltaPrime float64     `json:"delta_prime"`
-	Estimator  string      `json:"estimator"`
-	MCSamples  int         `json:"mc_samples"`
-	Arch       string      `json:"arch"`
-	KLPenalty  float64     `json:"kl_penalty"`
-	Rounds     int         `json:"rounds"`
-	Epochs     int         `json:"local_epochs"`
-	HoldsAll   bool        `json:"bound_above_test_error_every_seed"`
-	Seeds      []genflSeed `json:"per_seed"`
-	Seconds    float64     `json:"seconds"`
-	CPU        string      `json:"cpu"`
+	Dataset    string         `json:"dataset"`
+	Partition  string         `json:"partition"`
+	Prior      string         `json:"prior"`
+	Objective  string         `json:"objective"`
+	Setting    string         `json:"setting"`
+	Bound      report.Summary `json:"bound"`
+	TestError  report.Summary `json:"test_error"`
+	TrainError report.Summary `json:"train_error"`
+	KL         report.Summary `json:"kl"`
+	BoundIs    string         `json:"bound_is"`
+	Confidence float64        `json:"confidence"`
+	Delta      float64        `json:"delta"`
+	DeltaPrime float64        `json:"delta_prime"`
+	Estimator  string         `json:"estimator"`
+	MCSamples  int            `json:"mc_samples"`
+	Arch       string         `json:"arch"`
+	KLPenalty  float64        `json:"kl_penalty"`
+	Rounds     int            `json:"rounds"`
+	Epochs     int            `json:"local_epochs"`
+	HoldsAll   bool           `json:"bound_above_test_error_every_seed"`
+	Seeds      []genflSeed    `json:"per_seed"`
+	Seconds    float64        `json:"seconds"`
+	CPU        string         `json:"cpu"`
 }
 
 func genflUsage(w io.Writer) {
@@ -325,9 +316,9 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 				return fail(fmt.Errorf("seed %d: %w", seed, err))
 			}
 			b := res.Bound
-			r = genflSeed{Seed: seed, Bound: jsonFloat(b.Bound), TestError: jsonFloat(res.TestError), TrainError: jsonFloat(res.TrainError),
-				KL: jsonFloat(b.KL), M: b.M, SamplingTerm: jsonFloat(b.SamplingAdd), Pinsker: jsonFloat(b.PinskerAtN), Quadratic: jsonFloat(b.QuadAtN),
-				MeanNetError: jsonFloat(res.MeanTest), PriorError: jsonFloat(res.PriorTest), Holds: b.Bound >= res.TestError,
+			r = genflSeed{Seed: seed, Bound: report.Float(b.Bound), TestError: report.Float(res.TestError), TrainError: report.Float(res.TrainError),
+				KL: report.Float(b.KL), M: b.M, SamplingTerm: report.Float(b.SamplingAdd), Pinsker: report.Float(b.PinskerAtN), Quadratic: report.Float(b.QuadAtN),
+				MeanNetError: report.Float(res.MeanTest), PriorError: report.Float(res.PriorTest), Holds: b.Bound >= res.TestError,
 				MCSeconds: b.MC.Seconds, EvalsPerSec: float64(b.MC.Evals) / b.MC.Seconds, mcEvaluations: b.MC.Evals,
 				PriorSeconds: res.Timings.Prior, TrainSeconds: res.Timings.Posterior}
 		} else {
@@ -353,11 +344,11 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 				mcs += c.Bound.MC.Seconds
 			}
 			sb, st := genfl.SpreadOf(bs), genfl.SpreadOf(ts)
-			r = genflSeed{Seed: seed, Bound: jsonFloat(sb.Mean), TestError: jsonFloat(st.Mean), TrainError: jsonFloat(fl.Mean(trs)),
-				KL: jsonFloat(fl.Mean(kls)), M: res.Clients[0].Bound.M, SamplingTerm: jsonFloat(fl.Mean(samp)),
-				PriorError: jsonFloat(res.PriorTest), MeanNetError: jsonFloat(math.NaN()), Holds: sb.Mean >= st.Mean,
-				ClientBound: &spread{jsonFloat(sb.Min), jsonFloat(sb.Mean), jsonFloat(sb.Max)},
-				ClientTest:  &spread{jsonFloat(st.Min), jsonFloat(st.Mean), jsonFloat(st.Max)}, ClientsAbove: above,
+			r = genflSeed{Seed: seed, Bound: report.Float(sb.Mean), TestError: report.Float(st.Mean), TrainError: report.Float(fl.Mean(trs)),
+				KL: report.Float(fl.Mean(kls)), M: res.Clients[0].Bound.M, SamplingTerm: report.Float(fl.Mean(samp)),
+				PriorError: report.Float(res.PriorTest), MeanNetError: report.Float(math.NaN()), Holds: sb.Mean >= st.Mean,
+				ClientBound: &spread{report.Float(sb.Min), report.Float(sb.Mean), report.Float(sb.Max)},
+				ClientTest:  &spread{report.Float(st.Min), report.Float(st.Mean), report.Float(st.Max)}, ClientsAbove: above,
 				MCSeconds: mcs, EvalsPerSec: float64(evals) / mcs, mcEvaluations: evals,
 				PriorSeconds: res.Timings.Prior, TrainSeconds: res.Timings.Posterior}
 		}
@@ -369,17 +360,17 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 				seed, r.Bound, r.TestError, r.TrainError, r.KL, r.TotalSeconds)
 		}
 	}
-	col := func(f func(genflSeed) jsonFloat) []float64 {
+	col := func(f func(genflSeed) report.Float) []float64 {
 		var xs []float64
 		for _, r := range rep.Seeds {
 			xs = append(xs, float64(f(r)))
 		}
 		return xs
 	}
-	rep.Bound = summaryOf(col(func(r genflSeed) jsonFloat { return r.Bound }))
-	rep.TestError = summaryOf(col(func(r genflSeed) jsonFloat { return r.TestError }))
-	rep.TrainError = summaryOf(col(func(r genflSeed) jsonFloat { return r.TrainError }))
-	rep.KL = summaryOf(col(func(r genflSeed) jsonFloat { return r.KL }))
+	rep.Bound = report.Summarise(col(func(r genflSeed) report.Float { return r.Bound }))
+	rep.TestError = report.Summarise(col(func(r genflSeed) report.Float { return r.TestError }))
+	rep.TrainError = report.Summarise(col(func(r genflSeed) report.Float { return r.TrainError }))
+	rep.KL = report.Summarise(col(func(r genflSeed) report.Float { return r.KL }))
 	rep.BoundIs = boundStatement(&rep, rep.Seeds[0].M)
 	rep.Seconds = time.Since(start).Seconds()
 	testImages := *clients * *testPer
@@ -428,7 +419,7 @@ func printGenFLReport(w io.Writer, rep *genflReport, o genfl.Options, clients, t
 				r.KL, float64(r.KL)/float64(r.M), r.SamplingTerm, r.MeanNetError, r.PriorError, r.TotalSeconds)
 		}
 	}
-	f := func(s summaryJSON) string {
+	f := func(s report.Summary) string {
 		if math.IsNaN(float64(s.CI95)) {
 			return fmt.Sprintf("%.4f ± –", s.Mean)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // sweepLevel is one setting of a PAC-PFL sweep (--dp-sweep, --k-sweep): a
@@ -20,7 +21,7 @@ type sweepLevel struct {
 
 // sweepResult is one level's metrics over the seeds.
 type sweepResult struct {
-	existing, new groupSummary
+	existing, new report.Group
 	seconds       float64
 	statement     string // the privacy statement of the first seed's run
 	// perSeed holds the per-seed group averages (existing_rsmse, …) and,
@@ -66,12 +67,11 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 	out := make([]sweepResult, len(levels))
 	for li, mr := range rep.Methods {
 		out[li] = sweepResult{
-			existing:  groupSummary{mr.Summary[harness.ExistingRSMSE], mr.Summary[harness.ExistingCE]},
-			new:       groupSummary{mr.Summary[harness.NewRSMSE], mr.Summary[harness.NewCE]},
 			seconds:   mr.Seconds,
 			statement: mr.Results[0].Train.Privacy.Statement,
 			perSeed:   mr.PerSeed,
 		}
+		out[li].existing, out[li].new = report.Groups(mr)
 	}
 	return out, rep.Seeds, nil
 }
@@ -79,12 +79,12 @@ func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, qui
 // kSweepRow is one k of `experiment --k-sweep`.
 type kSweepRow struct {
 	K        int          `json:"k"`
-	Existing groupSummary `json:"existing"`
-	New      groupSummary `json:"new"`
+	Existing report.Group `json:"existing"`
+	New      report.Group `json:"new"`
 	Seconds  float64      `json:"seconds"`
 	// PerSeed: metric key → one value per seed (the group averages, and
 	// the mode specialisation for k ≥ 2 on data with known modes).
-	PerSeed map[string][]jsonFloat `json:"per_seed"`
+	PerSeed map[string][]report.Float `json:"per_seed"`
 }
 
 type kSweepReport struct {
@@ -116,7 +116,7 @@ func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, 
 	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	for i, k := range ks {
 		r := res[i]
-		rep.Rows = append(rep.Rows, kSweepRow{K: k, Existing: r.existing, New: r.new, Seconds: r.seconds, PerSeed: perSeedJSON(r.perSeed)})
+		rep.Rows = append(rep.Rows, kSweepRow{K: k, Existing: r.existing, New: r.new, Seconds: r.seconds, PerSeed: report.PerSeed(r.perSeed)})
 		fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s | %.0fs |\n", k, fmtSummary(r.existing.RSMSE), fmtSummary(r.new.RSMSE), fmtSummary(r.existing.CE), fmtSummary(r.new.CE), r.seconds)
 	}
 	for i, k := range ks {

@@ -54,15 +54,3 @@ func seedRange(seeds int, base uint64) []uint64 {
 	}
 	return out
 }
-
-// perClientJSON is a harness.MethodReport's PerClient for a report (NaN
-// and ±Inf as null).
-func perClientJSON(pc map[string][][]float64) perClient {
-	out := perClient{}
-	for key, seeds := range pc {
-		for _, xs := range seeds {
-			out[key] = append(out[key], jsonFloats(xs))
-		}
-	}
-	return out
-}

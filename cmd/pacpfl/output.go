@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // The one writer of every file the CLI writes (--json FILE and friends).
@@ -310,4 +312,24 @@ func writeSecret(flag, path string, data []byte) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// writeJSON writes v, indented, to path ("-": stdout) with writeOutput,
+// every NaN and ±Inf as null (report.Marshal).
+func writeJSON(stdout io.Writer, path string, v any) error {
+	data, err := report.Marshal(v, true)
+	if err != nil {
+		return err
+	}
+	return writeOutput(stdout, "--json", path, append(data, '\n'))
+}
+
+// jsonLine writes v as one compact JSON line (report.Marshal).
+func jsonLine(w io.Writer, v any) error {
+	data, err := report.Marshal(v, false)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
 }

@@ -2,13 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -17,37 +15,12 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // pacpfl plot experiment and plot training: figures of the --json reports
 // of experiment and train.
-
-// maxReportFile bounds a JSON report read into memory.
-const maxReportFile = 1 << 30
-
-// readReport reads a JSON report into v; its errors name the file.
-func readReport(path string, v any) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxReportFile+1))
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxReportFile {
-		return fmt.Errorf("%s: larger than %s: not a pacpfl report", path, byteSize(maxReportFile))
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return fmt.Errorf("%s: not valid JSON (byte %d: %v)", path, se.Offset, err)
-		}
-		return fmt.Errorf("%s: not a pacpfl report of this kind: %v", path, err)
-	}
-	return nil
-}
 
 // reportFlags parses the flags of plot experiment and plot training.
 func reportFlags(name string, args []string, stderr io.Writer, extra func(fs *flag.FlagSet)) (jsonPath, out, format string, status int, ok bool) {
@@ -70,13 +43,11 @@ func reportFlags(name string, args []string, stderr io.Writer, extra func(fs *fl
 	return *jp, *o, format, exitOK, true
 }
 
-// trainFile is what plot training reads of a train --json report.
+// trainFile is a train report as plot training reads it, with the key that
+// gives away an experiment report handed to it by mistake.
 type trainFile struct {
-	Dataset    string           `json:"dataset"`
-	Epsilon    *float64         `json:"epsilon"`
-	Config     map[string]any   `json:"config"`
-	LMLHistory *[]*float64      `json:"lml_history"`
-	Methods    *json.RawMessage `json:"methods"` // an experiment report: the wrong file
+	report.Train
+	Methods *json.RawMessage `json:"methods"`
 }
 
 // trainingSeries checks a train report and returns its per-round mean
@@ -89,19 +60,11 @@ func trainingSeries(path string, tf *trainFile) ([]float64, error) {
 		return nil, fmt.Errorf("%s: a differentially private run does not release its client LMLs (they are not covered by the guarantee): nothing to plot", path)
 	case tf.LMLHistory == nil:
 		return nil, fmt.Errorf("%s has no \"lml_history\": is it the --json of pacpfl train?", path)
-	case len(*tf.LMLHistory) == 0:
+	case len(tf.LMLHistory) == 0:
 		return nil, fmt.Errorf("%s: the run had no rounds (--rounds 0): nothing to plot", path)
 	}
-	ys := make([]float64, len(*tf.LMLHistory))
-	finite := 0
-	for i, v := range *tf.LMLHistory {
-		ys[i] = math.NaN()
-		if v != nil {
-			ys[i] = *v
-			finite++
-		}
-	}
-	if finite == 0 {
+	ys := report.Float64s(tf.LMLHistory)
+	if !slices.ContainsFunc(ys, func(y float64) bool { return !math.IsNaN(y) }) {
 		return nil, fmt.Errorf("%s: no round has a finite mean LML: nothing to plot", path)
 	}
 	return ys, nil
@@ -169,7 +132,7 @@ func runPlotTraining(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	var tf trainFile
-	if err := readReport(jsonPath, &tf); err != nil {
+	if err := report.ReadFile(jsonPath, &tf); err != nil {
 		return fail(stderr, "plot training", err)
 	}
 	ys, err := trainingSeries(jsonPath, &tf)
@@ -192,16 +155,6 @@ func runPlotTraining(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// experimentFile is what plot experiment reads of an experiment --json
-// report (polynomial, pv or fmnist).
-type experimentFile struct {
-	Dataset string   `json:"dataset"`
-	Seeds   []uint64 `json:"seeds"`
-	Methods map[string]struct {
-		PerClient map[string][][]*float64 `json:"per_client"`
-	} `json:"methods"`
-}
-
 // metricTitles are the axis labels of the per-client metrics.
 var metricTitles = map[string]string{
 	"rsmse":    "RSMSE per client",
@@ -211,7 +164,7 @@ var metricTitles = map[string]string{
 
 // experimentMethods is the methods of a report in table order (regression
 // methods, then classification ones, then any others by name).
-func experimentMethods(ef *experimentFile) []string {
+func experimentMethods(ef *report.Results) []string {
 	order := slices.Concat(regressionMethods, bnnMethods, []string{"genfl"})
 	var ms []string
 	for _, m := range order {
@@ -230,7 +183,7 @@ func experimentMethods(ef *experimentFile) []string {
 }
 
 // experimentMetrics is the metrics a report has per-client values of.
-func experimentMetrics(ef *experimentFile) []string {
+func experimentMetrics(ef *report.Results) []string {
 	var ms []string
 	for _, m := range ef.Methods {
 		for key := range m.PerClient {
@@ -245,13 +198,14 @@ func experimentMetrics(ef *experimentFile) []string {
 	return ms
 }
 
-// pooledValues is the non-null values of every seed.
-func pooledValues(seeds [][]*float64) plotter.Values {
+// pooledValues is the finite values of every seed (a null in the report
+// is NaN).
+func pooledValues(seeds [][]report.Float) plotter.Values {
 	var vs plotter.Values
 	for _, s := range seeds {
 		for _, v := range s {
-			if v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
-				vs = append(vs, *v)
+			if x := float64(v); !math.IsNaN(x) && !math.IsInf(x, 0) {
+				vs = append(vs, x)
 			}
 		}
 	}
@@ -261,7 +215,7 @@ func pooledValues(seeds [][]*float64) plotter.Values {
 // experimentFigure draws box plots of metric's per-client values, each
 // method's existing and new clients side by side (the paper's Fig. 2).
 // skipped lists the methods without a value of the metric.
-func experimentFigure(ef *experimentFile, metric string) (p *plot.Plot, skipped []string, err error) {
+func experimentFigure(ef *report.Results, metric string) (p *plot.Plot, skipped []string, err error) {
 	var names []string
 	var boxes []*plotter.BoxPlot
 	groups := []struct {
@@ -355,8 +309,8 @@ func runPlotExperiment(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return st
 	}
-	var ef experimentFile
-	if err := readReport(jsonPath, &ef); err != nil {
+	var ef report.Results
+	if err := report.ReadFile(jsonPath, &ef); err != nil {
 		return fail(stderr, "plot experiment", err)
 	}
 	if len(ef.Methods) == 0 {
@@ -390,12 +344,4 @@ func runPlotExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "per-client %s of %d method(s) plotted into %s\n", m, len(ef.Methods)-len(skipped), out)
 	return exitOK
-}
-
-// byteSize is n in MiB or KiB.
-func byteSize(n int) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
 }

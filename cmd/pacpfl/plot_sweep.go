@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // pacpfl plot sweep: the figures of `experiment --k-sweep` (the paper's
@@ -297,7 +299,7 @@ func runPlotSweep(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "plot sweep", usagef("--metric %q: want rsmse or ce", *metric))
 	}
 	var sf sweepFile
-	if err := readReport(jsonPath, &sf); err != nil {
+	if err := report.ReadFile(jsonPath, &sf); err != nil {
 		return fail(stderr, "plot sweep", err)
 	}
 	d, err := sweepSeries(jsonPath, &sf, *metric)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // TestPlotSweep draws the figures of real --k-sweep and --dp-sweep reports
@@ -29,7 +31,7 @@ func TestPlotSweep(t *testing.T) {
 		ref                bool
 	}{{kj, "rsmse", "k", 2, false}, {kj, "ce", "k", 2, false}, {dj, "rsmse", "dp", 2, true}} {
 		var sf sweepFile
-		require.NoError(t, readReport(c.json, &sf))
+		require.NoError(t, report.ReadFile(c.json, &sf))
 		d, err := sweepSeries(c.json, &sf, c.metric)
 		require.NoError(t, err)
 		assert.Equal(t, c.kind, d.kind)
@@ -68,7 +70,7 @@ func TestPlotSweep(t *testing.T) {
 		{"k":1,"existing":{"rsmse":{"mean":0.42,"ci95":null},"ce":{"mean":0.09,"ci95":null}},"new":{"rsmse":{"mean":0.43,"ci95":null},"ce":{"mean":null,"ci95":null}}},
 		{"k":2,"existing":{"rsmse":{"mean":0.40,"ci95":null},"ce":{"mean":0.08,"ci95":null}},"new":{"rsmse":{"mean":0.41,"ci95":null},"ce":{"mean":0.1,"ci95":null}}}]}`), 0o644))
 	var sf sweepFile
-	require.NoError(t, readReport(one, &sf))
+	require.NoError(t, report.ReadFile(one, &sf))
 	d, err := sweepSeries(one, &sf, "ce")
 	require.NoError(t, err)
 	assert.Equal(t, 0.09, d.points[0].mean[0])

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/predict"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // checkPNG decodes a PNG figure and checks its size.
@@ -329,20 +330,20 @@ func TestExperimentPerClientAndPlot(t *testing.T) {
 	}
 }
 
-// perClient.add records a classification result's accuracy and CE, and an
+// report.PerClient.Add records a classification result's accuracy and CE, and an
 // empty group of a method without new clients (GenFL).
 func TestPerClientClassification(t *testing.T) {
-	var p perClient
-	p = p.add(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{50, 75}, CE: []float64{0.1, 0.2}}})
-	p = p.add(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{60, 70}, CE: []float64{0.3, math.NaN()}},
+	var p report.PerClient
+	p = p.Add(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{50, 75}, CE: []float64{0.1, 0.2}}})
+	p = p.Add(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{60, 70}, CE: []float64{0.3, math.NaN()}},
 		NewClass: &fl.ClassGroupMetrics{Accuracy: []float64{80}, CE: []float64{0.05}}})
-	assert.Equal(t, [][]jsonFloat{{50, 75}, {60, 70}}, p["existing_accuracy"])
-	assert.Equal(t, [][]jsonFloat{{}, {80}}, p["new_accuracy"])
+	assert.Equal(t, [][]report.Float{{50, 75}, {60, 70}}, p["existing_accuracy"])
+	assert.Equal(t, [][]report.Float{{}, {80}}, p["new_accuracy"])
 	b, err := json.Marshal(p)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"existing_ce":[[0.1,0.2],[0.3,null]]`)
 	assert.NotContains(t, string(b), "rsmse")
-	ef := experimentFile{Dataset: "fmnist", Seeds: []uint64{1, 2}}
+	ef := report.Results{Dataset: "fmnist", Seeds: []uint64{1, 2}}
 	require.NoError(t, json.Unmarshal([]byte(`{"methods":{"pacpfl":{"per_client":`+string(b)+`}}}`), &ef))
 	assert.Equal(t, []string{"accuracy", "ce"}, experimentMetrics(&ef))
 	fig, skipped, err := experimentFigure(&ef, "accuracy")
@@ -358,7 +359,7 @@ func TestPlotTraining(t *testing.T) {
 		"--bound-trained-samples", "0", "--quiet", "--json", path)
 	require.Equal(t, exitOK, code, errOut)
 	var tf trainFile
-	require.NoError(t, readReport(path, &tf))
+	require.NoError(t, report.ReadFile(path, &tf))
 	ys, err := trainingSeries(path, &tf)
 	require.NoError(t, err)
 	assert.Len(t, ys, 60)

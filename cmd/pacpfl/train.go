@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 func init() {
@@ -329,52 +329,6 @@ func parseRange(s string) (a, b float64, err error) {
 	return a, b, nil
 }
 
-// trainReport is the --json output of pacpfl train.
-type trainReport struct {
-	Dataset      string           `json:"dataset"`
-	Seed         uint64           `json:"seed"`
-	Config       map[string]any   `json:"config"`
-	TrainSeconds float64          `json:"train_seconds"`
-	TotalSeconds float64          `json:"total_seconds"`
-	FinalLML     jsonFloat        `json:"final_mean_lml"`
-	Epsilon      *float64         `json:"epsilon"` // the guaranteed ε; null: no DP guarantee
-	Privacy      privacyReport    `json:"privacy"`
-	Existing     summaryMetrics   `json:"existing"`
-	New          summaryMetrics   `json:"new"`
-	Bounds       *fl.Bounds       `json:"bounds,omitempty"` // at the exact Gibbs hyper-posterior 𝒬*
-	Learned      *fl.LearnedBound `json:"bound_trained,omitempty"`
-	LearnedNA    string           `json:"bound_trained_unavailable,omitempty"`
-	BoundsNA     string           `json:"bounds_unavailable,omitempty"`
-	LMLHistory   []jsonFloat      `json:"lml_history"`
-	PerClient    map[string]any   `json:"per_client"`
-	Options      json.RawMessage  `json:"-"`
-}
-
-type summaryMetrics struct {
-	RSMSE jsonFloat `json:"rsmse"`
-	CE    jsonFloat `json:"ce"`
-}
-
-// jsonFloat is a float64 that marshals NaN and ±Inf as null: encoding/json
-// refuses them, and a metric with nothing to average (no new clients, zero
-// rounds) is NaN, which would otherwise lose the whole report.
-type jsonFloat float64
-
-func (x jsonFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(float64(x))
-}
-
-func jsonFloats(xs []float64) []jsonFloat {
-	out := make([]jsonFloat, len(xs))
-	for i, x := range xs {
-		out[i] = jsonFloat(x)
-	}
-	return out
-}
-
 func runTrain(args []string, stdout, stderr io.Writer) int {
 	if csvDataArg(args) {
 		return runTrainCSV(args, stdout, stderr) // train_csv.go
@@ -431,7 +385,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 // writes it as JSON to jsonPath (if set): pacpfl train and pacpfl server.
 func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset, o fl.PACPFLOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
 	tr := res.Train
-	final := fl.Mean(tr.MeanLML[max(0, len(tr.MeanLML)-50):])
+	final := report.FinalLML(tr.MeanLML)
 	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s\n",
 		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed, f.inference())
 	switch {
@@ -446,47 +400,22 @@ func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset
 	}
 	fmt.Fprintf(stdout, "existing clients: %s\n", groupText(len(ds.Existing), "RSMSE "+fmtMetric("%.3f", res.Existing.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.Existing.MeanCE)))
 	fmt.Fprintf(stdout, "new clients:      %s\n", groupText(len(ds.New), "RSMSE "+fmtMetric("%.3f", res.New.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.New.MeanCE)))
-	var eps *float64
-	if pr := tr.Privacy; !math.IsInf(pr.Epsilon, 1) {
-		eps = &pr.Epsilon
-		fmt.Fprintf(stdout, "differential privacy: %s\n", pr.Statement)
-	} else {
-		fmt.Fprintln(stdout, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
-	}
+	printPrivacy(stdout, tr.Privacy)
 	printBounds(stdout, res)
-	if jsonPath != "" {
-		history := jsonFloats(tr.MeanLML)
-		if o.Server.DP != nil {
-			// Not covered by the DP guarantee: not released.
-			final, history = math.NaN(), nil
-		}
-		rep := trainReport{
-			Dataset: "polynomial", Seed: f.seed,
-			Config: map[string]any{
-				"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
-				"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": f.aggregate,
-				"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
-				"dp_mechanism": f.dpMechanism, "beta": o.Beta.String(),
-				"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
-				"gp_inference": f.inference().Mode, "inducing": f.inference().Inducing,
-			},
-			TrainSeconds: tr.Elapsed.Seconds(), TotalSeconds: time.Since(start).Seconds(),
-			FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(tr.Privacy),
-			Existing:   summaryMetrics{jsonFloat(res.Existing.MeanRSMSE), jsonFloat(res.Existing.MeanCE)},
-			New:        summaryMetrics{jsonFloat(res.New.MeanRSMSE), jsonFloat(res.New.MeanCE)},
-			Bounds:     res.Bounds,
-			Learned:    res.Learned,
-			LearnedNA:  res.LearnedUnavailable,
-			BoundsNA:   res.BoundsUnavailable,
-			LMLHistory: history,
-			PerClient: map[string]any{
-				"existing_rsmse": res.Existing.RSMSE, "existing_ce": res.Existing.CE,
-				"new_rsmse": res.New.RSMSE, "new_ce": res.New.CE,
-			},
-		}
-		return writeJSON(jsonOut, jsonPath, rep)
+	if jsonPath == "" {
+		return nil
 	}
-	return nil
+	rep := report.NewTrain(res, o.Server.DP != nil)
+	rep.Dataset, rep.Seed, rep.TotalSeconds = "polynomial", f.seed, time.Since(start).Seconds()
+	rep.Config = map[string]any{
+		"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
+		"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": f.aggregate,
+		"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
+		"dp_mechanism": f.dpMechanism, "beta": o.Beta.String(),
+		"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
+		"gp_inference": f.inference().Mode, "inducing": f.inference().Inducing,
+	}
+	return writeJSON(jsonOut, jsonPath, rep)
 }
 
 // noRounds is the training line of a run with --rounds 0.
@@ -507,6 +436,15 @@ func groupText(clients int, metrics string) string {
 		return "none"
 	}
 	return metrics
+}
+
+// printPrivacy prints the DP guarantee of a training run.
+func printPrivacy(w io.Writer, p fl.Privacy) {
+	if !math.IsInf(p.Epsilon, 1) {
+		fmt.Fprintf(w, "differential privacy: %s\n", p.Statement)
+		return
+	}
+	fmt.Fprintln(w, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
 }
 
 // printBounds prints both kinds of bound, each saying what it bounds, and
@@ -534,21 +472,6 @@ func printBounds(w io.Writer, res *fl.MethodResult) {
 	} else if res.LearnedUnavailable != "" {
 		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", res.LearnedUnavailable)
 	}
-}
-
-// privacyReport is fl.Privacy with a null ε where there is no guarantee.
-type privacyReport struct {
-	Mechanism      string    `json:"mechanism,omitempty"`
-	Epsilon        jsonFloat `json:"epsilon"`
-	Delta          float64   `json:"delta"`
-	NominalEpsilon jsonFloat `json:"nominal_epsilon"`
-	SecretNoise    bool      `json:"secret_noise"`
-	Statement      string    `json:"statement"`
-}
-
-func newPrivacyReport(p fl.Privacy) privacyReport {
-	return privacyReport{Mechanism: string(p.Mechanism), Epsilon: jsonFloat(p.Epsilon), Delta: p.Delta,
-		NominalEpsilon: jsonFloat(p.NominalEpsilon), SecretNoise: p.SecretNoise, Statement: p.Statement}
 }
 
 // fail prints err and returns 2 for bad input, 1 otherwise.

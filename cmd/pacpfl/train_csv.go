@@ -15,6 +15,7 @@ import (
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/modelfile"
 	"github.com/pacpfl/pacpfl/predict"
+	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -546,18 +547,9 @@ func (r *userRun) report(c *csvFlags, f *trainFlags, w io.Writer) any {
 	}
 	fmt.Fprintf(w, "existing clients: %s\n", line(em, len(ds.Existing)))
 	fmt.Fprintf(w, "new clients:      %s\n", line(nm, len(ds.New)))
-	var eps *float64
-	if pr := res.Privacy; !math.IsInf(pr.Epsilon, 1) {
-		eps = &pr.Epsilon
-		fmt.Fprintf(w, "differential privacy: %s\n", pr.Statement)
-	} else {
-		fmt.Fprintln(w, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
-	}
+	printPrivacy(w, res.Privacy)
 	printBounds(w, r.bounds)
-	history := jsonFloats(res.MeanLML)
-	if res.Privacy.Epsilon < math.Inf(1) {
-		final, history = math.NaN(), nil // not covered by the DP guarantee
-	}
+	private := res.Privacy.Epsilon < math.Inf(1) // its client LMLs are not covered by the guarantee
 	config := map[string]any{"data": c.path, "task": c.task, "features": r.fed.Features, "target": r.fed.Target,
 		"client_column": c.clientCol, "new_client_ids": r.fed.NewIDs, "existing_client_ids": r.fed.ExistingIDs,
 		"test_fraction": c.testFraction, "split_column": c.splitCol}
@@ -568,22 +560,23 @@ func (r *userRun) report(c *csvFlags, f *trainFlags, w io.Writer) any {
 	}
 	per := map[string]any{"existing_ids": r.fed.ExistingIDs, "new_ids": r.fed.NewIDs}
 	if regression {
-		per["existing_rsmse"], per["existing_ce"] = jsonFloats(em.first), jsonFloats(em.second)
-		per["new_rsmse"], per["new_ce"] = jsonFloats(nm.first), jsonFloats(nm.second)
-		return trainReport{
-			Dataset: c.path, Seed: f.seed, Config: config, TrainSeconds: res.Elapsed.Seconds(), TotalSeconds: r.seconds,
-			FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(res.Privacy),
-			Existing: summaryMetrics{jsonFloat(em.mean1), jsonFloat(em.mean2)}, New: summaryMetrics{jsonFloat(nm.mean1), jsonFloat(nm.mean2)},
-			Bounds: r.bounds.Bounds, Learned: r.bounds.Learned, LearnedNA: r.bounds.LearnedUnavailable,
-			LMLHistory: history, PerClient: per,
+		per["existing_rsmse"], per["existing_ce"] = report.Floats(em.first), report.Floats(em.second)
+		per["new_rsmse"], per["new_ce"] = report.Floats(nm.first), report.Floats(nm.second)
+		rep := report.Train{Dataset: c.path, Seed: f.seed, Config: config, TotalSeconds: r.seconds,
+			Existing: report.Metrics{RSMSE: report.Float(em.mean1), CE: report.Float(em.mean2)},
+			New:      report.Metrics{RSMSE: report.Float(nm.mean1), CE: report.Float(nm.mean2)},
+			Bounds:   r.bounds.Bounds, Learned: r.bounds.Learned, LearnedNA: r.bounds.LearnedUnavailable, PerClient: per,
 		}
+		rep.SetTraining(res, private)
+		return rep
 	}
-	per["existing_accuracy"], per["existing_ce"] = jsonFloats(em.first), jsonFloats(em.second)
-	per["new_accuracy"], per["new_ce"] = jsonFloats(nm.first), jsonFloats(nm.second)
-	return bnnTrainReport{
-		Dataset: c.path, Seed: f.seed, Config: config, TrainSeconds: res.Elapsed.Seconds(), TotalSeconds: r.seconds,
-		FinalLML: jsonFloat(final), Epsilon: eps, Privacy: newPrivacyReport(res.Privacy),
-		Existing: classMetrics{jsonFloat(em.mean1), jsonFloat(em.mean2)}, New: classMetrics{jsonFloat(nm.mean1), jsonFloat(nm.mean2)},
-		Bounds: r.bounds.Bounds, LMLHistory: history, PerClient: per,
+	per["existing_accuracy"], per["existing_ce"] = report.Floats(em.first), report.Floats(em.second)
+	per["new_accuracy"], per["new_ce"] = report.Floats(nm.first), report.Floats(nm.second)
+	rep := report.BNNTrain{Dataset: c.path, Seed: f.seed, Config: config, TotalSeconds: r.seconds,
+		Existing: report.ClassMetrics{Accuracy: report.Float(em.mean1), CE: report.Float(em.mean2)},
+		New:      report.ClassMetrics{Accuracy: report.Float(nm.mean1), CE: report.Float(nm.mean2)},
+		Bounds:   r.bounds.Bounds, PerClient: per,
 	}
+	rep.SetTraining(res, private)
+	return rep
 }

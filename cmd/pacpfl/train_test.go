@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // A short end-to-end training run through the CLI: metrics and bounds are
@@ -282,5 +284,18 @@ func TestTrainRefusesSizesBeyondMemory(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errOut, "GiB") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and a message about memory", args, code, out, errOut)
 		}
+	}
+}
+
+// --loss-range with finite ends but an overflowing (b−a)² is refused before
+// training; it used to train and then fail in the JSON encoder (or print
+// +Inf bounds and exit 0).
+func TestTrainRefusesOverflowingLossRange(t *testing.T) {
+	for _, r := range []string{"-1e300,1e300", "-1e308,1e308"} {
+		st, out, errOut := runCLI("train", "--clients", "4", "--new-clients", "1", "-T", "1", "--k", "1", "-c", "2",
+			"--loss-range="+r, "--quiet")
+		assert.Equal(t, exitUsage, st, r)
+		assert.Contains(t, errOut, "too wide", r)
+		assert.Empty(t, out)
 	}
 }

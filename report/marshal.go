@@ -1,44 +1,22 @@
-package main
+package report
 
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"math"
 	"reflect"
 	"strconv"
 	"strings"
 )
 
-// Reports are encoded with every NaN and ±Inf float written as null, at any
-// depth (a bound of a library struct, a per-client slice in a map): the
-// encoding/json package refuses them, and a finished run of hours must not be
-// lost to the encoder because one figure is undefined (a group without
-// clients, a vacuous bound). Results whose non-finite value is an error (gp
-// eval's LML) are checked before they get here.
-
-// writeJSON writes v, indented, to path ("-": stdout) with writeOutput.
-func writeJSON(stdout io.Writer, path string, v any) error {
-	data, err := marshalReport(v, true)
-	if err != nil {
-		return err
-	}
-	return writeOutput(stdout, "--json", path, append(data, '\n'))
-}
-
-// jsonLine writes v as one compact JSON line.
-func jsonLine(w io.Writer, v any) error {
-	data, err := marshalReport(v, false)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(data, '\n'))
-	return err
-}
-
-// marshalReport is json.Marshal (json.MarshalIndent with indent) with
-// non-finite floats as null.
-func marshalReport(v any, indent bool) ([]byte, error) {
+// Marshal is json.Marshal (json.MarshalIndent with two spaces with indent)
+// with every NaN and ±Inf float written as null, at any depth: a bound of a
+// library struct, a per-client slice in a map. encoding/json refuses them,
+// and a finished run of hours must not be lost to the encoder because one
+// figure is undefined (a group without clients, a vacuous bound). Results
+// whose non-finite value is an error (gp eval's LML) are to be checked
+// before they get here.
+func Marshal(v any, indent bool) ([]byte, error) {
 	t, err := finiteTree(reflect.ValueOf(v))
 	if err != nil {
 		return nil, err
