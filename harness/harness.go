@@ -56,8 +56,10 @@ type Event struct {
 	// likelihood), NaN if none.
 	Round, Rounds int
 	Value         float64
-	// Result is the method's result on this seed (Done events).
+	// Result is the method's result on this seed and Data the seed's data
+	// set it ran on (Done events).
 	Result *fl.MethodResult
+	Data   *data.Dataset
 }
 
 // EventKind tells what an Event reports.
@@ -180,7 +182,7 @@ func Run(ctx context.Context, e Experiment, obs Observer) (*Report, error) {
 				return nil, fmt.Errorf("%s, seed %d: the method returned no result", mr.Name, seed)
 			}
 			mr.add(res)
-			obs.Observe(fill(Event{Kind: Done, Result: res, Value: math.NaN()}))
+			obs.Observe(fill(Event{Kind: Done, Result: res, Data: ds, Value: math.NaN()}))
 		}
 	}
 	for _, mr := range rep.Methods {

@@ -53,8 +53,14 @@ func TestRunSummarisesEachMethodOverTheSeeds(t *testing.T) {
 	var built []uint64
 	var events []Event
 	var calls []string
+	var seen []*data.Dataset
+	build := fakeData(&built)
 	e := Experiment{
-		Data:    fakeData(&built),
+		Data: func(seed uint64) (*data.Dataset, error) {
+			ds, err := build(seed)
+			seen = append(seen, ds)
+			return ds, err
+		},
 		Methods: []Method{fakeMethod{name: "a", rounds: 2, calls: &calls}, fakeMethod{name: "bbb", calls: &calls}},
 		Seeds:   []uint64{3, 5, 10},
 	}
@@ -118,7 +124,11 @@ func TestRunSummarisesEachMethodOverTheSeeds(t *testing.T) {
 			if ev.Result == nil || ev.Result.Method != want.Method || !math.IsNaN(ev.Value) {
 				t.Errorf("event %d: %+v, want the result of %s", i, ev, want.Method)
 			}
-			ev.Result, ev.Value = nil, 0
+			// The seed's data set, the one the methods ran on.
+			if ev.Data == nil || ev.Data != seen[si] {
+				t.Errorf("event %d: data %p, the seed's %p", i, ev.Data, seen[si])
+			}
+			ev.Result, ev.Value, ev.Data = nil, 0, nil
 		}
 		if ev != want {
 			t.Errorf("event %d: %+v, want %+v", i, ev, want)

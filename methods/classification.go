@@ -67,7 +67,11 @@ type PACPFLBNN struct {
 	// before the observer and the context check.
 	Options fl.BNNOptions
 	Model   BNNModel // nil: fl.NewBNNModel's default network
-	Key     string   // report name; "": fl.MethodPACPFL
+	// Lambda and DPNoiseSeed are PACPFL's: τ from the bound's λ per data
+	// set, and a DP noise stream of each run's own.
+	Lambda      float64
+	DPNoiseSeed uint64
+	Key         string // report name; "": fl.MethodPACPFL
 }
 
 // DefaultPACPFLBNN is PACPFLBNN with fl.DefaultBNNOptions (docs/math.md,
@@ -85,8 +89,8 @@ func (m PACPFLBNN) Name() string {
 // Validate reports the first option that cannot work on any data set.
 func (m PACPFLBNN) Validate() error {
 	o := m.Options
-	if err := o.Server.Validate(max(1, o.Server.ClientsPerRound)); err != nil {
-		return fmt.Errorf("pacpfl: %w", err)
+	if err := validateServer(o.Server, m.Lambda, m.DPNoiseSeed); err != nil {
+		return err
 	}
 	switch {
 	case !(o.SigmaMu > 0) || math.IsInf(o.SigmaMu, 0) || !(o.SigmaOmega > 0) || math.IsInf(o.SigmaOmega, 0):
@@ -111,7 +115,8 @@ func (m PACPFLBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs h
 	}
 	obs = observer(obs)
 	o := m.Options
-	o.Server.Seed, o.Bounds.Seed = seed, seed
+	o.Server = serverForRun(o.Server, m.Lambda, m.DPNoiseSeed, ds, seed)
+	o.Bounds.Seed = seed
 	total := o.Server.Rounds
 	progress, after, personalised := o.Server.Progress, o.Server.AfterRound, o.Personalised
 	o.Server.Progress = func(round int, lml float64) {
@@ -510,4 +515,101 @@ func (m GenFL) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harne
 		obs.Observe(harness.Event{Kind: harness.Phase, Phase: name, Value: math.NaN()})
 	}
 	return genfl.RunMethod(ds, o, o.TestDraws)
+}
+
+// Phases of GenFLBound beyond GenFL's rounds.
+const (
+	// PhaseSampling: FEDBOUND's Monte Carlo step (Round of Rounds pairs,
+	// or weight draws with the full estimator).
+	PhaseSampling = "FEDBOUND sampling"
+	// PhasePerUser: PFL's per-user personalisation and bounds (Round of
+	// Rounds users).
+	PhasePerUser = "per-user"
+)
+
+// GenFL settings of GenFLBound.
+const (
+	// FLSOB: GenFL + FEDBOUND (Alg. 1/2): one posterior for the users'
+	// pooled distribution and its certified 0–1 error.
+	FLSOB = "flsob"
+	// PFL: each user's personalised posterior and its own certificate
+	// (Alg. 3/4).
+	PFL = "pfl"
+)
+
+// GenFLBound is GenFL's certificate experiment (Jobic, Haddouche, Guedj
+// 2023, Tables 1 and 2): genfl.RunFLSOB or genfl.RunPFL on the data set's
+// users (training images for the prior and the bound, test images for the
+// measured error). The result's Detail is the *genfl.FLSOBResult or
+// *genfl.PFLResult; its groups are empty (the figures are the bound's).
+// Progress: Phase events, the prior's rounds (PhasePriorERM, Value: mean
+// loss), GenFL's rounds (Value: mean objective), FEDBOUND's sampling
+// (PhaseSampling) and PFL's users (PhasePerUser). Run stops between two
+// rounds of either federation when ctx is done.
+type GenFLBound struct {
+	// Options: Run sets the seeds (Reseed) and the progress and Stop
+	// hooks.
+	Options genfl.Options
+	Setting string // FLSOB or PFL
+}
+
+// Name is genfl.MethodGenFL.
+func (GenFLBound) Name() string { return genfl.MethodGenFL }
+
+// Validate reports the first option that cannot work on any data set.
+func (m GenFLBound) Validate() error {
+	if m.Setting != FLSOB && m.Setting != PFL {
+		return fmt.Errorf("genfl: unknown setting %q (%s or %s)", m.Setting, FLSOB, PFL)
+	}
+	return m.Options.Arch.Validate()
+}
+
+// Run trains GenFL on ds's existing users and certifies it.
+func (m GenFLBound) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	train, err := genfl.TrainClients(ds)
+	if err != nil {
+		return nil, err
+	}
+	test, err := genfl.TestClients(ds)
+	if err != nil {
+		return nil, err
+	}
+	obs = observer(obs)
+	o := m.Options
+	o.Reseed(seed)
+	o.PriorFed.Stop, o.PosteriorFed.Stop = ctx.Err, ctx.Err
+	rounds := func(phase string) func(round, total int, v float64) {
+		return func(round, total int, v float64) {
+			obs.Observe(harness.Event{Kind: harness.Round, Phase: phase, Round: round, Rounds: total, Value: v})
+		}
+	}
+	count := func(phase string) func(done, total int) {
+		return func(done, total int) {
+			obs.Observe(harness.Event{Kind: harness.Round, Phase: phase, Round: done, Rounds: total, Value: math.NaN()})
+		}
+	}
+	o.PriorFed.Progress, o.PosteriorFed.Progress = rounds(PhasePriorERM), rounds("")
+	o.MC.Progress, o.UserProgress = count(PhaseSampling), count(PhasePerUser)
+	o.Phase = func(name string) {
+		obs.Observe(harness.Event{Kind: harness.Phase, Phase: name, Value: math.NaN()})
+	}
+	start := time.Now()
+	out := &fl.MethodResult{Method: genfl.MethodGenFL}
+	if m.Setting == FLSOB {
+		out.Detail, err = genfl.RunFLSOB(train, test, o)
+	} else {
+		out.Detail, err = genfl.RunPFL(train, test, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.Elapsed = time.Since(start)
+	out.Seconds = out.Elapsed.Seconds()
+	return out, nil
 }

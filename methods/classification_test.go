@@ -291,3 +291,72 @@ func sameClassBits(a, b *fl.MethodResult) bool {
 	}
 	return g(a.ExistingClass, b.ExistingClass) && g(a.NewClass, b.NewClass) && g(a.GlobalClass, b.GlobalClass)
 }
+
+// GenFLBound is genfl.RunFLSOB or RunPFL with the seed's streams, to the
+// bit, and reports its phases; a done context stops it between rounds.
+func TestGenFLBoundIsThePackageRun(t *testing.T) {
+	ds := tinyImages(t, 4)
+	o := genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, 0)
+	o.Arch = genfl.Arch{In: 64, Hidden: []int{6}, Classes: 3}
+	o.PriorFed.Rounds, o.PriorFed.LocalEpochs, o.PosteriorFed.Rounds, o.PosteriorFed.LocalEpochs = 2, 1, 3, 1
+	o.PersonalEpochs, o.TestDraws, o.MC.N, o.ClientMC.N = 1, 2, 200, 50
+	train, _ := genfl.TrainClients(ds)
+	test, _ := genfl.TestClients(ds)
+	for _, setting := range []string{FLSOB, PFL} {
+		m := GenFLBound{Options: o, Setting: setting}
+		phases := map[string]int{}
+		got, err := m.Run(context.Background(), ds, 7, harness.ObserverFunc(func(e harness.Event) {
+			if e.Kind == harness.Phase {
+				phases["start "+e.Phase]++
+			} else {
+				phases[e.Phase]++
+			}
+		}))
+		if err != nil {
+			t.Fatalf("%s: %v", setting, err)
+		}
+		d := o
+		d.Reseed(7)
+		switch setting {
+		case FLSOB:
+			want, err := genfl.RunFLSOB(train, test, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := got.Detail.(*genfl.FLSOBResult)
+			if r.Bound.Bound != want.Bound.Bound || r.TestError != want.TestError || r.Bound.KL != want.Bound.KL {
+				t.Errorf("FL-SOB: bound %v, test %v; direct %v, %v", r.Bound.Bound, r.TestError, want.Bound.Bound, want.TestError)
+			}
+			if phases[""] != 3 || phases[PhasePriorERM] != 2 || phases[PhaseSampling] == 0 {
+				t.Errorf("FL-SOB events %v", phases)
+			}
+		case PFL:
+			want, err := genfl.RunPFL(train, test, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := got.Detail.(*genfl.PFLResult)
+			if len(r.Clients) != len(want.Clients) || r.Clients[0].Bound.Bound != want.Clients[0].Bound.Bound || r.Clients[0].TestError != want.Clients[0].TestError {
+				t.Errorf("PFL: first user %+v, direct %+v", r.Clients[0], want.Clients[0])
+			}
+			if phases[PhasePerUser] == 0 || phases[PhasePriorERM] != 2 {
+				t.Errorf("PFL events %v", phases)
+			}
+		}
+		if len(phases) < 3 {
+			t.Errorf("%s: phases %v", setting, phases)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := GenFLBound{Options: o, Setting: FLSOB}.Run(ctx, ds, 7, harness.ObserverFunc(func(e harness.Event) {
+		if e.Phase == PhasePriorERM && e.Round == 1 {
+			cancel()
+		}
+	}))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled after the prior's first round: %v", err)
+	}
+	if (GenFLBound{Options: o, Setting: "x"}).Validate() == nil {
+		t.Error("unknown setting accepted")
+	}
+}

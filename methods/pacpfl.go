@@ -78,14 +78,8 @@ func (m PACPFL) Name() string {
 // (the number of clients and their sample sizes are checked by Run).
 func (m PACPFL) Validate() error {
 	o := m.Options
-	if m.Lambda != 0 {
-		if !(m.Lambda > 0) || math.IsInf(m.Lambda, 0) {
-			return fmt.Errorf("pacpfl: λ = %v must be positive and finite", m.Lambda)
-		}
-		o.Server.Tau = 0.5 // any valid τ: λ replaces it per data set
-	}
-	if err := o.Server.Validate(max(1, o.Server.ClientsPerRound)); err != nil {
-		return fmt.Errorf("pacpfl: %w", err)
+	if err := validateServer(o.Server, m.Lambda, m.DPNoiseSeed); err != nil {
+		return err
 	}
 	switch b := o.Bounds; {
 	case !(o.SigmaP > 0) || math.IsInf(o.SigmaP, 0):
@@ -104,9 +98,6 @@ func (m PACPFL) Validate() error {
 		if b.FuncSamples < 1 {
 			return errors.New("pacpfl: the bounds need at least one function sample")
 		}
-	}
-	if m.DPNoiseSeed != 0 && o.Server.DP == nil {
-		return errors.New("pacpfl: a DP noise seed without differential privacy")
 	}
 	return nil
 }
@@ -135,15 +126,8 @@ func (m PACPFL) runOptions(ctx context.Context, ds *data.Dataset, seed uint64, o
 	if len(ds.Existing) == 0 {
 		return o, errors.New("pacpfl: no existing clients to train on")
 	}
-	o.Server.Seed, o.Bounds.Seed = seed, seed
-	if m.Lambda > 0 {
-		o.Server.Tau = fl.TauFromLambda(m.Lambda, float64(ds.MinM()), len(ds.Existing), ds.N2(), fl.Upsilon)
-	}
-	if m.DPNoiseSeed != 0 {
-		dp := *o.Server.DP
-		dp.Noise = rand.NewPCG(m.DPNoiseSeed, dpNoiseStream)
-		o.Server.DP = &dp
-	}
+	o.Server = serverForRun(o.Server, m.Lambda, m.DPNoiseSeed, ds, seed)
+	o.Bounds.Seed = seed
 	rounds := o.Server.Rounds
 	progress, after := o.Server.Progress, o.Server.AfterRound
 	o.Server.Progress = func(round int, lml float64) {
@@ -163,6 +147,40 @@ func (m PACPFL) runOptions(ctx context.Context, ds *data.Dataset, seed uint64, o
 		return ctx.Err()
 	}
 	return o, nil
+}
+
+// serverForRun is the server configuration c for one run on ds with the
+// streams of seed: τ from λ (if λ > 0) and, with a DP noise seed, a noise
+// stream of the run's own.
+func serverForRun(c fl.Config, lambda float64, noiseSeed uint64, ds *data.Dataset, seed uint64) fl.Config {
+	c.Seed = seed
+	if lambda > 0 {
+		c.Tau = fl.TauFromLambda(lambda, float64(ds.MinM()), len(ds.Existing), ds.N2(), fl.Upsilon)
+	}
+	if noiseSeed != 0 && c.DP != nil {
+		dp := *c.DP
+		dp.Noise = rand.NewPCG(noiseSeed, dpNoiseStream)
+		c.DP = &dp
+	}
+	return c
+}
+
+// validateServer checks a method's server configuration, λ and DP noise
+// seed on any data set.
+func validateServer(c fl.Config, lambda float64, noiseSeed uint64) error {
+	if lambda != 0 {
+		if !(lambda > 0) || math.IsInf(lambda, 0) {
+			return fmt.Errorf("pacpfl: λ = %v must be positive and finite", lambda)
+		}
+		c.Tau = 0.5 // any valid τ: λ replaces it per data set
+	}
+	if err := c.Validate(max(1, c.ClientsPerRound)); err != nil {
+		return fmt.Errorf("pacpfl: %w", err)
+	}
+	if noiseSeed != 0 && c.DP == nil {
+		return errors.New("pacpfl: a DP noise seed without differential privacy")
+	}
+	return nil
 }
 
 // dpNoiseStream is the stream of DPNoiseSeed's generator (the one `pacpfl
