@@ -1,22 +1,21 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/modelfile"
 	"github.com/pacpfl/pacpfl/predict"
 	"github.com/pacpfl/pacpfl/report"
-	"github.com/pacpfl/pacpfl/svgd"
+	"github.com/pacpfl/pacpfl/train"
 )
 
 // pacpfl train --data FILE.csv: PAC-PFL on a user's own federated data set
@@ -269,16 +268,6 @@ func readUserData(c *csvFlags, f *trainFlags, stderr io.Writer) (*data.Records, 
 	return rec, fed, nil
 }
 
-// recordInference is gi as a model file records it (the mode spelled
-// out, so that the file does not depend on fl's default).
-func recordInference(gi fl.GPInference) *modelfile.GPInference {
-	mode := gi.Mode
-	if mode == "" {
-		mode = fl.InferenceAuto
-	}
-	return &modelfile.GPInference{Mode: mode, Inducing: gi.Inducing, Seed: gi.Seed}
-}
-
 // remoteClients, given the loop's configuration and the local clients,
 // adjusts the configuration and returns the clients to train with
 // instead (pacpfl server: proxies of the client processes).
@@ -287,167 +276,43 @@ type remoteClients func(cfg *fl.Config, local []fl.Client) ([]fl.Client, error)
 // trainUserFed trains on the federated file and evaluates every client's
 // test rows; remote, if set, supplies the clients.
 func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated, quiet bool, stderr io.Writer, remote remoteClients) (*userRun, error) {
-	var err error
-	ds := fed.Dataset
-	run := &userRun{fed: fed, bounds: &fl.MethodResult{}}
-	mf := &modelfile.Model{
-		Task: c.task, Features: fed.Features, Target: fed.Target, ClientColumn: c.clientCol, Classes: fed.ClassNames,
-		XMean: fed.Scaling.XMean, XStd: fed.Scaling.XStd, YMean: fed.Scaling.YMean, YStd: fed.Scaling.YStd,
-		Seed: f.seed, Training: map[string]string{"data": c.path, "seed": strconv.FormatUint(f.seed, 10)},
-	}
-	if c.saveClients {
-		for i, id := range fed.ExistingIDs {
-			mf.Clients = append(mf.Clients, modelfile.Client{ID: id, X: ds.Existing[i].X, Y: ds.Existing[i].Y})
-		}
-	}
-	n := len(ds.Existing)
-	var server fl.Config
-	var clients []fl.Client
-	var prior *svgd.Gaussian
-	var gp *fl.GPModel
-	var bnn *fl.BNNModel
-	var gpo fl.PACPFLOptions
-	var bno fl.BNNOptions
+	o := train.Options{Source: c.path, ClientColumn: c.clientCol, Seed: f.seed, SaveClients: c.saveClients, Clients: remote}
+	var server *fl.Config
 	if data.Task(c.task) == data.Regression {
-		if gpo, err = f.options(ds, f.seed); err != nil {
+		gpo, err := f.options(fed.Dataset, f.seed)
+		if err != nil {
 			return nil, err
 		}
-		gp = &fl.GPModel{Model: lml.DefaultModel(ds.D), Beta: gpo.Beta, Inference: f.inference()}
-		p, err := svgd.Isotropic(gp.Model.HyperPriorMean(), gpo.SigmaP)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		prior, server = p, gpo.Server
-		clients = make([]fl.Client, n)
-		for i := range ds.Existing {
-			if clients[i], err = gp.NewClient(&ds.Existing[i]); err != nil {
-				return nil, fmt.Errorf("client %q: %w", fed.ExistingIDs[i], err)
-			}
-		}
-		// The new clients are only predicted for, after training: an M
-		// above one's rows fails now rather than then.
-		for i := range ds.New {
-			if _, _, err := gp.Inference.Plan(len(ds.New[i].Y)); err != nil {
-				return nil, fmt.Errorf("new client %q: %w", fed.NewIDs[i], err)
-			}
-		}
-		m := gp.Model
-		mf.Kind = modelfile.KindGP
-		mf.GP = &modelfile.GPConfig{D: m.D, DF: m.DF, MeanHidden: m.MeanHidden, KernelHidden: m.KernelHidden, Beta: gpo.Beta.String(),
-			Inference: recordInference(gp.Inference)}
-		mf.Training["sigma_p"] = strconv.FormatFloat(gpo.SigmaP, 'g', -1, 64)
+		o.GP = &train.GPOptions{Options: gpo, Inference: f.inference()}
+		server = &o.GP.Options.Server
 	} else {
-		if bno, err = bf.options(f, ds, f.seed); err != nil {
+		bno, err := bf.options(f, fed.Dataset, f.seed)
+		if err != nil {
 			return nil, err
 		}
-		bnn = bf.bnnModel()
-		bnn.Model = lml.BNN{Arch: lml.ArchMLP, InC: ds.D, InH: 1, InW: 1, Hidden: bf.hidden, Classes: ds.Classes}.WithDefaults()
-		if err := bnn.Model.Validate(); err != nil {
-			return nil, usageError{err}
-		}
-		p, err := fl.BNNHyperPrior(bnn.Model, bno.SigmaMu, bno.SigmaOmega)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		prior, server = p, bno.Server
-		clients = make([]fl.Client, n)
-		for i := range ds.Existing {
-			if clients[i], err = bnn.NewClient(&ds.Existing[i]); err != nil {
-				return nil, fmt.Errorf("client %q: %w", fed.ExistingIDs[i], err)
-			}
-		}
-		m, po := bnn.Model, bnn.Posterior
-		mf.Kind = modelfile.KindBNN
-		mf.BNN = &modelfile.BNNConfig{Arch: m.Arch, InC: m.InC, InH: m.InH, InW: m.InW, Hidden: m.Hidden, Classes: m.Classes,
-			Particles: po.Particles, Steps: po.Steps, LR: po.LR, AlphaSamples: po.AlphaSamples}
-		mf.Training["sigma_mu"] = strconv.FormatFloat(bno.SigmaMu, 'g', -1, 64)
-		mf.Training["sigma_omega"] = strconv.FormatFloat(bno.SigmaOmega, 'g', -1, 64)
+		o.BNN = &train.BNNOptions{Options: bno, Model: bf.bnnModel(), Hidden: bf.hidden}
+		server = &o.BNN.Options.Server
 	}
-	for k, v := range map[string]string{"k": strconv.Itoa(server.K), "rounds": strconv.Itoa(server.Rounds),
-		"tau": strconv.FormatFloat(server.Tau, 'g', -1, 64), "lr": strconv.FormatFloat(server.LR, 'g', -1, 64),
-		"batch": strconv.Itoa(server.Batch), "clients_per_round": strconv.Itoa(server.ClientsPerRound)} {
-		mf.Training[k] = v
+	if server.DP != nil && c.saveClients {
+		fmt.Fprintln(stderr, "note: the model file holds the existing clients' training rows (--save-clients); the DP guarantee covers the particles, not those rows")
 	}
-	if server.DP != nil {
-		mf.Training["dp_epsilon"] = strconv.FormatFloat(server.DP.Epsilon, 'g', -1, 64)
-		if c.saveClients {
-			fmt.Fprintln(stderr, "note: the model file holds the existing clients' training rows (--save-clients); the DP guarantee covers the particles, not those rows")
-		}
-	}
-	// A federation server (remote) replaces the hook with its own, which
-	// checkpoints before it stops.
+	// A federation server (remote) replaces the round hook with its own,
+	// which checkpoints before it stops.
 	ctx, stop := signalContext()
 	defer stop()
 	prog := newProgress(stderr, "train", server.Rounds, quiet)
 	prog.hideLML = server.DP != nil
-	server.Progress, server.AfterRound = prog.update, stopOn(ctx)
-	if remote != nil {
-		if clients, err = remote(&server, clients); err != nil {
-			prog.done()
-			return nil, err
-		}
-	}
-	srv, err := fl.NewServer(server, prior, clients)
-	if err != nil {
-		prog.done()
-		return nil, usageError{err}
-	}
-	res, err := srv.Run()
+	server.Progress = prog.update
+	res, err := train.Run(ctx, fed, o)
 	prog.done()
+	var ce *train.ConfigError
+	if errors.As(err, &ce) {
+		return nil, usageError{ce.Err}
+	}
 	if err != nil {
 		return nil, err
 	}
-	run.train = res
-	mf.K, mf.Dim, mf.Particles = res.K, res.Dim, res.Particles
-	run.model = mf
-	// Every client's test rows through the saved model's predictor.
-	pr, err := predict.New(mf)
-	if err != nil {
-		return nil, err
-	}
-	predictGroup := func(ids []string, group []data.ClientData) ([]predict.Output, error) {
-		clients := make([]predict.Client, len(group))
-		for i := range group {
-			clients[i] = predict.Client{ID: ids[i], X: group[i].X, Y: group[i].Y, XTest: group[i].XTest}
-		}
-		return pr.PredictClients(clients)
-	}
-	if run.existing, err = predictGroup(fed.ExistingIDs, ds.Existing); err != nil {
-		return nil, fmt.Errorf("existing clients: %w", err)
-	}
-	if run.new, err = predictGroup(fed.NewIDs, ds.New); err != nil {
-		return nil, fmt.Errorf("new clients: %w", err)
-	}
-	// The PAC-Bayes bounds on the existing clients' training data, those
-	// that sparse clients allow.
-	if gp != nil {
-		run.bounds.BoundsUnavailable, run.bounds.LearnedUnavailable = gp.DropUnavailableBounds(ds.Existing, &gpo.Bounds)
-	}
-	switch {
-	case gp != nil && gpo.Bounds.PriorSamples > 0:
-		b, err := fl.ComputeBounds(ds, gp, prior, gpo.Bounds, fl.EffectiveTau(gpo.Server, n))
-		if err != nil {
-			return nil, fmt.Errorf("bounds: %w", err)
-		}
-		run.bounds.Bounds = &b
-	case bnn != nil && bno.Bounds.PriorSamples > 0:
-		b, err := fl.ComputeBNNBounds(ds, bnn, prior, bno.Bounds, bno.BoundTau(n))
-		if err != nil {
-			return nil, fmt.Errorf("bounds: %w", err)
-		}
-		run.bounds.Bounds = &b
-	}
-	if gp != nil && gpo.Bounds.Learned != nil {
-		lb, why, err := fl.ComputeLearnedBound(ds, gp, prior, gpo, res.Particles)
-		if err != nil {
-			return nil, fmt.Errorf("bound for the trained hyper-posterior: %w", err)
-		}
-		run.bounds.Learned = lb
-		if why != "" {
-			run.bounds.LearnedUnavailable = why
-		}
-	}
-	return run, nil
+	return &userRun{fed: fed, model: res.Model, train: res.Train, existing: res.Existing, new: res.New, bounds: res.Bounds}, nil
 }
 
 // userMetrics are one group's per-client test metrics (NaN where a client's
