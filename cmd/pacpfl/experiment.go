@@ -65,15 +65,44 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	dsName := args[0]
+	x, st, ok := parseRegressionExperiment(args[0], args[1:], stderr)
+	if !ok {
+		return st
+	}
+	f := &x.f
+	switch {
+	case len(x.kSweep) > 0:
+		return runKSweep(x.kSweep, f, x.seeds, x.seedBase, x.quiet, x.jsonPath, stdout, stderr)
+	case f.dpSweep:
+		return runDPSweep(x.dpSweep, f, x.seeds, x.seedBase, x.quiet, x.jsonPath, stdout, stderr)
+	}
+	return runRegressionTable(x, stdout, stderr)
+}
+
+// regressionExperiment is experiment polynomial's or pv's parsed flags.
+type regressionExperiment struct {
+	f        trainFlags
+	seeds    int
+	seedBase uint64
+	methods  []string
+	kSweep   []int
+	dpSweep  []float64
+	quiet    bool
+	jsonPath string
+}
+
+// parseRegressionExperiment parses and checks the flags of experiment
+// polynomial or pv; ok=false: exit with status.
+func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (x *regressionExperiment, status int, ok bool) {
+	x = &regressionExperiment{}
+	f := &x.f
 	fs := newFlagSet("experiment "+dsName, stderr)
-	var f trainFlags
-	addTrainFlags(fs, &f)
-	addGPNetFlags(fs, &f)
-	addGPInferenceFlags(fs, &f)
+	addTrainFlags(fs, f)
+	addGPNetFlags(fs, f)
+	addGPInferenceFlags(fs, f)
 	pv := addPVFlags(fs, dsName)
-	seeds := fs.Int("seeds", 5, "number of seeds")
-	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
+	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
+	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	methods := stringList(slices.Clone(regressionMethods))
 	fs.Var(&methods, "methods", "comma-separated methods to run")
 	var kSweep intList
@@ -86,60 +115,65 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	var dpSweep floatList
 	fs.Var(&dpSweep, "dp-sweep", "instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. 1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the paper's Fig. 4 setting, 120 existing clients")
 	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
-	quiet := fs.Bool("quiet", false, "no progress output")
-	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	// The comparison computes no bounds, and its seeds are --seeds and
 	// --seed-base: those flags would be accepted and ignored.
 	fs = dropFlags(fs, append([]string{"seed"}, boundFlags...)...)
-	if st, ok := parseFlags(fs, args[1:], false); !ok {
-		return st
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return nil, st, false
 	}
+	x.methods, x.kSweep, x.dpSweep = methods, kSweep, dpSweep
 	f.dpSweep, f.kSweep = len(dpSweep) > 0, len(kSweep) > 0
 	f.baselineSet = flagSet(fs, "baseline-steps")
-	if len(dpSweep) > 0 && len(kSweep) > 0 {
-		return fail(stderr, "experiment", usagef("--dp-sweep and --k-sweep are two experiments: run them one at a time"))
+	check := func() error {
+		if len(dpSweep) > 0 && len(kSweep) > 0 {
+			return usagef("--dp-sweep and --k-sweep are two experiments: run them one at a time")
+		}
+		if len(kSweep) > 0 && flagSet(fs, "k") {
+			return usagef("--k-sweep sets k itself: drop --k")
+		}
+		if err := pv.apply(f); err != nil {
+			return err
+		}
+		if err := f.checkExperiment(fs, methods, x.seeds, x.seedBase); err != nil {
+			return err
+		}
+		return f.afterParse(fs, x.jsonPath)
 	}
-	if len(kSweep) > 0 && flagSet(fs, "k") {
-		return fail(stderr, "experiment", usagef("--k-sweep sets k itself: drop --k"))
-	}
-	if err := pv.apply(&f); err != nil {
-		return fail(stderr, "experiment", err)
-	}
-	if err := f.checkExperiment(fs, methods, *seeds, *seedBase); err != nil {
-		return fail(stderr, "experiment", err)
-	}
-	if err := f.afterParse(fs, *jsonPath); err != nil {
-		return fail(stderr, "experiment", err)
+	if err := check(); err != nil {
+		return nil, fail(stderr, "experiment", err), false
 	}
 	f.boundSamples, f.learnedSamples = 0, 0
-	if len(kSweep) > 0 {
-		return runKSweep(kSweep, &f, *seeds, *seedBase, *quiet, *jsonPath, stdout, stderr)
+	if f.dpSweep && !flagSet(fs, "clients") && f.pv == nil {
+		f.clients = papers.DPClients
 	}
-	if f.dpSweep {
-		if !flagSet(fs, "clients") && f.pv == nil {
-			f.clients = papers.DPClients
-		}
-		return runDPSweep(dpSweep, &f, *seeds, *seedBase, *quiet, *jsonPath, stdout, stderr)
-	}
+	return x, exitOK, true
+}
+
+// runRegressionTable runs the methods of x on every seed and prints the
+// paper's Table 6 beside ours.
+func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
+	f := &x.f
 	// Every method's options on the first seed's data, before any work (a
 	// bad flag used to surface after the methods before it had run).
-	ds0, err := f.dataset(*seedBase)
+	ds0, err := f.dataset(x.seedBase)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	if _, err := f.options(ds0, *seedBase); err != nil {
+	if _, err := f.options(ds0, x.seedBase); err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
-	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(*seeds, *seedBase)}
-	for _, m := range methods {
-		hm, err := f.regressionMethod(m, ds0, *seedBase)
+	stdout, jsonOut := reportStreams(x.jsonPath, stdout, stderr)
+	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(x.seeds, x.seedBase)}
+	for _, m := range x.methods {
+		hm, err := f.regressionMethod(m, ds0, x.seedBase)
 		if err != nil {
 			return fail(stderr, "experiment", fmt.Errorf("%s: %w", m, err))
 		}
 		exp.Methods = append(exp.Methods, hm)
 	}
-	obs := &progressObserver{w: stderr, quiet: *quiet, onDone: func(ev harness.Event) {
+	obs := &progressObserver{w: stderr, quiet: x.quiet, onDone: func(ev harness.Event) {
 		res := ev.Result
 		fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
 			ev.Seed, ev.Method, fmtMetric("%.3f", res.Existing.MeanRSMSE), fmtMetric("%.3f", res.Existing.MeanCE),
@@ -152,28 +186,35 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	rep := report.NewExperiment(f.datasetKey(), hr)
-	printTable(stdout, rep, methods)
-	for _, mr := range hr.Methods {
-		if line := modeLine(mr.PerSeed); line != "" {
-			fmt.Fprintf(stdout, "%s %s\n", methodLabel(mr.Name), line)
-		}
-	}
-	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and %d), wall time %.0fs\n",
-		*seeds, *seedBase, *seedBase+uint64(*seeds)-1, f.clients, f.newClients, papers.Table6Clients, papers.Table6NewClients, rep.Seconds)
-	fmt.Fprint(stdout, "time per method (all seeds):")
-	for _, mr := range hr.Methods {
-		fmt.Fprintf(stdout, " %s %.0fs", methodLabel(mr.Name), mr.Seconds)
-	}
-	fmt.Fprintln(stdout)
-	if f.pv != nil {
-		fmt.Fprintln(stdout, "PV is simulated here (no PVGIS data): see docs/math.md, \"PV data set\", for the simulator and its deviations from the paper")
-	}
-	if *jsonPath != "" {
-		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
+	printRegressionReport(stdout, x, rep, hr)
+	if x.jsonPath != "" {
+		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
 		}
 	}
 	return exitOK
+}
+
+// printRegressionReport prints the table, the mixtures' mode lines, the
+// setting and the timings.
+func printRegressionReport(w io.Writer, x *regressionExperiment, rep *report.Experiment, hr *harness.Report) {
+	f := &x.f
+	printTable(w, rep, x.methods)
+	for _, mr := range hr.Methods {
+		if line := modeLine(mr.PerSeed); line != "" {
+			fmt.Fprintf(w, "%s %s\n", methodLabel(mr.Name), line)
+		}
+	}
+	fmt.Fprintf(w, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and %d), wall time %.0fs\n",
+		x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, f.clients, f.newClients, papers.Table6Clients, papers.Table6NewClients, rep.Seconds)
+	fmt.Fprint(w, "time per method (all seeds):")
+	for _, mr := range hr.Methods {
+		fmt.Fprintf(w, " %s %.0fs", methodLabel(mr.Name), mr.Seconds)
+	}
+	fmt.Fprintln(w)
+	if f.pv != nil {
+		fmt.Fprintln(w, "PV is simulated here (no PVGIS data): see docs/math.md, \"PV data set\", for the simulator and its deviations from the paper")
+	}
 }
 
 // checkExperiment validates the flags of experiment polynomial that train
