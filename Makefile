@@ -6,7 +6,7 @@
 GO        ?= go
 NETLIB_LD := -lopenblas -llapacke
 # Packages with goroutines; they also run under the race detector.
-RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/... ./rpc/... ./internal/...
+RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/... ./rpc/... ./internal/... ./harness/... ./methods/... ./predict/... ./train/...
 BENCH_REPS ?= 5
 # make test's short fuzz pass: a number of executions per target (about 10 s
 # each on 2 busy cores), not a duration: go 1.26's coordinator can fail a

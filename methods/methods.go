@@ -1,12 +1,22 @@
 // Package methods is the catalogue of pacpfl's learning methods: their names,
-// table labels, tasks and sources (Lookup, Names, Label), and, as
-// harness.Method values with their papers' or cross-validated default
-// options, the regression baselines (Vanilla, Pooled, MTL, MAML).
+// table labels, tasks and sources (Lookup, Names, Label), and every method as
+// a harness.Method value with its paper's (or cross-validated) default
+// options, Validate and a Run that sets the seed's streams, reports its
+// rounds and phases to the observer and stops between rounds when its
+// context is done:
 //
+//   - regression (GP clients): PACPFL, PFedGP, Vanilla, Pooled, MTL, MAML,
+//     with Polynomial and PV presets;
+//   - classification (BNN clients): PACPFLBNN, VanillaBNN, PooledBNN,
+//     PFedBayes, FedAvg (FedAvg, FedProx, FedAvg+FT; FedAvgPair shares one
+//     training), FedVI, FedVIFedAvg (FedVIFedAvgPair), GenFL, and GenFL's
+//     certificate run GenFLBound.
+//
+// BaselineGrid and CrossValidateGrid are the baselines' cross-validation.
 // The registry is fixed at compile time: nothing can change a label while a
-// program runs. Every value here is safe for concurrent use; a Method's Run
-// calls the method's own package, with the concurrency that package
-// documents.
+// program runs. A Method's Run calls the method's own package, with the
+// concurrency that package documents; a pair sharing its training is safe
+// for concurrent use, its runs serialised.
 package methods
 
 import "slices"
