@@ -2,11 +2,7 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"io"
 
-	"github.com/pacpfl/pacpfl/data"
-	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/lml"
@@ -113,55 +109,4 @@ func (f *fedFlags) check(arch lml.BNN) error {
 		return usagef("--fedavg-ft-steps %d must be at least 1", f.ftSteps)
 	}
 	return nil
-}
-
-// fedCache keeps one seed's FedAvg+FT while FedAvg's run is reused: both
-// come from the same training.
-type fedCache struct {
-	seed    uint64
-	avg, ft *fl.MethodResult
-}
-
-// runFedMethod runs pFedBayes, FedAvg, FedProx or FedAvg+FT on one seed's
-// split.
-func runFedMethod(m string, ds *data.Dataset, f *fedFlags, arch lml.BNN, seed uint64, quiet bool, stderr io.Writer, s, seeds int, cache *fedCache) (*fl.MethodResult, error) {
-	prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), f.rounds, quiet)
-	prog.hideLML = true
-	defer prog.done()
-	update := func(round, _ int) { prog.update(round, 0) }
-	switch m {
-	case pfedbayes.MethodPFedBayes:
-		o, err := f.pfedbayes(arch, seed)
-		if err != nil {
-			return nil, err
-		}
-		o.Progress = update
-		return pfedbayes.RunMethod(ds, o)
-	case fedavg.MethodFedAvg, fedavg.MethodFedAvgFT:
-		if cache.avg == nil || cache.seed != seed {
-			o, err := f.fedavg(arch, seed, false)
-			if err != nil {
-				return nil, err
-			}
-			o.Progress = update
-			avg, ft, err := fedavg.RunMethods(ds, o, fedavg.MethodFedAvg)
-			if err != nil {
-				return nil, err
-			}
-			*cache = fedCache{seed: seed, avg: avg, ft: ft}
-		}
-		if m == fedavg.MethodFedAvg {
-			return cache.avg, nil
-		}
-		return cache.ft, nil
-	case fedavg.MethodFedProx:
-		o, err := f.fedavg(arch, seed, true)
-		if err != nil {
-			return nil, err
-		}
-		o.Progress = update
-		r, _, err := fedavg.RunMethods(ds, o, fedavg.MethodFedProx)
-		return r, err
-	}
-	return nil, usagef("unknown method %q", m)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
@@ -88,25 +87,21 @@ func (v *fedviFlags) check() error {
 	case v.pool != poolName(true) && v.pool != poolName(false):
 		return usagef("--fedvi-pool %q: want %s or %s", v.pool, poolName(true), poolName(false))
 	}
-	o := v.options(nil, 0, true, nil)
+	o := v.options()
 	if err := o.Validate(); err != nil {
 		return usageError{err}
 	}
 	return nil
 }
 
-func (v *fedviFlags) options(ds *data.Dataset, seed uint64, quiet bool, prog *progress) fedvi.Options {
+// options are FedVI's options of the flags (the network's classes are
+// the data set's: methods.FedVI fills them in).
+func (v *fedviFlags) options() fedvi.Options {
 	o := fedvi.DefaultOptions()
-	if ds != nil {
-		o.Arch = fedvi.Paper(ds.Classes)
-	}
 	o.Rounds, o.ClientsPerRound, o.EvalLast, o.Batch = v.rounds, v.perRound, v.evalLast, v.batch
-	o.Tau, o.ClientLR, o.ServerLR, o.Seed = v.tau, v.clientLR, v.serverLR, seed
+	o.Tau, o.ClientLR, o.ServerLR = v.tau, v.clientLR, v.serverLR
 	o.Arch.PoolOutputs = v.pool == poolName(true)
 	o.Arch.EmbedReLU = v.embedReLU
-	if prog != nil {
-		o.Progress = func(round, _ int) { prog.update(round, math.NaN()) }
-	}
 	return o
 }
 
@@ -116,65 +111,6 @@ func poolName(outputs bool) string {
 		return "outputs"
 	}
 	return "features"
-}
-
-// fedviRun caches one seed's FedAvg run: FedAvg and FedAvg+FT come from
-// one training run.
-type fedviRun struct {
-	seed         uint64
-	plain, tuned *fedvi.Result
-}
-
-// runFedVIMethod runs method m of the FedVI family on one seed's split,
-// reusing the FedAvg run of the same seed for both FedAvg rows.
-func runFedVIMethod(m string, ds *data.Dataset, v *fedviFlags, cache *fedviRun, seed uint64, quiet bool, stderr io.Writer, s, seeds int) (*fl.MethodResult, *fedvi.Result, error) {
-	switch m {
-	case fedvi.MethodFedVI:
-		prog := newProgress(stderr, fmt.Sprintf("%s seed %d/%d", m, s+1, seeds), v.rounds, quiet)
-		prog.hideLML = true
-		res, r, err := fedvi.RunMethod(ds, v.options(ds, seed, quiet, prog))
-		prog.done()
-		return res, r, err
-	case methodFedVIFedAvg, methodFedVIFedAvgFT:
-		if cache.plain == nil || cache.seed != seed || (m == methodFedVIFedAvgFT && cache.tuned == nil) {
-			prog := newProgress(stderr, fmt.Sprintf("fedavg (FedVI's CNN) seed %d/%d", s+1, seeds), v.rounds, quiet)
-			prog.hideLML = true
-			ft := fedvi.DefaultFineTune()
-			ft.Epochs = v.ftEpochs
-			if !v.withFT {
-				ft.Epochs = 0
-			}
-			o := v.options(ds, seed, quiet, prog)
-			o.Arch.EmbedReLU = v.fedavgReLU
-			plain, tuned, err := fedvi.TrainFedAvg(ds, o, ft)
-			prog.done()
-			if err != nil {
-				return nil, nil, err
-			}
-			*cache = fedviRun{seed: seed, plain: plain, tuned: tuned}
-		}
-		r := cache.plain
-		if m == methodFedVIFedAvgFT {
-			r = cache.tuned
-		}
-		return fedviMethodResult(m, r, ds), r, nil
-	}
-	return nil, nil, usagef("unknown method %q", m)
-}
-
-// fedviMethodResult is a FedVI-family run as a comparison's method: the
-// final evaluation's per-client accuracy and CE.
-func fedviMethodResult(m string, r *fedvi.Result, ds *data.Dataset) *fl.MethodResult {
-	out := &fl.MethodResult{Method: m, Seconds: r.Seconds, Elapsed: time.Duration(r.Seconds * float64(time.Second))}
-	if f := r.Final(); f != nil {
-		ex := f.Existing.ClassGroupMetrics
-		out.ExistingClass = &ex
-		if len(ds.New) > 0 {
-			nw := f.New.ClassGroupMetrics
-			out.NewClass = &nw
-		}
-	}
-	return out
 }
 
 // fedviWeighted are the weighted accuracies of one method over the seeds.

@@ -4,14 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/fedvi"
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
@@ -114,9 +112,9 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err := checkNames("--methods", methods, slices.Concat(bnnMethods, []string{genfl.MethodGenFL}, fedviMethods, fedBaselines)); err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	fed := &fedRun{flags: &ff, arch: lml.BNN{Arch: bf.arch, Hidden: bf.hidden}, cache: &fedCache{}}
+	arch := lml.BNN{Arch: bf.arch, Hidden: bf.hidden}
 	if slices.ContainsFunc(methods, func(m string) bool { return slices.Contains(fedBaselines, m) }) {
-		if err := ff.check(fed.arch); err != nil {
+		if err := ff.check(arch); err != nil {
 			return fail(stderr, "experiment", err)
 		}
 	}
@@ -144,19 +142,24 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	} else {
 		rep.Alpha, rep.Clients = bf.alpha, f.clients
 	}
-	vals := map[string]map[string][]float64{} // method → metric (harness.SeedValues' keys) → per-seed values
-	secs, roundSecs := map[string]float64{}, map[string]float64{}
-	bestRounds := map[string]string{}
-	perClients := map[string]report.PerClient{}
-	weighted := map[string]*fedviWeighted{}
-	var fedavgRun fedviRun
+	// The first seed's data set checks every method's options before any
+	// work, and is the data of that seed.
+	ds0, err := bf.dataset(im, &f, *seedBase)
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	hms, err := fmnistMethods(methods, &f, &bf, &ff, &vf, arch, ds0, *seedBase)
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
 	var notes []string
-	for s := 0; s < *seeds; s++ {
-		seed := *seedBase + uint64(s)
-		rep.Seeds = append(rep.Seeds, seed)
-		ds, err := bf.dataset(im, &f, seed)
-		if err != nil {
-			return fail(stderr, "experiment", err)
+	exp := harness.Experiment{Methods: hms, Seeds: seedRange(*seeds, *seedBase), Data: func(seed uint64) (*data.Dataset, error) {
+		ds := ds0
+		if seed != *seedBase {
+			var err error
+			if ds, err = bf.dataset(im, &f, seed); err != nil {
+				return nil, err
+			}
 		}
 		for _, n := range ds.Notes {
 			if !slices.Contains(notes, n) {
@@ -164,63 +167,21 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "note: %s\n", n)
 			}
 		}
-		for _, m := range methods {
-			var res *fl.MethodResult
-			if slices.Contains(fedviMethods, m) {
-				var r *fedvi.Result
-				res, r, err = runFedVIMethod(m, ds, &vf, &fedavgRun, seed, *quiet, stderr, s, *seeds)
-				if err == nil {
-					if weighted[m] == nil {
-						weighted[m] = &fedviWeighted{}
-					}
-					weighted[m].add(r)
-				}
-			} else {
-				res, err = runBNNMethod(m, ds, &f, &bf, fed, seed, *quiet, stderr, s, *seeds)
-				if err == nil && bf.partition == partDirichlet {
-					// FedVI's metric for every method on FedVI's partition,
-					// so that the rows compare in one table.
-					if weighted[m] == nil {
-						weighted[m] = &fedviWeighted{}
-					}
-					err = weighted[m].addOnce(res, ds)
-				}
-			}
-			if err != nil {
-				return fail(stderr, "experiment", fmt.Errorf("%s, seed %d: %w", m, seed, err))
-			}
-			if vals[m] == nil {
-				vals[m] = map[string][]float64{}
-			}
-			v := vals[m]
-			ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
-			v[harness.ExistingAccuracy] = append(v[harness.ExistingAccuracy], float64(ex.Accuracy))
-			v[harness.ExistingCE] = append(v[harness.ExistingCE], float64(ex.CE))
-			v[harness.NewAccuracy] = append(v[harness.NewAccuracy], float64(nw.Accuracy))
-			v[harness.NewCE] = append(v[harness.NewCE], float64(nw.CE))
-			perClients[m] = perClients[m].Add(res)
-			secs[m] += res.Seconds
-			roundSecs[m] += res.RoundSeconds / float64(*seeds)
-			if res.GlobalClass != nil {
-				gl := report.NewClassMetrics(res.GlobalClass)
-				v[harness.GlobalAccuracy] = append(v[harness.GlobalAccuracy], float64(gl.Accuracy))
-				v[harness.GlobalCE] = append(v[harness.GlobalCE], float64(gl.CE))
-			}
-			if b := res.Best; b != nil {
-				bestRounds[m] = fmt.Sprintf("%d-%d", b.From, b.To)
-				if b.Existing != nil {
-					v[harness.BestExisting] = append(v[harness.BestExisting], *b.Existing)
-				}
-				if b.Global != nil {
-					v[harness.BestGlobal] = append(v[harness.BestGlobal], *b.Global)
-				}
-			}
-			if !*quiet {
-				fmt.Fprintf(stderr, "experiment: seed %d %-8s existing accuracy %.2f%% CE %.4f | new accuracy %.2f%% CE %.4f%s (%.0fs)\n",
-					seed, m, ex.Accuracy, ex.CE, nw.Accuracy, nw.CE, globalText(res), res.Seconds)
-			}
-		}
+		return ds, nil
+	}}
+	acc := newClassAccumulator(*seeds, bf.partition == partDirichlet)
+	obs := &fmnistObserver{w: stderr, quiet: *quiet, label: vf.label, onDone: acc.add}
+	ctx, stop := signalContext()
+	defer stop()
+	hr, err := harness.Run(ctx, exp, obs)
+	if err == nil {
+		err = acc.err
 	}
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	rep.Seeds = hr.Seeds
+	vals, perClients, weighted, secs, roundSecs, bestRounds := acc.vals, acc.perClient, acc.weighted, acc.secs, acc.roundSecs, acc.bestRounds
 	for _, m := range methods {
 		ms := report.NewClassMethod(vals[m], perClients[m])
 		ms.BestRounds, ms.RoundSeconds = bestRounds[m], roundSecs[m]
@@ -232,7 +193,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	printFMNISTTable(stdout, &rep, methods, secs, vf.label)
 	printFedVITable(stdout, &rep, methods, vf.label)
 	if slices.ContainsFunc(methods, func(m string) bool { return slices.Contains(fedBaselines, m) }) {
-		a := fed.arch.WithDefaults()
+		a := arch.WithDefaults()
 		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), ff.rounds, ff.localSteps, ff.batch)
 	}
 	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", *seeds, *seedBase, *seedBase+uint64(*seeds)-1, bf.describe(&f), f.newClients, time.Since(start).Seconds())
@@ -244,14 +205,6 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// fedRun holds the settings of the pFedBayes family (pFedBayes, FedAvg,
-// FedProx) and FedAvg's run shared with FedAvg+FT.
-type fedRun struct {
-	flags *fedFlags
-	arch  lml.BNN
-	cache *fedCache
-}
-
 // globalText is the global model's accuracy for a progress line.
 func globalText(r *fl.MethodResult) string {
 	if r.GlobalClass == nil {
@@ -260,50 +213,6 @@ func globalText(r *fl.MethodResult) string {
 	return fmt.Sprintf(" | global model accuracy %.2f%%", r.GlobalClass.MeanAccuracy)
 }
 
-// runBNNMethod runs one method on one seed's split with the flags' settings.
-func runBNNMethod(m string, ds *data.Dataset, f *trainFlags, bf *bnnFlags, fed *fedRun, seed uint64, quiet bool, stderr io.Writer, s, seeds int) (*fl.MethodResult, error) {
-	if slices.Contains(fedBaselines, m) {
-		return runFedMethod(m, ds, fed.flags, fed.arch, seed, quiet, stderr, s, seeds, fed.cache)
-	}
-	model := bf.bnnModel()
-	switch m {
-	case fl.MethodPACPFL:
-		o, err := bf.options(f, ds, seed)
-		if err != nil {
-			return nil, err
-		}
-		label := fmt.Sprintf("%s seed %d/%d", m, s+1, seeds)
-		prog := newProgress(stderr, label, o.Server.Rounds, quiet)
-		o.Server.Progress = prog.update
-		// The personalisation after training takes longer than the rounds
-		// once there are hundreds of clients: it has its own progress.
-		var post *progress
-		o.Personalised = func(done, total int) {
-			if post == nil {
-				prog.done()
-				post = newProgress(stderr, label+" personalisation", total, quiet)
-				post.unit, post.hideLML = "client", true
-			}
-			post.update(done, math.NaN())
-		}
-		r, err := fl.RunPACPFLBNN(ds, model, o)
-		prog.done()
-		if post != nil {
-			post.done()
-		}
-		return r, err
-	case fl.MethodVanilla:
-		return fl.RunVanillaBNN(ds, model, seed)
-	case fl.MethodPooled:
-		return fl.RunPooledBNN(ds, model, seed)
-	case genfl.MethodGenFL:
-		return runGenFLMethod(ds, seed, quiet, stderr)
-	}
-	return nil, usagef("unknown method %q", m)
-}
-
-// fmtAccuracy is an accuracy (%) over the seeds, fmtCE a calibration
-// error.
 func fmtAccuracy(s report.Summary) string { return fmtSummaryf("%.2f", s) }
 func fmtCE(s report.Summary) string       { return fmtSummaryf("%.3f", s) }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/genfl"
+	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
 )
@@ -278,87 +280,34 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	if g.setting == "pfl" {
 		rep.MCSamples = o0.ClientMC.N
 	}
-	for s := 0; s < *seeds; s++ {
-		seed := *seedBase + uint64(s)
-		var ds *data.Dataset
-		if *partition == "iid" {
-			ds, err = data.IID(im, data.IIDConfig{Clients: *clients, Train: *trainPer, Test: *testPer, Seed: seed})
-		} else {
-			ds, err = data.Shards(im, data.ShardsConfig{Clients: *clients, ShardSize: *shardSize, Seed: seed})
-		}
-		if err != nil {
-			return fail(usageError{err})
-		}
-		train, err := genfl.TrainClients(ds)
-		if err != nil {
-			return fail(err)
-		}
-		test, err := genfl.TestClients(ds)
-		if err != nil {
-			return fail(err)
-		}
-		o, _ := g.options(seed, 0)
-		prog := newGenFLProgress(stderr, fmt.Sprintf("seed %d (%d/%d)", seed, s+1, *seeds), *quiet)
-		o.PriorFed.Progress = prog.rounds("prior ERM", "loss")
-		o.PosteriorFed.Progress = prog.rounds("GenFL", "objective")
-		o.MC.Progress = prog.count("FEDBOUND sampling", "pairs")
-		if o.MC.Estimator == genfl.Full {
-			o.MC.Progress = prog.count("FEDBOUND sampling", "weight draws")
-		}
-		o.Phase = prog.phase
-		o.UserProgress = prog.count("per-user", "users")
-		t0 := time.Now()
-		var r genflSeed
-		if g.setting == "flsob" {
-			res, err := genfl.RunFLSOB(train, test, o)
-			prog.done()
+	exp := harness.Experiment{Seeds: seedRange(*seeds, *seedBase),
+		Methods: []harness.Method{methods.GenFLBound{Options: o0, Setting: g.setting}},
+		Data: func(seed uint64) (*data.Dataset, error) {
+			var ds *data.Dataset
+			var err error
+			if *partition == "iid" {
+				ds, err = data.IID(im, data.IIDConfig{Clients: *clients, Train: *trainPer, Test: *testPer, Seed: seed})
+			} else {
+				ds, err = data.Shards(im, data.ShardsConfig{Clients: *clients, ShardSize: *shardSize, Seed: seed})
+			}
 			if err != nil {
-				return fail(fmt.Errorf("seed %d: %w", seed, err))
+				return nil, usageError{err}
 			}
-			b := res.Bound
-			r = genflSeed{Seed: seed, Bound: report.Float(b.Bound), TestError: report.Float(res.TestError), TrainError: report.Float(res.TrainError),
-				KL: report.Float(b.KL), M: b.M, SamplingTerm: report.Float(b.SamplingAdd), Pinsker: report.Float(b.PinskerAtN), Quadratic: report.Float(b.QuadAtN),
-				MeanNetError: report.Float(res.MeanTest), PriorError: report.Float(res.PriorTest), Holds: b.Bound >= res.TestError,
-				MCSeconds: b.MC.Seconds, EvalsPerSec: float64(b.MC.Evals) / b.MC.Seconds, mcEvaluations: b.MC.Evals,
-				PriorSeconds: res.Timings.Prior, TrainSeconds: res.Timings.Posterior}
-		} else {
-			res, err := genfl.RunPFL(train, test, o)
-			prog.done()
-			if err != nil {
-				return fail(fmt.Errorf("seed %d: %w", seed, err))
-			}
-			var bs, ts, trs, kls, samp []float64
-			above := 0
-			var evals int64
-			var mcs float64
-			for _, c := range res.Clients {
-				bs = append(bs, c.Bound.Bound)
-				ts = append(ts, c.TestError)
-				trs = append(trs, c.TrainError)
-				kls = append(kls, c.Bound.KL)
-				samp = append(samp, c.Bound.SamplingAdd)
-				if c.Bound.Bound >= c.TestError {
-					above++
-				}
-				evals += c.Bound.MC.Evals
-				mcs += c.Bound.MC.Seconds
-			}
-			sb, st := genfl.SpreadOf(bs), genfl.SpreadOf(ts)
-			r = genflSeed{Seed: seed, Bound: report.Float(sb.Mean), TestError: report.Float(st.Mean), TrainError: report.Float(fl.Mean(trs)),
-				KL: report.Float(fl.Mean(kls)), M: res.Clients[0].Bound.M, SamplingTerm: report.Float(fl.Mean(samp)),
-				PriorError: report.Float(res.PriorTest), MeanNetError: report.Float(math.NaN()), Holds: sb.Mean >= st.Mean,
-				ClientBound: &spread{report.Float(sb.Min), report.Float(sb.Mean), report.Float(sb.Max)},
-				ClientTest:  &spread{report.Float(st.Min), report.Float(st.Mean), report.Float(st.Max)}, ClientsAbove: above,
-				MCSeconds: mcs, EvalsPerSec: float64(evals) / mcs, mcEvaluations: evals,
-				PriorSeconds: res.Timings.Prior, TrainSeconds: res.Timings.Posterior}
-		}
-		r.TotalSeconds = time.Since(t0).Seconds()
+			return ds, nil
+		}}
+	obs := &genflObserver{w: stderr, quiet: *quiet, full: o0.MC.Estimator == genfl.Full, onDone: func(ev harness.Event) {
+		r := newGenFLSeed(ev.Seed, ev.Result)
 		rep.HoldsAll = rep.HoldsAll && r.Holds
 		rep.Seeds = append(rep.Seeds, r)
 		if !*quiet {
 			fmt.Fprintf(stderr, "experiment genfl: seed %d: bound %.4f, test error %.4f, train error %.4f, KL %.1f (%.0fs)\n",
-				seed, r.Bound, r.TestError, r.TrainError, r.KL, r.TotalSeconds)
+				ev.Seed, r.Bound, r.TestError, r.TrainError, r.KL, r.TotalSeconds)
 		}
+	}}
+	ctx, stop := signalContext()
+	defer stop()
+	if _, err := harness.Run(ctx, exp, obs); err != nil {
+		return fail(err)
 	}
 	col := func(f func(genflSeed) report.Float) []float64 {
 		var xs []float64
@@ -384,6 +333,85 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// newGenFLSeed is one seed's row of the report from GenFLBound's result.
+func newGenFLSeed(seed uint64, mr *fl.MethodResult) genflSeed {
+	var r genflSeed
+	switch res := mr.Detail.(type) {
+	case *genfl.FLSOBResult:
+		b := res.Bound
+		r = genflSeed{Seed: seed, Bound: report.Float(b.Bound), TestError: report.Float(res.TestError), TrainError: report.Float(res.TrainError),
+			KL: report.Float(b.KL), M: b.M, SamplingTerm: report.Float(b.SamplingAdd), Pinsker: report.Float(b.PinskerAtN), Quadratic: report.Float(b.QuadAtN),
+			MeanNetError: report.Float(res.MeanTest), PriorError: report.Float(res.PriorTest), Holds: b.Bound >= res.TestError,
+			MCSeconds: b.MC.Seconds, EvalsPerSec: float64(b.MC.Evals) / b.MC.Seconds, mcEvaluations: b.MC.Evals,
+			PriorSeconds: res.Timings.Prior, TrainSeconds: res.Timings.Posterior}
+	case *genfl.PFLResult:
+		var bs, ts, trs, kls, samp []float64
+		above := 0
+		var evals int64
+		var mcs float64
+		for _, c := range res.Clients {
+			bs = append(bs, c.Bound.Bound)
+			ts = append(ts, c.TestError)
+			trs = append(trs, c.TrainError)
+			kls = append(kls, c.Bound.KL)
+			samp = append(samp, c.Bound.SamplingAdd)
+			if c.Bound.Bound >= c.TestError {
+				above++
+			}
+			evals += c.Bound.MC.Evals
+			mcs += c.Bound.MC.Seconds
+		}
+		sb, st := genfl.SpreadOf(bs), genfl.SpreadOf(ts)
+		r = genflSeed{Seed: seed, Bound: report.Float(sb.Mean), TestError: report.Float(st.Mean), TrainError: report.Float(fl.Mean(trs)),
+			KL: report.Float(fl.Mean(kls)), M: res.Clients[0].Bound.M, SamplingTerm: report.Float(fl.Mean(samp)),
+			PriorError: report.Float(res.PriorTest), MeanNetError: report.Float(math.NaN()), Holds: sb.Mean >= st.Mean,
+			ClientBound: &spread{report.Float(sb.Min), report.Float(sb.Mean), report.Float(sb.Max)},
+			ClientTest:  &spread{report.Float(st.Min), report.Float(st.Mean), report.Float(st.Max)}, ClientsAbove: above,
+			MCSeconds: mcs, EvalsPerSec: float64(evals) / mcs, mcEvaluations: evals,
+			PriorSeconds: res.Timings.Prior, TrainSeconds: res.Timings.Posterior}
+	}
+	r.TotalSeconds = mr.Seconds
+	return r
+}
+
+// genflObserver prints experiment genfl's progress: each phase as it
+// starts, then its rounds or counts every few seconds.
+type genflObserver struct {
+	w           io.Writer
+	quiet, full bool
+	onDone      func(harness.Event)
+	gp          *genflProgress
+}
+
+// Observe implements harness.Observer.
+func (o *genflObserver) Observe(ev harness.Event) {
+	if o.gp == nil {
+		o.gp = newGenFLProgress(o.w, fmt.Sprintf("seed %d (%d/%d)", ev.Seed, ev.SeedIndex+1, ev.Seeds), o.quiet)
+	}
+	switch ev.Kind {
+	case harness.Phase:
+		o.gp.phase(ev.Phase)
+	case harness.Round:
+		switch ev.Phase {
+		case methods.PhasePriorERM:
+			o.gp.rounds("prior ERM", "loss")(ev.Round, ev.Rounds, ev.Value)
+		case "":
+			o.gp.rounds("GenFL", "objective")(ev.Round, ev.Rounds, ev.Value)
+		case methods.PhaseSampling:
+			unit := "pairs"
+			if o.full {
+				unit = "weight draws"
+			}
+			o.gp.count("FEDBOUND sampling", unit)(ev.Round, ev.Rounds)
+		case methods.PhasePerUser:
+			o.gp.count("per-user", "users")(ev.Round, ev.Rounds)
+		}
+	case harness.Done:
+		o.gp = nil
+		o.onDone(ev)
+	}
 }
 
 // boundStatement says what the printed bound is a bound on.
@@ -540,24 +568,3 @@ func (p *genflProgress) count(what, unit string) func(done, total int) {
 }
 
 func (p *genflProgress) done() {}
-
-// runGenFLMethod is GenFL's PFL (Alg. 3, learnt prior, f₁, the defaults of
-// experiment genfl) as a method of experiment fmnist: personalised
-// posteriors of the existing clients, their predictive on their test
-// images (10 weight draws per image). With fewer users than the seed's 100,
-// C is raised so that 10 users (or all) take part in each round.
-func runGenFLMethod(ds *data.Dataset, seed uint64, quiet bool, stderr io.Writer) (*fl.MethodResult, error) {
-	return runGenFLMethodWith(ds, genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, seed), quiet, stderr)
-}
-
-// runGenFLMethodWith is runGenFLMethod with the options o.
-func runGenFLMethodWith(ds *data.Dataset, o genfl.Options, quiet bool, stderr io.Writer) (*fl.MethodResult, error) {
-	seed := o.Seed
-	k := len(ds.Existing)
-	c := math.Min(1, math.Max(o.PriorFed.Fraction, 10/float64(max(k, 1))))
-	o.PriorFed.Fraction, o.PosteriorFed.Fraction = c, c
-	prog := newGenFLProgress(stderr, fmt.Sprintf("genfl seed %d", seed), quiet)
-	o.PriorFed.Progress = prog.rounds("prior ERM", "loss")
-	o.Phase = prog.phase
-	return genfl.RunMethod(ds, o, o.TestDraws)
-}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/methods"
 )
 
 // A tiny network on the fake Fashion-MNIST: 20 users of 30 + 5 images.
@@ -116,7 +118,7 @@ func TestGenFLAsFMNISTMethod(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{"--hidden", "8", "--prior-rounds", "10", "--prior-epochs", "2", "--personal-epochs", "3", "--lr", "0.05", "--test-draws", "3"}))
 	o, err := g.options(1, 0)
 	require.NoError(t, err)
-	r, err := runGenFLMethodWith(ds, o, true, os.Stderr)
+	r, err := methods.GenFL{Options: o}.Run(context.Background(), ds, 1, nil)
 	require.NoError(t, err)
 	require.NotNil(t, r.ExistingClass)
 	assert.Nil(t, r.NewClass)
