@@ -437,18 +437,10 @@ func (m FedVIFedAvg) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs
 	return fedviResult(m.Name(), r, ds), nil
 }
 
-// fedviResult is a FedVI-family run as a comparison's method: the final
-// evaluation's per-client accuracy and CE, the run in Detail.
+// fedviResult is r as method name's result, the run in Detail.
 func fedviResult(name string, r *fedvi.Result, ds *data.Dataset) *fl.MethodResult {
-	out := &fl.MethodResult{Method: name, Seconds: r.Seconds, Elapsed: time.Duration(r.Seconds * float64(time.Second)), Detail: r}
-	if f := r.Final(); f != nil {
-		ex := f.Existing.ClassGroupMetrics
-		out.ExistingClass = &ex
-		if len(ds.New) > 0 {
-			nw := f.New.ClassGroupMetrics
-			out.NewClass = &nw
-		}
-	}
+	out := r.MethodResult(name, ds)
+	out.Detail = r
 	return out
 }
 

@@ -249,7 +249,14 @@ func RunMethod(ds *data.Dataset, o Options) (*fl.MethodResult, *Result, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &fl.MethodResult{Method: MethodFedVI, Seconds: r.Seconds, Elapsed: time.Duration(r.Seconds * float64(time.Second))}
+	return r.MethodResult(MethodFedVI, ds), r, nil
+}
+
+// MethodResult is a FedVI-family run on ds (FedVI, or FedAvg on its
+// network) as method name of a comparison: the final evaluation's
+// per-client accuracy and CE (their plain means, as for every method).
+func (r *Result) MethodResult(name string, ds *data.Dataset) *fl.MethodResult {
+	out := &fl.MethodResult{Method: name, Seconds: r.Seconds, Elapsed: time.Duration(r.Seconds * float64(time.Second))}
 	if f := r.Final(); f != nil {
 		ex := f.Existing.ClassGroupMetrics
 		out.ExistingClass = &ex
@@ -258,5 +265,5 @@ func RunMethod(ds *data.Dataset, o Options) (*fl.MethodResult, *Result, error) {
 			out.NewClass = &nw
 		}
 	}
-	return out, r, nil
+	return out
 }
