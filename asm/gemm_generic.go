@@ -1,5 +1,7 @@
 package asm
 
+import "strconv"
+
 // GEMM micro-kernels. A micro-kernel multiplies one packed MR×k panel of A by
 // one packed k×NR panel of B and merges the MR×NR product into C:
 //
@@ -137,4 +139,23 @@ func store4(c []float64, x0, x1, x2, x3, alpha, beta float64) {
 	c[1] = beta*c[1] + alpha*x1
 	c[2] = beta*c[2] + alpha*x2
 	c[3] = beta*c[3] + alpha*x3
+}
+
+// Name is the kernel's name: its level and tile, e.g. "avx2-6x8".
+func (g *GemmKernel) Name() string {
+	return g.Level.String() + "-" + strconv.Itoa(g.MR) + "x" + strconv.Itoa(g.NR)
+}
+
+// GemmKernels lists every micro-kernel that runs at level l, the default
+// (GemmKernelFor) first. A tuner picks among them.
+func GemmKernels(l Level) []*GemmKernel { return append([]*GemmKernel(nil), gemmKernelsFor(l)...) }
+
+// GemmKernelNamed returns the kernel of GemmKernels(l) called name.
+func GemmKernelNamed(l Level, name string) (*GemmKernel, bool) {
+	for _, k := range gemmKernelsFor(l) {
+		if k.Name() == name {
+			return k, true
+		}
+	}
+	return nil, false
 }

@@ -237,7 +237,7 @@ var gemmCalls freeList[gemmCall]
 // independent blocks (each goroutine packs its own panels: no barriers), or
 // for the shapes useSharedB picks, on the shared-B schedule (gemmShared).
 func (nat *Native) gemm(p gemmProblem, threads int) {
-	kern := asm.GemmKernelFor(asm.Current())
+	kern := nat.kernel()
 	blk := roundBlocking(nat.Blocking(), kern)
 	if p.tri == blas.All && !p.upperB && threads > 1 && 2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops && p.m > kern.MR {
 		switch gemmSchedule(nat.schedule.Load()) {
@@ -245,7 +245,7 @@ func (nat *Native) gemm(p gemmProblem, threads int) {
 			nat.gemmShared(p, kern, blk, threads)
 			return
 		case scheduleAuto:
-			if useSharedB(p.m, p.n, p.k) {
+			if sharedB(p.m, p.n, p.k) {
 				nat.gemmShared(p, kern, blk, threads)
 				return
 			}

@@ -58,7 +58,7 @@ func (nat *Native) PackB(dst *PackedB, tB blas.Transpose, k, n int, b []float64,
 			panic(shortB)
 		}
 	}
-	kern := asm.GemmKernelFor(asm.Current())
+	kern := nat.kernel()
 	blk := roundBlocking(nat.Blocking(), kern)
 	nr, kc, nc := kern.NR, blk.KC, blk.NC
 	dst.k, dst.n, dst.upper, dst.kern, dst.blk = k, n, upper, kern, blk

@@ -64,13 +64,17 @@ func (n *Native) Threads() int {
 }
 
 // Blocking returns the block sizes a call uses now: those SetBlocking set,
-// else DefaultBlocking, which follows the SIMD level in force (so that
+// else the tuning's at the current level (SetTuning), else DefaultBlocking,
+// which follows the SIMD level in force (so that
 // asm.SetLevel or PACPFL_SIMD=avx2 switches the kernel and its blocks
 // together). A zero Native is usable: one goroutine per GOMAXPROCS, default
 // blocks.
 func (n *Native) Blocking() Blocking {
 	if b := n.blocking.Load(); b != nil {
 		return *b
+	}
+	if t := tuning.Load(); t != nil && t.Level == asm.Current() {
+		return t.Blocking
 	}
 	return DefaultBlocking()
 }
