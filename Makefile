@@ -15,6 +15,7 @@ BENCH_REPS ?= 5
 FUZZ_EXECS_CSV   ?= 60000x
 FUZZ_EXECS_IDX   ?= 50000x
 FUZZ_EXECS_MODEL ?= 100000x
+FUZZ_EXECS_WISDOM ?= 100000x
 
 .PHONY: all deps proto test fmt-check vet test-go test-cli test-own-data test-federation test-fuzz test-race test-purego test-netlib test-arm64 bench run build
 
@@ -59,10 +60,11 @@ test-federation:
 	GO=$(GO) bash scripts/federation_e2e.sh
 
 test-fuzz:
-	@echo "==> a short fuzz pass over the file readers (CSV, IDX, model file)"
+	@echo "==> a short fuzz pass over the file readers (CSV, IDX, model file, wisdom file)"
 	$(GO) test -run '^$$' -fuzz '^FuzzReadCSV$$' -fuzztime $(FUZZ_EXECS_CSV) -parallel 1 ./data
 	$(GO) test -run '^$$' -fuzz '^FuzzReadIDX$$' -fuzztime $(FUZZ_EXECS_IDX) -parallel 1 ./data
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_EXECS_MODEL) -parallel 1 ./modelfile
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_EXECS_WISDOM) -parallel 1 ./wisdom
 
 test-race:
 	@echo "==> go test -race (concurrent packages)"
