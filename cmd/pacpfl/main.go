@@ -19,6 +19,7 @@ import (
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/wisdom"
 )
 
 // Exit statuses.
@@ -77,7 +78,20 @@ func register(c *command) {
 	commands[c.name] = c
 }
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+// wisdomSource is where the native BLAS's tuning came from: main applies
+// the wisdom at start-up (PACPFL_WISDOM=off: the defaults); the tests, which
+// call run, keep the defaults.
+var wisdomSource = wisdom.Source{Kind: "defaults"}
+
+func main() {
+	if asm.ConfigError() == nil {
+		wisdomSource = wisdom.Apply()
+		if wisdomSource.Notice != "" {
+			fmt.Fprintf(os.Stderr, "pacpfl: %s (set %s=off to silence)\n", wisdomSource.Notice, wisdom.EnvVar)
+		}
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // run is main without the process: it is what the tests call.
 func run(args []string, stdout, stderr io.Writer) int {

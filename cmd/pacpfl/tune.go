@@ -66,6 +66,9 @@ type tuneReport struct {
 }
 
 func runTune(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "blas" {
+		return runTuneBLAS(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "polynomial" && args[0] != "pv") {
 		if len(args) > 0 && isHelp(args[0]) {
 			fmt.Fprintln(stdout, "usage: pacpfl tune polynomial|pv [--method pacpfl|mtl|maml|vanilla|pooled] [--taus 0.05,0.1,0.2,0.5] [--sigma-ps 0.1,0.25,0.5,1] [--lrs η,…] [--checkpoints T,…] [--folds 5] [--seed 1000] [--json FILE] [train flags]")

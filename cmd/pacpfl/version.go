@@ -27,6 +27,7 @@ func init() {
 			fmt.Fprintf(stdout, "simd:     detected %s, chosen %s (supported: %s; force with %s)\n",
 				asm.Detected(), asm.Current(), levelList(asm.Supported()), asm.EnvVar)
 			fmt.Fprintf(stdout, "backends: %s\n", strings.Join(linalg.Backends(), " "))
+			fmt.Fprintf(stdout, "tuning:   %s\n", tuningLine())
 			return exitOK
 		},
 	})
@@ -38,4 +39,15 @@ func levelList(ls []asm.Level) string {
 		s[i] = l.String()
 	}
 	return strings.Join(s, " ")
+}
+
+// tuningLine says where the native GEMM's kernel and blocks come from and
+// what they are.
+func tuningLine() string {
+	b := linalg.NewNative(0).Blocking()
+	kern := asm.GemmKernelFor(asm.Current()).Name()
+	if t := linalg.CurrentTuning(); t != nil && t.Kernel != "" {
+		kern = t.Kernel
+	}
+	return fmt.Sprintf("%s: GEMM kernel %s, MC %d, KC %d, NC %d", wisdomSource, kern, b.MC, b.KC, b.NC)
 }
