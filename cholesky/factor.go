@@ -33,13 +33,13 @@ type Factor struct {
 	jitter float64
 	logdet float64
 	ws     workspace
-	p      params // zero: defaultParams (tests set small blocks)
+	p      params // zero: currentParams (tests set small blocks)
 }
 
 func (f *Factor) engine() engine {
 	p := f.p
 	if p.potrf == 0 {
-		p = defaultParams
+		p = currentParams()
 	}
 	return engine{b: f.bl, p: p, ws: &f.ws}
 }

@@ -63,12 +63,12 @@ func Backend(name string) (Lapack, error) {
 // against the O(n³) of the factorization.
 type Native struct {
 	b blas.Float64
-	p params
+	p params // zero: currentParams (tests set small blocks)
 }
 
 // NewNative returns the native Lapack on top of the BLAS b.
 func NewNative(b blas.Float64) *Native {
-	return &Native{b: b, p: defaultParams}
+	return &Native{b: b}
 }
 
 // wsPool recycles leaf-kernel workspaces between calls.
@@ -76,7 +76,11 @@ var wsPool = sync.Pool{New: func() any { return new(workspace) }}
 
 // engine returns an engine with a pooled workspace; release it with done.
 func (impl *Native) engine() engine {
-	return engine{b: impl.b, p: impl.p, ws: wsPool.Get().(*workspace)}
+	p := impl.p
+	if p.potrf == 0 {
+		p = currentParams()
+	}
+	return engine{b: impl.b, p: p, ws: wsPool.Get().(*workspace)}
 }
 
 func (e engine) done() { wsPool.Put(e.ws) }

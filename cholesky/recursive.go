@@ -1,7 +1,9 @@
 package cholesky
 
 import (
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -53,6 +55,38 @@ type params struct {
 // defaultParams are the leaf and panel sizes chosen with TestTuneParams
 // (see doc.go).
 var defaultParams = params{right: 192, potrf: 64, trsm: maxTrsmLeaf, syrk: 1 << 30, trtri: 64, lauum: 64, trmm: 128, chunk: 512}
+
+// panel is SetPanel's width (0: defaultParams.right).
+var panel atomic.Int64
+
+// maxPanel bounds SetPanel: a panel is a GEMM inner dimension and a
+// workspace of panel × n.
+const maxPanel = 4096
+
+// SetPanel sets the panel width of the right-looking factorization (the
+// inner dimension of its trailing updates) for every Factor and Native
+// without parameters of their own; 0 restores the default, 192. A measured
+// width comes from package wisdom. The width changes the order of
+// additions, so factors differ in their last bits between widths.
+func SetPanel(nb int) error {
+	if nb < 0 || nb > maxPanel {
+		return fmt.Errorf("cholesky: panel width %d outside [0, %d]", nb, maxPanel)
+	}
+	panel.Store(int64(nb))
+	return nil
+}
+
+// Panel returns the panel width in force.
+func Panel() int { return currentParams().right }
+
+// currentParams are defaultParams with the panel width SetPanel chose.
+func currentParams() params {
+	p := defaultParams
+	if w := panel.Load(); w > 0 {
+		p.right = int(w)
+	}
+	return p
+}
 
 // split returns the size of the leading half of a problem of size n > 1: n/2
 // rounded up to a multiple of 16 so the sub-blocks start on aligned columns.

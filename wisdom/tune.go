@@ -13,6 +13,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/cholesky"
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
@@ -40,7 +41,8 @@ type TuneOptions struct {
 // force and returns the winners as a File for CurrentCPU. The search starts
 // at the level's defaults (linalg.DefaultBlocking and the default kernel),
 // first measures their run-to-run noise, then moves one parameter at a time
-// (kernel, KC, MC, NC, the shared-B limit), taking a candidate only when it
+// (kernel, KC, MC, NC, the shared-B limit, then the Cholesky panel width on
+// the largest size with the GEMM found), taking a candidate only when it
 // beats the current best by more than the noise on every size, and at the
 // end times the winner against the defaults once more, keeping the defaults
 // if it loses on any size. So the result is never a configuration that
@@ -65,8 +67,8 @@ func Tune(ctx context.Context, o TuneOptions) (*File, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, o.Budget)
 	defer cancel()
-	prev := linalg.CurrentTuning()
-	defer func() { linalg.SetTuning(prev) }()
+	prev, prevPanel := linalg.CurrentTuning(), cholesky.Panel()
+	defer func() { linalg.SetTuning(prev); cholesky.SetPanel(prevPanel) }()
 
 	l := asm.Current()
 	t := &tuner{o: o, level: l, ctx: ctx, log: o.Log}
@@ -107,6 +109,10 @@ func Tune(ctx context.Context, o TuneOptions) (*File, error) {
 	if err == nil {
 		best, err = t.sharedB(best)
 	}
+	panel := 0
+	if err == nil {
+		panel, err = t.choleskyPanel(best)
+	}
 	if err != nil && (!errors.Is(err, context.DeadlineExceeded) || parent.Err() != nil) {
 		return nil, err
 	}
@@ -133,7 +139,8 @@ func Tune(ctx context.Context, o TuneOptions) (*File, error) {
 		status = "budget spent"
 	}
 	f := &File{Version: Version, CPU: CurrentCPU(), Tool: o.Tool, Created: time.Now().UTC().Format(time.RFC3339),
-		GEMM: GEMM{Kernel: best.kernel, MC: best.blk.MC, KC: best.blk.KC, NC: best.blk.NC, SharedBMax: best.sharedB},
+		GEMM:     GEMM{Kernel: best.kernel, MC: best.blk.MC, KC: best.blk.KC, NC: best.blk.NC, SharedBMax: best.sharedB},
+		Cholesky: Cholesky{Panel: panel},
 		Summary: fmt.Sprintf("native DGEMM at n = %v, %d threads, minimum of %d alternated runs; noise %.1f %%; %s",
 			o.N, t.threads(), o.Reps, 100*t.noise, status)}
 	for i, n := range o.N {
@@ -359,4 +366,56 @@ func (t *tuner) sizeFor(k int) int {
 		}
 	}
 	return -1
+}
+
+// choleskyPanel times the blocked Cholesky of an n×n SPD matrix (n the
+// largest tuning size) with the GEMM tuning c at panel widths 64 to 384
+// against the default, alternated, and returns the width that beats the
+// default by more than the noise (0: the default stays).
+func (t *tuner) choleskyPanel(c candidate) (int, error) {
+	n := slices.Max(t.o.N)
+	spd := make([]float64, n*n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range n {
+		for j := 0; j <= i; j++ {
+			v := rng.Float64() - 0.5
+			spd[i*n+j], spd[j*n+i] = v, v
+		}
+		spd[i*n+i] += float64(n)
+	}
+	tu := &linalg.Tuning{Level: t.level, Kernel: c.kernel, Blocking: c.blk, SharedBMax: c.sharedB}
+	nat := linalg.NewNative(t.o.Threads)
+	var f cholesky.Factor
+	f.SetBLAS(nat)
+	run := func(nb int) bench.Contender {
+		return bench.Contender{
+			Name:  fmt.Sprintf("panel %d", nb),
+			Setup: func() { linalg.SetTuning(tu); cholesky.SetPanel(nb) },
+			Run: func() error {
+				if err := t.ctx.Err(); err != nil {
+					return err
+				}
+				return f.Factorize(spd, n, n)
+			},
+		}
+	}
+	def := cholesky.Panel()
+	best, bestScore := 0, 1+t.noise
+	for _, nb := range []int{64, 96, 128, 256, 384} {
+		if nb == def || nb >= n {
+			continue
+		}
+		secs, errs := bench.Alternate(t.o.Reps, []bench.Contender{run(0), run(nb)})
+		for _, err := range errs {
+			if err != nil {
+				return best, err
+			}
+		}
+		score := secs[0] / secs[1]
+		t.logf("Cholesky n = %d, panel %d: %.3f× the default %d", n, nb, score, def)
+		if score > bestScore {
+			best, bestScore = nb, score
+		}
+	}
+	return best, nil
 }

@@ -1,8 +1,9 @@
 // Package wisdom keeps the native BLAS's measured tuning, as FFTW keeps its
 // wisdom: Tune measures, on the machine at hand, the GEMM micro-kernels, the
-// cache blocks and the shared-B rule within a time budget; Save writes the
-// winners to a small versioned file keyed by the CPU; Apply reads it back and
-// hands it to linalg.SetTuning.
+// cache blocks, the shared-B rule and the Cholesky panel width within a time
+// budget; Save writes the winners to a small versioned file keyed by the
+// CPU; Apply reads it back and hands it to linalg.SetTuning and
+// cholesky.SetPanel.
 //
 // A file is trusted only if it parses strictly, has this package's Version
 // and names this CPU (vendor, family, model, SIMD level, core count): a file
@@ -32,6 +33,7 @@ import (
 	"github.com/klauspost/cpuid/v2"
 
 	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/cholesky"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/outfile"
 )
@@ -75,16 +77,22 @@ type GEMM struct {
 	SharedBMax int    `json:"shared_b_max"` // 0: the default rule
 }
 
+// Cholesky is the tuned blocked Cholesky.
+type Cholesky struct {
+	Panel int `json:"panel"` // panel width of the right-looking loop; 0: the default
+}
+
 // File is the content of a wisdom file.
 type File struct {
-	Version int    `json:"version"`
-	CPU     CPU    `json:"cpu"`
-	GEMM    GEMM   `json:"gemm"`
-	Tool    string `json:"tool,omitempty"`     // the program that measured it
-	Created string `json:"created,omitempty"`  // RFC 3339
-	Summary string `json:"summary,omitempty"`  // what was measured, in words
-	Default []Rate `json:"baseline,omitempty"` // the defaults' rates
-	Tuned   []Rate `json:"tuned,omitempty"`    // the winners' rates
+	Version  int      `json:"version"`
+	CPU      CPU      `json:"cpu"`
+	GEMM     GEMM     `json:"gemm"`
+	Cholesky Cholesky `json:"cholesky"`
+	Tool     string   `json:"tool,omitempty"`     // the program that measured it
+	Created  string   `json:"created,omitempty"`  // RFC 3339
+	Summary  string   `json:"summary,omitempty"`  // what was measured, in words
+	Default  []Rate   `json:"baseline,omitempty"` // the defaults' rates
+	Tuned    []Rate   `json:"tuned,omitempty"`    // the winners' rates
 }
 
 // Rate is one measured GEMM rate.
@@ -113,6 +121,9 @@ func Parse(b []byte) (*File, error) {
 	}
 	if _, err := f.Tuning(); err != nil {
 		return nil, err
+	}
+	if p := f.Cholesky.Panel; p < 0 || p > 4096 {
+		return nil, fmt.Errorf("wisdom: Cholesky panel %d outside [0, 4096]", p)
 	}
 	return &f, nil
 }
@@ -221,20 +232,25 @@ func readSmall(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(fh, maxFileSize+1))
 }
 
-// Apply loads the tuning (Load) and puts it in force (linalg.SetTuning);
-// with none, the defaults stay.
+// Apply loads the tuning (Load) and puts it in force (linalg.SetTuning,
+// cholesky.SetPanel); with none, the defaults stay.
 func Apply() Source {
 	src := Load()
 	if src.File == nil {
 		linalg.SetTuning(nil)
+		cholesky.SetPanel(0)
 		return src
 	}
 	t, err := src.File.Tuning()
 	if err == nil {
 		err = linalg.SetTuning(t)
 	}
+	if err == nil {
+		err = cholesky.SetPanel(src.File.Cholesky.Panel)
+	}
 	if err != nil {
 		linalg.SetTuning(nil)
+		cholesky.SetPanel(0)
 		src.Notice = fmt.Sprintf("ignoring %s: %v", src, err)
 		src.Kind, src.File = "defaults", nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/cholesky"
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
@@ -52,6 +53,7 @@ func TestParseRefuses(t *testing.T) {
 		"zero block":    strings.Replace(good, `"mc": `, `"mc": 0, "x_": `, 1),
 		"bad level":     strings.Replace(good, `"level": "`, `"level": "sse`, 1),
 		"huge":          good + strings.Repeat(" ", maxFileSize),
+		"bad panel":     strings.Replace(good, `"panel": 0`, `"panel": -5`, 1),
 	} {
 		if _, err := Parse([]byte(text)); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -117,6 +119,8 @@ func TestApplyValidFile(t *testing.T) {
 	defer linalg.SetTuning(nil)
 	f := validFile()
 	f.GEMM.KC, f.GEMM.MC = 96, 4*asm.GemmKernelFor(asm.Current()).MR
+	f.Cholesky.Panel = 80
+	defer cholesky.SetPanel(0)
 	p := writeWisdom(t, encode(t, f))
 	src := Apply()
 	if src.Kind != "file" || src.Path != p || src.Notice != "" {
@@ -125,6 +129,9 @@ func TestApplyValidFile(t *testing.T) {
 	tu := linalg.CurrentTuning()
 	if tu == nil || tu.Blocking.KC != 96 || linalg.NewNative(1).Blocking().KC != 96 {
 		t.Fatalf("tuning in force %+v", tu)
+	}
+	if cholesky.Panel() != 80 {
+		t.Errorf("Cholesky panel %d, want 80", cholesky.Panel())
 	}
 	if !strings.Contains(src.String(), p) {
 		t.Errorf("String() = %q, want the path", src.String())

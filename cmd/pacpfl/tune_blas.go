@@ -61,7 +61,8 @@ func runTuneBLAS(args []string, stdout, stderr io.Writer) int {
 	}
 	g := f.GEMM
 	fmt.Fprintf(stdout, "%s\n%s\n", f.CPU, peak)
-	fmt.Fprintf(stdout, "tuned: GEMM kernel %s, MC %d, KC %d, NC %d, shared-B limit %s\n", g.Kernel, g.MC, g.KC, g.NC, sharedBText(g.SharedBMax))
+	fmt.Fprintf(stdout, "tuned: GEMM kernel %s, MC %d, KC %d, NC %d, shared-B limit %s; Cholesky panel %s\n",
+		g.Kernel, g.MC, g.KC, g.NC, sharedBText(g.SharedBMax), panelText(f.Cholesky.Panel))
 	for i := range f.Tuned {
 		d, t := f.Default[i].GFLOPS, f.Tuned[i].GFLOPS
 		fmt.Fprintf(stdout, "n = %d: defaults %.1f GFLOP/s (%.0f %% of peak), tuned %.1f (%.0f %%), %.3f×\n",
@@ -94,4 +95,11 @@ func sharedBText(limit int) string {
 		return "never"
 	}
 	return fmt.Sprintf("C sides ≤ %d", limit)
+}
+
+func panelText(p int) string {
+	if p == 0 {
+		return "the default"
+	}
+	return fmt.Sprint(p)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/cholesky"
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
@@ -49,5 +50,6 @@ func tuningLine() string {
 	if t := linalg.CurrentTuning(); t != nil && t.Kernel != "" {
 		kern = t.Kernel
 	}
-	return fmt.Sprintf("%s: GEMM kernel %s, MC %d, KC %d, NC %d", wisdomSource, kern, b.MC, b.KC, b.NC)
+	return fmt.Sprintf("%s: GEMM kernel %s, MC %d, KC %d, NC %d; Cholesky panel %d",
+		wisdomSource, kern, b.MC, b.KC, b.NC, cholesky.Panel())
 }
