@@ -509,7 +509,8 @@ func parallelFor(n int, f func(i int) error) error {
 	return nil
 }
 
-// Defaults of the harness (SPEC §14 where it speaks; measured otherwise).
+// Defaults of the harness: the papers' where they speak, our choices
+// (docs/math.md §10) or cross-validated values otherwise.
 
 // DefaultPACPFLOptions: k = 4, T = 3000, c = min(n, 24), full batches, Adam
 // 10⁻³, τ = 0.2 and σ_P = 0.5 — chosen by `pacpfl tune polynomial`
