@@ -316,9 +316,11 @@ func ComputeLearnedBound(ds *data.Dataset, g *GPModel, prior *svgd.Gaussian, opt
 
 // VanillaOptions: each client fits its own GP prior by maximising its own LML.
 type VanillaOptions struct {
-	Steps     int
-	LR        float64
-	InitSigma float64 // start from φ ~ N(hyper-prior mean, InitSigma²): the mean itself is a symmetric saddle of the networks
+	Steps int
+	LR    float64
+	// InitSigma: start from φ ~ N(hyper-prior mean, InitSigma²); the mean
+	// itself is a symmetric saddle of the networks.
+	InitSigma float64
 	Seed      uint64
 }
 

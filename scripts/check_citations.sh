@@ -10,7 +10,7 @@
 #   - "seed 000" ... "seed 009"     the papers by their number in a file list
 #   - "the seed's Table 1" etc.     a paper called "the seed"
 #   - "[O]", "[P]", "[!]"           tags whose legend was outside the repository
-#   - a "§" in a Go file that is not part of a "docs/math.md §N" citation
+#   - a "§" in a Go file that is not part of a "docs/NAME.md §N" citation
 #
 # docs/math.md's legend (between <!-- legend --> and <!-- /legend -->) may name
 # the old forms and is skipped. Exit status: 0 if none is found, 1 otherwise.
@@ -32,7 +32,7 @@ if git ls-files -z -- '*.go' '*.md' | xargs -0 perl -ne '
 		|| /(?:\b|(?<=\\n))[Tt]he seed (?:is silent|never|prints|gave|says|learns|trains|leaves|lists|feeds|writes|gives|reports|samples)\b/
 		|| /\((?:the seed: |the seed\))|\bas the seed\)/;
 	if (!$bad && $file =~ /\.go$/ && /\xc2\xa7/) {
-		(my $s = $_) =~ s/math\.md(?:\x27s)? \xc2\xa7[\d.]+(?:(?:, | and |\xe2\x80\x93)(?:\xc2\xa7)?[\d.]+)*//g;
+		(my $s = $_) =~ s/\w+\.md(?:\x27s)? \xc2\xa7[\d.]+(?:(?:, | and |\xe2\x80\x93)(?:\xc2\xa7)?[\d.]+)*//g;
 		$s =~ s/RFC \d+ \xc2\xa7[\d.]+//g;
 		$bad = $s =~ /\xc2\xa7/;
 	}
