@@ -14,11 +14,9 @@
 // the GEMM micro-kernels behind GemmKernel (12×16 on zmm registers at level
 // avx512, 6×8 and 4×12 at avx2, 6×8 on NEON, 4×4 in Go) that package linalg
 // packs for. At level avx512 the GEMM micro-kernel, Exp, SqDist, SEKernel
-// and the unit-stride Dot, Axpy and Scal are AVX-512, with masked tails (on
-// Zen 5: Exp 2.0–2.3× the AVX2 one, its table in registers and its special
-// values in the kernel; SEKernel 1.5–2.1×, SqDist 1.1–1.9×; the level-1
-// kernels 1.1–1.8× from 64 elements; all equal when memory-bound); the
-// strided level-1 kernels run their AVX2 versions there.
+// and the unit-stride Dot, Axpy and Scal are AVX-512, with masked tails; the
+// strided level-1 kernels run their AVX2 versions there. Their speed against
+// the AVX2 versions: docs/performance.md §1.
 //
 // Concurrency: every kernel is a pure function of its arguments and may run
 // on any number of goroutines; SetLevel is atomic, and a caller that packs

@@ -48,17 +48,12 @@
 // per step and no core idle through the serial parts. With another BLAS, or
 // one thread, the same loop runs with the BLAS's own parallel Dsyrk.
 //
-// Block sizes, measured with TestTuneParams (PACPFL_TUNE=1; bench.Alternate,
-// minimum of 5, in one process, 2-core Zen 3): NB = 192 (a multiple of the
-// 6×8 micro-tile, under the GEMM's KC = 256 so that each update is one pass
-// over C). In a quiet moment at n = 4000: look-ahead NB=128/192/256 gave
-// 69/77/78 GFLOP/s, the plain right-looking loop 71/79/80, a fully
-// recursive variant (updates split into GEMMs of inner dimension up to n/2)
-// 75, OpenBLAS's dpotrf 55; at n = 1000 look-ahead 192 gave 56 against
-// OpenBLAS 48. The variants are within noise of each other at large n;
-// look-ahead is kept because it does not depend on how well the BLAS
-// parallelizes one mid-sized call (at n = 1000 under load it was 1.5× the
-// plain loop).
+// NB = 192: a multiple of the 6×8 micro-tile, under the GEMM's KC = 256 so
+// that each update is one pass over C. Look-ahead is kept over the plain
+// right-looking loop because it does not depend on how well the BLAS
+// parallelizes one mid-sized call. TestTuneParams (PACPFL_TUNE=1) measures
+// the block sizes; the measurements behind these choices are in
+// docs/performance.md §2.
 //
 // Dpotri is Dtrtri followed by the Dlauum product Lᵀ·L, both recursive:
 // halves, with the coupling blocks computed by GEMMs, one Dsyrk, and
@@ -71,11 +66,9 @@
 // order 256 on, with the native BLAS on two or more threads, the top-level
 // step runs the two halves, and each product as two halves of the block,
 // on two goroutines with the single-threaded native BLAS (a 2-way split,
-// sized for the 2-core development machine). Measured (TestTuneParams with
-// PACPFL_TUNE_OP=potri): one Dsyrk per step beat a recursively split one by
-// 2–7%; trmm leaves 128 were at least as fast as 64 and 256; the 2-way
-// splits gained 80% at n = 500, 35% at 1000 and 14% at 2000 over running
-// every step on the BLAS's own threads.
+// sized for the 2-core development machine; TestTuneParams with
+// PACPFL_TUNE_OP=potri measures the choices, docs/performance.md §2 has the
+// figures).
 //
 // Parallelism comes from the BLAS (linalg's native BLAS by default; pass a
 // single-threaded one with Factor.SetBLAS to keep a Factor on one core) and

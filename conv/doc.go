@@ -16,10 +16,9 @@
 // activations act per channel and need no special handling.
 //
 // Convolutions are im2col + GEMM per group of images, parallel over the
-// batch with a single-threaded BLAS per worker. A direct loop kernel for the
-// paper's first layer (C_in = 1) was measured slower than im2col + GEMM
-// (3.9 ms against 2.3 ms for the forward pass of a batch of 64 on one
-// core), so there is none.
+// batch with a single-threaded BLAS per worker. There is no direct loop
+// kernel for a first layer with C_in = 1: it is slower than im2col + GEMM
+// (docs/performance.md §3).
 //
 // A layer is not safe for concurrent use; distinct layers are. Results do
 // not depend on timing: the batch is split statically, so for a given

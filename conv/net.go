@@ -56,7 +56,7 @@ type BCNNConfig struct {
 	InChannels, InH, InW int // 0 means 1×28×28
 	Conv1, Conv2         int // output channels; 0 means 10 and 62
 	Kernel               int // 0 means 5
-	Hidden               int // 0 means 512 (SPEC §6.4, PFLlib's CNN)
+	Hidden               int // 0 means 512 (docs/math.md §5.1, PFLlib's CNN)
 	Classes              int // 0 means 10
 	Samples              int // weight samples evaluated together; 0 means 1
 	Options

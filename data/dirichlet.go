@@ -8,7 +8,7 @@ import (
 
 // Defaults of DirichletConfig.
 const (
-	DefaultDirichletAlpha = 0.4 // SPEC §7, the EMNIST protocol
+	DefaultDirichletAlpha = 0.4 // docs/math.md §1.5, the EMNIST protocol
 	defaultTestFraction   = 0.2
 	defaultMinSamples     = 10
 	dirichletAttempts     = 1000
@@ -31,7 +31,7 @@ type DirichletConfig struct {
 	Pixels     PixelScale // "" or PixelsUnit: p/255; PixelsSymmetric: 2p/255 − 1
 }
 
-// Dirichlet splits the pool label by label (SPEC §7's EMNIST protocol):
+// Dirichlet splits the pool label by label (docs/math.md §1.5's EMNIST protocol):
 // the images of each label, shuffled by the stream (Seed, "dirlabel",
 // label), are divided over the K = Clients + New clients in proportions
 // p ~ Dirichlet(α, …, α) drawn from the stream (Seed, "dirich", attempt,

@@ -8,7 +8,7 @@ import (
 )
 
 // IIDConfig configures the i.i.d. split of an image pool (GenFL's FL-SOB
-// setting, SPEC §12: 100 users with 540 training images and 10 % per-user
+// setting, docs/math.md §7: 100 users with 540 training images and 10 % per-user
 // test each).
 type IIDConfig struct {
 	Clients     int // users K ≥ 1
@@ -20,7 +20,7 @@ type IIDConfig struct {
 // uniformly random permutation (stream (Seed, "iid")), to the clients in
 // blocks: client k gets the next Train training and Test test images.
 //
-// The selection ignores the labels (the seed gave every user exactly 54
+// The selection ignores the labels (the paper gave every user exactly 54
 // images per class; a class-stratified draw would depend on the labels):
 // if the pool's images are i.i.d. draws from a distribution D, so is every
 // client's sample, and so is the union of their training samples, which is
@@ -52,7 +52,7 @@ func IID(im *Images, cfg IIDConfig) (*Dataset, error) {
 }
 
 // ShardsConfig configures the label-sorted shards split (McMahan et al.'s
-// non-i.i.d. FedAvg protocol, GenFL's PFL setting, SPEC §12).
+// non-i.i.d. FedAvg protocol, GenFL's PFL setting, docs/math.md §7).
 type ShardsConfig struct {
 	Clients         int     // users K ≥ 1
 	ShardSize       int     // images per shard (0: 300)

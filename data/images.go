@@ -113,7 +113,7 @@ func FashionMNISTDir(dir string) string {
 
 // FashionMNIST loads the 70,000 Fashion-MNIST images (28×28, 10 classes),
 // the 60,000 of the training files followed by the 10,000 of the test
-// files: the splits pool them (SPEC §11). dir is resolved by
+// files: the splits pool them (docs/math.md §3). dir is resolved by
 // FashionMNISTDir. A missing file is an error that names it and the Debian
 // package, flag and environment variable that provide it.
 func FashionMNIST(dir string) (*Images, error) {

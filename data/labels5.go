@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// Labels5Sizes are the pFedBayes splits (SPEC §11): training and test
+// Labels5Sizes are the pFedBayes splits (docs/math.md §3): training and test
 // images per label per client.
 var Labels5Sizes = map[string][2]int{
 	"small":  {50, 950},
@@ -32,7 +32,7 @@ type Labels5Config struct {
 	Pixels    PixelScale // "" or PixelsUnit: p/255; PixelsSymmetric: 2p/255 − 1
 }
 
-// Labels5 is the pFedBayes protocol (SPEC §11) on the pooled images: one
+// Labels5 is the pFedBayes protocol (docs/math.md §3) on the pooled images: one
 // existing client per class (10 for Fashion-MNIST), client i holding the 5
 // labels i, i+1, …, i+4 mod C, so that each label serves exactly 5 existing
 // clients; each client gets Train training and Test test images of each of

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// PolynomialConfig describes the synthetic Polynomial data set (SPEC §7, §14).
+// PolynomialConfig describes the synthetic Polynomial data set (docs/math.md §1.5, §10).
 type PolynomialConfig struct {
 	Existing     int        // n existing clients (split evenly over the two modes)
 	New          int        // new clients

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The PV data set (SPEC §7): hourly rooftop PV generation of houses in
+// The PV data set (docs/math.md §1.5): hourly rooftop PV generation of houses in
 // Lausanne, simulated. The paper simulated it with pvlib from PVGIS radiation
 // data, which cannot be downloaded here; this simulator follows the same
 // physics from first principles (docs/math.md, "PV simulator"):

@@ -14,7 +14,7 @@ import (
 	"github.com/pacpfl/pacpfl/lml"
 )
 
-// BNNModel plugs the BNN client model of package lml (SPEC §6) into the
+// BNNModel plugs the BNN client model of package lml (docs/math.md §5) into the
 // federated loop: a client update is the gradient of the LML estimate (38)
 // for each of the k prior particles on a mini-batch, with β = m_i.
 type BNNModel struct {
@@ -129,7 +129,7 @@ func (c *bnnClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ra
 const tagBNNPosterior = 0x626e6e706f7374
 
 // PredictGroup personalises the k particles (k×dφ) on each client's data
-// and returns its class probabilities on its test set (SPEC §6.3): existing
+// and returns its class probabilities on its test set (docs/math.md §5.3): existing
 // clients condition on S_i ∪ S̃_i, new clients on their own data. Client i's
 // inference draws from the stream (seed, "bnnpost", group, i), and clients
 // are spread over the cores with one single-threaded predictor per worker,

@@ -14,11 +14,11 @@ import (
 )
 
 // BNNHyperPrior returns the diagonal Gaussian hyper-prior 𝒫 over the BNN
-// prior parameters φ = (μ, ω) (SPEC §6.1; docs/math.md): per weight w with
-// fan-in f, μ_w ~ N(0, sigmaMu²·2/f) and ω_w ~ N(ln(2/f), sigmaOmega²). The
-// means are SPEC's; the std of μ is scaled like He initialisation so that
-// one σ suits every layer (a draw with sigmaMu = 1 is a He-initialised
-// network), the std of ω is in log-variance units and needs no scaling.
+// prior parameters φ = (μ, ω) (docs/math.md §5.1): per weight w with fan-in
+// f, μ_w ~ N(0, sigmaMu²·2/f) and ω_w ~ N(ln(2/f), sigmaOmega²). The std of
+// μ is scaled like He initialisation so that one σ suits every layer (a
+// draw with sigmaMu = 1 is a He-initialised network), the std of ω is in
+// log-variance units and needs no scaling.
 func BNNHyperPrior(m lml.BNN, sigmaMu, sigmaOmega float64) (*svgd.Gaussian, error) {
 	if !(sigmaMu > 0) || !(sigmaOmega > 0) || math.IsInf(sigmaMu, 0) || math.IsInf(sigmaOmega, 0) {
 		return nil, fmt.Errorf("bnn hyper-prior: stds σ_μ = %v and σ_ω = %v must be positive and finite", sigmaMu, sigmaOmega)

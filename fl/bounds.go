@@ -11,7 +11,7 @@ import (
 // when no client has personalisation-only data (n₂ = 0).
 const Upsilon = 1e-4
 
-// BoundConfig holds the constants of the PAC-Bayesian bounds (SPEC §3).
+// BoundConfig holds the constants of the PAC-Bayesian bounds (docs/math.md §1.3).
 type BoundConfig struct {
 	A, B    float64 // loss range [a, b] (the NLL is clipped to it)
 	Delta   float64 // confidence δ ∈ (0, 1)
@@ -215,7 +215,7 @@ type LogZCFunc func(phi []float64, client int, rng *rand.Rand) (float64, error)
 
 // EstimateLogZS estimates ln Z^S_τ(𝒫, S) = ln E_{P∼𝒫} exp(τ Σ_i ln Z^C_β(P, S_i))
 // by Monte Carlo over N hyper-prior draws with log-sum-exp:
-// LSE_j(τ Σ_i ln Z^C(P_j, S_i)) − ln N (SPEC §3 [O]). The estimate is biased
+// LSE_j(τ Σ_i ln Z^C(P_j, S_i)) − ln N (our choice, docs/math.md §1.3). The estimate is biased
 // low in expectation (Jensen), which makes the bounds conservative.
 func EstimateLogZS(prior PriorSampler, nSamples, nClients int, tau float64, lnZC LogZCFunc, rng *rand.Rand) (float64, error) {
 	if nSamples < 1 || nClients < 1 {

@@ -7,7 +7,7 @@ import (
 )
 
 // The binary kl, its inverse and the McAllester-type bounds of GenFL
-// (SPEC §12, seed 004): the bounds of a stochastic classifier Q with a loss
+// (docs/math.md §7, Jobic et al. 2023): the bounds of a stochastic classifier Q with a loss
 // in [0, 1] against a data-free prior P.
 
 // KLInverseTol is the absolute accuracy of KLInverse: the value returned
@@ -99,10 +99,10 @@ func klInverseEdge(q, c float64) (p float64, ok bool) {
 
 // KLInverse is kl⁻¹(q, c) = sup{p ∈ [q, 1] : kl(q‖p) ≤ c}, the largest
 // true risk compatible with an empirical risk q and a complexity c. It
-// follows the seed's Appendix A (Dziugaite and Roy's Newton iteration on
+// follows the paper's Appendix A (Dziugaite and Roy's Newton iteration on
 // h(p) = kl(q‖p) − c from b̃ = q + √(c/2), which Pinsker's inequality puts
 // at or above the root), safeguarded by bisection on the bracket [q, b̃]
-// (or [q, 1] when b̃ ≥ 1, where the seed's recipe would return 1), until
+// (or [q, 1] when b̃ ≥ 1, where the paper's recipe would return 1), until
 // the root is pinned to within KLInverseTol. The value returned is the
 // upper end of the final bracket: never below the exact kl⁻¹.
 //
@@ -181,7 +181,7 @@ func KLInverseBisect(q, c, tol float64) (float64, error) {
 	return hi, nil
 }
 
-// KLInverseNewton is the seed's Appendix A recipe as printed: b̃ = q +
+// KLInverseNewton is the paper's Appendix A recipe as printed: b̃ = q +
 // √(c/2); 1 if b̃ ≥ 1; otherwise k Newton steps from b̃ (k ≥ 1). It is an
 // upper bound of kl⁻¹ in exact arithmetic; KLInverse is what the bounds use.
 func KLInverseNewton(q, c float64, k int) (float64, error) {
@@ -242,8 +242,8 @@ func McAllesterBound(risk, kl float64, m int, delta float64) (float64, error) {
 }
 
 // PinskerBound is the relaxation (GF-3), R̂ + √((KL + ln(2√m/δ))/(2m)),
-// from Pinsker's inequality kl(q‖p) ≥ 2(p−q)² (the seed prints (p−q)²/2,
-// SPEC §12 [!]). Never below McAllesterBound; it may exceed 1.
+// from Pinsker's inequality kl(q‖p) ≥ 2(p−q)² (the paper prints (p−q)²/2,
+// docs/math.md §11.8). Never below McAllesterBound; it may exceed 1.
 func PinskerBound(risk, kl float64, m int, delta float64) (float64, error) {
 	if err := checkRisk(risk); err != nil {
 		return 0, err
@@ -256,8 +256,8 @@ func PinskerBound(risk, kl float64, m int, delta float64) (float64, error) {
 }
 
 // QuadraticBound is the relaxation (GF-4/5), (√(R̂ + c) + √c)² with c =
-// (KL + ln(2√m/δ))/(2m), from kl(q‖p) ≥ (p−q)²/(2p) (the seed prints it
-// without the square, SPEC §12 [!]). Never below McAllesterBound; it may
+// (KL + ln(2√m/δ))/(2m), from kl(q‖p) ≥ (p−q)²/(2p) (the paper prints it
+// without the square, docs/math.md §11.8). Never below McAllesterBound; it may
 // exceed 1.
 func QuadraticBound(risk, kl float64, m int, delta float64) (float64, error) {
 	if err := checkRisk(risk); err != nil {

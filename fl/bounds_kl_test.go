@@ -143,7 +143,7 @@ func TestKLInverseMonotone(t *testing.T) {
 	}
 }
 
-// The seed's Newton recipe approaches the root from above and agrees with
+// The paper's Newton recipe approaches the root from above and agrees with
 // KLInverse once it has converged.
 func TestKLInverseNewtonRecipe(t *testing.T) {
 	for _, q := range []float64{0.01, 0.1, 0.3, 0.6} {

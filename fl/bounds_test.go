@@ -108,7 +108,7 @@ func TestBoundsValidate(t *testing.T) {
 	if _, err := c.Evaluate(0); err != nil {
 		t.Fatal(err)
 	}
-	// A failed ln Z^S estimate used to come back as a NaN or −Inf "bound".
+	// A failed ln Z^S estimate (NaN or ±Inf) is an error, never a "bound".
 	for _, lz := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		if b, err := c.Evaluate(lz); err == nil {
 			t.Errorf("ln Z^S = %v accepted: server bound %v", lz, b.Server)

@@ -8,7 +8,7 @@ import (
 )
 
 // DPMechanism names a differentially private aggregation of the clients'
-// updates (Algorithm 3 and its corrections; derivation in docs/math.md §DP).
+// updates (Algorithm 3 and its corrections; derivation in docs/math.md §2.3).
 //
 // The neighbouring relation is the paper's Def. 3.1: two federations that
 // differ in one sample of one client's training set S_i. Every mechanism

@@ -129,8 +129,8 @@ func l2(a, b []float64) float64 {
 // For neighbouring federations the clipped aggregates never move further
 // than the sensitivity the noise is calibrated to, in the mechanism's norm.
 // The printed Algorithm 3 (row-wise L2 clip, Laplace calibrated to γ/c)
-// moves them far more than its calibration assumes: the test that the old
-// code's ε did not hold.
+// moves them far more than its calibration assumes, so its nominal ε does
+// not hold.
 func TestSensitivityHoldsForNeighbours(t *testing.T) {
 	const k, gamma = 3, 0.05
 	for _, m := range []DPMechanism{DPLaplace, DPGaussian, DPPaper} {
@@ -212,8 +212,8 @@ func TestNoiseDistribution(t *testing.T) {
 	}
 }
 
-// zeroSource returns 0 forever: the uniform draw that made the old inversion
-// sampler return −Inf.
+// zeroSource returns 0 forever: the uniform draw at which a naive inversion
+// sampler returns −Inf.
 type zeroSource struct{}
 
 func (zeroSource) Uint64() uint64 { return 0 }

@@ -20,7 +20,7 @@ import (
 type GPModel struct {
 	Model lml.Model
 	// LiteralBatch uses the plain LML of a mini-batch instead of the
-	// tempered objective ln Z^C_{m_i}(P, S^(b)) (SPEC §5.3) when b < m_i.
+	// tempered objective ln Z^C_{m_i}(P, S^(b)) (docs/math.md §4.5) when b < m_i.
 	LiteralBatch bool
 	// FreezeMean keeps the mean network at zero (its gradient is dropped),
 	// giving the zero-mean GP of the original pFedGP. Particles must start
@@ -54,7 +54,7 @@ func NewGPModel(d int) *GPModel { return &GPModel{Model: lml.DefaultModel(d)} }
 
 // NewLinearMeanGPModel is the GP model with a linear mean function (no
 // hidden layer) and the default deep kernel: pFedGP's model as the paper's
-// cross-validation chose it (SPEC §5.1).
+// cross-validation chose it (docs/math.md §4.1).
 func NewLinearMeanGPModel(d int) *GPModel {
 	m := lml.DefaultModel(d)
 	m.MeanHidden = nil

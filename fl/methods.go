@@ -316,9 +316,11 @@ func ComputeLearnedBound(ds *data.Dataset, g *GPModel, prior *svgd.Gaussian, opt
 
 // VanillaOptions: each client fits its own GP prior by maximising its own LML.
 type VanillaOptions struct {
-	Steps     int
-	LR        float64
-	InitSigma float64 // start from φ ~ N(hyper-prior mean, InitSigma²): the mean itself is a symmetric saddle of the networks
+	Steps int
+	LR    float64
+	// InitSigma: start from φ ~ N(hyper-prior mean, InitSigma²); the mean
+	// itself is a symmetric saddle of the networks.
+	InitSigma float64
 	Seed      uint64
 }
 
@@ -509,7 +511,8 @@ func parallelFor(n int, f func(i int) error) error {
 	return nil
 }
 
-// Defaults of the harness (SPEC §14 where it speaks; measured otherwise).
+// Defaults of the harness: the papers' where they speak, our choices
+// (docs/math.md §10) or cross-validated values otherwise.
 
 // DefaultPACPFLOptions: k = 4, T = 3000, c = min(n, 24), full batches, Adam
 // 10⁻³, τ = 0.2 and σ_P = 0.5 — chosen by `pacpfl tune polynomial`

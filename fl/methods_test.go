@@ -42,7 +42,7 @@ func TestPACPFLEndToEnd(t *testing.T) {
 	}
 	b := r.Bounds
 	if b == nil || math.IsNaN(b.Server) || math.IsNaN(b.NewClient) || !(b.NewClient >= b.Server-1e-9) {
-		t.Fatalf("bounds %+v (the new-client bound is never tighter, SPEC §3)", b)
+		t.Fatalf("bounds %+v (the new-client bound is never tighter, docs/math.md §1.3)", b)
 	}
 	// The bound for the trained hyper-posterior depends on the training
 	// run; the one at 𝒬* does not.

@@ -17,7 +17,7 @@ import (
 const CELevels = 20
 
 // RSMSE is the root mean squared error of pred against y divided by the
-// population standard deviation of y (SPEC §8). It is scale-free.
+// population standard deviation of y (docs/math.md §2.10). It is scale-free.
 func RSMSE(pred, y []float64) (float64, error) {
 	if len(pred) != len(y) {
 		return 0, fmt.Errorf("rsmse: %d predictions for %d targets", len(pred), len(y))
@@ -312,7 +312,7 @@ const probRowTolerance = 1e-6
 // confidence p̂_j its probability; with the bins B_h = {j : p̂_j ∈
 // ((h−1)/H, h/H]}, H = CELevels,
 // CE = Σ_h |B_h|/n · |acc(B_h) − conf(B_h)|, empty bins contributing 0
-// (SPEC §8, Guo et al. 2017).
+// (docs/math.md §2.10, Guo et al. 2017).
 func ClassificationMetrics(probs, y []float64, classes int) (accuracy, ce float64, err error) {
 	n := len(y)
 	switch {

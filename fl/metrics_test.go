@@ -243,8 +243,9 @@ func TestClassificationMetricsBadInput(t *testing.T) {
 func TestEvaluateClassification(t *testing.T) {
 	clients := []data.ClientData{{YTest: []float64{0, 1}}, {YTest: []float64{1, 1, 0, 0}}}
 	preds := []ClassPrediction{
-		{Probs: []float64{0.9, 0.1, 0.2, 0.8}},                   // 100 %, CE |1−0.9|/2 + |1−0.8|/2 = 0.15
-		{Probs: []float64{0.5, 0.5, 0.4, 0.6, 1, 0, 0.25, 0.75}}, // 50 %: tie → class 0 wrong at 0.5, right at 0.6, right at 1, wrong at 0.75
+		{Probs: []float64{0.9, 0.1, 0.2, 0.8}}, // 100 %, CE |1−0.9|/2 + |1−0.8|/2 = 0.15
+		// 50 %: tie → class 0 wrong at 0.5, right at 0.6, right at 1, wrong at 0.75.
+		{Probs: []float64{0.5, 0.5, 0.4, 0.6, 1, 0, 0.25, 0.75}},
 	}
 	g, err := EvaluateClassification(preds, clients, 2)
 	if err != nil {

@@ -63,7 +63,8 @@ type Aggregation int
 
 const (
 	// AggregateSum is τ·(n/c)·Σ_{i∈C_t} G_i: unbiased for τ Σ_{i=1}^n ∇ ln Z^C_i
-	// of (40), so τ keeps its meaning in the bounds (SPEC §4.3 [!], default).
+	// of (40), so τ keeps its meaning in the bounds; the default
+	// (docs/math.md §2.1 and §11.3).
 	AggregateSum Aggregation = iota
 	// AggregateMean is Algorithm 1's literal line 5: τ·(1/c)·Σ_{i∈C_t} G_i.
 	AggregateMean
@@ -170,7 +171,7 @@ func (c *Config) Validate(n int) error {
 	return c.Robust.validate(cpr, c.Quorum, c.DP != nil)
 }
 
-// DefaultClientsPerRound is c when Config.ClientsPerRound is 0 (SPEC §14).
+// DefaultClientsPerRound is c when Config.ClientsPerRound is 0 (docs/math.md §10).
 const DefaultClientsPerRound = 24
 
 // Result is the outcome of a training run.

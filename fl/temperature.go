@@ -8,7 +8,7 @@ import (
 )
 
 // Temperature is the client temperature β of the Gibbs posterior
-// Q*(P, S) ∝ P·exp(−(β/|S|)·Σ_S ℓ) and of ln Z^C_β (SPEC §2, eq. 5).
+// Q*(P, S) ∝ P·exp(−(β/|S|)·Σ_S ℓ) and of ln Z^C_β (docs/math.md §1.2, eq. 5).
 //
 // With the NLL as loss, β = |S| makes Q* the Bayes posterior and ln Z^C the
 // log marginal likelihood (the paper's choice). A smaller β tempers the

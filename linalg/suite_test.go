@@ -313,7 +313,9 @@ func TestDtrsmSuite(t *testing.T) {
 								// Sizes past trsmBlock (64) exercise the recursion; 300-wide B is cut
 								// into slabs (trsmMinPiece) solved by separate goroutines.
 								shapes := [][2]int{{1, 1}, {0, 3}, {3, 0}, {5, 7}, {65, 9}, {9, 65}, {70, 33}, {33, 70}, {129, 40}, {40, 129}}
-								if alpha == -1.5 { // 2+ slabs of trsmMinPiece (once per combination: the check is O(m·n·k))
+								// 2+ slabs of trsmMinPiece (once per combination: the
+								// check is O(m·n·k)).
+								if alpha == -1.5 {
 									shapes = append(shapes, [2]int{20, 300}, [2]int{300, 20})
 								}
 								for r := 0; r < 3; r++ {

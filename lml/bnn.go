@@ -10,10 +10,10 @@ import (
 // Network architectures of the BNN client model.
 const (
 	ArchMLP  = "mlp"  // dense Hidden → ReLU → dense C (pFedBayes's 784-100-10)
-	ArchBCNN = "bcnn" // the paper's BCNN (SPEC §6.4)
+	ArchBCNN = "bcnn" // the paper's BCNN (docs/math.md §5.1)
 )
 
-// BNN describes the BNN client model of PAC-PFL (SPEC §6): a classifier
+// BNN describes the BNN client model of PAC-PFL (docs/math.md §5): a classifier
 // h_θ with p(y | x, θ) = softmax(h_θ(x))_y and the prior
 // P_φ = Π_w N(θ_w; μ_w, e^{ω_w}) over every weight and bias θ_w of the
 // network, φ = (μ, ω), ω = ln σ² (PACOH-NN's mean-field Gaussian prior).
@@ -194,7 +194,7 @@ func (b BNN) PhiLayout() []Block {
 	return out
 }
 
-// HyperPriorMean returns the default hyper-prior mean of φ (SPEC §6.1 [O]):
+// HyperPriorMean returns the default hyper-prior mean of φ (our choice, docs/math.md §5.1):
 // 0 for every μ and ln(2/fan-in) for every ω, so that a prior at the mean
 // has the He-initialisation variance 2/fan-in (a bias takes its layer's
 // fan-in).

@@ -10,11 +10,11 @@ import (
 )
 
 // DefaultBNNSamples is L, the weight samples of the LML estimate (38) during
-// training (the default; SPEC §14 suggests 10).
+// training (our choice, docs/math.md §10; PACOH-NN uses 10).
 const DefaultBNNSamples = 5
 
 // BNNEstimator evaluates the Monte Carlo LML estimate (38) of one prior P_φ
-// on a batch and its reparameterised gradient (SPEC §6.2):
+// on a batch and its reparameterised gradient (docs/math.md §5.2):
 //
 //	ln Z̃ = LSE_j(s_j) − ln L,  s_j = scale · Σ_i ln p(y_i | x_i, θ_j),
 //	θ_j = μ + e^{ω/2} ∘ ε_j,  ε_j ~ N(0, I),  j = 1..L,

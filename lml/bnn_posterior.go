@@ -10,7 +10,7 @@ import (
 )
 
 // BNNPosteriorOptions configure the posterior inference of a BNN client
-// (SPEC §6.3 [O], PACOH-NN's meta-test): per prior particle, SVGD over M
+// (our choice, docs/math.md §5.3, PACOH-NN's meta-test): per prior particle, SVGD over M
 // weight particles initialised from P_φ, with target
 // ln P_φ(θ) + (m/b) Σ_batch ln p(y | x, θ), Adam, and the mixture weights
 // α_κ from the estimate (38) on the client's data.
@@ -78,7 +78,7 @@ func (o BNNPosteriorOptions) Validate() error {
 const predictRows = 256
 
 // BNNPredictor conditions k prior particles on one client's data and
-// predicts with the α-weighted mixture of their posteriors (SPEC §6.3):
+// predicts with the α-weighted mixture of their posteriors (docs/math.md §5.3):
 //
 //	p̂(c | x) = Σ_κ α_κ (1/M) Σ_s softmax(h_{θ_{κ,s}}(x))_c,  α = softmax_κ(ln Z̃_κ).
 //

@@ -20,7 +20,7 @@
 //     only buffer of size m²; docs/math.md, "Memory");
 //   - Predictor and Mixture: personalisation and prediction.
 //
-// The BNN client model (SPEC §6): BNN describes a classifier (the MLP or
+// The BNN client model (docs/math.md §5): BNN describes a classifier (the MLP or
 // the paper's BCNN, built from package conv) and its mean-field Gaussian
 // prior P_φ, φ = (μ, ω = ln σ²); BNNEstimator evaluates the Monte Carlo LML
 // (38) of a batch with L weight samples stacked in one network, and its

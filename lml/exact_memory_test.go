@@ -16,8 +16,7 @@ import (
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
-// oldEval is the exact LML and gradient as the Workspace computed them
-// before the factor and the inverse moved into one m×m matrix (issue 34):
+// oldEval is the reference exact LML and gradient with three m×m matrices:
 // A = K + σ²I in its own matrix, the factor in the Factor's copy, A⁻¹ from
 // Factor.Inverse in a third matrix, and the feature gradient row by row
 // over full rows of A and A⁻¹. It uses ws only for the networks.
@@ -94,11 +93,11 @@ func oldEval(t *testing.T, ws *Workspace, b *linalg.Native, phi, X, y []float64,
 }
 
 // TestOneSquareMatchesOldPath: the workspace with one m×m matrix gives the
-// value and gradient of the old three-matrix path, on one and two threads
-// (the concurrent passes and the threaded factorization), tempered or not,
-// on sizes either side of the blocked algorithms' leaves and panels. The
-// sums run in the old order, so the bits are the same; the issue asks for
-// 1e-12 relative, which is asserted too.
+// value and gradient of the three-matrix reference (oldEval), on one and two
+// threads (the concurrent passes and the threaded factorization), tempered
+// or not, on sizes either side of the blocked algorithms' leaves and panels.
+// The sums run in the reference's order, so the bits are the same; 1e-12
+// relative is asserted too.
 func TestOneSquareMatchesOldPath(t *testing.T) {
 	sizes := []int{1, 7, 64, 130, 300, 700}
 	if testing.Short() || runtime.GOARCH != "amd64" {
@@ -138,7 +137,7 @@ func TestOneSquareMatchesOldPath(t *testing.T) {
 // TestOneSquareJitterMatchesOldPath: when the jitter ladder is needed (K
 // exactly singular and no noise; the in-place factor restores A from the
 // upper triangle before each retry) the factor, its jitter and its
-// log-determinant are those of the old path, which factored a copy.
+// log-determinant are those of the reference, which factors a copy.
 func TestOneSquareJitterMatchesOldPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 35))
 	md := Model{D: 1, DF: 2}
@@ -180,7 +179,7 @@ func TestOneSquareJitterMatchesOldPath(t *testing.T) {
 // TestWorkspaceSquareBuffers guards the memory of one particle (issue 34):
 // the only buffers that grow with m² are the one m×m matrix and the
 // factorization's scratch, together at most 1.25·m² + O(m) float64s on one
-// or two threads (the target was 3·m²; the old workspace held 3·m²). Two
+// or two threads (three m×m matrices would hold 3·m²). Two
 // accountings: the workspace's own (SquareFloats) and the bytes the Go
 // runtime allocated during a first evaluation with the gradient.
 func TestWorkspaceSquareBuffers(t *testing.T) {

@@ -170,8 +170,8 @@ func TestGradientDefaultModelSampled(t *testing.T) {
 	checkGradient(t, md, m, 1, 99, coords)
 }
 
-// Widths whose parameter count overflows an int used to make NewWorkspace
-// and NewEvaluator panic in makeslice instead of returning an error.
+// Widths whose parameter count overflows an int make NewWorkspace and
+// NewEvaluator return an error, not panic in makeslice.
 func TestModelTooLarge(t *testing.T) {
 	huge := Model{D: 1, DF: 1, MeanHidden: []int{1 << 40, 1 << 40}, KernelHidden: []int{1}}
 	assert.ErrorContains(t, huge.Validate(), "too many")

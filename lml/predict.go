@@ -62,7 +62,7 @@ func NewPredictor(model Model, b blas.Float64) (*Predictor, error) {
 func (p *Predictor) Fit(phis, X, y []float64) error { return p.FitTempered(phis, X, y, 1) }
 
 // FitTempered is Fit with the Gibbs posterior at temperature β = scale·m
-// (SPEC §2): the likelihood raised to the power scale, i.e. the GP posterior
+// (docs/math.md §1.2): the likelihood raised to the power scale, i.e. the GP posterior
 // under noise variance σ²/scale, and mixture weights ∝ Z^C_β (the tempered
 // LML of Workspace.TemperedLML). Predictions still add the observation
 // noise σ² of a new target. scale = 1 is Fit.

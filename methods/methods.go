@@ -39,27 +39,27 @@ type Info struct {
 	Label string
 	// Tasks are the tasks it runs on.
 	Tasks []Task
-	// Source is where it comes from: the paper, and the seed paper of this
-	// project that compares with it.
+	// Source names the paper the method comes from and, for a baseline,
+	// the paper it is compared with (docs/math.md names the papers).
 	Source string
 }
 
 // registry holds every method in table order.
 var registry = []Info{
-	{"pacpfl", "PAC-PFL", []Task{Regression, Classification}, "PAC-PFL (Boroujeni, Krause and Ferrari-Trecate), seed 000: SVGD on a hyper-posterior over GP or BNN priors"},
-	{"pfedgp", "pFedGP", []Task{Regression}, "pFedGP (Achituve et al. 2021) as in PAC-PFL's Table 6, seed 000"},
-	{"mtl", "MTL", []Task{Regression}, "multi-task learning (Evgeniou & Pontil 2004), federated with personal offsets, PAC-PFL's Table 6, seed 000"},
-	{"maml", "MAML", []Task{Regression}, "MAML as in Fallah et al. (2020), PAC-PFL's Table 6, seed 000"},
-	{"vanilla", "Vanilla", []Task{Regression, Classification}, "one prior per client fitted on its own data, PAC-PFL's Table 6, seed 000"},
-	{"pooled", "Pooled", []Task{Regression, Classification}, "one prior fitted on the pooled data, PAC-PFL's Table 6, seed 000"},
-	{"pfedbayes", "pFedBayes", []Task{Classification}, "pFedBayes (Zhang et al. 2022), seed 001"},
-	{"fedavg", "FedAvg", []Task{Classification}, "FedAvg (McMahan et al. 2017) on pFedBayes's MLP, seed 001"},
-	{"fedprox", "FedProx", []Task{Classification}, "FedProx (Li et al. 2020) on pFedBayes's MLP, seed 001"},
-	{"fedavg-ft", "FedAvg+FT", []Task{Classification}, "FedAvg with local fine-tuning on pFedBayes's MLP, seed 001"},
-	{"fedvi", "FedVI", []Task{Classification}, "FedVI (Vedadi et al.), seed 002"},
-	{"fedvi-fedavg", "FedAvg (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg on FedVI's CNN, seed 002"},
-	{"fedvi-fedavg-ft", "FedAvg+FT (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg with local fine-tuning on FedVI's CNN, seed 002"},
-	{"genfl", "GenFL (PFL)", []Task{Classification}, "GenFL's personalised learning (Jobic, Haddouche and Guedj 2023), seed 004"},
+	{"pacpfl", "PAC-PFL", []Task{Regression, Classification}, "PAC-PFL (Boroujeni, Krause and Ferrari-Trecate): SVGD on a hyper-posterior over GP or BNN priors"},
+	{"pfedgp", "pFedGP", []Task{Regression}, "pFedGP (Achituve et al. 2021) as in PAC-PFL's Table 6"},
+	{"mtl", "MTL", []Task{Regression}, "multi-task learning (Evgeniou & Pontil 2004), federated with personal offsets, PAC-PFL's Table 6"},
+	{"maml", "MAML", []Task{Regression}, "MAML as in Fallah et al. (2020), PAC-PFL's Table 6"},
+	{"vanilla", "Vanilla", []Task{Regression, Classification}, "one prior per client fitted on its own data, PAC-PFL's Table 6"},
+	{"pooled", "Pooled", []Task{Regression, Classification}, "one prior fitted on the pooled data, PAC-PFL's Table 6"},
+	{"pfedbayes", "pFedBayes", []Task{Classification}, "pFedBayes (Zhang et al. 2022)"},
+	{"fedavg", "FedAvg", []Task{Classification}, "FedAvg (McMahan et al. 2017) on pFedBayes's MLP"},
+	{"fedprox", "FedProx", []Task{Classification}, "FedProx (Li et al. 2020) on pFedBayes's MLP"},
+	{"fedavg-ft", "FedAvg+FT", []Task{Classification}, "FedAvg with local fine-tuning on pFedBayes's MLP"},
+	{"fedvi", "FedVI", []Task{Classification}, "FedVI (Vedadi et al.)"},
+	{"fedvi-fedavg", "FedAvg (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg on FedVI's CNN"},
+	{"fedvi-fedavg-ft", "FedAvg+FT (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg with local fine-tuning on FedVI's CNN"},
+	{"genfl", "GenFL (PFL)", []Task{Classification}, "GenFL's personalised learning (Jobic, Haddouche and Guedj 2023)"},
 }
 
 // Lookup returns the method named name.

@@ -64,8 +64,8 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// NaN and ±Inf become null at every depth, where encoding/json fails and
-// used to lose a finished run.
+// NaN and ±Inf become null at every depth, where encoding/json would fail
+// and lose a finished run.
 func TestMarshalNonFiniteIsNull(t *testing.T) {
 	for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		v := sampleReport(x)

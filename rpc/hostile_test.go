@@ -141,7 +141,7 @@ func TestPreAuthAttacksBounded(t *testing.T) {
 	// The registration deadline is 2 s from accept; the grace covers a
 	// loaded machine, the race detector's slowdown of the server's
 	// goroutines and emulation (qemu in CI's arm64 step), where closes 4 s
-	// late were seen. The server before the fix never closed them at all.
+	// late were seen.
 	grace := 15 * time.Second
 	for _, c := range idles {
 		if !c.ClosedWithin(grace) {

@@ -229,7 +229,7 @@ func (m *Model) NewClient(c *data.ClientData) (fl.Client, error) {
 // Update implements fl.Client: for each particle row φ_κ it writes
 // ∇_φ ln Z^C_{m_i}(P_φκ, S_i) into grad and returns the mean ln Z^C. On a
 // mini-batch of b < m_i rows it uses the tempered objective of the paper
-// (the batch's log-likelihood scaled by m_i/b, SPEC §5.3), which for a
+// (the batch's log-likelihood scaled by m_i/b, docs/math.md §4.5), which for a
 // Gaussian likelihood is again Gaussian: Σ_j ln N(y_j|f_j, σ²)·t equals
 // Σ_j ln N(y_j|f_j, σ²/t) plus b·(½ ln(2πσ²/t) − (t/2) ln(2πσ²)).
 func (c *client) Update(particles []float64, k, dphi, batch int, rng *rand.Rand, grad []float64) (float64, error) {

@@ -1,4 +1,4 @@
-// Package pfedbayes is pFedBayes (seed 001, SPEC §11): personalised
+// Package pfedbayes is pFedBayes (docs/math.md §8.1): personalised
 // federated learning with a mean-field Gaussian BNN per client, q_i =
 // N(μ_i, diag σ_i²), and on the server, w = N(μ_w, diag σ_w²), σ =
 // softplus(ρ), v = (μ, ρ).
@@ -23,12 +23,11 @@
 // network is lml.BNN's MLP 784-100-10 (or the BCNN) through package
 // flatnet.
 //
-// Fill-ins (SPEC §14 [O], the seed is silent): K = 1, b = 100, R = 20, β =
-// 1, T = 800; μ⁰ ~ N(0, 0.1²) (pFedMe); v_i starts at v⁰ and is kept
-// across rounds (the seed never initialises it, §15.9); plain SGD (or
-// Adam, Options.Optimizer, as the authors' code, its moments kept by the
-// client);
-// minibatches drawn without replacement afresh each step (data.RowSampler).
+// Our choices where the paper is silent (docs/math.md §10): K = 1, b = 100,
+// R = 20, β = 1, T = 800; μ⁰ ~ N(0, 0.1²) (pFedMe); v_i starts at v⁰ and is
+// kept across rounds (the paper never initialises it, docs/math.md §11.9);
+// plain SGD (or Adam, Options.Optimizer, as the authors' code, its moments
+// kept by the client); minibatches drawn without replacement afresh each step (data.RowSampler).
 // The paper's hyper-parameters are the defaults: ρ⁰ = −2.5, ζ = 10, η₁ =
 // η₂ = 0.001, S = 10.
 //

@@ -24,7 +24,7 @@ const (
 	tagEval  = 0x7046420003 // weight draws of the predictive
 )
 
-// Options are pFedBayes's settings (SPEC §11; DefaultOptions).
+// Options are pFedBayes's settings (docs/math.md §8.1; DefaultOptions).
 type Options struct {
 	Arch       lml.BNN // the network (zero: MLP 784-100-10)
 	Rho0       float64 // ρ⁰ of every weight
@@ -39,7 +39,7 @@ type Options struct {
 	Aggregate  int     // S clients averaged per round (≥ N: all)
 	EvalLast   int     // evaluate after each of the last EvalLast rounds (≥ 1)
 	EvalDraws  int     // weight draws of the predictive (0: the mean μ)
-	// Optimizer is SGD (the paper's "GD algorithms", SPEC §14) or Adam
+	// Optimizer is SGD (the paper's "GD algorithms", docs/math.md §10) or Adam
 	// (the authors' code: torch.optim.Adam for both models, its moments
 	// kept by the client across rounds).
 	Optimizer Optimizer
@@ -113,9 +113,9 @@ func adamDelta(m, s *float64, g, eta, c1, c2 float64) float64 {
 }
 
 // DefaultOptions are the paper's hyper-parameters (ρ⁰ = −2.5, ζ = 10, η₁ =
-// η₂ = 0.001, S = 10) and SPEC §14's fill-ins (K = 1, b = 100, R = 20, β =
+// η₂ = 0.001, S = 10) and docs/math.md §10's fill-ins (K = 1, b = 100, R = 20, β =
 // 1, T = 800, μ⁰ ~ N(0, 0.1²)); rounds 700–800 are evaluated (the paper's
-// best-accuracy window), the predictive is the mean network [O].
+// best-accuracy window), the predictive is the mean network (our choice).
 func DefaultOptions() Options {
 	return Options{Arch: lml.BNN{Arch: lml.ArchMLP}, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 0.001, LR2: 0.001, MC: 1,
 		Batch: 100, LocalSteps: 20, Beta: 1, Rounds: 800, Aggregate: 10, EvalLast: 101, PersonalSteps: 1, NoiseStd: 1}

@@ -18,7 +18,7 @@ var tinyArch = lml.BNN{Arch: lml.ArchMLP, InC: 1, InH: 1, InW: 2, Hidden: 3, Cla
 // One client step against a hand computation: the network's forward and
 // backward written out for the tiny MLP, the reparameterised gradients of
 // (pFB-27) and the two SGD steps (pFB-27, pFB-28) with the KL gradients of
-// SPEC §11.
+// docs/math.md §8.1.
 func TestStepByHand(t *testing.T) {
 	w, err := newWorker(tinyArch)
 	if err != nil {

@@ -77,7 +77,7 @@ func KL(muQ, rhoQ, muW, rhoW []float64) float64 {
 	return kl / 2
 }
 
-// KLTerm is one weight's KL gradients (SPEC §11): with d = μ_q − μ_w,
+// KLTerm is one weight's KL gradients (docs/math.md §8.1): with d = μ_q − μ_w,
 //
 //	∂/∂μ_q = d/σ_w²,  ∂/∂σ_q = −1/σ_q + σ_q/σ_w²,
 //	∂/∂μ_w = −d/σ_w², ∂/∂σ_w = 1/σ_w − (σ_q² + d²)/σ_w³;
