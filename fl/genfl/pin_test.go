@@ -1,0 +1,37 @@
+package genfl
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"testing"
+)
+
+// digest is a fingerprint of values printed with %v: Go prints a float64
+// in the shortest form that reads back to the same bits, so equal digests
+// mean equal bits.
+func digest(vs ...any) string {
+	return fmt.Sprintf("%x", sha256.Sum256([]byte(fmt.Sprint(vs...))))[:16]
+}
+
+// TestLearnPriorPinned pins the exact bits of a small seeded LearnPrior:
+// the learnt means and the objective reported after every round.
+func TestLearnPriorPinned(t *testing.T) {
+	cs := synthUsers(5, 30, 7)
+	p0, err := RandomPrior(synthArch, 0.1, stream(1, tagPrior))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		fed := synthFed(4, workers)
+		fed.Rounds, fed.LR, fed.Momentum = 6, 0.01, 0.9
+		var vals []float64
+		fed.Progress = func(_, _ int, v float64) { vals = append(vals, v) }
+		p, err := LearnPrior(cs, p0, 0.1, synthArch, 0.2, fed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := digest(p.Mu, p.Sigma, vals), "d5609e2f8528a061"; got != want {
+			t.Errorf("%d workers: digest %s, pinned %s", workers, got, want)
+		}
+	}
+}
