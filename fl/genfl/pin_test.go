@@ -35,3 +35,27 @@ func TestLearnPriorPinned(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainPinned pins the exact bits of a small seeded GenFL run (Alg. 1):
+// the posterior's means and scales and the objective after every round.
+func TestTrainPinned(t *testing.T) {
+	cs := synthUsers(5, 30, 8)
+	p, err := RandomPrior(synthArch, 0.1, stream(1, tagPrior))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		fed := synthFed(5, workers)
+		fed.Rounds = 4
+		var vals []float64
+		fed.Progress = func(_, _ int, v float64) { vals = append(vals, v) }
+		o := ObjectiveConfig{Objective: F1, KLPenalty: 1, Delta: 0.05, PMin: 1e-4}
+		q, err := Train(cs, p, TotalM(cs), synthArch, o, fed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := digest(q.Mu, q.Rho, vals), "b7ac0d2448592f1d"; got != want {
+			t.Errorf("%d workers: digest %s, pinned %s", workers, got, want)
+		}
+	}
+}
