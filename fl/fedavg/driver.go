@@ -1,6 +1,7 @@
 package fedavg
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -11,7 +12,7 @@ import (
 
 // Model is one goroutine's copy of an architecture FedAvg trains: a
 // network whose weights are one flat vector, and the buffers of its local
-// training and prediction. The driver never looks inside the vector, so
+// training (and of its prediction, if it is a Predictor). The driver never looks inside the vector, so
 // any network — this package's MLP, FedVI's CNN, GenFL's learnt prior —
 // runs the same rounds. C is the type of a client's training data.
 type Model[C any] interface {
@@ -24,6 +25,10 @@ type Model[C any] interface {
 	// model without the term rejects s.Mu ≠ 0. It returns the mean
 	// training loss of its steps.
 	Train(c *C, start, out []float64, s Schedule, rng *rand.Rand) (float64, error)
+}
+
+// Predictor is a Model that classifies, as Score and ScoreFineTuned need.
+type Predictor interface {
 	// Predict returns the class probabilities (rows × classes, row-major)
 	// of the weights w on the rows x, in evaluation mode (no dropout).
 	Predict(w, x []float64) ([]float64, error)
@@ -150,11 +155,18 @@ func (d *Driver[C]) Train(clients []C, weights, global []float64, p Plan) (evalS
 	return win.Seconds, err
 }
 
+var errNoPredict = errors.New("fedavg: the model does not predict (not a Predictor)")
+
 // Score returns the class metrics of the weights w(i) on client i's test
-// set (fl.EvaluateClassification), the clients scored over the cores.
+// set (fl.EvaluateClassification), the clients scored over the cores; the
+// model must be a Predictor.
 func Score(d *Driver[data.ClientData], clients []data.ClientData, classes int, w func(i int) []float64) (fl.ClassGroupMetrics, error) {
 	return fedrun.Score(d.pool, clients, classes, func(m Model[data.ClientData], i int) ([]float64, error) {
-		return m.Predict(w(i), clients[i].XTest)
+		p, ok := m.(Predictor)
+		if !ok {
+			return nil, errNoPredict
+		}
+		return p.Predict(w(i), clients[i].XTest)
 	})
 }
 
@@ -165,11 +177,15 @@ func ScoreFineTuned(d *Driver[data.ClientData], clients []data.ClientData, class
 	rng func(i int) *rand.Rand) (fl.ClassGroupMetrics, error) {
 	preds := make([]fl.ClassPrediction, len(clients))
 	err := fedrun.Each(d.pool, len(clients), func(m Model[data.ClientData], i int) error {
+		pr, ok := m.(Predictor)
+		if !ok {
+			return errNoPredict
+		}
 		w := make([]float64, len(global))
 		if _, err := m.Train(&clients[i], global, w, s, rng(i)); err != nil {
 			return fmt.Errorf("client %d, fine-tuning: %w", i, err)
 		}
-		p, err := m.Predict(w, clients[i].XTest)
+		p, err := pr.Predict(w, clients[i].XTest)
 		if err != nil {
 			return fmt.Errorf("client %d: %w", i, err)
 		}
