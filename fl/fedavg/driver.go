@@ -146,7 +146,8 @@ func (d *Driver[C]) Train(clients []C, weights, global []float64, p Plan) (evalS
 		loss[i], err = m.Train(&clients[i], g, out, p.Local, rng)
 		return err
 	}
-	if err := fedrun.RunHooks(len(clients), p.ClientsPerRound, p.Rounds, weights, global, p.Seed, p.Tag, local, hooks); err != nil {
+	n := len(clients)
+	if err := fedrun.RunHooks(n, p.ClientsPerRound, p.Rounds, weights, global, p.Seed, p.Tag, local, hooks); err != nil {
 		return win.Seconds, err
 	}
 	if win.Last > 0 {
@@ -160,7 +161,8 @@ var errNoPredict = errors.New("fedavg: the model does not predict (not a Predict
 // Score returns the class metrics of the weights w(i) on client i's test
 // set (fl.EvaluateClassification), the clients scored over the cores; the
 // model must be a Predictor.
-func Score(d *Driver[data.ClientData], clients []data.ClientData, classes int, w func(i int) []float64) (fl.ClassGroupMetrics, error) {
+func Score(d *Driver[data.ClientData], clients []data.ClientData, classes int,
+	w func(i int) []float64) (fl.ClassGroupMetrics, error) {
 	return fedrun.Score(d.pool, clients, classes, func(m Model[data.ClientData], i int) ([]float64, error) {
 		p, ok := m.(Predictor)
 		if !ok {

@@ -49,8 +49,8 @@ func TestPinnedOutputs(t *testing.T) {
 		{"fedprox", 0.3, 0, "2a9f8a707f3740a5"},
 	} {
 		o := DefaultOptions()
-		o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound, o.EvalLast, o.FineTune, o.Seed = tinyArch, 6, 3, 8, 3, 2, c.ft, 11
-		o.LR, o.Mu = 0.1, c.mu
+		o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound = tinyArch, 6, 3, 8, 3
+		o.EvalLast, o.FineTune, o.Seed, o.LR, o.Mu = 2, c.ft, 11, 0.1, c.mu
 		r, err := Run(ds, o)
 		if err != nil {
 			t.Fatal(err)

@@ -222,8 +222,8 @@ func (p *Plain) Predict(w, x []float64) ([]float64, error) {
 // evaluatePlain scores the group's test sets under the weights w, each
 // client's own weights if ft.Epochs > 0: w fine-tuned by ft on its
 // training data, client k drawing from the stream (seed, tag, k).
-func evaluatePlain(drv *fedavg.Driver[data.ClientData], w []float64, clients []data.ClientData, classes int, ft FineTune,
-	seed, tag uint64) (GroupEval, error) {
+func evaluatePlain(drv *fedavg.Driver[data.ClientData], w []float64, clients []data.ClientData, classes int,
+	ft FineTune, seed, tag uint64) (GroupEval, error) {
 	var g fl.ClassGroupMetrics
 	var err error
 	if ft.Epochs > 0 {
@@ -322,7 +322,8 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 		}
 		r := RoundEval{Round: round, ExistingWeighted: math.NaN(), NewWeighted: math.NaN()}
 		var err error
-		if r.Existing, err = evaluatePlain(drv, w, ds.Existing, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 0)); err != nil {
+		r.Existing, err = evaluatePlain(drv, w, ds.Existing, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 0))
+		if err != nil {
 			return r, fmt.Errorf("participating clients: %w", err)
 		}
 		r.ExistingWeighted = r.Existing.Weighted
