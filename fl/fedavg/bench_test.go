@@ -32,7 +32,7 @@ func BenchmarkStep(b *testing.B) {
 	o := FedProxOptions()
 	b.ResetTimer()
 	for range b.N {
-		if err := k.step(w, start, x, y, &o); err != nil {
+		if _, err := k.step(w, start, x, y, o.LR, o.Mu); err != nil {
 			b.Fatal(err)
 		}
 	}

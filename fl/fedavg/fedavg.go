@@ -27,6 +27,11 @@
 // after each of the last EvalLast rounds (the paper's best over rounds
 // 700–800) and at the end.
 //
+// The rounds, evaluations and fine-tuning run on Driver, which trains any
+// Model — a flat weight vector, ClientUpdate (Model.Train) and prediction:
+// this package's MLP (Run), FedVI's CNN (fedvi.TrainFedAvg) and GenFL's
+// learnt prior (genfl.LearnPrior) are adapters of their networks to it.
+//
 // Determinism: client i's stream in round t is fedrun's (seed, tag, t, i),
 // its fine-tuning stream (seed, tag, group, i); a run depends on its seed
 // only (tested across GOMAXPROCS 1 and 2). Errors: bad sizes or settings
@@ -41,7 +46,6 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 	"github.com/pacpfl/pacpfl/fl/internal/flatnet"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -135,7 +139,7 @@ type Result struct {
 	Seconds, TrainSeconds, FTSeconds float64
 }
 
-// worker is one goroutine's network and buffers.
+// worker is one goroutine's network and buffers: the MLP as a Model.
 type worker struct {
 	net  *flatnet.Net
 	rows data.RowSampler
@@ -150,44 +154,63 @@ func newWorker(a lml.BNN) (*worker, error) {
 	return &worker{net: net, grad: make([]float64, net.NumWeights())}, nil
 }
 
+// NumParams is the number of the network's weights.
+func (k *worker) NumParams() int { return k.net.NumWeights() }
+
 // step is one SGD step on the batch (x, y) from w (updated in place) with
-// the proximal term's centre start: w ← w − η (∇CE + μ (w − start)).
-func (k *worker) step(w, start, x, y []float64, o *Options) error {
+// the proximal term's centre start: w ← w − η (∇CE + μ (w − start)). It
+// returns the batch's loss.
+func (k *worker) step(w, start, x, y []float64, eta, mu float64) (float64, error) {
 	loss, err := k.net.LossGrad(w, x, y, k.grad)
 	if err != nil {
-		return fmt.Errorf("fedavg: %w: the weights diverged (step η = %g)", err, o.LR)
+		return 0, fmt.Errorf("fedavg: %w: the weights diverged (step η = %g)", err, eta)
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return fmt.Errorf("fedavg: the loss is %v: the weights diverged (step η = %g)", loss, o.LR)
+		return 0, fmt.Errorf("fedavg: the loss is %v: the weights diverged (step η = %g)", loss, eta)
 	}
-	eta, mu := o.LR, o.Mu
 	if mu == 0 {
 		for j, g := range k.grad {
 			w[j] -= eta * g
 		}
-		return nil
+		return loss, nil
 	}
 	for j, g := range k.grad {
 		w[j] -= eta * (g + mu*(w[j]-start[j]))
 	}
-	return nil
+	return loss, nil
 }
 
-// clientUpdate is ClientUpdate(i, wᵗ) with steps steps: out ← wᵗ, then
-// SGD on the client's data.
-func (k *worker) clientUpdate(c *data.ClientData, global, out []float64, steps int, o *Options, rng *rand.Rand) error {
+// Train is ClientUpdate(i, wᵗ) with s.Steps steps: out ← wᵗ, then SGD on
+// minibatches of s.Batch rows drawn from the client's data.
+func (k *worker) Train(c *data.ClientData, global, out []float64, s Schedule, rng *rand.Rand) (float64, error) {
+	if c.M() < 1 {
+		return 0, fmt.Errorf("fedavg: the client has no training examples")
+	}
 	copy(out, global)
 	d := k.net.D()
-	for r := 0; r < steps; r++ {
-		x, y, err := k.rows.Sample(c.X, c.Y, d, o.Batch, rng)
+	sum := 0.0
+	for r := 0; r < s.Steps; r++ {
+		x, y, err := k.rows.Sample(c.X, c.Y, d, s.Batch, rng)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if err := k.step(out, global, x, y, o); err != nil {
-			return err
+		loss, err := k.step(out, global, x, y, s.LR, s.Mu)
+		if err != nil {
+			return 0, err
 		}
+		sum += loss
 	}
-	return nil
+	return sum / float64(max(s.Steps, 1)), nil
+}
+
+// Predict returns the network's class probabilities on the rows x.
+func (k *worker) Predict(w, x []float64) ([]float64, error) {
+	d := k.net.D()
+	if d < 1 || len(x)%d != 0 {
+		return nil, fmt.Errorf("fedavg: %d inputs are not rows of %d", len(x), d)
+	}
+	p := make([]float64, len(x)/d*k.net.Classes())
+	return p, k.net.Probs(w, x, 1, p)
 }
 
 // Run trains FedAvg or FedProx on ds's existing clients and scores the
@@ -202,35 +225,27 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fedavg: %w", err)
 	}
-	N := len(weights)
-	pool := fedrun.NewPool(64, func() (*worker, error) { return newWorker(o.Arch) })
+	drv := NewDriver(func() (Model[data.ClientData], error) { return newWorker(o.Arch) }, 64)
 	global := make([]float64, o.Arch.NumWeights())
 	if err := flatnet.InitUniform(o.Arch, global, rand.New(rand.NewPCG(o.Seed, tagInit))); err != nil {
 		return nil, err
 	}
 	res := &Result{Global: global}
-	local := func(i, _ int, g, out []float64, rng *rand.Rand) error {
-		k, err := pool.Get()
-		if err != nil {
-			return err
-		}
-		defer pool.Put(k)
-		return k.clientUpdate(&ds.Existing[i], g, out, o.LocalSteps, &o, rng)
-	}
+	gm := func(int) []float64 { return global }
 	evaluate := func(round int, final bool) error {
-		gm, err := evalGroup(pool, ds.Existing, func(int) []float64 { return global }, ds.Classes)
+		m, err := Score(drv, ds.Existing, ds.Classes, gm)
 		if err != nil {
 			return fmt.Errorf("global model: %w", err)
 		}
-		e := RoundEval{Round: round, GM: gm.MeanAccuracy}
+		e := RoundEval{Round: round, GM: m.MeanAccuracy}
 		res.History = append(res.History, e)
 		if len(res.History) == 1 || e.GM > res.BestGM.GM {
 			res.BestGM = e
 		}
 		if final {
-			res.GM = gm
+			res.GM = m
 			if len(ds.New) > 0 {
-				nm, err := evalGroup(pool, ds.New, func(int) []float64 { return global }, ds.Classes)
+				nm, err := Score(drv, ds.New, ds.Classes, gm)
 				if err != nil {
 					return fmt.Errorf("global model, new clients: %w", err)
 				}
@@ -239,48 +254,40 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 		return nil
 	}
-	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Progress: o.Progress, Stop: o.Stop}
-	after := func(t int) error {
-		for _, v := range global {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("fedavg: the global weights diverged (step η = %g)", o.LR)
+	plan := Plan{Rounds: o.Rounds, ClientsPerRound: o.ClientsPerRound, Seed: o.Seed, Tag: tagRound,
+		Local: Schedule{Steps: o.LocalSteps, Batch: o.Batch, LR: o.LR, Mu: o.Mu},
+		Check: func(global []float64) error {
+			for _, v := range global {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("fedavg: the global weights diverged (step η = %g)", o.LR)
+				}
 			}
-		}
-		return win.AfterRound(t)
+			return nil
+		},
+		Eval: evaluate, EvalLast: o.EvalLast, Stop: o.Stop}
+	if o.Progress != nil {
+		plan.Progress = func(round, rounds int, _ float64) { o.Progress(round, rounds) }
 	}
-	if err := fedrun.RunHooks(N, o.ClientsPerRound, o.Rounds, weights, global, o.Seed, tagRound, local, fedrun.Hooks{AfterRound: after}); err != nil {
-		return nil, err
-	}
-	if err := win.Finish(); err != nil {
+	evalSeconds, err := drv.Train(ds.Existing, weights, global, plan)
+	if err != nil {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
-	res.TrainSeconds = res.Seconds - win.Seconds
+	res.TrainSeconds = res.Seconds - evalSeconds
 	if o.FineTune == 0 {
 		return res, nil
 	}
 	t0 := time.Now()
-	ft := o
-	ft.Mu = 0
+	ft := Schedule{Steps: o.FineTune, Batch: o.Batch, LR: o.LR}
 	for g, clients := range [][]data.ClientData{ds.Existing, ds.New} {
 		if len(clients) == 0 {
 			continue
 		}
-		tuned := make([][]float64, len(clients))
-		err := fedrun.Each(pool, len(clients), func(k *worker, i int) error {
-			if clients[i].M() < 1 {
-				return fmt.Errorf("client %d has no training examples to fine-tune on", i)
-			}
-			tuned[i] = make([]float64, len(global))
-			rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(tagFT, uint64(g), uint64(i))))
-			return k.clientUpdate(&clients[i], global, tuned[i], o.FineTune, &ft, rng)
+		m, err := ScoreFineTuned(drv, clients, ds.Classes, global, ft, func(i int) *rand.Rand {
+			return rand.New(rand.NewPCG(o.Seed, data.StreamID(tagFT, uint64(g), uint64(i))))
 		})
 		if err != nil {
-			return nil, fmt.Errorf("fine-tuning: %w", err)
-		}
-		m, err := evalGroup(pool, clients, func(i int) []float64 { return tuned[i] }, ds.Classes)
-		if err != nil {
-			return nil, fmt.Errorf("fine-tuned models: %w", err)
+			return nil, fmt.Errorf("FedAvg+FT: %w", err)
 		}
 		if g == 0 {
 			res.FT = &m
@@ -290,14 +297,6 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	}
 	res.FTSeconds = time.Since(t0).Seconds()
 	return res, nil
-}
-
-// evalGroup scores the weights w(i) on the clients' test sets.
-func evalGroup(pool *fedrun.Pool[*worker], clients []data.ClientData, w func(i int) []float64, classes int) (fl.ClassGroupMetrics, error) {
-	return fedrun.Score(pool, clients, classes, func(k *worker, i int) ([]float64, error) {
-		p := make([]float64, len(clients[i].YTest)*classes)
-		return p, k.net.Probs(w(i), clients[i].XTest, 1, p)
-	})
 }
 
 // RunMethods runs FedAvg (o.Mu = 0, named name) or FedProx as a method of

@@ -79,7 +79,7 @@ func TestFedProxZeroIsFedAvg(t *testing.T) {
 	w0 := slices.Clone(w)
 	p.Mu = 0.5
 	c := &ds.Existing[0]
-	if err := k.step(w, start, c.X, c.Y, &p); err != nil {
+	if _, err := k.step(w, start, c.X, c.Y, p.LR, p.Mu); err != nil {
 		t.Fatal(err)
 	}
 	g := make([]float64, len(w))
@@ -92,7 +92,7 @@ func TestFedProxZeroIsFedAvg(t *testing.T) {
 			t.Fatalf("proximal step w[%d] = %v, by hand %v", j, w[j], want)
 		}
 	}
-	if a := testing.AllocsPerRun(20, func() { _ = k.step(w, start, c.X, c.Y, &p) }); a != 0 {
+	if a := testing.AllocsPerRun(20, func() { _, _ = k.step(w, start, c.X, c.Y, p.LR, p.Mu) }); a != 0 {
 		t.Errorf("a local step allocates %v times", a)
 	}
 }

@@ -9,20 +9,13 @@ import (
 	"github.com/pacpfl/pacpfl/conv"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+	"github.com/pacpfl/pacpfl/fl/fedavg"
 )
 
-// The comparison rows of FedVI's Table 1 on the same network: FedAvg
-// trains E followed by one dense layer on all d features (E + G without
-// the split, P and β — the CNN of Reddi et al. that FedVI's E is cut
-// from); FedAvg+FT then fine-tunes the global model on each client's
-// training data before testing it.
-const (
-	MethodFedAvgCNN   = "fedavg-cnn"
-	MethodFedAvgCNNFT = "fedavg-cnn-ft"
-)
-
-// Plain is one worker's copy of the FedAvg network E → dense |Y|.
+// Plain is one worker's copy of the FedAvg network of FedVI's Table 1:
+// E followed by one dense layer on all d features (E + G without the
+// split, P and β — the CNN of Reddi et al. that FedVI's E is cut from),
+// as a fedavg.Model.
 type Plain struct {
 	A Arch
 	embedding
@@ -98,20 +91,37 @@ func (p *Plain) Init(w []float64, rng *rand.Rand) {
 // random order from rng, dropout on) on the mean cross-entropy of (x, y)
 // from w, and writes the result into out.
 func (p *Plain) Update(w, out, x, y []float64, epochs, b int, lr float64, rng *rand.Rand) error {
+	_, err := p.update(w, out, x, y, epochs, b, lr, rng)
+	return err
+}
+
+// Train is fedavg.Model's local training: s.Steps epochs of Update on the
+// client's training data; it returns the mean minibatch loss. FedProx's
+// term is not implemented (s.Mu must be 0).
+func (p *Plain) Train(c *data.ClientData, start, out []float64, s fedavg.Schedule, rng *rand.Rand) (float64, error) {
+	if s.Mu != 0 {
+		return 0, fmt.Errorf("fedvi: FedAvg's CNN has no proximal term (μ = %v)", s.Mu)
+	}
+	return p.update(start, out, c.X, c.Y, s.Steps, s.Batch, s.LR, rng)
+}
+
+// update is Update returning the mean minibatch loss.
+func (p *Plain) update(w, out, x, y []float64, epochs, b int, lr float64, rng *rand.Rand) (float64, error) {
 	a := p.A
 	D := a.InChannels * a.InH * a.InW
 	n := len(y)
 	if n < 1 || len(x) != n*D {
-		return fmt.Errorf("fedvi: %d inputs are not %d images of %d pixels (at least one)", len(x), n, D)
+		return 0, fmt.Errorf("fedvi: %d inputs are not %d images of %d pixels (at least one)", len(x), n, D)
 	}
 	if err := p.Set(w); err != nil {
-		return err
+		return 0, err
 	}
 	p.setTrain(true, rng)
 	if cap(p.order) < n {
 		p.order = make([]int, n)
 	}
 	p.order = p.order[:n]
+	sum, steps := 0.0, 0
 	for e := 0; e < epochs; e++ {
 		for i := range p.order {
 			p.order[i] = i
@@ -130,25 +140,27 @@ func (p *Plain) Update(w, out, x, y []float64, epochs, b int, lr float64, rng *r
 			}
 			R, err := p.embed(&p.img)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			z, err := p.head.Forward(R)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			loss, err := p.ce.Forward(z, p.labels)
 			if err != nil {
-				return fmt.Errorf("%w (learning rate %g)", err, lr)
+				return 0, fmt.Errorf("%w (learning rate %g)", err, lr)
 			}
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
-				return fmt.Errorf("fedvi: FedAvg's loss is %v: the weights diverged (learning rate %g)", loss, lr)
+				return 0, fmt.Errorf("fedvi: FedAvg's loss is %v: the weights diverged (learning rate %g)", loss, lr)
 			}
+			sum += loss
+			steps++
 			g, _ := p.ce.Backward()
 			if g, err = p.head.Backward(g); err != nil {
-				return err
+				return 0, err
 			}
 			if err := p.backward(g); err != nil {
-				return err
+				return 0, err
 			}
 			for _, q := range p.params {
 				for j, v := range q.Grad {
@@ -158,7 +170,7 @@ func (p *Plain) Update(w, out, x, y []float64, epochs, b int, lr float64, rng *r
 		}
 	}
 	p.Get(out)
-	return nil
+	return sum / float64(max(steps, 1)), nil
 }
 
 // Predict returns softmax(head(E(x))) with dropout off, rows of |Y|.
@@ -207,62 +219,25 @@ func (p *Plain) Predict(w, x []float64) ([]float64, error) {
 	return probs, nil
 }
 
-// plainPool hands out Plain networks, one per concurrent worker.
-type plainPool struct {
-	a    Arch
-	free chan *Plain
-}
-
-func newPlainPool(a Arch, workers int) *plainPool {
-	return &plainPool{a: a, free: make(chan *Plain, workers)}
-}
-
-func (pp *plainPool) get() (*Plain, error) {
-	select {
-	case p := <-pp.free:
-		return p, nil
-	default:
-		return NewPlain(pp.a)
-	}
-}
-
-func (pp *plainPool) put(p *Plain) {
-	select {
-	case pp.free <- p:
-	default:
-	}
-}
-
 // evaluatePlain scores the group's test sets under the weights w, each
-// client's own weights if ft > 0: w fine-tuned for ft epochs on its
-// training data (batches of ftBatch, step lr).
-func evaluatePlain(pp *plainPool, w []float64, clients []data.ClientData, classes int, ft, ftBatch int, lr float64, seed, tag uint64) (GroupEval, error) {
-	preds := make([]fl.ClassPrediction, len(clients))
-	err := fedrun.ForEach(len(clients), func(k int) error {
-		p, err := pp.get()
-		if err != nil {
-			return err
-		}
-		defer pp.put(p)
-		wk := w
-		if ft > 0 {
-			wk = make([]float64, len(w))
-			rng := rand.New(rand.NewPCG(seed, data.StreamID(tag, uint64(k))))
-			if err := p.Update(w, wk, clients[k].X, clients[k].Y, ft, ftBatch, lr, rng); err != nil {
-				return fmt.Errorf("client %d, fine-tuning: %w", k, err)
-			}
-		}
-		pr, err := p.Predict(wk, clients[k].XTest)
-		if err != nil {
-			return fmt.Errorf("client %d: %w", k, err)
-		}
-		preds[k] = fl.ClassPrediction{Probs: pr}
-		return nil
-	})
+// client's own weights if ft.Epochs > 0: w fine-tuned by ft on its
+// training data, client k drawing from the stream (seed, tag, k).
+func evaluatePlain(drv *fedavg.Driver[data.ClientData], w []float64, clients []data.ClientData, classes int,
+	ft FineTune, seed, tag uint64) (GroupEval, error) {
+	var g fl.ClassGroupMetrics
+	var err error
+	if ft.Epochs > 0 {
+		s := fedavg.Schedule{Steps: ft.Epochs, Batch: ft.Batch, LR: ft.LR}
+		g, err = fedavg.ScoreFineTuned(drv, clients, classes, w, s, func(k int) *rand.Rand {
+			return rand.New(rand.NewPCG(seed, data.StreamID(tag, uint64(k))))
+		})
+	} else {
+		g, err = fedavg.Score(drv, clients, classes, func(int) []float64 { return w })
+	}
 	if err != nil {
 		return GroupEval{}, err
 	}
-	return groupEval(preds, clients, classes)
+	return withWeighted(g, clients)
 }
 
 // groupEval turns the predictions of a group into its metrics.
@@ -271,6 +246,11 @@ func groupEval(preds []fl.ClassPrediction, clients []data.ClientData, classes in
 	if err != nil {
 		return GroupEval{}, err
 	}
+	return withWeighted(g, clients)
+}
+
+// withWeighted adds the group's weighted accuracy to its metrics.
+func withWeighted(g fl.ClassGroupMetrics, clients []data.ClientData) (GroupEval, error) {
 	w, err := fl.WeightedAccuracy(g, clients)
 	if err != nil {
 		return GroupEval{}, err
@@ -288,9 +268,9 @@ type FineTune struct {
 // client step 0.02 [O] (the papers leave it open).
 func DefaultFineTune() FineTune { return FineTune{Epochs: 5, Batch: 32, LR: 0.02} }
 
-// TrainFedAvg runs FedAvg on ds's participating clients with o's rounds,
-// clients per round, mini-batch, local epochs, client step and server
-// optimiser (SGD with momentum on the size-weighted mean update, so that
+// TrainFedAvg runs FedAvg (fedavg.Driver on the network Plain) on ds's
+// participating clients with o's rounds, clients per round, mini-batch,
+// local epochs, client step and server optimiser (SGD with momentum on the size-weighted mean update, so that
 // FedVI and FedAvg differ only in the model; momentum 0 and server step 1
 // is McMahan et al.'s FedAvg), evaluating both groups after each of the
 // last o.EvalLast rounds. If ft.Epochs > 0 it also returns FedAvg+FT: the
@@ -320,84 +300,65 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 			return nil, nil, fmt.Errorf("fedvi: participating client %d has no training examples", k)
 		}
 	}
-	pp := newPlainPool(a, 64)
-	p0, err := pp.get()
+	drv := fedavg.NewDriver(func() (fedavg.Model[data.ClientData], error) { return NewPlain(a) }, 64)
+	p0, err := NewPlain(a)
 	if err != nil {
 		return nil, nil, err
 	}
 	w := make([]float64, p0.NumParams())
 	p0.Init(w, rand.New(rand.NewPCG(o.Seed, tagAvgInit)))
-	pp.put(p0)
 	vel := make([]float64, len(w))
-	plain = &Result{}
-	local := func(k, _ int, global, out []float64, rng *rand.Rand) error {
-		p, err := pp.get()
-		if err != nil {
-			return err
-		}
-		defer pp.put(p)
-		c := &ds.Existing[k]
-		return p.Update(global, out, c.X, c.Y, o.LocalEpochs, o.Batch, o.ClientLR, rng)
-	}
 	server := func(_ int, global, mean []float64) {
 		for j, th := range global {
 			vel[j] = o.Momentum*vel[j] + o.ServerLR*(mean[j]-th)
 			global[j] = th + vel[j]
 		}
 	}
-	eval := func(t int, ftEpochs int) (RoundEval, error) {
+	eval := func(round int, ft FineTune) (RoundEval, error) {
 		for _, v := range w {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return RoundEval{}, fmt.Errorf("fedvi: FedAvg's global weights diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
 			}
 		}
-		r := RoundEval{Round: t + 1, ExistingWeighted: math.NaN(), NewWeighted: math.NaN()}
+		r := RoundEval{Round: round, ExistingWeighted: math.NaN(), NewWeighted: math.NaN()}
 		var err error
-		if r.Existing, err = evaluatePlain(pp, w, ds.Existing, ds.Classes, ftEpochs, ft.Batch, ft.LR, o.Seed, data.StreamID(tagAvgFT, 0)); err != nil {
+		r.Existing, err = evaluatePlain(drv, w, ds.Existing, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 0))
+		if err != nil {
 			return r, fmt.Errorf("participating clients: %w", err)
 		}
 		r.ExistingWeighted = r.Existing.Weighted
 		if len(ds.New) > 0 {
-			if r.New, err = evaluatePlain(pp, w, ds.New, ds.Classes, ftEpochs, ft.Batch, ft.LR, o.Seed, data.StreamID(tagAvgFT, 1)); err != nil {
+			if r.New, err = evaluatePlain(drv, w, ds.New, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 1)); err != nil {
 				return r, fmt.Errorf("non-participating clients: %w", err)
 			}
 			r.NewWeighted = r.New.Weighted
 		}
 		return r, nil
 	}
-	after := func(t int) error {
-		if t >= o.Rounds-o.EvalLast {
-			r, err := eval(t, 0)
+	plain = &Result{}
+	plan := fedavg.Plan{Rounds: o.Rounds, ClientsPerRound: o.ClientsPerRound, Seed: o.Seed, Tag: tagAvgRound,
+		Local: fedavg.Schedule{Steps: o.LocalEpochs, Batch: o.Batch, LR: o.ClientLR}, Server: server,
+		Eval: func(round int, _ bool) error {
+			r, err := eval(round, FineTune{})
 			if err != nil {
 				return err
 			}
 			plain.History = append(plain.History, r)
-		}
-		if o.Progress != nil {
-			o.Progress(t+1, o.Rounds)
-		}
-		if o.Stop != nil {
-			return o.Stop()
-		}
-		return nil
+			return nil
+		},
+		EvalLast: o.EvalLast, Stop: o.Stop}
+	if o.Progress != nil {
+		plan.Progress = func(round, rounds int, _ float64) { o.Progress(round, rounds) }
 	}
-	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, w, o.Seed, tagAvgRound, local,
-		fedrun.Hooks{Server: server, AfterRound: after}); err != nil {
+	if _, err := drv.Train(ds.Existing, weights, w, plan); err != nil {
 		return nil, nil, err
-	}
-	if o.Rounds == 0 && o.EvalLast > 0 {
-		r, err := eval(-1, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		plain.History = append(plain.History, r)
 	}
 	plain.finish(w, start)
 	if ft.Epochs == 0 {
 		return plain, nil, nil
 	}
 	ftStart := time.Now()
-	r, err := eval(o.Rounds-1, ft.Epochs)
+	r, err := eval(o.Rounds, ft)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fine-tuning: %w", err)
 	}

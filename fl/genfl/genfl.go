@@ -8,7 +8,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/data"
-	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 	"github.com/pacpfl/pacpfl/linalg"
 )
@@ -135,75 +135,90 @@ func selectUsers(k int, c float64, seed uint64, round int) []int {
 	return perm
 }
 
-// localUpdate is one user's work in a round: start from state, write the
-// updated state into out and return the mean training objective.
-type localUpdate func(w *worker, user int, state, out [][]float64, rng *rand.Rand) (float64, error)
+// localUpdate is one user's work in a round under the settings fed:
+// start from state, write the updated state into out and return the mean
+// training objective.
+type localUpdate func(w *worker, c *Client, fed *Federation, state, out [][]float64, rng *rand.Rand) (float64, error)
 
 // fedAvg runs the server loop shared by GenFL and the prior's ERM on the
-// federated-averaging engine of the other methods (fedrun): each round, the
-// selected users update the state in parallel, each from its own stream
-// (seed, tag, round, user), and the new state is Σ_{k∈S_t} m_k w^k /
-// Σ_{k∈S_t} m_k summed in user order — the seed's line 9 sums over all K
-// users with weights m_k/m, a misprint (SPEC §12 [!]). Results do not
-// depend on the number of workers.
+// one FedAvg driver (fedavg.Driver): each round, the selected users update
+// the state in parallel, each from its own stream (seed, tag, round, user),
+// and the new state is Σ_{k∈S_t} m_k w^k / Σ_{k∈S_t} m_k summed in user
+// order — the seed's line 9 sums over all K users with weights m_k/m, a
+// misprint. Results do not depend on the number of workers.
 func fedAvg(cs []Client, state [][]float64, fed *Federation, tag uint64, newWorker func() *worker, update localUpdate) error {
-	// The engine averages one vector: the state's parts end to end.
+	// The driver averages one vector: the state's parts end to end.
 	var flat []float64
-	for _, s := range state {
+	lens := make([]int, len(state))
+	for j, s := range state {
 		flat = append(flat, s...)
-	}
-	split := func(v []float64) [][]float64 {
-		parts := make([][]float64, len(state))
-		off := 0
-		for j, s := range state {
-			parts[j] = v[off : off+len(s) : off+len(s)]
-			off += len(s)
-		}
-		return parts
+		lens[j] = len(s)
 	}
 	weights := make([]float64, len(cs))
 	for k := range cs {
 		weights[k] = float64(cs[k].M())
 	}
-	pool := fedrun.NewPool(fed.workers(), func() (*worker, error) { return newWorker(), nil })
-	vals := make([]float64, len(cs)) // a round's users are distinct
-	var users []int
-	hooks := fedrun.Hooks{
-		Workers: fed.workers(),
-		Select: func(t int) []int {
-			users = selectUsers(len(cs), fed.Fraction, fed.Seed, t)
-			return users
-		},
-		AfterRound: func(t int) error {
-			if fed.Progress != nil {
-				sum := 0.0
-				for _, k := range users {
-					sum += vals[k]
-				}
-				fed.Progress(t+1, fed.Rounds, sum/float64(len(users)))
-			}
-			if fed.Stop != nil {
-				return fed.Stop()
-			}
-			return nil
-		},
+	drv := fedavg.NewDriver(func() (fedavg.Model[Client], error) {
+		return &fedModel{w: newWorker(), lens: lens, fed: fed, update: update}, nil
+	}, fed.workers())
+	plan := fedavg.Plan{
+		Rounds:   fed.Rounds,
+		Select:   func(t int) []int { return selectUsers(len(cs), fed.Fraction, fed.Seed, t) },
+		Local:    fedavg.Schedule{Steps: fed.LocalEpochs, Batch: fed.Batch, LR: fed.LR},
+		Seed:     fed.Seed,
+		Tag:      tag,
+		Workers:  fed.workers(),
+		Progress: fed.Progress,
+		Stop:     fed.Stop,
 	}
-	local := func(user, _ int, global, out []float64, rng *rand.Rand) error {
-		w, err := pool.Get()
-		if err != nil {
-			return err
-		}
-		defer pool.Put(w)
-		vals[user], err = update(w, user, split(global), split(out), rng)
+	if _, err := drv.Train(cs, weights, flat, plan); err != nil {
 		return err
 	}
-	if err := fedrun.RunHooks(len(cs), 0, fed.Rounds, weights, flat, fed.Seed, tag, local, hooks); err != nil {
-		return err
-	}
-	for j, part := range split(flat) {
+	for j, part := range split(flat, lens) {
 		copy(state[j], part)
 	}
 	return nil
+}
+
+// fedModel is a worker as the driver's fedavg.Model: the state's parts
+// (the posterior's μ and ρ, or the prior's μ) of lengths lens end to end
+// in one vector, update a user's local work on them.
+type fedModel struct {
+	w      *worker
+	lens   []int
+	fed    *Federation
+	update localUpdate
+}
+
+// NumParams is the length of the state.
+func (m *fedModel) NumParams() int {
+	n := 0
+	for _, l := range m.lens {
+		n += l
+	}
+	return n
+}
+
+// Train is a user's local update: s.Steps epochs of s.Batch at step
+// s.LR, the momentum of the federation. GenFL has no proximal term.
+func (m *fedModel) Train(c *Client, start, out []float64, s fedavg.Schedule, rng *rand.Rand) (float64, error) {
+	if s.Mu != 0 {
+		return 0, fmt.Errorf("genfl: no proximal term (μ = %v)", s.Mu)
+	}
+	fed := *m.fed
+	fed.LocalEpochs, fed.Batch, fed.LR = s.Steps, s.Batch, s.LR
+	return m.update(m.w, c, &fed, split(start, m.lens), split(out, m.lens), rng)
+}
+
+// split cuts v into consecutive parts of the given lengths.
+func split(v []float64, lens []int) [][]float64 {
+	parts := make([][]float64, len(lens))
+	off := 0
+	for j, l := range lens {
+		parts[j] = v[off : off+l : off+l]
+		off += l
+	}
+	return parts
 }
 
 // worker holds one goroutine's buffers: its network and the vectors of a
@@ -432,8 +447,8 @@ func Train(cs []Client, p *Prior, m int, a Arch, o ObjectiveConfig, fed Federati
 	q := PosteriorAt(p)
 	state := [][]float64{q.Mu, q.Rho}
 	err = fedAvg(cs, state, &fed, tagUser, func() *worker { return newWorker(a, true) },
-		func(w *worker, user int, state, out [][]float64, rng *rand.Rand) (float64, error) {
-			return w.userUpdate(&cs[user], p, terms, &o, &fed, state, out, rng)
+		func(w *worker, c *Client, fed *Federation, state, out [][]float64, rng *rand.Rand) (float64, error) {
+			return w.userUpdate(c, p, terms, &o, fed, state, out, rng)
 		})
 	if err != nil {
 		return nil, fmt.Errorf("genfl: %w", err)
@@ -479,9 +494,9 @@ func Personalise(c *Client, user int, p *Prior, a Arch, o ObjectiveConfig, fed F
 }
 
 // LearnPrior learns the prior mean by federated ERM (FedAvg of
-// deterministic networks, cross-entropy, dropout, SGD with momentum) from
-// the means of init, on data the bound will not use; the prior is
-// N(μ_learnt, sigma²). The seed trains it with momentum 0.99 and dropout
+// deterministic networks on fedavg.Driver, cross-entropy, dropout, SGD
+// with momentum) from the means of init, on data the bound will not use;
+// the prior is N(μ_learnt, sigma²). The seed trains it with momentum 0.99 and dropout
 // 0.2 for 100 rounds of 5 local epochs.
 func LearnPrior(cs []Client, init *Prior, sigma float64, a Arch, dropout float64, fed Federation) (*Prior, error) {
 	o := DefaultObjective()
@@ -494,11 +509,10 @@ func LearnPrior(cs []Client, init *Prior, sigma float64, a Arch, dropout float64
 	mu := append([]float64(nil), init.Mu...)
 	state := [][]float64{mu}
 	err := fedAvg(cs, state, &fed, tagERM, func() *worker { return newWorker(a, false) },
-		func(w *worker, user int, state, out [][]float64, rng *rand.Rand) (float64, error) {
+		func(w *worker, c *Client, fed *Federation, state, out [][]float64, rng *rand.Rand) (float64, error) {
 			copy(w.mu, state[0])
 			clear(w.vm)
-			c := &cs[user]
-			v, err := w.epochs(c, a.In, &fed, rng, func(x []float64, y []int) (float64, error) {
+			v, err := w.epochs(c, a.In, fed, rng, func(x []float64, y []int) (float64, error) {
 				logits := w.net.forward(w.mu, x, len(y), dropout, rng)
 				loss, _, err := crossEntropy(logits, y, a.Classes)
 				if err != nil {

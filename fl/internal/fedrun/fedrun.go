@@ -43,6 +43,10 @@ type Hooks struct {
 	// AfterRound, if set, runs after round t's server step (t from 0);
 	// an error stops the run.
 	AfterRound func(round int) error
+	// Chosen, if set, hears round t's clients in slot order (the order
+	// the server sums them) after their local updates, before the server
+	// step: a method reporting a per-round mean over them.
+	Chosen func(round int, clients []int)
 	// Aggregate, if in [1, c), is the number S of the round's c clients
 	// whose outputs the server averages, drawn uniformly from the stream
 	// (seed, tag, "agg", t): every sampled client trains, the server hears
@@ -130,6 +134,9 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 			if errs[s] != nil {
 				return fmt.Errorf("round %d, client %d: %w", t+1, chosen[s], errs[s])
 			}
+		}
+		if h.Chosen != nil {
+			h.Chosen(t, chosen)
 		}
 		heard = heard[:0]
 		if h.Aggregate > 0 && h.Aggregate < c {

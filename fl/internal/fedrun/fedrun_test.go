@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -271,5 +272,31 @@ func TestRunSelect(t *testing.T) {
 	}
 	if err := RunHooks(5, 0, 1, weights, []float64{0}, 1, 1, nil, Hooks{Workers: -1}); err == nil {
 		t.Error("negative workers accepted")
+	}
+}
+
+// Chosen hears each round's clients in slot order: the sampled ones, or
+// Select's.
+func TestChosenHearsTheRoundsClients(t *testing.T) {
+	w := []float64{1, 2, 3, 4, 5}
+	local := func(_, _ int, g, out []float64, _ *rand.Rand) error { copy(out, g); return nil }
+	var got [][]int
+	h := Hooks{Chosen: func(_ int, c []int) { got = append(got, slices.Clone(c)) }}
+	if err := RunHooks(5, 2, 3, w, make([]float64, 1), 1, 2, local, h); err != nil {
+		t.Fatal(err)
+	}
+	for r, c := range got {
+		want := rand.New(rand.NewPCG(1, data.StreamID(2, 0x73656c, uint64(r)))).Perm(5)[:2]
+		if !slices.Equal(c, want) {
+			t.Errorf("round %d: heard %v, sampled %v", r, c, want)
+		}
+	}
+	h.Select = func(int) []int { return []int{4, 0} }
+	got = nil
+	if err := RunHooks(5, 2, 2, w, make([]float64, 1), 1, 2, local, h); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !slices.Equal(got[1], []int{4, 0}) {
+		t.Errorf("heard %v, selected [4 0] twice", got)
 	}
 }

@@ -1,0 +1,201 @@
+package fedavg
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+)
+
+// Model is one goroutine's copy of an architecture FedAvg trains: a
+// network whose weights are one flat vector, and the buffers of its local
+// training (and of its prediction, if it is a Predictor). The driver never looks inside the vector, so
+// any network — this package's MLP, FedVI's CNN, GenFL's learnt prior —
+// runs the same rounds. C is the type of a client's training data.
+type Model[C any] interface {
+	// NumParams is the length of the flat weight vector.
+	NumParams() int
+	// Train is ClientUpdate: from the weights start, s.Steps units of the
+	// model's local optimiser on c's training data, the result written
+	// into out (as long as start), random draws from rng only. With s.Mu
+	// > 0 every step adds FedProx's proximal gradient μ (w − start); a
+	// model without the term rejects s.Mu ≠ 0. It returns the mean
+	// training loss of its steps.
+	Train(c *C, start, out []float64, s Schedule, rng *rand.Rand) (float64, error)
+}
+
+// Predictor is a Model that classifies, as Score and ScoreFineTuned need.
+type Predictor interface {
+	// Predict returns the class probabilities (rows × classes, row-major)
+	// of the weights w on the rows x, in evaluation mode (no dropout).
+	Predict(w, x []float64) ([]float64, error)
+}
+
+// Schedule is one local training's settings.
+type Schedule struct {
+	// Steps is the amount of training in the model's unit: SGD steps on
+	// sampled minibatches (this package's MLP) or epochs over the
+	// client's data in shuffled minibatches (FedVI's CNN, GenFL's net).
+	Steps int
+	Batch int     // minibatch size
+	LR    float64 // step size η
+	Mu    float64 // FedProx's proximal weight μ (0: FedAvg)
+}
+
+// Driver runs FedAvg's rounds, evaluations and fine-tuning over a Model,
+// lending one model to every concurrent client update or evaluation.
+type Driver[C any] struct {
+	pool *fedrun.Pool[Model[C]]
+}
+
+// NewDriver returns a driver that makes its models with newModel and
+// keeps up to keep of them between uses.
+func NewDriver[C any](newModel func() (Model[C], error), keep int) *Driver[C] {
+	return &Driver[C]{pool: fedrun.NewPool(keep, newModel)}
+}
+
+// Plan is one FedAvg run's protocol.
+type Plan struct {
+	Rounds int // T
+	// ClientsPerRound is the number S of clients drawn uniformly each
+	// round (≤ 0 or ≥ N: all), unless Select names them.
+	ClientsPerRound int
+	// Select, if set, names round t's clients (distinct) in the order the
+	// server sums their weights: a paper that draws them its own way.
+	Select func(round int) []int
+	// Local is ClientUpdate's schedule.
+	Local Schedule
+	// Client i's stream in round t is (Seed, Tag, t, i); the draw of the
+	// round's clients (Seed, Tag, "sel", t).
+	Seed, Tag uint64
+	// Workers bounds the concurrent client updates (0: GOMAXPROCS); the
+	// result does not depend on it.
+	Workers int
+	// Server, if set, updates the global weights in place from mean, the
+	// data-size-weighted mean of the clients' weights: a server optimiser
+	// (FedVI's momentum). Nil: global ← mean.
+	Server func(round int, global, mean []float64)
+	// Check, if set, is asked after every round's server step: an error
+	// (diverged weights) ends the run.
+	Check func(global []float64) error
+	// Eval, if set, scores the global weights after each of the last
+	// EvalLast rounds (round from 1; final marks the last), or once
+	// (round 0) in a run of no rounds.
+	Eval     func(round int, final bool) error
+	EvalLast int
+	// Progress, if set, hears after every round (after Eval) with the
+	// mean over the round's clients of their training loss.
+	Progress func(round, rounds int, loss float64)
+	// Stop, if set, is asked after every round (after Progress); an error
+	// it returns ends the run with that error (a caller's cancellation).
+	Stop func() error
+}
+
+// Train runs p.Rounds rounds of FedAvg on clients, weighted by weights
+// (their data sizes), from global, which it updates in place:
+//
+//	for t = 0..T−1:
+//	    Sᵗ ← p.Select(t), or S clients drawn uniformly
+//	    for i ∈ Sᵗ in parallel: w_i ← Model.Train(clients[i], wᵗ)
+//	    wᵗ⁺¹ ← Σ_{i∈Sᵗ} n_i w_i / Σ_{i∈Sᵗ} n_i      (or p.Server's step)
+//
+// summed in Sᵗ's order, so that the result depends on p.Seed only. It
+// returns the seconds spent in p.Eval.
+func (d *Driver[C]) Train(clients []C, weights, global []float64, p Plan) (evalSeconds float64, err error) {
+	if len(clients) != len(weights) {
+		return 0, fmt.Errorf("fedavg: %d clients, %d weights", len(clients), len(weights))
+	}
+	loss := make([]float64, len(clients)) // a round's clients are distinct
+	var round []int
+	win := fedrun.EvalWindow{Rounds: p.Rounds, Stop: p.Stop, Eval: p.Eval}
+	if p.Eval != nil {
+		win.Last = p.EvalLast
+	}
+	if p.Progress != nil {
+		win.Progress = func(t, rounds int) {
+			sum := 0.0
+			for _, i := range round {
+				sum += loss[i]
+			}
+			p.Progress(t, rounds, sum/float64(len(round)))
+		}
+	}
+	hooks := fedrun.Hooks{
+		Server:  p.Server,
+		Select:  p.Select,
+		Workers: p.Workers,
+		Chosen:  func(_ int, chosen []int) { round = chosen },
+		AfterRound: func(t int) error {
+			if p.Check != nil {
+				if err := p.Check(global); err != nil {
+					return err
+				}
+			}
+			return win.AfterRound(t)
+		},
+	}
+	local := func(i, _ int, g, out []float64, rng *rand.Rand) error {
+		m, err := d.pool.Get()
+		if err != nil {
+			return err
+		}
+		defer d.pool.Put(m)
+		loss[i], err = m.Train(&clients[i], g, out, p.Local, rng)
+		return err
+	}
+	n := len(clients)
+	if err := fedrun.RunHooks(n, p.ClientsPerRound, p.Rounds, weights, global, p.Seed, p.Tag, local, hooks); err != nil {
+		return win.Seconds, err
+	}
+	if win.Last > 0 {
+		err = win.Finish()
+	}
+	return win.Seconds, err
+}
+
+var errNoPredict = errors.New("fedavg: the model does not predict (not a Predictor)")
+
+// Score returns the class metrics of the weights w(i) on client i's test
+// set (fl.EvaluateClassification), the clients scored over the cores; the
+// model must be a Predictor.
+func Score(d *Driver[data.ClientData], clients []data.ClientData, classes int,
+	w func(i int) []float64) (fl.ClassGroupMetrics, error) {
+	return fedrun.Score(d.pool, clients, classes, func(m Model[data.ClientData], i int) ([]float64, error) {
+		p, ok := m.(Predictor)
+		if !ok {
+			return nil, errNoPredict
+		}
+		return p.Predict(w(i), clients[i].XTest)
+	})
+}
+
+// ScoreFineTuned is FedAvg+FT's evaluation: every client trains its own
+// copy of global by s on its training data, drawing from rng(i), and the
+// copies are scored on the clients' test sets as Score does.
+func ScoreFineTuned(d *Driver[data.ClientData], clients []data.ClientData, classes int, global []float64, s Schedule,
+	rng func(i int) *rand.Rand) (fl.ClassGroupMetrics, error) {
+	preds := make([]fl.ClassPrediction, len(clients))
+	err := fedrun.Each(d.pool, len(clients), func(m Model[data.ClientData], i int) error {
+		pr, ok := m.(Predictor)
+		if !ok {
+			return errNoPredict
+		}
+		w := make([]float64, len(global))
+		if _, err := m.Train(&clients[i], global, w, s, rng(i)); err != nil {
+			return fmt.Errorf("client %d, fine-tuning: %w", i, err)
+		}
+		p, err := pr.Predict(w, clients[i].XTest)
+		if err != nil {
+			return fmt.Errorf("client %d: %w", i, err)
+		}
+		preds[i] = fl.ClassPrediction{Probs: p}
+		return nil
+	})
+	if err != nil {
+		return fl.ClassGroupMetrics{}, err
+	}
+	return fl.EvaluateClassification(preds, clients, classes)
+}

@@ -1,0 +1,66 @@
+package fedavg
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/pacpfl/pacpfl/asm"
+
+	"github.com/pacpfl/pacpfl/fl/internal/blobs"
+)
+
+// pinLevel runs a pinned test at asm's generic level on amd64, whose bits
+// do not depend on the CPU (SIMD levels and arm64's fused a*b+c round
+// differently).
+func pinLevel(t *testing.T) {
+	t.Helper()
+	if runtime.GOARCH != "amd64" {
+		t.Skip("pinned bits are amd64's")
+	}
+	if err := asm.Configure("generic"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = asm.Configure("") })
+}
+
+// digest is a fingerprint of values printed with %v: Go prints a float64
+// in the shortest form that reads back to the same bits, so equal digests
+// mean equal bits.
+func digest(vs ...any) string {
+	return fmt.Sprintf("%x", sha256.Sum256([]byte(fmt.Sprint(vs...))))[:16]
+}
+
+// TestPinnedOutputs pins the exact bits of small seeded runs of FedAvg,
+// FedProx and FedAvg+FT: the final weights, every evaluation and the
+// fine-tuned models' metrics. A change of a random stream or of the order
+// of a floating-point sum shows here.
+func TestPinnedOutputs(t *testing.T) {
+	pinLevel(t)
+	ds := blobs.Dataset(4, 30, 20, 3)
+	for _, c := range []struct {
+		name string
+		mu   float64
+		ft   int
+		want string
+	}{
+		{"fedavg+ft", 0, 3, "a7e696fd28c6794f"},
+		{"fedprox", 0.3, 0, "2a9f8a707f3740a5"},
+	} {
+		o := DefaultOptions()
+		o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound = tinyArch, 6, 3, 8, 3
+		o.EvalLast, o.FineTune, o.Seed, o.LR, o.Mu = 2, c.ft, 11, 0.1, c.mu
+		r, err := Run(ds, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs := []any{r.Global, r.History, r.BestGM, r.GM, *r.NewGM}
+		if r.FT != nil {
+			vs = append(vs, *r.FT, *r.NewFT)
+		}
+		if got := digest(vs...); got != c.want {
+			t.Errorf("%s: digest %s, pinned %s", c.name, got, c.want)
+		}
+	}
+}
