@@ -22,8 +22,8 @@
 //
 // Settings (DefaultOptions): η = 0.01 for both and FedProx's μ = 0.001
 // (the pFedBayes paper's tuned values, its App. B); R = 20, b = 100, T =
-// 800 and S = 10 as pFedBayes (SPEC §14 [O]); FedAvg+FT fine-tunes for R =
-// 20 steps [O]. The global model (GM) is scored on every client's test set
+// 800 and S = 10 as pFedBayes (our choice, docs/math.md §10); FedAvg+FT fine-tunes for R =
+// 20 steps (our choice). The global model (GM) is scored on every client's test set
 // after each of the last EvalLast rounds (the paper's best over rounds
 // 700–800) and at the end.
 //

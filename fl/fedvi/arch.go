@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Arch is the network of FedVI's Figure 2 (SPEC §13): the embedding E
+// Arch is the network of FedVI's Figure 2 (docs/math.md §9): the embedding E
 //
 //	conv K×K C1 → ReLU → conv K×K C2 → ReLU → maxpool 2 → dropout Drop1 →
 //	flatten → dense Embed → [ReLU if EmbedReLU] → dropout Drop2,
@@ -30,10 +30,10 @@ type Arch struct {
 	// PoolOutputs applies P to every support image's global features and
 	// averages its outputs (μ, ρ and the bias) over the support set;
 	// false applies P once, to the support set's mean global features.
-	// The seed leaves open how P, a map of one d_g-vector, takes a set [O].
+	// The paper leaves open how P, a map of one d_g-vector, takes a set (our choice).
 	PoolOutputs bool
 	// EmbedReLU puts a ReLU after E's dense layer, as Reddi et al.'s CNN
-	// (the FedAvg network) has; the seed's E (dense 128 → dropout 0.5)
+	// (the FedAvg network) has; the paper's E (dense 128 → dropout 0.5)
 	// has none, so its features, local ones included, can be negative and
 	// cannot die.
 	EmbedReLU bool
@@ -41,8 +41,8 @@ type Arch struct {
 
 // Paper is the FEMNIST architecture of the paper with |Y| classes on
 // 28×28 greyscale images.
-// P takes the support set's mean global features (PoolOutputs false, an
-// [O] choice: docs/math.md).
+// P takes the support set's mean global features (PoolOutputs false,
+// our choice: docs/math.md).
 func Paper(classes int) Arch { return Arch{Classes: classes}.withDefaults() }
 
 // WithDefaults is a with every zero size and rate replaced by its default

@@ -1,4 +1,4 @@
-// Package fedvi is FedVI (seed 002, SPEC §13): personalised federated
+// Package fedvi is FedVI (docs/math.md §9): personalised federated
 // learning as mixed-effects variational inference. The global parameters
 // θ (a point estimate, γ = 0) are shared; every client k has local
 // classifier weights β_k with the prior r = N(0, σ_r²) and the amortised

@@ -265,7 +265,7 @@ type FineTune struct {
 }
 
 // DefaultFineTune is 5 epochs of SGD in mini-batches of 32 at FedVI's
-// client step 0.02 [O] (the papers leave it open).
+// client step 0.02 (our choice; the papers leave it open).
 func DefaultFineTune() FineTune { return FineTune{Epochs: 5, Batch: 32, LR: 0.02} }
 
 // TrainFedAvg runs FedAvg (fedavg.Driver on the network Plain) on ds's

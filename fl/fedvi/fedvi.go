@@ -15,7 +15,7 @@ import (
 const MethodFedVI = "fedvi"
 
 // Options configure FedVI. DefaultOptions gives the paper's FEMNIST
-// settings (SPEC §13) except the number of rounds.
+// settings (docs/math.md §9) except the number of rounds.
 type Options struct {
 	Arch            Arch
 	Rounds          int     // T

@@ -65,7 +65,7 @@ func TestArchDefaults(t *testing.T) {
 	a := Paper(62)
 	if a.Embed != 128 || a.Global != 102 || a.Local() != 26 || a.PHidden != 256 || a.Conv1 != 32 || a.Conv2 != 64 ||
 		a.Kernel != 3 || a.Drop1 != 0.25 || a.Drop2 != 0.5 {
-		t.Errorf("Paper(62) = %+v, want SPEC §13's d = 128 split 102/26, P 256-256, conv 32/64 3×3, dropout 0.25/0.5", a)
+		t.Errorf("Paper(62) = %+v, want docs/math.md §9's d = 128 split 102/26, P 256-256, conv 32/64 3×3, dropout 0.25/0.5", a)
 	}
 	m, err := NewModel(Paper(62), nil)
 	if err != nil {
@@ -681,7 +681,7 @@ func TestInitNarrowPosterior(t *testing.T) {
 	}
 }
 
-// TestEmbedReLU: the seed's E ends dense → dropout, so its features take
+// TestEmbedReLU: the paper's E ends dense → dropout, so its features take
 // both signs; with EmbedReLU (Reddi et al.'s CNN, the FedAvg network) none
 // is negative.
 func TestEmbedReLU(t *testing.T) {

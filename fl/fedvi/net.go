@@ -219,7 +219,7 @@ func NewModel(a Arch, opt *conv.Options) (*Model, error) {
 		m.n += len(p.Value)
 	}
 	// r = N(0, σ_r²) with the variance of the Glorot initialisation of a
-	// dense d_l → |Y| layer (SPEC §13: the init scheme's variance).
+	// dense d_l → |Y| layer (docs/math.md §9: the init scheme's variance).
 	m.priorVar = 2 / float64(dl+C)
 	k := dl * C
 	m.post = posterior{mu: make([]float64, k), rho: make([]float64, k), sigma: make([]float64, k), bias: make([]float64, C),
@@ -264,7 +264,7 @@ func (m *Model) Grad(dst []float64) {
 // Init writes θ⁽⁰⁾ into theta: Glorot-uniform weights (Keras's default,
 // the paper's TensorFlow code), zero biases, except that the bias of P's
 // scale outputs is Rho0, so that the local posterior starts narrow,
-// σ = softplus(−5) ≈ 0.0067, rather than at the prior's scale σ_r [O]: with
+// σ = softplus(−5) ≈ 0.0067, rather than at the prior's scale σ_r (our choice): with
 // σ = σ_r the draws of β are noise on the local features' logits, and
 // training switches the local features off (docs/math.md).
 func (m *Model) Init(theta []float64, rng *rand.Rand) error {

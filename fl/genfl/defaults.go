@@ -2,7 +2,7 @@ package genfl
 
 import "github.com/pacpfl/pacpfl/data"
 
-// The seed's settings that depend on nothing else (the rest are the
+// The paper's settings that depend on nothing else (the rest are the
 // Default… constants of genfl.go and DefaultOptions).
 const (
 	// DefaultPriorRounds and DefaultPriorEpochs: the learnt prior's
@@ -23,10 +23,10 @@ const (
 	DefaultTestDraws = 10
 )
 
-// DefaultHidden is the seed's MLP 784-600-600-10.
+// DefaultHidden is the paper's MLP 784-600-600-10.
 func DefaultHidden() []int { return []int{600, 600} }
 
-// DefaultOptions returns the seed's settings (GenFL and FEDBOUND, seed 004)
+// DefaultOptions returns the paper's settings (GenFL and FEDBOUND)
 // for a prior and a FEDBOUND estimator, with the random streams of seed:
 // an MLP 784-600-600-10, σ_P = 0.025, objective f1 with its KL term weighted
 // 1 (learnt prior) or 0.1 (random prior), δ = 0.05, δ′ = 0.01, p_min = 10⁻⁴;

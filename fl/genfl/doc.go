@@ -1,4 +1,4 @@
-// Package genfl is GenFL and FEDBOUND (seed 004, SPEC §12): federated
+// Package genfl is GenFL and FEDBOUND (docs/math.md §7): federated
 // learning of a stochastic neural network Q = N(μ, diag σ²), σ =
 // softplus(ρ), by minimising a relaxed PAC-Bayes bound, and the certified
 // bound of the result.
@@ -8,7 +8,7 @@
 //	  for t = 1..T:
 //	      S_t ← max(C·K, 1) users (stream (seed, "select", t))
 //	      for k ∈ S_t in parallel: w^k ← userUpdate(k, w_t, m)
-//	      w_{t+1} ← Σ_{k∈S_t} m_k w^k / Σ_{k∈S_t} m_k       # [!] printed over all K
+//	      w_{t+1} ← Σ_{k∈S_t} m_k w^k / Σ_{k∈S_t} m_k       # misprint in the paper: printed over all K
 //	  userUpdate(k, w, m): E epochs of mini-batches b (size B) of S_k:
 //	      ε ~ N(0, I); w_s ← μ + σ ⊙ ε
 //	      (μ, ρ) ← SGD with momentum on ∇ f_m(w_s; b)
@@ -28,7 +28,7 @@
 //	PFL (Alg. 3/4) — RunPFL
 //	  P ← prior learnt on ∪_k S¹_k (or data-free)
 //	  Q_k ← userUpdate(k, P, m_k) on S²_k  (Personalise)
-//	  bound_k ← FEDBOUND on S²_k alone with m = m_k, Q_k   # [!] printed with m and one Q
+//	  bound_k ← FEDBOUND on S²_k alone with m = m_k, Q_k   # misprint in the paper: printed with m and one Q
 //
 // The prior is data-free (RandomPrior: truncated normal means, σ_P =
 // 0.025) or learnt (LearnPrior: federated ERM with dropout on the first

@@ -71,7 +71,7 @@ func trainSynth(t *testing.T, cs []Client, workers int) (*Prior, *Posterior) {
 }
 
 // The certified bound holds on a task whose error can be measured as
-// precisely as wanted. As in the seed's experiments the prior is learnt by
+// precisely as wanted. As in the paper's experiments the prior is learnt by
 // ERM on other examples (S¹, 1,000 of them) — from a data-free prior and
 // m = 1,000, f₁ barely leaves the prior, whose error is near chance —, then
 // GenFL and FEDBOUND run on S² (10 users × 100), and the bound is compared

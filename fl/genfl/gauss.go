@@ -10,14 +10,14 @@ import (
 )
 
 // Arch is a fully connected ReLU network In → Hidden… → Classes (the seed's
-// stochastic MLP; 784-600-600-10 by default, SPEC §12).
+// stochastic MLP; 784-600-600-10 by default, docs/math.md §7).
 type Arch struct {
 	In      int
 	Hidden  []int
 	Classes int
 }
 
-// DefaultArch is the MLP 784-600-600-10 of the issue. The seed says "2
+// DefaultArch is the MLP 784-600-600-10 of the issue. The paper says "2
 // hidden layers of 600" but counts 1,198,210 parameters, which is
 // 784-600-600-600-10 (Pérez-Ortiz et al.'s network); Hidden = {600, 600,
 // 600} gives that one.
@@ -75,7 +75,7 @@ type Prior struct {
 }
 
 // Posterior is the diagonal Gaussian N(Mu, diag σ²) over the weights, σ =
-// softplus(Rho) = ln(1 + e^ρ) (the seed's parameterisation).
+// softplus(Rho) = ln(1 + e^ρ) (the paper's parameterisation).
 type Posterior struct {
 	Mu, Rho []float64
 }
@@ -120,10 +120,10 @@ func (p *Prior) Validate(a Arch) error {
 	return nil
 }
 
-// RandomPrior is the seed's data-free prior: weights of layer l centred at
+// RandomPrior is the paper's data-free prior: weights of layer l centred at
 // draws from N(0, 1/n_in) (standard deviation 1/√n_in) truncated to
 // ±2/√n_in by rejection, biases centred at 0 (Pérez-Ortiz et al.'s
-// initialisation; the seed is silent on biases), all with standard
+// initialisation; the paper is silent on biases), all with standard
 // deviation sigma.
 func RandomPrior(a Arch, sigma float64, rng *rand.Rand) (*Prior, error) {
 	if err := a.Validate(); err != nil {

@@ -41,14 +41,14 @@ type Federation struct {
 // ObjectiveConfig is the PAC-Bayes objective users minimise.
 type ObjectiveConfig struct {
 	Objective Objective
-	// KLPenalty multiplies KL(Q‖P) in the objective (the seed's "KL
+	// KLPenalty multiplies KL(Q‖P) in the objective (the paper's "KL
 	// penalty" 0.1 with random priors; 1 = none). Bounds never use it.
 	KLPenalty float64
 	Delta     float64 // δ of the bound the objective relaxes (0.05)
 	PMin      float64 // p_min of the bounded cross-entropy (1e-4)
 }
 
-// Defaults of the seed's experiments (SPEC §12).
+// Defaults of the paper's experiments (docs/math.md §7).
 const (
 	DefaultSigmaPrior = 0.025
 	DefaultDelta      = 0.05
@@ -144,7 +144,7 @@ type localUpdate func(w *worker, c *Client, fed *Federation, state, out [][]floa
 // one FedAvg driver (fedavg.Driver): each round, the selected users update
 // the state in parallel, each from its own stream (seed, tag, round, user),
 // and the new state is Σ_{k∈S_t} m_k w^k / Σ_{k∈S_t} m_k summed in user
-// order — the seed's line 9 sums over all K users with weights m_k/m, a
+// order — the paper's line 9 sums over all K users with weights m_k/m, a
 // misprint. Results do not depend on the number of workers.
 func fedAvg(cs []Client, state [][]float64, fed *Federation, tag uint64, newWorker func() *worker, update localUpdate) error {
 	// The driver averages one vector: the state's parts end to end.
@@ -496,7 +496,7 @@ func Personalise(c *Client, user int, p *Prior, a Arch, o ObjectiveConfig, fed F
 // LearnPrior learns the prior mean by federated ERM (FedAvg of
 // deterministic networks on fedavg.Driver, cross-entropy, dropout, SGD
 // with momentum) from the means of init, on data the bound will not use;
-// the prior is N(μ_learnt, sigma²). The seed trains it with momentum 0.99 and dropout
+// the prior is N(μ_learnt, sigma²). The paper trains it with momentum 0.99 and dropout
 // 0.2 for 100 rounds of 5 local epochs.
 func LearnPrior(cs []Client, init *Prior, sigma float64, a Arch, dropout float64, fed Federation) (*Prior, error) {
 	o := DefaultObjective()

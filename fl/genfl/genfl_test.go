@@ -41,9 +41,9 @@ func TestArchLayout(t *testing.T) {
 	if n := DefaultArch().NumParams(); n != 784*600+600+600*600+600+600*10+10 {
 		t.Errorf("784-600-600-10 has %d parameters", n)
 	}
-	// The seed's count, 1,198,210, is the three-hidden-layer network.
+	// The paper's count, 1,198,210, is the three-hidden-layer network.
 	if n := (Arch{In: 784, Hidden: []int{600, 600, 600}, Classes: 10}).NumParams(); n != 1198210 {
-		t.Errorf("784-600-600-600-10 has %d parameters, the seed says 1,198,210", n)
+		t.Errorf("784-600-600-600-10 has %d parameters, the paper says 1,198,210", n)
 	}
 	if s := DefaultArch().String(); s != "784-600-600-10" {
 		t.Errorf("String %q", s)

@@ -159,7 +159,7 @@ func (n *net) backward(w, x, dlogits, grad []float64) {
 	}
 }
 
-// boundedCE is the seed's bounded cross-entropy (SPEC §12; "sigmoid" in the
+// boundedCE is the paper's bounded cross-entropy (docs/math.md §7; "sigmoid" in the
 // seed is a misprint for softmax): ℓ = ln max(softmax(z)_y, p_min)/ln p_min ∈
 // [0, 1]. It returns the mean loss over the rows and the number of 0–1
 // errors (the label not strictly the first largest logit), and overwrites

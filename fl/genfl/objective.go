@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Objective selects GenFL's training objective (SPEC §12, GF-8/9).
+// Objective selects GenFL's training objective (docs/math.md §7, GF-8/9).
 type Objective int
 
 const (

@@ -8,7 +8,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 )
 
-// PriorKind is the seed's data-free (random) or learnt prior.
+// PriorKind is the paper's data-free (random) or learnt prior.
 type PriorKind int
 
 const (
@@ -48,11 +48,11 @@ type Options struct {
 	Arch       Arch
 	Prior      PriorKind
 	SigmaPrior float64
-	// PriorFed is the learnt prior's federated ERM (the seed: 100 rounds
+	// PriorFed is the learnt prior's federated ERM (the paper: 100 rounds
 	// of 5 local epochs, momentum 0.99) with Dropout.
 	PriorFed Federation
 	Dropout  float64
-	// PosteriorFed is GenFL's protocol (the seed: momentum 0.95; 200
+	// PosteriorFed is GenFL's protocol (the paper: momentum 0.95; 200
 	// rounds from a random prior, 10 rounds of 5 epochs from a learnt one).
 	// In PFL its LocalEpochs, Batch, LR and Momentum drive each client's
 	// personalisation, PersonalEpochs replacing LocalEpochs.
@@ -81,7 +81,7 @@ type Timings struct {
 	Prior, Posterior, Bound, Test float64
 }
 
-// FLSOBResult is GenFL + FEDBOUND on i.i.d. users (the seed's Table 1).
+// FLSOBResult is GenFL + FEDBOUND on i.i.d. users (the paper's Table 1).
 type FLSOBResult struct {
 	Bound *Bound
 	// TestError is the Gibbs (stochastic classifier) 0–1 error of Q on the
@@ -127,7 +127,7 @@ func (o *Options) prior(train []Client) (*Prior, []Client, error) {
 	return nil, nil, fmt.Errorf("genfl: unknown prior kind %v", o.Prior)
 }
 
-// RunFLSOB is the seed's FL-SOB experiment: prior (data-free, or learnt on
+// RunFLSOB is the paper's FL-SOB experiment: prior (data-free, or learnt on
 // S¹), GenFL (Alg. 1) on the bound's sample with m = its total size,
 // FEDBOUND (Alg. 2) on it, and the Gibbs test error on the users' test
 // examples.
@@ -187,13 +187,13 @@ type PFLResult struct {
 	Timings    Timings
 }
 
-// RunPFL is the seed's PFL experiment (Alg. 3 and 4): the prior (learnt by
+// RunPFL is the paper's PFL experiment (Alg. 3 and 4): the prior (learnt by
 // federated ERM on every user's S¹_k, or data-free), each user's
 // personalised posterior Q_k by userUpdate from P on its S²_k (all of S_k
 // with a data-free prior) with its own m_k, and its own bound (Alg. 4:
 // FEDBOUND without aggregation, m = m_k, each holding with probability
 // ≥ 1 − δ − δ′ on its own), with Q_k's Gibbs error on the user's test
-// examples. The seed learns the prior mean with "GenFL on S_P" in Alg. 3
+// examples. The paper learns the prior mean with "GenFL on S_P" in Alg. 3
 // and by ERM in its experiments section; ERM is used here (PriorFed).
 func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 	if err := checkClients(test, o.Arch); err != nil {
