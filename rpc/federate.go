@@ -195,3 +195,13 @@ func stopGRPC(gs *grpc.Server) {
 		gs.Stop()
 	}
 }
+
+// CopyServerSettings copies onto dst, the configuration of a training loop
+// built from its own copy of the options (train.Run's), what a federation
+// server sets on src: Federate's resumption, round hooks and workers, and
+// the quorum, update filters, robust aggregation and progress of the
+// caller.
+func CopyServerSettings(dst, src *fl.Config) {
+	dst.Resume, dst.OnDrop, dst.AfterRound, dst.Workers, dst.Progress = src.Resume, src.OnDrop, src.AfterRound, src.Workers, src.Progress
+	dst.Quorum, dst.MaxNormFactor, dst.MaxUpdateNorm, dst.Robust = src.Quorum, src.MaxNormFactor, src.MaxUpdateNorm, src.Robust
+}

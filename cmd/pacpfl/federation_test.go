@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pacpfl/pacpfl/rpc"
 )
 
 // freeAddr returns a loopback address with a port that was free a moment
@@ -225,7 +227,7 @@ func TestServerCheckpointResume(t *testing.T) {
 	if code, errOut := runFederation(t, 3, "8", append([]string{"--checkpoint", ckpt, "--checkpoint-every", "2"}, flags...)...); code != exitOK {
 		t.Fatalf("server: exit %d: %s", code, errOut)
 	}
-	fi, err := os.Stat(filepath.Join(ckpt, checkpointName))
+	fi, err := os.Stat(filepath.Join(ckpt, rpc.CheckpointFile))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("checkpoint: %v, mode %v", err, fi)
 	}
@@ -258,7 +260,7 @@ func TestServerCheckpointResume(t *testing.T) {
 		t.Errorf("transport flags changed the configuration hash: %s", errOut)
 	}
 	// A flipped byte is caught by the checksum.
-	path := filepath.Join(ckpt, checkpointName)
+	path := filepath.Join(ckpt, rpc.CheckpointFile)
 	b, _ := os.ReadFile(path)
 	b[len(b)-5] ^= 1
 	os.WriteFile(path, b, 0o600)
