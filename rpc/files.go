@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/pacpfl/pacpfl/fl"
 )
@@ -209,4 +211,35 @@ func (c Checkpoint) Load() (*fl.State, error) {
 			"use the flags of the run that wrote it", path, cb.ConfigHash, c.ConfigHash)
 	}
 	return &cb.State, nil
+}
+
+// WriteCerts writes the files of a test federation into dir, made with
+// mode 0700 if missing (PrivateDir): a fresh CA, a certificate for the
+// server at hosts (comma-separated IP addresses and DNS names), and the
+// certificates, keys and tokens of clients clients (Certs.WriteFiles), all
+// valid for days days. It returns the host names. Bad settings are
+// ConfigErrors naming pacpfl certs's flags.
+func WriteCerts(dir, hosts string, days, clients int) ([]string, error) {
+	switch {
+	case dir == "":
+		return nil, configErrorf("--out DIR is required")
+	case clients < 1 || clients > 100_000:
+		return nil, configErrorf("--clients %d: want 1 to 100000", clients)
+	case days < 1:
+		return nil, configErrorf("--days %d must be ≥ 1", days)
+	}
+	if err := PrivateDir(dir, true); err != nil {
+		return nil, configErrorf("--out %v", err)
+	}
+	var hs []string
+	for _, h := range strings.Split(hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hs = append(hs, h)
+		}
+	}
+	c, err := GenerateCerts(hs, time.Duration(days)*24*time.Hour, clients)
+	if err != nil {
+		return nil, configErrorf("--hosts %q: %v", hosts, err)
+	}
+	return hs, c.WriteFiles(dir)
 }

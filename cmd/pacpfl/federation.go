@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -33,76 +32,43 @@ func init() {
 
 // serverFlags are pacpfl server's flags beyond the training's.
 type serverFlags struct {
-	fo                     rpc.FederateOptions // Listen, Wait, SaveEvery, Server's limits
-	auth                   rpc.ServerAuth
-	robust                 fl.Robust
-	ckptDir, jsonPath      string
-	resume, quiet          bool
-	quorum                 int
-	normFactor, maxUpdNorm float64
+	st       rpc.ServerSettings
+	jsonPath string
+	quiet    bool
 }
 
 func (s *serverFlags) add(fs *flag.FlagSet) {
-	sc := &s.fo.Server
-	fs.StringVar(&s.fo.Listen, "listen", "", "`host:port` to listen on (required)")
-	fs.StringVar(&s.auth.CertFile, "tls-cert", "", "server certificate `FILE` (PEM; pacpfl certs writes one)")
-	fs.StringVar(&s.auth.KeyFile, "tls-key", "", "server key `FILE` (PEM)")
-	fs.StringVar(&s.auth.TokenDir, "tokens", "", "`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure or --client-ca")
-	fs.StringVar(&s.auth.ClientCA, "client-ca", "", "mutual TLS: require client certificates signed by this CA `FILE`; a client may register only as the id its certificate names")
-	fs.BoolVar(&s.auth.Insecure, "insecure", false, "plaintext, for loopback addresses only")
-	fs.DurationVar(&sc.RoundTimeout, "round-timeout", rpc.DefaultRoundTimeout, "deadline of a client update; a client that misses it is dropped from the round and its session cut (0: no deadline: wait for the client, also across reconnections)")
-	fs.IntVar(&sc.Limits.MaxUnauth, "max-unregistered", rpc.DefaultMaxUnauth, "most connections that have not registered, in all; further ones are closed on arrival (each may send 64 KiB and has 10 s to register)")
-	fs.IntVar(&sc.Limits.MaxUnauthPerHost, "max-unregistered-per-host", rpc.DefaultMaxUnauthPerHost, "most connections that have not registered from one IP address")
-	fs.DurationVar(&s.fo.Wait, "wait", 0, "give up when not every client has joined after this long (0: wait for ever)")
-	fs.Int64Var(&sc.MaxPayload, "max-payload", rpc.DefaultMaxPayload, "largest payload (particles or gradient) in `bytes`")
-	fs.IntVar(&s.quorum, "quorum", 0, "a round completes when at least this many selected clients contributed; failed, late or rejected updates are dropped and logged (0: every selected client must answer)")
-	fs.Float64Var(&s.normFactor, "max-norm-factor", 0, "with --quorum: reject an update whose norm exceeds this multiple of the median norm of the round's other accepted updates (judged with 2 or more others; 0: off)")
-	fs.Float64Var(&s.maxUpdNorm, "max-update-norm", 0, "reject an update whose L2 norm (all k particles) exceeds this bound, whatever the other clients send, one client per round included (0: off); with --quorum the update is left out, without it the run ends")
-	fs.StringVar((*string)(&s.robust.Rule), "aggregator", "mean", "how a round's accepted updates combine: mean, median (coordinate-wise; breakdown point ⌊(u−1)/2⌋/u), trimmed-mean (--trim), krum or multi-krum (--byzantine, --krum-select); docs/math.md")
-	fs.Float64Var(&s.robust.Trim, "trim", 0, "trimmed-mean: fraction β in (0, 1/2) of the updates dropped at each end of every coordinate")
-	fs.IntVar(&s.robust.Byzantine, "byzantine", 0, "krum, multi-krum: the number f of hostile updates tolerated (needs 2f+3 updates per round)")
-	fs.IntVar(&s.robust.Select, "krum-select", 0, "multi-krum: updates averaged (0: u − f)")
-	fs.StringVar(&s.ckptDir, "checkpoint", "", "`DIR` for the server's checkpoint (server.ckpt; written atomically, mode 0600)")
-	fs.IntVar(&s.fo.SaveEvery, "checkpoint-every", 10, "write the checkpoint every this many rounds (and on SIGTERM/SIGINT)")
-	fs.BoolVar(&s.resume, "resume", false, "continue from the checkpoint in --checkpoint (refused if it is from another configuration)")
+	st := &s.st
+	fs.StringVar(&st.Listen, "listen", "", "`host:port` to listen on (required)")
+	fs.StringVar(&st.Auth.CertFile, "tls-cert", "", "server certificate `FILE` (PEM; pacpfl certs writes one)")
+	fs.StringVar(&st.Auth.KeyFile, "tls-key", "", "server key `FILE` (PEM)")
+	fs.StringVar(&st.Auth.TokenDir, "tokens", "", "`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure or --client-ca")
+	fs.StringVar(&st.Auth.ClientCA, "client-ca", "", "mutual TLS: require client certificates signed by this CA `FILE`; a client may register only as the id its certificate names")
+	fs.BoolVar(&st.Auth.Insecure, "insecure", false, "plaintext, for loopback addresses only")
+	fs.DurationVar(&st.RoundTimeout, "round-timeout", rpc.DefaultRoundTimeout, "deadline of a client update; a client that misses it is dropped from the round and its session cut (0: no deadline: wait for the client, also across reconnections)")
+	fs.IntVar(&st.Limits.MaxUnauth, "max-unregistered", rpc.DefaultMaxUnauth, "most connections that have not registered, in all; further ones are closed on arrival (each may send 64 KiB and has 10 s to register)")
+	fs.IntVar(&st.Limits.MaxUnauthPerHost, "max-unregistered-per-host", rpc.DefaultMaxUnauthPerHost, "most connections that have not registered from one IP address")
+	fs.DurationVar(&st.Wait, "wait", 0, "give up when not every client has joined after this long (0: wait for ever)")
+	fs.Int64Var(&st.MaxPayload, "max-payload", rpc.DefaultMaxPayload, "largest payload (particles or gradient) in `bytes`")
+	fs.IntVar(&st.Quorum, "quorum", 0, "a round completes when at least this many selected clients contributed; failed, late or rejected updates are dropped and logged (0: every selected client must answer)")
+	fs.Float64Var(&st.MaxNormFactor, "max-norm-factor", 0, "with --quorum: reject an update whose norm exceeds this multiple of the median norm of the round's other accepted updates (judged with 2 or more others; 0: off)")
+	fs.Float64Var(&st.MaxUpdateNorm, "max-update-norm", 0, "reject an update whose L2 norm (all k particles) exceeds this bound, whatever the other clients send, one client per round included (0: off); with --quorum the update is left out, without it the run ends")
+	fs.StringVar((*string)(&st.Robust.Rule), "aggregator", "mean", "how a round's accepted updates combine: mean, median (coordinate-wise; breakdown point ⌊(u−1)/2⌋/u), trimmed-mean (--trim), krum or multi-krum (--byzantine, --krum-select); docs/math.md")
+	fs.Float64Var(&st.Robust.Trim, "trim", 0, "trimmed-mean: fraction β in (0, 1/2) of the updates dropped at each end of every coordinate")
+	fs.IntVar(&st.Robust.Byzantine, "byzantine", 0, "krum, multi-krum: the number f of hostile updates tolerated (needs 2f+3 updates per round)")
+	fs.IntVar(&st.Robust.Select, "krum-select", 0, "multi-krum: updates averaged (0: u − f)")
+	fs.StringVar(&st.Checkpoint, "checkpoint", "", "`DIR` for the server's checkpoint (server.ckpt; written atomically, mode 0600)")
+	fs.IntVar(&st.CheckpointEvery, "checkpoint-every", 10, "write the checkpoint every this many rounds (and on SIGTERM/SIGINT)")
+	fs.BoolVar(&st.Resume, "resume", false, "continue from the checkpoint in --checkpoint (refused if it is from another configuration)")
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress output (joins and refusals are still logged)")
 	fs.StringVar(&s.jsonPath, "json", "", "also write the results as JSON to `FILE`")
-}
-
-// check refuses unusable server flags, and makes the checkpoint directory.
-func (s *serverFlags) check() error {
-	fo, sc := &s.fo, &s.fo.Server
-	switch {
-	case fo.Listen == "":
-		return usagef("--listen host:port is required")
-	case fo.Wait < 0 || sc.RoundTimeout < 0 || sc.MaxPayload < 1:
-		return usagef("--wait, --round-timeout must be ≥ 0 and --max-payload ≥ 1")
-	case sc.Limits.MaxUnauth < 1 || sc.Limits.MaxUnauthPerHost < 1:
-		return usagef("--max-unregistered and --max-unregistered-per-host must be ≥ 1")
-	case fo.SaveEvery < 1 || (s.resume && s.ckptDir == ""):
-		return usagef("--checkpoint-every must be ≥ 1 and --resume needs --checkpoint DIR")
-	case s.quorum < 0 || !(s.normFactor >= 0) || (s.normFactor > 0 && s.quorum == 0):
-		return usagef("--quorum must be ≥ 0 and --max-norm-factor ≥ 0, and --max-norm-factor needs --quorum")
-	}
-	if sc.RoundTimeout == 0 {
-		sc.RoundTimeout = -1 // the library's "no deadline"
-	}
-	if s.ckptDir != "" {
-		if err := rpc.PrivateDir(s.ckptDir, !s.resume); err != nil {
-			return usagef("--checkpoint %v", err)
-		}
-	}
-	return nil
 }
 
 // serverRun is what a server mode (--model gp or bnn, --data FILE.csv)
 // trains: the clients' data and model the coordinator checks, the training
 // configuration, the run with the remote clients, and its report.
 type serverRun struct {
-	sc     rpc.ServerConfig
-	cfg    *fl.Config
-	ids    []string // --data FILE.csv: the existing clients' IDs
-	run    func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error)
+	rpc.ServerRun
 	report func(*fl.MethodResult) error
 }
 
@@ -126,9 +92,9 @@ func setupServer(p *fedParse, jsonPath string, start time.Time, stdout, jsonOut,
 			return nil, err
 		}
 		model := bf.bnnModel()
-		r.sc, r.cfg = rpc.DatasetServer(ds), &ob.Server
-		r.sc.ModelKind, r.sc.Dim = rpc.BNNKind(model), model.Dim()
-		r.run = func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error) {
+		r.Clients, r.Train = rpc.DatasetServer(ds), &ob.Server
+		r.Clients.ModelKind, r.Clients.Dim = rpc.BNNKind(model), model.Dim()
+		r.Run = func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error) {
 			ob.Clients = func(*fl.BNNModel) ([]fl.Client, error) { return clients() }
 			return fl.RunPACPFLBNN(ds, model, ob)
 		}
@@ -141,14 +107,14 @@ func setupServer(p *fedParse, jsonPath string, start time.Time, stdout, jsonOut,
 	if err != nil {
 		return nil, err
 	}
-	r.sc = rpc.DatasetServer(ds)
+	r.Clients = rpc.DatasetServer(ds)
 	o, err := r.gp(f, ds)
 	if err != nil {
 		return nil, err
 	}
 	g := fl.NewGPModel(ds.D)
 	g.Inference = f.inference()
-	r.run = func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error) {
+	r.Run = func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error) {
 		o.Clients = func(*fl.GPModel) ([]fl.Client, error) { return clients() }
 		return fl.RunPACPFL(ds, g, *o, fl.MethodPACPFL)
 	}
@@ -164,7 +130,7 @@ func (r *serverRun) gp(f *trainFlags, ds *data.Dataset) (*fl.PACPFLOptions, erro
 	if err != nil {
 		return nil, err
 	}
-	r.sc.ModelKind, r.sc.Dim, r.sc.Beta, r.cfg = rpc.GPKind(f.inference()), fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
+	r.Clients.ModelKind, r.Clients.Dim, r.Clients.Beta, r.Train = rpc.GPKind(f.inference()), fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
 	return &o, nil
 }
 
@@ -177,7 +143,7 @@ func (r *serverRun) setupCSV(p *fedParse, jsonPath string, start time.Time, stdo
 		return err
 	}
 	ds := fed.Dataset
-	r.sc, r.ids = rpc.CSVServer(rec, fed), fed.ExistingIDs
+	r.Clients, r.IDs, r.Source = rpc.CSVServer(rec, fed), fed.ExistingIDs, c.path
 	if data.Task(c.task) == data.Classification {
 		bno, err := bf.options(f, ds, f.seed)
 		if err != nil {
@@ -187,14 +153,14 @@ func (r *serverRun) setupCSV(p *fedParse, jsonPath string, start time.Time, stdo
 		if err != nil {
 			return err
 		}
-		r.sc.ModelKind, r.sc.Dim, r.cfg = rpc.CSVBNNKind(ds.D, bf.hidden, bf.samples), m.Dim(), &bno.Server
+		r.Clients.ModelKind, r.Clients.Dim, r.Train = rpc.CSVBNNKind(ds.D, bf.hidden, bf.samples), m.Dim(), &bno.Server
 	} else if _, err := r.gp(f, ds); err != nil {
 		return err
 	}
 	var ur *userRun
-	r.run = func(clients func() ([]fl.Client, error)) (_ *fl.MethodResult, err error) {
+	r.Run = func(clients func() ([]fl.Client, error)) (_ *fl.MethodResult, err error) {
 		ur, err = trainUserFed(c, f, bf, fed, true, stderr, func(lc *fl.Config, _ []fl.Client) ([]fl.Client, error) {
-			rpc.CopyServerSettings(lc, r.cfg) // the loop's own configuration with the server's settings
+			rpc.CopyServerSettings(lc, r.Train) // the loop's own configuration with the server's settings
 			return clients()
 		})
 		return nil, err
@@ -263,17 +229,11 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if err := p.check(fs, sf.jsonPath); err != nil {
 		return fail(stderr, "server", err)
 	}
-	if err := sf.check(); err != nil {
-		return fail(stderr, "server", err)
+	if err := sf.st.Check(); err != nil {
+		return fedFail(stderr, "server", err)
 	}
-	ck := rpc.Checkpoint{Dir: sf.ckptDir, ConfigHash: configHash(fs)}
-	var err error
-	if sf.resume {
-		if sf.fo.Resume, err = ck.Load(); err != nil {
-			return fail(stderr, "server", usagef("--resume: %v", err))
-		}
-	}
-	if sf.fo.Creds, err = sf.auth.Credentials(sf.fo.Listen); err != nil {
+	setup, err := sf.st.Open(configHash(fs))
+	if err != nil {
 		return fedFail(stderr, "server", err)
 	}
 	stdout, jsonOut := reportStreams(sf.jsonPath, stdout, stderr)
@@ -281,70 +241,24 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fedFail(stderr, "server", err)
 	}
-	logf := rpc.NewLog(stderr, "pacpfl server: ")
-	if err := sf.options(r, ck, p.c.path, logf); err != nil {
-		return fedFail(stderr, "server", err)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newProgress(stderr, "server", r.cfg.Rounds, sf.quiet)
-	prog.hideLML = r.cfg.DP != nil
-	r.cfg.Progress = prog.update
-	res, err := rpc.Federate(ctx, sf.fo, r.run)
+	prog := newProgress(stderr, "server", r.Train.Rounds, sf.quiet)
+	prog.hideLML = r.Train.DP != nil
+	r.Train.Progress = prog.update
+	r.Log = rpc.NewLog(stderr, "pacpfl server: ")
+	res, err := setup.Federate(ctx, r.ServerRun)
 	prog.done()
-	var intr *rpc.Interrupted
-	var le *rpc.ListenError
-	switch {
-	case errors.As(err, &le):
-		return fail(stderr, "server", usagef("--listen %s: %v", sf.fo.Listen, le.Err))
-	case errors.As(err, &intr) && sf.ckptDir != "":
-		logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", intr.Round, sf.ckptDir)
+	if errors.As(err, new(*rpc.Interrupted)) {
 		return exitError
-	case errors.As(err, &intr):
-		logf("stopped after round %d (no --checkpoint: the state is lost)", intr.Round)
-		return exitError
-	case err != nil:
-		return fail(stderr, "server", err)
 	}
-	if err := r.report(res); err != nil {
-		return fail(stderr, "server", err)
+	if err == nil {
+		err = r.report(res)
+	}
+	if err != nil {
+		return fedFail(stderr, "server", err)
 	}
 	return exitOK
-}
-
-// options completes sf.fo for r: the update filters and the aggregation of
-// the flags (checked before listening), the tokens, the checkpoint and the
-// log.
-func (sf *serverFlags) options(r *serverRun, ck rpc.Checkpoint, csvPath string, logf func(string, ...any)) error {
-	cfg, n := r.cfg, r.sc.Clients
-	cfg.Quorum, cfg.MaxNormFactor, cfg.MaxUpdateNorm, cfg.Robust = sf.quorum, sf.normFactor, sf.maxUpdNorm, sf.robust
-	if err := cfg.Validate(n); err != nil {
-		return usagef("%s", strings.TrimPrefix(err.Error(), "server: "))
-	}
-	toks, err := sf.auth.Tokens(n)
-	if err != nil {
-		return err
-	}
-	fo, sc := &sf.fo, r.sc
-	sc.Tokens, sc.ClientCerts, sc.Log = toks, sf.auth.ClientCA != "", logf
-	sc.MaxPayload, sc.RoundTimeout, sc.Limits = fo.Server.MaxPayload, fo.Server.RoundTimeout, fo.Server.Limits
-	fo.Server, fo.Train = sc, cfg
-	if sf.ckptDir != "" {
-		fo.Save = ck.Save
-	}
-	fo.OnListen = func(net.Addr) {
-		if r.ids != nil {
-			ids := make([]string, len(r.ids))
-			for i, id := range r.ids {
-				ids[i] = fmt.Sprintf("%d = %q", i, id)
-			}
-			logf("client ids (--client) of %s: %s", csvPath, strings.Join(ids, ", "))
-		}
-		if fo.Resume != nil {
-			logf("resuming from %s after round %d", ck.Path(), fo.Resume.Round)
-		}
-	}
-	return nil
 }
 
 // serverOnlyFlags do not change the training result: they may differ
@@ -463,28 +377,8 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	switch {
-	case *out == "":
-		return fail(stderr, "certs", usagef("--out DIR is required"))
-	case *clients < 1 || *clients > 100_000:
-		return fail(stderr, "certs", usagef("--clients %d: want 1 to 100000", *clients))
-	case *days < 1:
-		return fail(stderr, "certs", usagef("--days %d must be ≥ 1", *days))
-	}
-	if err := rpc.PrivateDir(*out, true); err != nil {
-		return fail(stderr, "certs", usagef("--out %v", err))
-	}
-	var hs []string
-	for _, h := range strings.Split(*hosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			hs = append(hs, h)
-		}
-	}
-	c, err := rpc.GenerateCerts(hs, time.Duration(*days)*24*time.Hour, *clients)
+	hs, err := rpc.WriteCerts(*out, *hosts, *days, *clients)
 	if err != nil {
-		return fail(stderr, "certs", usagef("--hosts %q: %v", *hosts, err))
-	}
-	if err := c.WriteFiles(*out); err != nil {
 		return fedFail(stderr, "certs", err)
 	}
 	fmt.Fprintf(stdout, "wrote %s: ca.pem, server.pem, server.key (hosts %s) and client-I.token, client-I.pem, client-I.key for I = 0 … %d (mode 0600)\n",
