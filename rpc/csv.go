@@ -21,7 +21,9 @@ import (
 
 // CSVDataHint is what to check when a client's file does not hash to the
 // rows the server expects (ServerConfig.DataHint of CSVServer).
-const CSVDataHint = "check the client's file and its --client index (the order of first appearance among the existing clients of the server's file), and --client-column, --target-column, --features, --split-column, --test-fraction, --drop-missing, --seed"
+const CSVDataHint = "check the client's file and its --client index (the order of first appearance among the " +
+	"existing clients of the server's file), and --client-column, --target-column, --features, --split-column, --test-fraction, " +
+	"--drop-missing, --seed"
 
 // DatasetServer is the coordinator's view of a data set every client
 // process regenerates from the same settings: the number of clients and
@@ -132,8 +134,8 @@ func CSVClient(o CSVClientOptions) (ClientConfig, error) {
 		return ClientConfig{}, err
 	}
 	if len(rec.Clients) != 1 {
-		return ClientConfig{}, fmt.Errorf("%s holds the rows of %d clients (%s): a client's file holds its own rows only, one value of --client-column %q",
-			o.Path, len(rec.Clients), quoteFew(rec.Clients), o.Spec.ClientColumn)
+		return ClientConfig{}, fmt.Errorf("%s holds the rows of %d clients (%s): a client's file holds its own rows only, "+
+			"one value of --client-column %q", o.Path, len(rec.Clients), quoteFew(rec.Clients), o.Spec.ClientColumn)
 	}
 	if rec.Dropped > 0 && o.Notes != nil {
 		fmt.Fprintf(o.Notes, "note: %s: %d row(s) with a missing value dropped (--drop-missing)\n", o.Path, rec.Dropped)
@@ -173,7 +175,8 @@ func CSVClient(o CSVClientOptions) (ClientConfig, error) {
 	var model *fl.BNNModel
 	prepare := func(s *data.Scaling, classes []string) (int, error) {
 		if len(classes) < 2 {
-			return 0, fmt.Errorf("the server sent %d class labels for %s: is it running with --data FILE.csv --task classification?", len(classes), o.Path)
+			return 0, fmt.Errorf("the server sent %d class labels for %s: "+
+				"is it running with --data FILE.csv --task classification?", len(classes), o.Path)
 		}
 		if err := scale(s); err != nil {
 			return 0, err

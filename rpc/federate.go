@@ -202,6 +202,7 @@ func stopGRPC(gs *grpc.Server) {
 // the quorum, update filters, robust aggregation and progress of the
 // caller.
 func CopyServerSettings(dst, src *fl.Config) {
-	dst.Resume, dst.OnDrop, dst.AfterRound, dst.Workers, dst.Progress = src.Resume, src.OnDrop, src.AfterRound, src.Workers, src.Progress
-	dst.Quorum, dst.MaxNormFactor, dst.MaxUpdateNorm, dst.Robust = src.Quorum, src.MaxNormFactor, src.MaxUpdateNorm, src.Robust
+	dst.Resume, dst.OnDrop, dst.AfterRound = src.Resume, src.OnDrop, src.AfterRound
+	dst.Workers, dst.Progress, dst.Quorum = src.Workers, src.Progress, src.Quorum
+	dst.MaxNormFactor, dst.MaxUpdateNorm, dst.Robust = src.MaxNormFactor, src.MaxUpdateNorm, src.Robust
 }

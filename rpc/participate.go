@@ -36,7 +36,8 @@ func (a ServerAuth) Credentials(listen string) (credentials.TransportCredentials
 		return nil, &ConfigError{err}
 	}
 	if a.TokenDir == "" && !a.Insecure && a.ClientCA == "" {
-		return nil, configErrorf("--tokens DIR or --client-ca FILE is required (pacpfl certs writes client tokens and certificates)")
+		return nil, configErrorf("--tokens DIR or --client-ca FILE is required " +
+			"(pacpfl certs writes client tokens and certificates)")
 	}
 	return creds, nil
 }
@@ -87,7 +88,8 @@ func (a ClientAuth) Credentials(server string) (credentials.TransportCredentials
 			return nil, nil, configErrorf("--token-file: %v", err)
 		}
 	case !a.Insecure && a.CertFile == "":
-		return nil, nil, configErrorf("--token-file or --tls-cert/--tls-key is required (pacpfl certs writes client tokens and certificates)")
+		return nil, nil, configErrorf("--token-file or --tls-cert/--tls-key is required " +
+			"(pacpfl certs writes client tokens and certificates)")
 	}
 	return creds, token, nil
 }

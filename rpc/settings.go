@@ -91,11 +91,11 @@ func (s *ServerSettings) Open(configHash string) (*ServerSetup, error) {
 
 // ServerRun is what a server trains (ServerSetup.Federate).
 type ServerRun struct {
-	// Clients is the clients' side of the coordinator: their number, model
+	// Server is the clients' side of the coordinator: their number, model
 	// (ModelKind, Dim, Beta) and data (DataHashes, DataHint, Scaling,
-	// Classes); DatasetServer and CSVServer fill the data. The transport,
-	// limits and tokens come from the settings.
-	Clients ServerConfig
+	// Classes); DatasetServer and CSVServer fill the data. The tokens,
+	// limits and deadline come from the settings.
+	Server ServerConfig
 	// IDs, if set, are the clients' names in Source, logged with their
 	// indices once the server listens.
 	IDs    []string
@@ -108,12 +108,13 @@ type ServerRun struct {
 	Log func(format string, a ...any)
 }
 
-// Federate checks the training configuration with the settings' update
-// filters and aggregation, reads the tokens and runs the server
-// (Federate), saving the checkpoint as the settings say. When ctx ends the
-// run it logs where to resume from and returns an *Interrupted.
+// Federate sets the settings' update filters and aggregation on r.Train
+// and validates it (refusals are ConfigErrors), reads the tokens and runs
+// the server (Federate), saving the checkpoint as the settings say. When
+// ctx ends the run it logs where to resume from and returns an
+// *Interrupted.
 func (o *ServerSetup) Federate(ctx context.Context, r ServerRun) (*fl.MethodResult, error) {
-	s, cfg, sc := &o.s, r.Train, r.Clients
+	s, cfg, sc := &o.s, r.Train, r.Server
 	cfg.Quorum, cfg.MaxNormFactor, cfg.MaxUpdateNorm, cfg.Robust = s.Quorum, s.MaxNormFactor, s.MaxUpdateNorm, s.Robust
 	if err := cfg.Validate(sc.Clients); err != nil {
 		return nil, configErrorf("%s", strings.TrimPrefix(err.Error(), "server: "))

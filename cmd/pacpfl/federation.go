@@ -92,8 +92,8 @@ func setupServer(p *fedParse, jsonPath string, start time.Time, stdout, jsonOut,
 			return nil, err
 		}
 		model := bf.bnnModel()
-		r.Clients, r.Train = rpc.DatasetServer(ds), &ob.Server
-		r.Clients.ModelKind, r.Clients.Dim = rpc.BNNKind(model), model.Dim()
+		r.Server, r.Train = rpc.DatasetServer(ds), &ob.Server
+		r.Server.ModelKind, r.Server.Dim = rpc.BNNKind(model), model.Dim()
 		r.Run = func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error) {
 			ob.Clients = func(*fl.BNNModel) ([]fl.Client, error) { return clients() }
 			return fl.RunPACPFLBNN(ds, model, ob)
@@ -107,7 +107,7 @@ func setupServer(p *fedParse, jsonPath string, start time.Time, stdout, jsonOut,
 	if err != nil {
 		return nil, err
 	}
-	r.Clients = rpc.DatasetServer(ds)
+	r.Server = rpc.DatasetServer(ds)
 	o, err := r.gp(f, ds)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (r *serverRun) gp(f *trainFlags, ds *data.Dataset) (*fl.PACPFLOptions, erro
 	if err != nil {
 		return nil, err
 	}
-	r.Clients.ModelKind, r.Clients.Dim, r.Clients.Beta, r.Train = rpc.GPKind(f.inference()), fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
+	r.Server.ModelKind, r.Server.Dim, r.Server.Beta, r.Train = rpc.GPKind(f.inference()), fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
 	return &o, nil
 }
 
@@ -143,7 +143,7 @@ func (r *serverRun) setupCSV(p *fedParse, jsonPath string, start time.Time, stdo
 		return err
 	}
 	ds := fed.Dataset
-	r.Clients, r.IDs, r.Source = rpc.CSVServer(rec, fed), fed.ExistingIDs, c.path
+	r.Server, r.IDs, r.Source = rpc.CSVServer(rec, fed), fed.ExistingIDs, c.path
 	if data.Task(c.task) == data.Classification {
 		bno, err := bf.options(f, ds, f.seed)
 		if err != nil {
@@ -153,7 +153,7 @@ func (r *serverRun) setupCSV(p *fedParse, jsonPath string, start time.Time, stdo
 		if err != nil {
 			return err
 		}
-		r.Clients.ModelKind, r.Clients.Dim, r.Train = rpc.CSVBNNKind(ds.D, bf.hidden, bf.samples), m.Dim(), &bno.Server
+		r.Server.ModelKind, r.Server.Dim, r.Train = rpc.CSVBNNKind(ds.D, bf.hidden, bf.samples), m.Dim(), &bno.Server
 	} else if _, err := r.gp(f, ds); err != nil {
 		return err
 	}
