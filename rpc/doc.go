@@ -9,8 +9,17 @@
 // stops cleanly when its context is done; the caller decides what ends the
 // context (SIGINT and SIGTERM in pacpfl server). The client side is Serve,
 // which answers the server's rounds with a local fl.Client built by
-// GPClient or BNNClient (or a ClientConfig of the caller's own), retrying
-// while the server is away.
+// GPClient, BNNClient or CSVClient (or a ClientConfig of the caller's own),
+// retrying while the server is away; Participate is the whole client
+// process (credentials, connection, Serve).
+//
+// A server from settings, as pacpfl server runs it: ServerSettings are
+// checked and opened (TLS files, the Checkpoint to resume from) before the
+// training data are built, then ServerSetup.Federate runs a ServerRun
+// whose clients' side DatasetServer (a data set every client regenerates)
+// or CSVServer (a CSV file whose rows each client reads from its own
+// file) describes. WriteCerts writes a test federation's certificates and
+// tokens. Settings the caller got wrong are ConfigErrors.
 //
 // Security: the transport is TLS 1.3 (ServerTLS, ClientTLS; GenerateCerts
 // makes a test CA), optionally mutual, with client certificates naming

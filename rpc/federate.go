@@ -195,3 +195,14 @@ func stopGRPC(gs *grpc.Server) {
 		gs.Stop()
 	}
 }
+
+// CopyServerSettings copies onto dst, the configuration of a training loop
+// built from its own copy of the options (train.Run's), what a federation
+// server sets on src: Federate's resumption, round hooks and workers, and
+// the quorum, update filters, robust aggregation and progress of the
+// caller.
+func CopyServerSettings(dst, src *fl.Config) {
+	dst.Resume, dst.OnDrop, dst.AfterRound = src.Resume, src.OnDrop, src.AfterRound
+	dst.Workers, dst.Progress, dst.Quorum = src.Workers, src.Progress, src.Quorum
+	dst.MaxNormFactor, dst.MaxUpdateNorm, dst.Robust = src.MaxNormFactor, src.MaxUpdateNorm, src.Robust
+}

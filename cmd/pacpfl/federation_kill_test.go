@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pacpfl/pacpfl/rpc"
 )
 
 // asMainEnv makes the test binary run as pacpfl itself (TestMain): the
@@ -79,7 +81,7 @@ func TestServerSIGKILLResume(t *testing.T) {
 	// SIGKILL as soon as the first checkpoint is on disk.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(ckpt, checkpointName)); err == nil {
+		if _, err := os.Stat(filepath.Join(ckpt, rpc.CheckpointFile)); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {

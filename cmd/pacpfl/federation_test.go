@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pacpfl/pacpfl/rpc"
 )
 
 // freeAddr returns a loopback address with a port that was free a moment
@@ -196,18 +198,23 @@ func runFederationClients(t *testing.T, n int, seed, giveUp string, clientArgs [
 		defer wg.Done()
 		code, _, errOut = runCLI(append([]string{"server", "--listen", addr, "--insecure", "--wait", "30s"}, serverArgs...)...)
 	}()
+	codes, errs := make([]int, n), make([]string, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			args := append([]string{"client", "--server", addr, "--insecure", "--client", fmt.Sprint(i),
 				"--clients", fmt.Sprint(n), "--seed", seed, "--give-up", giveUp}, clientArgs...)
-			if c, _, e := runCLI(args...); c != exitOK && code == exitOK {
-				t.Errorf("client %d: exit %d: %s", i, c, e)
-			}
+			codes[i], _, errs[i] = runCLI(args...)
 		}()
 	}
 	wg.Wait()
+	// A client fails with its server; alone, it is the test's failure.
+	for i, c := range codes {
+		if c != exitOK && code == exitOK {
+			t.Errorf("client %d: exit %d: %s", i, c, errs[i])
+		}
+	}
 	return code, errOut
 }
 
@@ -225,7 +232,7 @@ func TestServerCheckpointResume(t *testing.T) {
 	if code, errOut := runFederation(t, 3, "8", append([]string{"--checkpoint", ckpt, "--checkpoint-every", "2"}, flags...)...); code != exitOK {
 		t.Fatalf("server: exit %d: %s", code, errOut)
 	}
-	fi, err := os.Stat(filepath.Join(ckpt, checkpointName))
+	fi, err := os.Stat(filepath.Join(ckpt, rpc.CheckpointFile))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("checkpoint: %v, mode %v", err, fi)
 	}
@@ -258,7 +265,7 @@ func TestServerCheckpointResume(t *testing.T) {
 		t.Errorf("transport flags changed the configuration hash: %s", errOut)
 	}
 	// A flipped byte is caught by the checksum.
-	path := filepath.Join(ckpt, checkpointName)
+	path := filepath.Join(ckpt, rpc.CheckpointFile)
 	b, _ := os.ReadFile(path)
 	b[len(b)-5] ^= 1
 	os.WriteFile(path, b, 0o600)

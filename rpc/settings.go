@@ -1,0 +1,163 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/credentials"
+
+	"github.com/pacpfl/pacpfl/fl"
+)
+
+// ServerSettings are a federation server's settings beyond its training
+// run (pacpfl server's flags): the address and transport, the limits on
+// clients, the update filters and aggregation, the checkpoint. Check and
+// Open refuse unusable settings with ConfigErrors naming pacpfl server's
+// flags, before the training data are built; Federate runs the server.
+type ServerSettings struct {
+	Listen string
+	Auth   ServerAuth
+	// Wait bounds the wait for every client to join (0: no bound).
+	Wait time.Duration
+	// RoundTimeout is the deadline of a client update (0: none: the server
+	// waits for the client, also across reconnections).
+	RoundTimeout time.Duration
+	MaxPayload   int64
+	Limits       Limits
+	// Quorum, MaxNormFactor, MaxUpdateNorm and Robust are fl.Config's:
+	// which updates enter a round and how they combine.
+	Quorum                       int
+	MaxNormFactor, MaxUpdateNorm float64
+	Robust                       fl.Robust
+	// Checkpoint is the directory of the server's checkpoint ("": none),
+	// written every CheckpointEvery rounds; Resume continues from it.
+	Checkpoint      string
+	CheckpointEvery int
+	Resume          bool
+}
+
+// Check refuses unusable settings, and makes the checkpoint directory
+// (mode 0700) of a run that does not resume.
+func (s *ServerSettings) Check() error {
+	switch {
+	case s.Listen == "":
+		return configErrorf("--listen host:port is required")
+	case s.Wait < 0 || s.RoundTimeout < 0 || s.MaxPayload < 1:
+		return configErrorf("--wait, --round-timeout must be ≥ 0 and --max-payload ≥ 1")
+	case s.Limits.MaxUnauth < 1 || s.Limits.MaxUnauthPerHost < 1:
+		return configErrorf("--max-unregistered and --max-unregistered-per-host must be ≥ 1")
+	case s.CheckpointEvery < 1 || (s.Resume && s.Checkpoint == ""):
+		return configErrorf("--checkpoint-every must be ≥ 1 and --resume needs --checkpoint DIR")
+	case s.Quorum < 0 || !(s.MaxNormFactor >= 0) || (s.MaxNormFactor > 0 && s.Quorum == 0):
+		return configErrorf("--quorum must be ≥ 0 and --max-norm-factor ≥ 0, and --max-norm-factor needs --quorum")
+	}
+	if s.Checkpoint != "" {
+		if err := PrivateDir(s.Checkpoint, !s.Resume); err != nil {
+			return configErrorf("--checkpoint %v", err)
+		}
+	}
+	return nil
+}
+
+// ServerSetup is a server whose settings passed Check and Open: its
+// transport and the state it resumes from.
+type ServerSetup struct {
+	s       ServerSettings
+	ck      Checkpoint
+	creds   credentials.TransportCredentials
+	resumed *fl.State
+}
+
+// Open loads the checkpoint to resume from (refusing one written with
+// another configHash, the hash of the settings that decide the result)
+// and reads the TLS files.
+func (s *ServerSettings) Open(configHash string) (*ServerSetup, error) {
+	o := &ServerSetup{s: *s, ck: Checkpoint{Dir: s.Checkpoint, ConfigHash: configHash}}
+	var err error
+	if s.Resume {
+		if o.resumed, err = o.ck.Load(); err != nil {
+			return nil, configErrorf("--resume: %v", err)
+		}
+	}
+	if o.creds, err = s.Auth.Credentials(s.Listen); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// ServerRun is what a server trains (ServerSetup.Federate).
+type ServerRun struct {
+	// Server is the clients' side of the coordinator: their number, model
+	// (ModelKind, Dim, Beta) and data (DataHashes, DataHint, Scaling,
+	// Classes); DatasetServer and CSVServer fill the data. The tokens,
+	// limits and deadline come from the settings.
+	Server ServerConfig
+	// IDs, if set, are the clients' names in Source, logged with their
+	// indices once the server listens.
+	IDs    []string
+	Source string
+	// Train is the configuration of the training loop that Run runs
+	// (FederateOptions.Train).
+	Train *fl.Config
+	// Run trains with the remote clients (Federate's train).
+	Run func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error)
+	Log func(format string, a ...any)
+}
+
+// Federate sets the settings' update filters and aggregation on r.Train
+// and validates it (refusals are ConfigErrors), reads the tokens and runs
+// the server (Federate), saving the checkpoint as the settings say. When
+// ctx ends the run it logs where to resume from and returns an
+// *Interrupted.
+func (o *ServerSetup) Federate(ctx context.Context, r ServerRun) (*fl.MethodResult, error) {
+	s, cfg, sc := &o.s, r.Train, r.Server
+	cfg.Quorum, cfg.MaxNormFactor, cfg.MaxUpdateNorm, cfg.Robust = s.Quorum, s.MaxNormFactor, s.MaxUpdateNorm, s.Robust
+	if err := cfg.Validate(sc.Clients); err != nil {
+		return nil, configErrorf("%s", strings.TrimPrefix(err.Error(), "server: "))
+	}
+	toks, err := s.Auth.Tokens(sc.Clients)
+	if err != nil {
+		return nil, err
+	}
+	logf := r.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	sc.Tokens, sc.ClientCerts, sc.MaxPayload, sc.Limits, sc.Log = toks, s.Auth.ClientCA != "", s.MaxPayload, s.Limits, logf
+	sc.RoundTimeout = s.RoundTimeout
+	if sc.RoundTimeout == 0 {
+		sc.RoundTimeout = -1 // no deadline
+	}
+	fo := FederateOptions{Listen: s.Listen, Creds: o.creds, Server: sc, Train: cfg, Wait: s.Wait, Resume: o.resumed}
+	if s.Checkpoint != "" {
+		fo.Save, fo.SaveEvery = o.ck.Save, s.CheckpointEvery
+	}
+	fo.OnListen = func(net.Addr) {
+		if r.IDs != nil {
+			ids := make([]string, len(r.IDs))
+			for i, id := range r.IDs {
+				ids[i] = fmt.Sprintf("%d = %q", i, id)
+			}
+			logf("client ids (--client) of %s: %s", r.Source, strings.Join(ids, ", "))
+		}
+		if o.resumed != nil {
+			logf("resuming from %s after round %d", o.ck.Path(), o.resumed.Round)
+		}
+	}
+	res, err := Federate(ctx, fo, r.Run)
+	var intr *Interrupted
+	var le *ListenError
+	switch {
+	case errors.As(err, &le):
+		return nil, configErrorf("--listen %s: %v", s.Listen, le.Err)
+	case errors.As(err, &intr) && s.Checkpoint != "":
+		logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", intr.Round, s.Checkpoint)
+	case errors.As(err, &intr):
+		logf("stopped after round %d (no --checkpoint: the state is lost)", intr.Round)
+	}
+	return res, err
+}
