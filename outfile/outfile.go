@@ -19,7 +19,7 @@
 // Check runs before any work, so a run of hours does not end in "no such
 // directory"; Write resolves the path again when the data are ready. Every
 // function takes the name under which the caller knows the path (a flag such
-// as "--json") and puts it in its messages, which name the user's path, never
+// as "--json", or "") and puts it in its messages, which name the user's path, never
 // a temporary one. An error about the path itself (no such directory, a
 // directory, a secret to a pipe) is a *BadPathError: the caller's input is
 // wrong, not the run.
@@ -44,6 +44,15 @@ type BadPathError struct{ msg string }
 func (e *BadPathError) Error() string { return e.msg }
 
 func badPathf(format string, a ...any) error { return &BadPathError{fmt.Sprintf(format, a...)} }
+
+// named is path as messages show it: after the caller's name for it, if
+// any.
+func named(flag, path string) string {
+	if flag == "" {
+		return path
+	}
+	return flag + " " + path
+}
 
 // Kind is how a path is written.
 type Kind int
@@ -79,7 +88,7 @@ func Resolve(flag, path string) (*Dest, error) {
 	system := false
 	for i := 0; ; i++ {
 		if i == maxSymlinks {
-			return nil, badPathf("%s %s: too many levels of symbolic links", flag, path)
+			return nil, badPathf("%s: too many levels of symbolic links", named(flag, path))
 		}
 		// Links among the directories first (/dev/fd is /proc/self/fd).
 		if dir, err := filepath.EvalSymlinks(filepath.Dir(d.target)); err == nil {
@@ -97,14 +106,14 @@ func Resolve(flag, path string) (*Dest, error) {
 			break // a new file at d.target
 		}
 		if err != nil {
-			return nil, badPathf("%s %s: %v", flag, path, Cause(err))
+			return nil, badPathf("%s: %v", named(flag, path), Cause(err))
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			break
 		}
 		link, err := os.Readlink(d.target)
 		if err != nil {
-			return nil, badPathf("%s %s: %v", flag, path, Cause(err))
+			return nil, badPathf("%s: %v", named(flag, path), Cause(err))
 		}
 		if !filepath.IsAbs(link) {
 			link = filepath.Join(filepath.Dir(d.target), link)
@@ -114,7 +123,7 @@ func Resolve(flag, path string) (*Dest, error) {
 	fi, err := os.Stat(d.target)
 	switch {
 	case err == nil && fi.IsDir():
-		return nil, badPathf("%s %s is a directory", flag, path)
+		return nil, badPathf("%s is a directory", named(flag, path))
 	case err == nil && (system || !fi.Mode().IsRegular()):
 		d.Kind = Through
 		return d, nil
@@ -122,20 +131,20 @@ func Resolve(flag, path string) (*Dest, error) {
 		d.Kind, d.exists, d.mode = Replace, true, fi.Mode().Perm()
 		return d, nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, badPathf("%s %s: %v", flag, path, Cause(err))
+		return nil, badPathf("%s: %v", named(flag, path), Cause(err))
 	}
 	if system {
-		return nil, badPathf("%s %s: no such file (files under /proc are not created)", flag, path)
+		return nil, badPathf("%s: no such file (files under /proc are not created)", named(flag, path))
 	}
 	dir := filepath.Dir(d.target)
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, badPathf("%s %s: directory %s does not exist", flag, path, dir)
+		return nil, badPathf("%s: directory %s does not exist", named(flag, path), dir)
 	case err != nil:
-		return nil, badPathf("%s %s: %v", flag, path, Cause(err))
+		return nil, badPathf("%s: %v", named(flag, path), Cause(err))
 	case !st.IsDir():
-		return nil, badPathf("%s %s: %s is not a directory", flag, path, dir)
+		return nil, badPathf("%s: %s is not a directory", named(flag, path), dir)
 	}
 	d.Kind = Replace
 	return d, nil
@@ -171,7 +180,7 @@ func Check(flag, path string) error {
 	}
 	f, err := createTemp(d.target, 0o600)
 	if err != nil {
-		return badPathf("%s %s: cannot create a file in %s: %v", flag, path, filepath.Dir(d.target), Cause(err))
+		return badPathf("%s: cannot create a file in %s: %v", named(flag, path), filepath.Dir(d.target), Cause(err))
 	}
 	name := f.Name()
 	f.Close()
@@ -202,7 +211,7 @@ func WriteStream(stdout io.Writer, flag, path string, write func(io.Writer) erro
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
-		return fmt.Errorf("writing %s %s: %w", flag, path, Cause(err))
+		return fmt.Errorf("writing %s: %w", named(flag, path), Cause(err))
 	}
 	switch d.Kind {
 	case Stdout:
@@ -278,9 +287,9 @@ func WriteSecret(flag, path string, data []byte) error {
 		return err
 	}
 	if d.Kind != Replace {
-		return badPathf("%s %s: secrets are written to regular files only", flag, path)
+		return badPathf("%s: secrets are written to regular files only", named(flag, path))
 	}
-	fail := func(err error) error { return fmt.Errorf("writing %s %s: %w", flag, path, Cause(err)) }
+	fail := func(err error) error { return fmt.Errorf("writing %s: %w", named(flag, path), Cause(err)) }
 	f, err := createTemp(d.target, 0o600)
 	if err != nil {
 		return fail(err)

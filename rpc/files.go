@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pacpfl/pacpfl/outfile"
 
 	"github.com/pacpfl/pacpfl/fl"
 )
@@ -60,51 +60,15 @@ func pathCause(err error) error {
 	return err
 }
 
-// writeSecret writes data to path atomically (a temporary file beside it,
-// synced and renamed over it, so that a reader sees the old file or the
-// whole new one) with mode 0600 whatever the umask, also when it replaces
-// a file. A symbolic link is followed to the file it names, which is
-// replaced; anything but a regular file is refused.
+// writeSecret writes data to path with outfile.WriteSecret (atomically,
+// mode 0600, regular files only); a path it refuses is a ConfigError.
 func writeSecret(path string, data []byte) error {
-	target := path
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		target = t
+	err := outfile.WriteSecret("", path, data)
+	var bp *outfile.BadPathError
+	if errors.As(err, &bp) {
+		return &ConfigError{err}
 	}
-	if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
-		return configErrorf("%s: secrets are written to regular files only", path)
-	}
-	fail := func(err error) error { return fmt.Errorf("writing %s: %w", path, pathCause(err)) }
-	dir, base := filepath.Split(target)
-	var f *os.File
-	var err error
-	for range 100 {
-		name := filepath.Join(dir, "."+base+".tmp"+strconv.FormatUint(mrand.Uint64()%1e12, 10))
-		if f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return fail(err)
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o600)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, target)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fail(err)
-	}
-	return nil
+	return err
 }
 
 // WriteFiles writes c into dir, which must exist (PrivateDir): ca.pem,

@@ -117,7 +117,7 @@ func TestWriteCerts(t *testing.T) {
 			t.Errorf("WriteCerts(%q, %q, %d, %d): %v; want a ConfigError naming %q", c.dir, c.hosts, c.days, c.n, err, c.want)
 		}
 	}
-	if err := writeSecret(dir, []byte("x")); !isConfigError(err, "regular files only") {
+	if err := writeSecret(dir, []byte("x")); !isConfigError(err, "is a directory") {
 		t.Errorf("secret written over a directory: %v", err)
 	}
 }
