@@ -169,7 +169,8 @@ func (c GEMMConfig) MemoryBytes() (Shape, float64) {
 func GEMM(ctx context.Context, cfg GEMMConfig, out Output) ([]BackendRow, error) {
 	cfg = cfg.withDefaults()
 	lookup := func(name string) error { _, err := linalg.Backend(name); return err }
-	if err := checkSweep(cfg.Reps, cfg.Threads, cfg.Backends, linalg.KnownBackends(), linalg.Backends(), lookup); err != nil {
+	err := checkSweep(cfg.Reps, cfg.Threads, cfg.Backends, linalg.KnownBackends(), linalg.Backends(), lookup)
+	if err != nil {
 		return nil, err
 	}
 	shapes := cfg.AllShapes()
@@ -190,7 +191,8 @@ func GEMM(ctx context.Context, cfg GEMMConfig, out Output) ([]BackendRow, error)
 		return nil, err
 	}
 	defer restore()
-	if slices.Contains(cfg.Backends, "gonum") && slices.ContainsFunc(shapes, func(sh Shape) bool { return sh.M*sh.N*sh.K >= 4000*4000*4000 }) {
+	huge := func(sh Shape) bool { return sh.M*sh.N*sh.K >= 4000*4000*4000 }
+	if slices.Contains(cfg.Backends, "gonum") && slices.ContainsFunc(shapes, huge) {
 		out.note("note: gonum at n >= 4000 takes minutes per run; it is measured anyway")
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -275,7 +277,8 @@ func Cholesky(ctx context.Context, cfg CholeskyConfig, out Output) ([]BackendRow
 		return nil, invalidf("op %q: want potrf or potri", cfg.Op)
 	}
 	lookup := func(name string) error { _, err := cholesky.Backend(name); return err }
-	if err := checkSweep(cfg.Reps, cfg.Threads, cfg.Backends, cholesky.KnownBackends(), cholesky.Backends(), lookup); err != nil {
+	err := checkSweep(cfg.Reps, cfg.Threads, cfg.Backends, cholesky.KnownBackends(), cholesky.Backends(), lookup)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkPositive("order", cfg.Sizes...); err != nil {
@@ -393,7 +396,8 @@ func newSweep(kernel, op string, threads int, names []string, levels []asm.Level
 		linalg.SetOpenBLASThreads(threads)
 		if got := linalg.OpenBLASThreads(); got != threads {
 			restore()
-			return nil, nil, invalidf("OpenBLAS runs %d threads, not the %d asked for (OPENBLAS_NUM_THREADS or its build caps it): ask for %d", got, threads, got)
+			return nil, nil, invalidf("OpenBLAS runs %d threads, not the %d asked for "+
+				"(OPENBLAS_NUM_THREADS or its build caps it): ask for %d", got, threads, got)
 		}
 	}
 	peak, err := bench.MachinePeak() // of the cores in use
@@ -409,7 +413,8 @@ func newSweep(kernel, op string, threads int, names []string, levels []asm.Level
 			"run after it; set OPENBLAS_THREAD_TIMEOUT=4 for a fair alternation")
 	}
 	out.println(peak.String())
-	out.printf("threads: %d for every backend (native and gonum through GOMAXPROCS, openblas through openblas_set_num_threads)\n", threads)
+	out.printf("threads: %d for every backend (native and gonum through GOMAXPROCS, "+
+		"openblas through openblas_set_num_threads)\n", threads)
 	if len(levels) > 0 {
 		out.println("native at SIMD level" + levelsPhrase(levels) + " (kernels and cache blocks of each level)")
 	}

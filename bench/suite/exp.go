@@ -85,7 +85,8 @@ func Exp(ctx context.Context, cfg ExpConfig, out Output) ([]ExpRow, error) {
 	defer asm.SetLevel(asm.Current())
 	var cs []bench.Contender
 	for _, l := range cfg.Levels {
-		cs = append(cs, bench.Contender{Name: "simd", Setup: func() { asm.SetLevel(l) }, Run: func() error { asm.Exp(dst, x); return nil }})
+		cs = append(cs, bench.Contender{Name: "simd", Setup: func() { asm.SetLevel(l) },
+			Run: func() error { asm.Exp(dst, x); return nil }})
 	}
 	cs = append(cs, bench.Contender{Name: "math.Exp", Run: func() error {
 		for i, v := range x {
@@ -102,7 +103,8 @@ func Exp(ctx context.Context, cfg ExpConfig, out Output) ([]ExpRow, error) {
 		if errs[i] != nil { // the contenders cannot fail; kept for completeness
 			return rows[:i], fmt.Errorf("%s: %w", c.Name, errs[i])
 		}
-		r := ExpRow{Kernel: "exp", Impl: c.Name, N: cfg.N, Seconds: best[i], ElementsPerS: float64(cfg.N) / best[i], Speedup: ref / best[i]}
+		r := ExpRow{Kernel: "exp", Impl: c.Name, N: cfg.N, Seconds: best[i], ElementsPerS: float64(cfg.N) / best[i],
+			Speedup: ref / best[i]}
 		if i < len(cfg.Levels) {
 			r.Level = cfg.Levels[i].String()
 		}
@@ -201,7 +203,10 @@ func SEKernel(ctx context.Context, cfg SEKernelConfig, out Output) ([]SEKernelRo
 		for _, l := range cfg.Levels {
 			set := func() { asm.SetLevel(l) }
 			cs = append(cs,
-				bench.Contender{Name: "fused", Setup: set, Run: func() error { asm.SEKernel(k, m, a, d, a, d, m, m, d); return nil }},
+				bench.Contender{Name: "fused", Setup: set, Run: func() error {
+					asm.SEKernel(k, m, a, d, a, d, m, m, d)
+					return nil
+				}},
 				bench.Contender{Name: "sqdist+exp", Setup: set, Run: func() error {
 					asm.SqDist(k, m, a, d, a, d, m, m, d)
 					asm.ScalUnitary(-0.5, k)
@@ -211,7 +216,10 @@ func SEKernel(ctx context.Context, cfg SEKernelConfig, out Output) ([]SEKernelRo
 			rowLevel = append(rowLevel, l.String(), l.String())
 		}
 		// The generic twin (pure Go whatever the level), once.
-		cs = append(cs, bench.Contender{Name: "generic", Run: func() error { asm.SEKernelGeneric(k, m, a, d, a, d, m, m, d); return nil }})
+		cs = append(cs, bench.Contender{Name: "generic", Run: func() error {
+			asm.SEKernelGeneric(k, m, a, d, a, d, m, m, d)
+			return nil
+		}})
 		rowLevel = append(rowLevel, asm.Generic.String())
 		best, errs := bench.Alternate(cfg.Reps, cs)
 		ref := best[len(best)-1]

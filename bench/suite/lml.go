@@ -141,12 +141,7 @@ func LML(ctx context.Context, cfg LMLConfig, out Output) ([]LMLRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.println(peak.String())
-	if len(cfg.Levels) > 0 {
-		out.printf("SIMD level%s (kernels and cache blocks of each level)\n", levelsPhrase(cfg.Levels))
-	}
-	out.printf("one client update = LML + gradient of k particles; d=%d, dφ=%d; O(m³) part ≈ m³ FLOP per particle\n", lmlD, np)
-	out.printf("%6s %3s  %-16s %7s %12s %10s %8s %10s\n", "m", "k", "split", "threads", "seconds", "GFLOP/s", "% peak", "peak RSS")
+	lmlHeader(out, peak, cfg.Levels, np)
 	rng := rand.New(rand.NewPCG(11, 12))
 	nl := max(1, len(cfg.Levels)) // contenders per split
 	var rows []LMLRow
@@ -163,14 +158,16 @@ func LML(ctx context.Context, cfg LMLConfig, out Output) ([]LMLRow, error) {
 			lmls, grads := make([]float64, k), make([]float64, k*np)
 			cs := make([]bench.Contender, len(evals))
 			for i, ev := range evals {
-				cs[i] = bench.Contender{Name: cfg.Splits[i].String(), Run: func() error { return ev.Evaluate(lmls, grads, phis, X, y) }}
+				run := func() error { return ev.Evaluate(lmls, grads, phis, X, y) }
+				cs[i] = bench.Contender{Name: cfg.Splits[i].String(), Run: run}
 			}
 			cs = perLevel(cs, cfg.Levels, func(bench.Contender) bool { return true })
 			rowReset := resetPeakRSS()
 			best, errs := bench.Alternate(cfg.Reps, cs)
 			rss := procStatusBytes("VmHWM")
 			for i, c := range cs {
-				r := LMLRow{Kernel: "gp_client_update", M: m, K: k, Threads: evals[i/nl].Threads(), PeakRSS: rss, PeakRSSRow: rowReset && rss > 0}
+				r := LMLRow{Kernel: "gp_client_update", M: m, K: k, Threads: evals[i/nl].Threads(),
+					PeakRSS: rss, PeakRSSRow: rowReset && rss > 0}
 				r.Split, r.Level = splitLevel(c.Name)
 				if errs[i] != nil {
 					r.Error = errs[i].Error()
@@ -207,4 +204,16 @@ func normals(rng *rand.Rand, n int) []float64 {
 		v[i] = rng.NormFloat64()
 	}
 	return v
+}
+
+// lmlHeader writes LML's table header.
+func lmlHeader(out Output, peak bench.Peak, levels []asm.Level, np int) {
+	out.println(peak.String())
+	if len(levels) > 0 {
+		out.printf("SIMD level%s (kernels and cache blocks of each level)\n", levelsPhrase(levels))
+	}
+	out.printf("one client update = LML + gradient of k particles; d=%d, dφ=%d; "+
+		"O(m³) part ≈ m³ FLOP per particle\n", lmlD, np)
+	out.printf("%6s %3s  %-16s %7s %12s %10s %8s %10s\n",
+		"m", "k", "split", "threads", "seconds", "GFLOP/s", "% peak", "peak RSS")
 }

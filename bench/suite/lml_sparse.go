@@ -35,7 +35,8 @@ func SparseBoundFlops(m, M int) float64 {
 
 // SparseFlopsHelp states SparseBoundFlops in words, for help texts and the
 // table's header.
-const SparseFlopsHelp = "4·m·M² + 20/3·M³ flop per particle: 2·m·M² for S (whitening and Gram), 2·m·M² for the gradient's " +
+const SparseFlopsHelp = "4·m·M² + 20/3·M³ flop per particle: 2·m·M² for S (whitening and Gram), " +
+	"2·m·M² for the gradient's " +
 	"product K_fu·[2∂F/∂S | α], 20/3·M³ for the M×M factors, inverses and solves"
 
 // SparseLMLConfig configures SparseLML. Zero fields take the defaults given.
@@ -156,7 +157,8 @@ func SparseLML(ctx context.Context, cfg SparseLMLConfig, out Output) ([]SparseLM
 	}
 	cpu := cpuModel()
 	out.printf("CPU: %s; %s\n", cpu, peak)
-	out.printf("sparse GP client: Titsias bound + gradient of k particles; d=%d, dφ=%d; GFLOP/s counts %s\n", lmlD, np, SparseFlopsHelp)
+	out.printf("sparse GP client: Titsias bound + gradient of k particles; d=%d, dφ=%d; GFLOP/s counts %s\n",
+		lmlD, np, SparseFlopsHelp)
 	out.printf("memory: data = X and y; beyond = peak RSS of the row above the RSS at its start (data resident); " +
 		"cpu s = process CPU time per run (all threads, mean of warm-up and reps)\n")
 	out.printf("%8s %3s %5s %7s %11s %9s %7s %9s %10s %10s %10s %9s\n", "m", "k", "M", "threads", "seconds", "GFLOP/s",

@@ -84,7 +84,8 @@ func (r RPCRow) WriteText(w io.Writer) {
 	} else {
 		fig += ", no errors"
 	}
-	fmt.Fprintf(w, "%-11s %-9s %7d %3d %8d %8.2f MB  %s\n", r.Test, r.Transport, r.Clients, r.K, r.Dim, float64(r.Bytes)/1e6, fig)
+	fmt.Fprintf(w, "%-11s %-9s %7d %3d %8d %8.2f MB  %s\n",
+		r.Test, r.Transport, r.Clients, r.K, r.Dim, float64(r.Bytes)/1e6, fig)
 }
 
 // RPC measures the federation's transport on loopback (TCP on 127.0.0.1,
@@ -120,7 +121,8 @@ func RPC(ctx context.Context, cfg RPCConfig, out Output) ([]RPCRow, error) {
 		{"transfer", 1, 3, 1 << 20, cfg.Transfers},
 		{"concurrent", cfg.Clients, cfg.K, gpDim, cfg.Rounds},
 	}
-	out.printf("loopback 127.0.0.1, client and server in one process; minimum of %d runs, plaintext and TLS 1.3 alternated\n", cfg.Reps)
+	out.printf("loopback 127.0.0.1, client and server in one process; minimum of %d runs, "+
+		"plaintext and TLS 1.3 alternated\n", cfg.Reps)
 	out.printf("%-11s %-9s %7s %3s %8s %11s  %s\n", "test", "transport", "clients", "k", "dφ", "payload", "figure")
 	var rows []RPCRow
 	var closeErrs []error
@@ -155,7 +157,8 @@ func RPC(ctx context.Context, cfg RPCConfig, out Output) ([]RPCRow, error) {
 				closeErrs = append(closeErrs, fmt.Errorf("%s %s: %w", tc.name, names[i], err))
 			}
 			payload := 8 * tc.k * tc.dim
-			row := RPCRow{Kernel: "rpc", Test: tc.name, Transport: names[i], Clients: tc.n, K: tc.k, Dim: tc.dim, Bytes: payload, Errors: errCount[i]}
+			row := RPCRow{Kernel: "rpc", Test: tc.name, Transport: names[i], Clients: tc.n, K: tc.k, Dim: tc.dim,
+				Bytes: payload, Errors: errCount[i]}
 			sec := best[i].Seconds()
 			switch tc.name {
 			case "overhead":
@@ -209,7 +212,8 @@ func newRPCRig(n, k, dim int, useTLS bool) (*rpcRig, error) {
 	// All n clients join at once from 127.0.0.1: let them, the limits
 	// before registration are not what this measures.
 	lim := rpc.Limits{MaxUnauth: n + 8, MaxUnauthPerHost: n + 8}
-	lb, err := rpc.NewLoopback(rpc.ServerConfig{Clients: n, ModelKind: "echo", Dim: dim, RoundTimeout: time.Minute, Limits: lim}, cfgs, useTLS)
+	scfg := rpc.ServerConfig{Clients: n, ModelKind: "echo", Dim: dim, RoundTimeout: time.Minute, Limits: lim}
+	lb, err := rpc.NewLoopback(scfg, cfgs, useTLS)
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,8 @@ func TestCholeskyRows(t *testing.T) {
 	before, procs := asm.Current(), runtime.GOMAXPROCS(0)
 	levels := asm.Supported()
 	for _, op := range []string{"potrf", "potri"} {
-		cfg := CholeskyConfig{Sizes: []int{9, 30}, Op: op, Backends: []string{"native", "gonum"}, Reps: 1, Threads: 1, Levels: levels}
+		cfg := CholeskyConfig{Sizes: []int{9, 30}, Op: op, Backends: []string{"native", "gonum"}, Reps: 1, Threads: 1,
+			Levels: levels}
 		rows, err := Cholesky(context.Background(), cfg, Output{})
 		require.NoError(t, err)
 		require.Len(t, rows, 2*(len(levels)+1))
@@ -174,7 +175,8 @@ func TestBackendSweepRefusals(t *testing.T) {
 }
 
 func TestMemoryBytes(t *testing.T) {
-	sh, b := GEMMConfig{Sizes: []int{10}, Shapes: []Shape{{20, 30, 40}}, Backends: []string{"native", "gonum"}}.MemoryBytes()
+	gemm := GEMMConfig{Sizes: []int{10}, Shapes: []Shape{{20, 30, 40}}, Backends: []string{"native", "gonum"}}
+	sh, b := gemm.MemoryBytes()
 	assert.Equal(t, Shape{20, 30, 40}, sh)
 	assert.Equal(t, 8*(20*40+40*30+2*20*30.0), b)
 	assert.Equal(t, 8*2*100.0*100, CholeskyConfig{Sizes: []int{50, 100}}.MemoryBytes())
@@ -253,10 +255,12 @@ func TestBNNRows(t *testing.T) {
 	var names []string
 	for _, r := range rows {
 		names = append(names, r.Kernel)
-		assert.Equal(t, BNNRow{Kernel: r.Kernel, Arch: "mlp", Batch: 3, K: 2, Samples: 2, Threads: runtime.GOMAXPROCS(0), MS: r.MS}, r)
+		want := BNNRow{Kernel: r.Kernel, Arch: "mlp", Batch: 3, K: 2, Samples: 2, Threads: runtime.GOMAXPROCS(0), MS: r.MS}
+		assert.Equal(t, want, r)
 		assert.Greater(t, r.MS, 0.0)
 	}
-	assert.Equal(t, []string{"client_update_k2", "lml38_one_particle", "net_fwd_bwd_L2"}, names, "no BCNN step for an MLP")
+	assert.Equal(t, []string{"client_update_k2", "lml38_one_particle", "net_fwd_bwd_L2"}, names,
+		"no BCNN step for an MLP")
 	_, err = BNN(context.Background(), BNNConfig{Arch: "nope"}, Output{})
 	assert.ErrorIs(t, err, ErrInvalid)
 }
@@ -318,7 +322,8 @@ func TestSparseLMLRows(t *testing.T) {
 // RPC: every test over both transports, a figure and no errors.
 func TestRPCRows(t *testing.T) {
 	var text bytes.Buffer
-	rows, err := RPC(context.Background(), RPCConfig{Reps: 1, Updates: 3, Clients: 4, Rounds: 2, Transfers: 1}, Output{W: &text})
+	cfg := RPCConfig{Reps: 1, Updates: 3, Clients: 4, Rounds: 2, Transfers: 1}
+	rows, err := RPC(context.Background(), cfg, Output{W: &text})
 	require.NoError(t, err)
 	require.Len(t, rows, 6)
 	for i, r := range rows {
@@ -352,7 +357,8 @@ func TestWriteText(t *testing.T) {
 		row  interface{ WriteText(w io.Writer) }
 		want string
 	}{
-		{BackendRow{Backend: "native", Level: "avx2", Shape: Shape{8, 8, 8}, Error: "boom"}, "     8  native/avx2   error: boom\n"},
+		{BackendRow{Backend: "native", Level: "avx2", Shape: Shape{8, 8, 8}, Error: "boom"},
+			"     8  native/avx2   error: boom\n"},
 		{BackendRow{Backend: "gonum", Op: "potri", Shape: Shape{2, 3, 4}, Seconds: 1, GFLOPS: 2, PeakPct: 3},
 			" 2x3x4  potri  gonum             1.000000       2.00     3.0%\n"},
 		{ConvRow{Kernel: "k", Batch: 2, Error: "boom"}, "k                               2 error: boom\n"},
@@ -361,7 +367,8 @@ func TestWriteText(t *testing.T) {
 		{SparseLMLRow{M: 5, K: 1, Inducing: 2, Error: "boom"}, "       5   1     2  error: boom\n"},
 		{RPCRow{Test: "transfer", Transport: "tls", Clients: 1, K: 3, Dim: 2, Bytes: 2e6, MBps: 10, Errors: 2},
 			"transfer    tls             1   3        2     2.00 MB  10 MB/s (both directions), 2 ERRORS\n"},
-		{ExpRow{Impl: "math.Exp", Seconds: 1, ElementsPerS: 2, Speedup: 1}, "math.Exp           1.000000              2    1.00x\n"},
+		{ExpRow{Impl: "math.Exp", Seconds: 1, ElementsPerS: 2, Speedup: 1},
+			"math.Exp           1.000000              2    1.00x\n"},
 		{SEKernelRow{Impl: "fused", Level: "avx2", M: 3, Seconds: 1, EntriesPerS: 9, Speedup: 2},
 			"     3  fused/avx2             1.000000              9    2.00x\n"},
 	} {
