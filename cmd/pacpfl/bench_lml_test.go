@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pacpfl/pacpfl/bench/suite"
 )
 
 func TestBenchLML(t *testing.T) {
@@ -15,7 +17,7 @@ func TestBenchLML(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2*2*2)
 	for _, l := range lines {
-		var r lmlResult
+		var r suite.LMLRow
 		require.NoError(t, json.Unmarshal([]byte(l), &r))
 		assert.Equal(t, "gp_client_update", r.Kernel)
 		assert.Empty(t, r.Error)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/bench/suite"
 )
 
 // A small bench rpc: every test and transport reports a figure, no errors.
@@ -14,7 +16,7 @@ func TestBenchRPCSmall(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var r rpcBenchResult
+		var r suite.RPCRow
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("%q: %v", line, err)
 		}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestBenchDispatch(t *testing.T) {
@@ -20,19 +19,6 @@ func TestBenchDispatch(t *testing.T) {
 	for _, n := range benchNames() {
 		assert.Contains(t, out, n)
 	}
-}
-
-func TestListFlags(t *testing.T) {
-	var il intList
-	require.NoError(t, il.Set("500, 1000,2000"))
-	assert.Equal(t, intList{500, 1000, 2000}, il)
-	assert.Equal(t, "500,1000,2000", il.String())
-	assert.Error(t, il.Set("5,x"))
-	assert.Error(t, il.Set("0"))
-	var sl stringList
-	require.NoError(t, sl.Set("native, gonum"))
-	assert.Equal(t, stringList{"native", "gonum"}, sl)
-	assert.Error(t, sl.Set(" , "))
 }
 
 // A size whose buffers cannot fit in memory is a usage error with a message,
