@@ -65,10 +65,11 @@ func (l *KLevel) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSON reads a level, a group or figure it leaves out as NaN.
+// UnmarshalJSON reads a level, a group or figure it leaves out as NaN and
+// a level without an ε as the non-private run.
 func (l *DPLevel) UnmarshalJSON(b []byte) error {
 	type plain DPLevel
-	p := plain{Existing: undefinedGroup(), New: undefinedGroup()}
+	p := plain{Epsilon: Float(math.NaN()), Existing: undefinedGroup(), New: undefinedGroup()}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
@@ -92,13 +93,13 @@ func NewKSweep(dataset string, clients int, ks []int, hr *harness.Report) (*Swee
 	return s, nil
 }
 
-// WriteKTable writes a k-sweep as a Markdown table of the groups' RSMSE
+// WriteKTable writes a k-sweep, titled by its data set, as a Markdown table of the groups' RSMSE
 // and CE (mean ± 95 % CI) and time per k, then modes(i) for each level i
 // where it is not empty (the mode specialisation line). Wall time is the
 // caller's.
-func (s *Sweep) WriteKTable(w io.Writer, title string, modes func(i int) string) {
+func (s *Sweep) WriteKTable(w io.Writer, modes func(i int) string) {
 	fmt.Fprintf(w, "PAC-PFL against the number of particles k (the paper's Fig. 3), %s, %d existing clients, "+
-		"mean ± 95%% CI over %d seeds\n\n", title, s.Clients, len(s.Seeds))
+		"mean ± 95%% CI over %d seeds\n\n", DatasetTitle(s.Dataset), s.Clients, len(s.Seeds))
 	fmt.Fprintln(w, "| k | RSMSE existing | RSMSE new | CE existing | CE new | time |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, l := range s.K {
@@ -122,4 +123,23 @@ func summaryText(format string, s Summary) string {
 		return fmt.Sprintf(format+" ± –", float64(s.Mean))
 	}
 	return fmt.Sprintf(format+" ± "+format, float64(s.Mean), float64(s.CI95))
+}
+
+// DatasetTitle is the name the paper gives the data set of report key
+// (polynomial → Polynomial, pv-ew-150 → PV-EW(150)); other keys are their
+// own title.
+func DatasetTitle(key string) string {
+	switch key {
+	case "polynomial":
+		return "Polynomial"
+	case "pv-s-150":
+		return "PV-S(150)"
+	case "pv-ew-150":
+		return "PV-EW(150)"
+	case "pv-s-610":
+		return "PV-S(610)"
+	case "pv-ew-610":
+		return "PV-EW(610)"
+	}
+	return key
 }

@@ -94,7 +94,7 @@ func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, 
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep.WriteKTable(stdout, datasetTitle(rep.Dataset), func(i int) string { return modeLine(hr.Methods[i].PerSeed) })
+	rep.WriteKTable(stdout, func(i int) string { return modeLine(hr.Methods[i].PerSeed) })
 	rep.Seconds = time.Since(start).Seconds()
 	fmt.Fprintf(stdout, "wall time %.0fs\n", rep.Seconds)
 	if jsonPath != "" {

@@ -1,21 +1,18 @@
 package main
 
 import (
-	"bytes"
+	"flag"
 	"fmt"
-	"image/color"
 	"io"
-	"path/filepath"
+	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+	"github.com/pacpfl/pacpfl/plot"
 )
 
-// `pacpfl plot predictive|experiment|training|sweep`: figures with
-// gonum.org/v1/plot, PNG or SVG by the extension of --out, written through
-// the CLI's one output writer (output.go).
+// `pacpfl plot predictive|experiment|training|sweep`: the figures of
+// package plot, PNG or SVG by the extension of --out, written through the
+// CLI's one output writer (output.go).
 func init() {
 	register(&command{
 		name:    "plot",
@@ -55,93 +52,114 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// The size of every figure: 800 × 500 pixels in PNG (96 dpi), the same
-// size in points × 0.75 in SVG.
-const (
-	plotWidthPx  = 800
-	plotHeightPx = 500
-	plotDPI      = 96
-)
-
-// figureFormat is the image format of an --out path, by its extension.
-func figureFormat(path string) (string, error) {
-	if path == "" {
-		return "", usagef("--out FIG.png or FIG.svg is required")
-	}
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".png":
-		return "png", nil
-	case ".svg":
-		return "svg", nil
-	case "":
-		return "", usagef("--out %s: no extension: name the figure FIG.png or FIG.svg", path)
-	default:
-		return "", usagef("--out %s: unsupported image format %q (want .png or .svg)", path, ext)
-	}
-}
-
 // checkFigureOut validates --out before any work: its format and that it
 // can be written.
 func checkFigureOut(path string) (string, error) {
-	format, err := figureFormat(path)
+	if path == "" {
+		return "", usagef("--out FIG.png or FIG.svg is required")
+	}
+	format, err := plot.Format(path)
 	if err != nil {
-		return "", err
+		return "", usagef("--out %v", err)
 	}
 	return format, checkOutput("--out", path)
 }
 
-// newFigure is a plot with the common style: a title, labelled axes, a
-// grid, fonts large enough to read at 800 pixels.
-func newFigure(title, xlabel, ylabel string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(14)
-	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font.Size = vg.Points(12)
-		a.Tick.Label.Font.Size = vg.Points(10)
+// reportFlags parses the flags of plot experiment, training and sweep.
+func reportFlags(name string, args []string, stderr io.Writer, extra func(fs *flag.FlagSet)) (jsonPath, out, format string, status int, ok bool) {
+	fs := newFlagSet("plot "+name, stderr)
+	jp := fs.String("json", "", "the `FILE` written by --json")
+	o := fs.String("out", "", "the figure `FILE`: .png or .svg")
+	if extra != nil {
+		extra(fs)
 	}
-	p.Legend.TextStyle.Font.Size = vg.Points(11)
-	p.Legend.Top = true
-	return p
-}
-
-// writeFigure renders p in format and writes it to path.
-func writeFigure(stdout io.Writer, p *plot.Plot, format, path string) error {
-	px := func(n int) vg.Length { return vg.Length(n) * vg.Inch / plotDPI }
-	wt, err := p.WriterTo(px(plotWidthPx), px(plotHeightPx), format)
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return "", "", "", st, false
+	}
+	if *jp == "" {
+		return "", "", "", fail(stderr, "plot "+name, usagef("--json FILE is required")), false
+	}
+	format, err := checkFigureOut(*o)
 	if err != nil {
-		return err
+		return "", "", "", fail(stderr, "plot "+name, err), false
 	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return fmt.Errorf("rendering the figure: %w", err)
-	}
-	return writeOutput(stdout, "--out", path, buf.Bytes())
+	return *jp, *o, format, exitOK, true
 }
 
-// The colours of the figures (colour-blind safe, Okabe–Ito).
-var (
-	colBlue   = color.RGBA{R: 0, G: 114, B: 178, A: 255}
-	colOrange = color.RGBA{R: 230, G: 159, B: 0, A: 255}
-	colGreen  = color.RGBA{R: 0, G: 158, B: 115, A: 255}
-	colRed    = color.RGBA{R: 213, G: 94, B: 0, A: 255}
-	colGrey   = color.RGBA{R: 60, G: 60, B: 60, A: 255}
-	colBand   = color.NRGBA{R: 0, G: 114, B: 178, A: 70}
-)
-
-// legendRoom raises the top of p's y axis by a quarter of its data range,
-// so that a legend at the top does not cover the data.
-func legendRoom(p *plot.Plot, lo, hi float64) {
-	if hi > lo {
-		p.Y.Min, p.Y.Max = lo-0.03*(hi-lo), hi+0.3*(hi-lo)
+func runPlotTraining(args []string, stdout, stderr io.Writer) int {
+	jsonPath, out, format, st, ok := reportFlags("training", args, stderr, nil)
+	if !ok {
+		return st
 	}
+	tr, err := plot.ReadTrain(jsonPath)
+	if err != nil {
+		return fail(stderr, "plot training", err)
+	}
+	img, rounds, err := plot.Training(tr, format)
+	if err == nil {
+		err = writeOutput(stdout, "--out", out, img)
+	}
+	if err != nil {
+		return fail(stderr, "plot training", err)
+	}
+	fmt.Fprintf(stdout, "mean client LML of %d rounds plotted into %s\n", rounds, out)
+	return exitOK
 }
 
-// swatch is a legend entry's filled square (box plots have no thumbnail).
-type swatch struct{ fill color.Color }
+func runPlotExperiment(args []string, stdout, stderr io.Writer) int {
+	var metric *string
+	jsonPath, out, format, st, ok := reportFlags("experiment", args, stderr, func(fs *flag.FlagSet) {
+		metric = fs.String("metric", "", "the per-client metric: rsmse or ce (regression), accuracy or ce (fmnist); default rsmse or accuracy")
+	})
+	if !ok {
+		return st
+	}
+	r, err := plot.ReadResults(jsonPath)
+	if err != nil {
+		return fail(stderr, "plot experiment", err)
+	}
+	metrics, m := plot.ExperimentMetrics(r), *metric
+	if m == "" {
+		m = plot.DefaultMetric(metrics)
+	} else if !slices.Contains(metrics, m) {
+		return fail(stderr, "plot experiment", usagef("--metric %q: %s has per-client values of %s", m, jsonPath, strings.Join(metrics, ", ")))
+	}
+	img, skipped, err := plot.Experiment(r, m, format)
+	if err == nil {
+		err = writeOutput(stdout, "--out", out, img)
+	}
+	if err != nil {
+		return fail(stderr, "plot experiment", fmt.Errorf("%s: %w", jsonPath, err))
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "note: %s has no per-client %s (a point predictor has no calibration error): not drawn\n", s, m)
+	}
+	fmt.Fprintf(stdout, "per-client %s of %d method(s) plotted into %s\n", m, len(r.Methods)-len(skipped), out)
+	return exitOK
+}
 
-func (s swatch) Thumbnail(c *draw.Canvas) {
-	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
-	c.FillPolygon(s.fill, c.ClipPolygonXY(pts))
+func runPlotSweep(args []string, stdout, stderr io.Writer) int {
+	var metric *string
+	jsonPath, out, format, st, ok := reportFlags("sweep", args, stderr, func(fs *flag.FlagSet) {
+		metric = fs.String("metric", "rsmse", "the metric: rsmse or ce")
+	})
+	if !ok {
+		return st
+	}
+	if *metric != "rsmse" && *metric != "ce" {
+		return fail(stderr, "plot sweep", usagef("--metric %q: want rsmse or ce", *metric))
+	}
+	s, err := plot.ReadSweep(jsonPath)
+	if err != nil {
+		return fail(stderr, "plot sweep", err)
+	}
+	img, info, err := plot.Sweep(s, *metric, format)
+	if err == nil {
+		err = writeOutput(stdout, "--out", out, img)
+	}
+	if err != nil {
+		return fail(stderr, "plot sweep", fmt.Errorf("%s: %w", jsonPath, err))
+	}
+	fmt.Fprintf(stdout, "%s at %d values of %s plotted into %s\n", *metric, info.Levels, info.Param, out)
+	return exitOK
 }
