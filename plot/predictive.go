@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -25,10 +28,14 @@ import (
 // interval against the observed target of each of the client's rows.
 func Predictive(pr *predict.Predictor, rec *data.Records, id string, grid int, format string) ([]byte, PredictiveInfo, error) {
 	switch {
+	case pr == nil || rec == nil:
+		return nil, PredictiveInfo{}, fmt.Errorf("plot: Predictive needs a predictor and the client's records")
 	case !pr.Regression():
 		return nil, PredictiveInfo{}, fmt.Errorf("a classification model has no predictive curve to draw")
 	case grid < 2:
 		return nil, PredictiveInfo{}, fmt.Errorf("a grid of %d points: want at least 2", grid)
+	case !slices.Contains(rec.Clients, id):
+		return nil, PredictiveInfo{}, &UnknownClientError{Client: id, Source: rec.Source, Column: pr.Model().ClientColumn, Clients: rec.Clients}
 	}
 	p, info, err := predictiveFigure(pr, rec, id, grid)
 	if err != nil {
@@ -36,6 +43,25 @@ func Predictive(pr *predict.Predictor, rec *data.Records, id string, grid int, f
 	}
 	img, err := render(p, format)
 	return img, info, err
+}
+
+// UnknownClientError is Predictive's error for a client without a row in
+// the records.
+type UnknownClientError struct {
+	Client, Source, Column string
+	Clients                []string // the clients the records have
+}
+
+func (e *UnknownClientError) Error() string {
+	q := make([]string, min(12, len(e.Clients)))
+	for i := range q {
+		q[i] = strconv.Quote(e.Clients[i])
+	}
+	list := strings.Join(q, ", ")
+	if len(e.Clients) > len(q) {
+		list += fmt.Sprintf(" and %d more", len(e.Clients)-len(q))
+	}
+	return fmt.Sprintf("%q: no row of %s has it in column %q (clients: %s)", e.Client, e.Source, e.Column, strings.TrimSpace(list))
 }
 
 // PredictiveInfo says what Predictive drew: the client's training and test

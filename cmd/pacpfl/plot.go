@@ -1,11 +1,9 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/plot"
 )
@@ -30,21 +28,16 @@ func plotUsage(w io.Writer) {
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	switch {
+	case len(args) == 0:
 		// One line, not the whole usage: a usage error must not scroll away.
 		fmt.Fprintln(stderr, "pacpfl plot: which figure? predictive, experiment, training or sweep (pacpfl plot -h for their flags)")
 		return exitUsage
-	}
-	switch args[0] {
-	case "predictive":
+	case args[0] == "predictive":
 		return runPlotPredictive(args[1:], stdout, stderr)
-	case "experiment":
-		return runPlotExperiment(args[1:], stdout, stderr)
-	case "training":
-		return runPlotTraining(args[1:], stdout, stderr)
-	case "sweep":
-		return runPlotSweep(args[1:], stdout, stderr)
-	case "-h", "--help", "-help", "help":
+	case reportFigures[args[0]].draw != nil:
+		return runPlotReport(args[0], args[1:], stdout, stderr)
+	case isHelp(args[0]):
 		plotUsage(stdout)
 		return exitOK
 	}
@@ -65,101 +58,74 @@ func checkFigureOut(path string) (string, error) {
 	return format, checkOutput("--out", path)
 }
 
-// reportFlags parses the flags of plot experiment, training and sweep.
-func reportFlags(name string, args []string, stderr io.Writer, extra func(fs *flag.FlagSet)) (jsonPath, out, format string, status int, ok bool) {
-	fs := newFlagSet("plot "+name, stderr)
-	jp := fs.String("json", "", "the `FILE` written by --json")
-	o := fs.String("out", "", "the figure `FILE`: .png or .svg")
-	if extra != nil {
-		extra(fs)
+// plotJob is a figure's command name, --json report (if any), --out and
+// image format.
+type plotJob struct{ cmd, json, out, format string }
+
+// reportFigures are the figures of a --json report: --metric's default and
+// help ("": no --metric), the drawing, and whether a write error names the
+// report.
+var reportFigures = map[string]struct {
+	metric, metricHelp string
+	draw               func(path, metric, format string) ([]byte, plot.Drawn, error)
+	named              bool
+}{
+	"training": {draw: func(path, _, format string) ([]byte, plot.Drawn, error) { return plot.TrainingFile(path, format) }},
+	"experiment": {"", "the per-client metric: rsmse or ce (regression), accuracy or ce (fmnist); default rsmse or accuracy",
+		plot.ExperimentFile, true},
+	"sweep": {"rsmse", "the metric: rsmse or ce", func(path, metric, format string) ([]byte, plot.Drawn, error) {
+		if metric != "rsmse" && metric != "ce" {
+			return nil, plot.Drawn{}, usagef("--metric %q: want rsmse or ce", metric)
+		}
+		return plot.SweepFile(path, metric, format)
+	}, true},
+}
+
+// runPlotReport is plot training, experiment or sweep.
+func runPlotReport(name string, args []string, stdout, stderr io.Writer) int {
+	fig, j := reportFigures[name], plotJob{cmd: "plot " + name}
+	fs := newFlagSet(j.cmd, stderr)
+	fs.StringVar(&j.json, "json", "", "the `FILE` written by --json")
+	fs.StringVar(&j.out, "out", "", "the figure `FILE`: .png or .svg")
+	metric := &fig.metric
+	if fig.metricHelp != "" {
+		metric = fs.String("metric", fig.metric, fig.metricHelp)
 	}
 	if st, ok := parseFlags(fs, args, false); !ok {
-		return "", "", "", st, false
-	}
-	if *jp == "" {
-		return "", "", "", fail(stderr, "plot "+name, usagef("--json FILE is required")), false
-	}
-	format, err := checkFigureOut(*o)
-	if err != nil {
-		return "", "", "", fail(stderr, "plot "+name, err), false
-	}
-	return *jp, *o, format, exitOK, true
-}
-
-func runPlotTraining(args []string, stdout, stderr io.Writer) int {
-	jsonPath, out, format, st, ok := reportFlags("training", args, stderr, nil)
-	if !ok {
 		return st
 	}
-	tr, err := plot.ReadTrain(jsonPath)
-	if err != nil {
-		return fail(stderr, "plot training", err)
-	}
-	img, rounds, err := plot.Training(tr, format)
-	if err == nil {
-		err = writeOutput(stdout, "--out", out, img)
+	var err error
+	if j.json == "" {
+		err = usagef("--json FILE is required")
+	} else {
+		j.format, err = checkFigureOut(j.out)
 	}
 	if err != nil {
-		return fail(stderr, "plot training", err)
+		return fail(stderr, j.cmd, err)
 	}
-	fmt.Fprintf(stdout, "mean client LML of %d rounds plotted into %s\n", rounds, out)
-	return exitOK
+	img, d, err := fig.draw(j.json, *metric, j.format)
+	return j.finish(stdout, stderr, img, d, err, fig.named)
 }
 
-func runPlotExperiment(args []string, stdout, stderr io.Writer) int {
-	var metric *string
-	jsonPath, out, format, st, ok := reportFlags("experiment", args, stderr, func(fs *flag.FlagSet) {
-		metric = fs.String("metric", "", "the per-client metric: rsmse or ce (regression), accuracy or ce (fmnist); default rsmse or accuracy")
-	})
-	if !ok {
-		return st
+// finish writes the figure img, or reports err (usage for a metric the
+// report lacks); a write error names the report if named. It then prints
+// d's notes to stderr and "<d.What> plotted into OUT".
+func (j *plotJob) finish(stdout, stderr io.Writer, img []byte, d plot.Drawn, err error, named bool) int {
+	var me *plot.MetricError
+	if errors.As(err, &me) {
+		return fail(stderr, j.cmd, usagef("--metric %v", err))
 	}
-	r, err := plot.ReadResults(jsonPath)
-	if err != nil {
-		return fail(stderr, "plot experiment", err)
-	}
-	metrics, m := plot.ExperimentMetrics(r), *metric
-	if m == "" {
-		m = plot.DefaultMetric(metrics)
-	} else if !slices.Contains(metrics, m) {
-		return fail(stderr, "plot experiment", usagef("--metric %q: %s has per-client values of %s", m, jsonPath, strings.Join(metrics, ", ")))
-	}
-	img, skipped, err := plot.Experiment(r, m, format)
 	if err == nil {
-		err = writeOutput(stdout, "--out", out, img)
+		if err = writeOutput(stdout, "--out", j.out, img); err != nil && named {
+			err = fmt.Errorf("%s: %w", j.json, err)
+		}
 	}
 	if err != nil {
-		return fail(stderr, "plot experiment", fmt.Errorf("%s: %w", jsonPath, err))
+		return fail(stderr, j.cmd, err)
 	}
-	for _, s := range skipped {
-		fmt.Fprintf(stderr, "note: %s has no per-client %s (a point predictor has no calibration error): not drawn\n", s, m)
+	for _, n := range d.Notes {
+		fmt.Fprintln(stderr, n)
 	}
-	fmt.Fprintf(stdout, "per-client %s of %d method(s) plotted into %s\n", m, len(r.Methods)-len(skipped), out)
-	return exitOK
-}
-
-func runPlotSweep(args []string, stdout, stderr io.Writer) int {
-	var metric *string
-	jsonPath, out, format, st, ok := reportFlags("sweep", args, stderr, func(fs *flag.FlagSet) {
-		metric = fs.String("metric", "rsmse", "the metric: rsmse or ce")
-	})
-	if !ok {
-		return st
-	}
-	if *metric != "rsmse" && *metric != "ce" {
-		return fail(stderr, "plot sweep", usagef("--metric %q: want rsmse or ce", *metric))
-	}
-	s, err := plot.ReadSweep(jsonPath)
-	if err != nil {
-		return fail(stderr, "plot sweep", err)
-	}
-	img, info, err := plot.Sweep(s, *metric, format)
-	if err == nil {
-		err = writeOutput(stdout, "--out", out, img)
-	}
-	if err != nil {
-		return fail(stderr, "plot sweep", fmt.Errorf("%s: %w", jsonPath, err))
-	}
-	fmt.Fprintf(stdout, "%s at %d values of %s plotted into %s\n", *metric, info.Levels, info.Param, out)
+	fmt.Fprintf(stdout, "%s plotted into %s\n", d.What, j.out)
 	return exitOK
 }

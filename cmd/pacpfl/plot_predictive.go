@@ -1,10 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/plot"
 )
@@ -38,8 +37,9 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 	if err := inf.check(); err != nil {
 		return fail(stderr, cmd, err)
 	}
-	format, err := checkFigureOut(*out)
-	if err != nil {
+	j := plotJob{cmd: cmd, out: *out}
+	var err error
+	if j.format, err = checkFigureOut(*out); err != nil {
 		return fail(stderr, cmd, err)
 	}
 	pr, err := loadPredictor(*model, inf)
@@ -53,33 +53,12 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, cmd, err)
 	}
-	found := false
-	for _, c := range rec.Clients {
-		found = found || c == *client
-	}
-	if !found {
-		return fail(stderr, cmd, usagef("--client %q: no row of %s has it in column %q (clients: %s)", *client, *dataPath, pr.Model().ClientColumn, listSome(rec.Clients, 12)))
-	}
-	img, info, err := plot.Predictive(pr, rec, *client, *grid, format)
-	if err != nil {
+	img, info, err := plot.Predictive(pr, rec, *client, *grid, j.format)
+	if uc := (*plot.UnknownClientError)(nil); errors.As(err, &uc) {
+		return fail(stderr, cmd, usagef("--client %v", err))
+	} else if err != nil {
 		return fail(stderr, cmd, predictError(err))
 	}
-	if err := writeOutput(stdout, "--out", *out, img); err != nil {
-		return fail(stderr, cmd, err)
-	}
-	fmt.Fprintf(stdout, "client %s: predictive with %d training and %d test points plotted into %s\n", *client, info.Train, info.Test, *out)
-	return exitOK
-}
-
-// listSome is the first n names, quoted, and how many more there are.
-func listSome(names []string, n int) string {
-	q := make([]string, min(n, len(names)))
-	for i := range q {
-		q[i] = strconv.Quote(names[i])
-	}
-	s := strings.Join(q, ", ")
-	if len(names) > n {
-		s += fmt.Sprintf(" and %d more", len(names)-n)
-	}
-	return strings.TrimSpace(s)
+	what := fmt.Sprintf("client %s: predictive with %d training and %d test points", *client, info.Train, info.Test)
+	return j.finish(stdout, stderr, img, plot.Drawn{What: what}, nil, false)
 }
