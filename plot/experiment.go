@@ -25,7 +25,8 @@ func ReadResults(path string) (*report.Results, error) {
 		return nil, err
 	}
 	if len(r.Methods) == 0 {
-		return nil, fmt.Errorf("%s has no \"methods\": is it the --json of pacpfl experiment polynomial, pv or fmnist?", path)
+		return nil, fmt.Errorf("%s has no \"methods\": is it the --json of pacpfl experiment polynomial, "+
+			"pv or fmnist?", path)
 	}
 	if len(ExperimentMetrics(&r)) == 0 {
 		return nil, fmt.Errorf("%s has no per-client values (\"per_client\"): it was written by an older pacpfl "+

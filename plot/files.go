@@ -56,7 +56,8 @@ func ExperimentFile(path, metric, format string) ([]byte, Drawn, error) {
 	}
 	d := Drawn{What: fmt.Sprintf("per-client %s of %d method(s)", metric, len(r.Methods)-len(skipped))}
 	for _, s := range skipped {
-		d.Notes = append(d.Notes, fmt.Sprintf("note: %s has no per-client %s (a point predictor has no calibration error): not drawn", s, metric))
+		d.Notes = append(d.Notes, fmt.Sprintf("note: %s has no per-client %s "+
+			"(a point predictor has no calibration error): not drawn", s, metric))
 	}
 	return img, d, nil
 }

@@ -108,6 +108,7 @@ func legendRoom(p *gplot.Plot, lo, hi float64) {
 type swatch struct{ fill color.Color }
 
 func (s swatch) Thumbnail(c *draw.Canvas) {
-	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y},
+		{X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
 	c.FillPolygon(s.fill, c.ClipPolygonXY(pts))
 }

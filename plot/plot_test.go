@@ -70,9 +70,11 @@ func TestTraining(t *testing.T) {
 // draws its accuracy.
 func TestExperimentClassification(t *testing.T) {
 	var p report.PerClient
-	p = p.Add(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{50, 75}, CE: []float64{0.1, 0.2}}})
-	p = p.Add(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{60, 70}, CE: []float64{0.3, math.NaN()}},
-		NewClass: &fl.ClassGroupMetrics{Accuracy: []float64{80}, CE: []float64{0.05}}})
+	p = p.Add(&fl.MethodResult{
+		ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{50, 75}, CE: []float64{0.1, 0.2}}})
+	p = p.Add(&fl.MethodResult{
+		ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{60, 70}, CE: []float64{0.3, math.NaN()}},
+		NewClass:      &fl.ClassGroupMetrics{Accuracy: []float64{80}, CE: []float64{0.05}}})
 	assert.Equal(t, [][]report.Float{{50, 75}, {60, 70}}, p["existing_accuracy"])
 	assert.Equal(t, [][]report.Float{{}, {80}}, p["new_accuracy"])
 	b, err := json.Marshal(p)
@@ -104,8 +106,10 @@ func TestExperimentMethods(t *testing.T) {
 
 // oneSeedSweep is a k-sweep of one seed: no intervals, a null mean.
 const oneSeedSweep = `{"dataset":"pv-ew-150","seeds":[11],"k_sweep":[
-	{"k":1,"existing":{"rsmse":{"mean":0.42,"ci95":null},"ce":{"mean":0.09,"ci95":null}},"new":{"rsmse":{"mean":0.43,"ci95":null},"ce":{"mean":null,"ci95":null}}},
-	{"k":2,"existing":{"rsmse":{"mean":0.40,"ci95":null},"ce":{"mean":0.08,"ci95":null}},"new":{"rsmse":{"mean":0.41,"ci95":null},"ce":{"mean":0.1,"ci95":null}}}]}`
+	{"k":1,"existing":{"rsmse":{"mean":0.42,"ci95":null},"ce":{"mean":0.09,"ci95":null}},
+	       "new":{"rsmse":{"mean":0.43,"ci95":null},"ce":{"mean":null,"ci95":null}}},
+	{"k":2,"existing":{"rsmse":{"mean":0.40,"ci95":null},"ce":{"mean":0.08,"ci95":null}},
+	       "new":{"rsmse":{"mean":0.41,"ci95":null},"ce":{"mean":0.1,"ci95":null}}}]}`
 
 // The values drawn are the report's, including a level whose group has no
 // interval (one seed: ci95 null).
@@ -134,7 +138,8 @@ func TestSweepSeries(t *testing.T) {
 // the mechanism and δ name the axis.
 func TestSweepSeriesDP(t *testing.T) {
 	g := func(m float64) report.Group {
-		return report.Group{RSMSE: report.Summary{Mean: report.Float(m), CI95: 0.1}, CE: report.Summary{Mean: 0.1, CI95: 0.01}}
+		return report.Group{RSMSE: report.Summary{Mean: report.Float(m), CI95: 0.1},
+			CE: report.Summary{Mean: 0.1, CI95: 0.01}}
 	}
 	s := &report.Sweep{Seeds: []uint64{1, 2}, DP: []report.DPLevel{
 		{Epsilon: report.Float(math.NaN()), Existing: g(0.3), New: g(0.35)},

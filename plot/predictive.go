@@ -26,7 +26,8 @@ import (
 // 95 % band of the mixture predictive on grid points over the data, with
 // the training and test points; with more, the predicted mean and 95 %
 // interval against the observed target of each of the client's rows.
-func Predictive(pr *predict.Predictor, rec *data.Records, id string, grid int, format string) ([]byte, PredictiveInfo, error) {
+func Predictive(pr *predict.Predictor, rec *data.Records, id string, grid int, format string) (
+	[]byte, PredictiveInfo, error) {
 	switch {
 	case pr == nil || rec == nil:
 		return nil, PredictiveInfo{}, fmt.Errorf("plot: Predictive needs a predictor and the client's records")
@@ -35,7 +36,8 @@ func Predictive(pr *predict.Predictor, rec *data.Records, id string, grid int, f
 	case grid < 2:
 		return nil, PredictiveInfo{}, fmt.Errorf("a grid of %d points: want at least 2", grid)
 	case !slices.Contains(rec.Clients, id):
-		return nil, PredictiveInfo{}, &UnknownClientError{Client: id, Source: rec.Source, Column: pr.Model().ClientColumn, Clients: rec.Clients}
+		return nil, PredictiveInfo{}, &UnknownClientError{Client: id, Source: rec.Source,
+			Column: pr.Model().ClientColumn, Clients: rec.Clients}
 	}
 	p, info, err := predictiveFigure(pr, rec, id, grid)
 	if err != nil {
@@ -61,7 +63,8 @@ func (e *UnknownClientError) Error() string {
 	if len(e.Clients) > len(q) {
 		list += fmt.Sprintf(" and %d more", len(e.Clients)-len(q))
 	}
-	return fmt.Sprintf("%q: no row of %s has it in column %q (clients: %s)", e.Client, e.Source, e.Column, strings.TrimSpace(list))
+	return fmt.Sprintf("%q: no row of %s has it in column %q (clients: %s)",
+		e.Client, e.Source, e.Column, strings.TrimSpace(list))
 }
 
 // PredictiveInfo says what Predictive drew: the client's training and test
@@ -76,7 +79,8 @@ type PredictiveInfo struct {
 // mean and the central 95 % band of the mixture predictive with its
 // training and test points; with more inputs the predicted mean (and 95 %
 // interval) against the observed target of each of its rows.
-func predictiveFigure(pr *predict.Predictor, rec *data.Records, id string, grid int) (*gplot.Plot, PredictiveInfo, error) {
+func predictiveFigure(pr *predict.Predictor, rec *data.Records, id string, grid int) (
+	*gplot.Plot, PredictiveInfo, error) {
 	pts, err := pr.ClientPoints(rec, id)
 	if err != nil {
 		return nil, PredictiveInfo{}, err
@@ -99,7 +103,8 @@ func predictiveFigure(pr *predict.Predictor, rec *data.Records, id string, grid 
 }
 
 // curveFigure is the 1-D figure.
-func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known string, grid int, info *PredictiveInfo) (*gplot.Plot, error) {
+func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known string, grid int,
+	info *PredictiveInfo) (*gplot.Plot, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range append(append([]float64(nil), cp.TrainX...), cp.TestX...) {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
@@ -127,7 +132,8 @@ func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known st
 	}
 	for i, x := range xs {
 		r := pr.Summary(outs[0].Mixture, i)
-		info.Mean, info.Q025, info.Q975 = append(info.Mean, r.Mean), append(info.Q025, r.Q025), append(info.Q975, r.Q975)
+		info.Mean = append(info.Mean, r.Mean)
+		info.Q025, info.Q975 = append(info.Q025, r.Q025), append(info.Q975, r.Q975)
 		ylo, yhi = math.Min(ylo, r.Q025), math.Max(yhi, r.Q975)
 		mean[i] = plotter.XY{X: x, Y: r.Mean}
 		band[i] = plotter.XY{X: x, Y: r.Q975}
@@ -192,7 +198,8 @@ func parityFigure(pr *predict.Predictor, cp *predict.Points, id, target, known s
 		return nil, err
 	}
 	nTrain := len(cp.TrainY)
-	p := newFigure(fmt.Sprintf("Client %s (%s): %d inputs", id, known, d), "observed "+target, "predicted "+target+" (mean, 95 % interval)")
+	p := newFigure(fmt.Sprintf("Client %s (%s): %d inputs", id, known, d), "observed "+target,
+		"predicted "+target+" (mean, 95 % interval)")
 	p.Add(plotter.NewGrid())
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, grp := range []struct {
@@ -201,7 +208,10 @@ func parityFigure(pr *predict.Predictor, cp *predict.Points, id, target, known s
 		label  string
 		col    color.Color
 		marker draw.GlyphDrawer
-	}{{cp.TrainY, 0, "training data", colGrey, draw.CircleGlyph{}}, {cp.TestY, nTrain, "test data", colRed, draw.PyramidGlyph{}}} {
+	}{
+		{cp.TrainY, 0, "training data", colGrey, draw.CircleGlyph{}},
+		{cp.TestY, nTrain, "test data", colRed, draw.PyramidGlyph{}},
+	} {
 		if len(grp.y) == 0 {
 			continue
 		}

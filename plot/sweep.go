@@ -84,7 +84,8 @@ func levels(s *report.Sweep) []sweepLevel {
 		ls = append(ls, sweepLevel{existing: l.Existing, new: l.New, k: l.K})
 	}
 	for _, l := range s.DP {
-		ls = append(ls, sweepLevel{existing: l.Existing, new: l.New, eps: float64(l.Epsilon), mech: l.Mechanism, delta: l.Delta})
+		ls = append(ls, sweepLevel{existing: l.Existing, new: l.New, eps: float64(l.Epsilon),
+			mech: l.Mechanism, delta: l.Delta})
 	}
 	return ls
 }
@@ -121,7 +122,8 @@ func sweepSeries(s *report.Sweep, metric string) (*sweepData, error) {
 			d.ref = &ref
 			continue
 		case !(r.eps > 0) || math.IsInf(r.eps, 0):
-			return nil, fmt.Errorf("row %d of \"dp_sweep\": ε = %v, want a finite ε > 0 (null for the non-private run)", i+1, r.eps)
+			return nil, fmt.Errorf("row %d of \"dp_sweep\": ε = %v, want a finite ε > 0 "+
+				"(null for the non-private run)", i+1, r.eps)
 		default:
 			p.x = r.eps
 			if d.mech == "" && r.mech != "" {

@@ -86,13 +86,15 @@ func (d *sweepData) ranges() (xmin, xmax, lo, hi float64) {
 
 // sweepAxes is the figure with its x axis: linear with a tick at each k,
 // or logarithmic in ε; shift moves each group's points apart.
-func sweepAxes(s *report.Sweep, d *sweepData, name, ylabel string) (p *gplot.Plot, shift [2]func(float64) float64, lo, hi float64) {
+func sweepAxes(s *report.Sweep, d *sweepData, name, ylabel string) (
+	p *gplot.Plot, shift [2]func(float64) float64, lo, hi float64) {
 	ds := report.DatasetTitle(s.Dataset)
 	xmin, xmax, lo, hi := d.ranges()
 	if d.kind == "k" {
-		p = newFigure(fmt.Sprintf("%s: PAC-PFL's %s against the number of particles k", ds, name), "number of SVGD particles k", ylabel)
+		title := fmt.Sprintf("%s: PAC-PFL's %s against the number of particles k", ds, name)
+		p = newFigure(title, "number of SVGD particles k", ylabel)
 		w := 0.015 * math.Max(xmax-xmin, 1)
-		shift = [2]func(float64) float64{func(x float64) float64 { return x - w }, func(x float64) float64 { return x + w }}
+		shift[0], shift[1] = func(x float64) float64 { return x - w }, func(x float64) float64 { return x + w }
 		var ticks []gplot.Tick
 		for _, pt := range d.points {
 			ticks = append(ticks, gplot.Tick{Value: pt.x, Label: strconv.Itoa(int(pt.x))})
@@ -112,7 +114,7 @@ func sweepAxes(s *report.Sweep, d *sweepData, name, ylabel string) (p *gplot.Plo
 	if xmax == xmin {
 		f = 1.02
 	}
-	shift = [2]func(float64) float64{func(x float64) float64 { return x / f }, func(x float64) float64 { return x * f }}
+	shift[0], shift[1] = func(x float64) float64 { return x / f }, func(x float64) float64 { return x * f }
 	p.X.Min, p.X.Max = xmin/math.Pow(f, 6), xmax*math.Pow(f, 6)
 	if r := d.ref; r != nil {
 		for g := range 2 {

@@ -103,7 +103,8 @@ func (s *Sweep) WriteKTable(w io.Writer, modes func(i int) string) {
 	fmt.Fprintln(w, "| k | RSMSE existing | RSMSE new | CE existing | CE new | time |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, l := range s.K {
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %.0fs |\n", l.K, summaryText("%.2f", l.Existing.RSMSE), summaryText("%.2f", l.New.RSMSE),
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %.0fs |\n", l.K,
+			summaryText("%.2f", l.Existing.RSMSE), summaryText("%.2f", l.New.RSMSE),
 			summaryText("%.2f", l.Existing.CE), summaryText("%.2f", l.New.CE), l.Seconds)
 	}
 	for i, l := range s.K {

@@ -18,8 +18,10 @@ import (
 // A k-sweep built from a harness run writes one row per k with the groups'
 // summaries and reads back the same; its table shows them.
 func TestKSweepReadsBack(t *testing.T) {
-	k1 := fixed{"k=1", []*fl.MethodResult{regression([]float64{0.5, 0.7}, []float64{0.1, 0.2}), regression([]float64{0.6, 0.8}, []float64{0.3, 0.4})}}
-	k3 := fixed{"k=3", []*fl.MethodResult{regression([]float64{0.4, 0.6}, []float64{0.1, 0.1}), regression([]float64{0.5, 0.7}, []float64{0.2, 0.2})}}
+	k1 := fixed{"k=1", []*fl.MethodResult{regression([]float64{0.5, 0.7}, []float64{0.1, 0.2}),
+		regression([]float64{0.6, 0.8}, []float64{0.3, 0.4})}}
+	k3 := fixed{"k=3", []*fl.MethodResult{regression([]float64{0.4, 0.6}, []float64{0.1, 0.1}),
+		regression([]float64{0.5, 0.7}, []float64{0.2, 0.2})}}
 	exp := harness.Experiment{Data: func(uint64) (*data.Dataset, error) { return &data.Dataset{}, nil },
 		Methods: []harness.Method{k1, k3}, Seeds: []uint64{1, 2}}
 	hr, err := harness.Run(context.Background(), exp, nil)
