@@ -34,7 +34,8 @@ type KLevel struct {
 
 // DPLevel is one privacy level of a DP sweep.
 type DPLevel struct {
-	// Epsilon is the guaranteed ε; +Inf (null) for the non-private run.
+	// Epsilon is the guaranteed ε; for the non-private run it is not
+	// finite: null in the file, NaN when read back.
 	Epsilon   Float   `json:"epsilon"`
 	Delta     float64 `json:"delta"`     // the Gaussian mechanism's δ, else 0
 	Mechanism string  `json:"mechanism"` // "" for the non-private run
