@@ -29,15 +29,17 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 		}
 		sl = append(sl, sweepLevel{label: label, hideLML: e > 0, flags: f.atEpsilon(e)})
 	}
-	res, seedList, err := sweepRuns("dp-sweep", sl, seeds, seedBase, quiet, stderr)
+	hr, err := sweepReport("dp-sweep", sl, seeds, seedBase, quiet, stderr)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep.Seeds = seedList
+	rep.Seeds = hr.Seeds
 	mech := f.dpMechanism
 	for li, e := range levels {
-		row := report.DPLevel{Epsilon: report.Float(e), Mechanism: mech, Statement: res[li].statement, Seconds: res[li].seconds,
-			Existing: res[li].existing, New: res[li].new, PerSeed: report.PerSeed(res[li].perSeed)}
+		mr := hr.Methods[li]
+		row := report.DPLevel{Epsilon: report.Float(e), Mechanism: mech, Statement: mr.Results[0].Train.Privacy.Statement,
+			Seconds: mr.Seconds, PerSeed: report.PerSeed(mr.PerSeed)}
+		row.Existing, row.New = report.Groups(mr)
 		if e == 0 {
 			row.Epsilon, row.Mechanism = report.Float(math.Inf(1)), ""
 		} else if mech == string(fl.DPGaussian) {

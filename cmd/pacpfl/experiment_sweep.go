@@ -19,14 +19,6 @@ type sweepLevel struct {
 	flags   trainFlags
 }
 
-// sweepResult is one level's metrics over the seeds.
-type sweepResult struct {
-	existing, new report.Group
-	seconds       float64
-	statement     string               // the privacy statement of the first seed's run
-	perSeed       map[string][]float64 // harness.MethodReport.PerSeed
-}
-
 // sweepReport trains PAC-PFL at every level on every seed (methods.Sweep).
 // Every level's options are validated on the first seed's data before any
 // training.
@@ -59,20 +51,6 @@ func sweepReport(name string, levels []sweepLevel, seeds int, seedBase uint64, q
 	ctx, stop := signalContext()
 	defer stop()
 	return sw.Run(ctx, obs)
-}
-
-// sweepRuns is sweepReport as one sweepResult per level, and the seeds.
-func sweepRuns(name string, levels []sweepLevel, seeds int, seedBase uint64, quiet bool, stderr io.Writer) ([]sweepResult, []uint64, error) {
-	rep, err := sweepReport(name, levels, seeds, seedBase, quiet, stderr)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make([]sweepResult, len(levels))
-	for li, mr := range rep.Methods {
-		out[li] = sweepResult{seconds: mr.Seconds, statement: mr.Results[0].Train.Privacy.Statement, perSeed: mr.PerSeed}
-		out[li].existing, out[li].new = report.Groups(mr)
-	}
-	return out, rep.Seeds, nil
 }
 
 // runKSweep trains PAC-PFL with each number of particles k on every seed:
