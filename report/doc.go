@@ -7,6 +7,8 @@
 // (classification on Fashion-MNIST) are those of a comparison of methods
 // over several seeds, and Results is what every experiment report has in
 // common, so that a reader of per-client values needs no copy of either.
+// Sweep is the report of PAC-PFL at several settings (k or ε), written by
+// the sweep experiments and read by plot sweep.
 // Constructors (NewTrain, NewExperiment, NewClassMethod, …) build them from
 // the library's results.
 //

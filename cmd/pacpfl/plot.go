@@ -1,21 +1,16 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
-	"image/color"
 	"io"
-	"path/filepath"
-	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+	"github.com/pacpfl/pacpfl/plot"
 )
 
-// `pacpfl plot predictive|experiment|training|sweep`: figures with
-// gonum.org/v1/plot, PNG or SVG by the extension of --out, written through
-// the CLI's one output writer (output.go).
+// `pacpfl plot predictive|experiment|training|sweep`: the figures of
+// package plot, PNG or SVG by the extension of --out, written through the
+// CLI's one output writer (output.go).
 func init() {
 	register(&command{
 		name:    "plot",
@@ -33,21 +28,16 @@ func plotUsage(w io.Writer) {
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	switch {
+	case len(args) == 0:
 		// One line, not the whole usage: a usage error must not scroll away.
 		fmt.Fprintln(stderr, "pacpfl plot: which figure? predictive, experiment, training or sweep (pacpfl plot -h for their flags)")
 		return exitUsage
-	}
-	switch args[0] {
-	case "predictive":
+	case args[0] == "predictive":
 		return runPlotPredictive(args[1:], stdout, stderr)
-	case "experiment":
-		return runPlotExperiment(args[1:], stdout, stderr)
-	case "training":
-		return runPlotTraining(args[1:], stdout, stderr)
-	case "sweep":
-		return runPlotSweep(args[1:], stdout, stderr)
-	case "-h", "--help", "-help", "help":
+	case reportFigures[args[0]].draw != nil:
+		return runPlotReport(args[0], args[1:], stdout, stderr)
+	case isHelp(args[0]):
 		plotUsage(stdout)
 		return exitOK
 	}
@@ -55,93 +45,141 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// The size of every figure: 800 × 500 pixels in PNG (96 dpi), the same
-// size in points × 0.75 in SVG.
-const (
-	plotWidthPx  = 800
-	plotHeightPx = 500
-	plotDPI      = 96
-)
-
-// figureFormat is the image format of an --out path, by its extension.
-func figureFormat(path string) (string, error) {
-	if path == "" {
-		return "", usagef("--out FIG.png or FIG.svg is required")
-	}
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".png":
-		return "png", nil
-	case ".svg":
-		return "svg", nil
-	case "":
-		return "", usagef("--out %s: no extension: name the figure FIG.png or FIG.svg", path)
-	default:
-		return "", usagef("--out %s: unsupported image format %q (want .png or .svg)", path, ext)
-	}
-}
-
 // checkFigureOut validates --out before any work: its format and that it
 // can be written.
 func checkFigureOut(path string) (string, error) {
-	format, err := figureFormat(path)
+	if path == "" {
+		return "", usagef("--out FIG.png or FIG.svg is required")
+	}
+	format, err := plot.Format(path)
 	if err != nil {
-		return "", err
+		return "", usagef("--out %v", err)
 	}
 	return format, checkOutput("--out", path)
 }
 
-// newFigure is a plot with the common style: a title, labelled axes, a
-// grid, fonts large enough to read at 800 pixels.
-func newFigure(title, xlabel, ylabel string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(14)
-	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font.Size = vg.Points(12)
-		a.Tick.Label.Font.Size = vg.Points(10)
-	}
-	p.Legend.TextStyle.Font.Size = vg.Points(11)
-	p.Legend.Top = true
-	return p
+// plotJob is a figure's command name, --json report (if any), --out and
+// image format.
+type plotJob struct{ cmd, json, out, format string }
+
+// reportFigures are the figures of a --json report: --metric's default and
+// help ("": no --metric), the drawing, and whether a write error names the
+// report.
+var reportFigures = map[string]struct {
+	metric, metricHelp string
+	draw               func(path, metric, format string) ([]byte, plot.Drawn, error)
+	named              bool
+}{
+	"training": {draw: func(path, _, format string) ([]byte, plot.Drawn, error) { return plot.TrainingFile(path, format) }},
+	"experiment": {"", "the per-client metric: rsmse or ce (regression), accuracy or ce (fmnist); default rsmse or accuracy",
+		plot.ExperimentFile, true},
+	"sweep": {"rsmse", "the metric: rsmse or ce", func(path, metric, format string) ([]byte, plot.Drawn, error) {
+		if metric != "rsmse" && metric != "ce" {
+			return nil, plot.Drawn{}, usagef("--metric %q: want rsmse or ce", metric)
+		}
+		return plot.SweepFile(path, metric, format)
+	}, true},
 }
 
-// writeFigure renders p in format and writes it to path.
-func writeFigure(stdout io.Writer, p *plot.Plot, format, path string) error {
-	px := func(n int) vg.Length { return vg.Length(n) * vg.Inch / plotDPI }
-	wt, err := p.WriterTo(px(plotWidthPx), px(plotHeightPx), format)
+// runPlotReport is plot training, experiment or sweep.
+func runPlotReport(name string, args []string, stdout, stderr io.Writer) int {
+	fig, j := reportFigures[name], plotJob{cmd: "plot " + name}
+	fs := newFlagSet(j.cmd, stderr)
+	fs.StringVar(&j.json, "json", "", "the `FILE` written by --json")
+	fs.StringVar(&j.out, "out", "", "the figure `FILE`: .png or .svg")
+	metric := &fig.metric
+	if fig.metricHelp != "" {
+		metric = fs.String("metric", fig.metric, fig.metricHelp)
+	}
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	var err error
+	if j.json == "" {
+		err = usagef("--json FILE is required")
+	} else {
+		j.format, err = checkFigureOut(j.out)
+	}
 	if err != nil {
-		return err
+		return fail(stderr, j.cmd, err)
 	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return fmt.Errorf("rendering the figure: %w", err)
-	}
-	return writeOutput(stdout, "--out", path, buf.Bytes())
+	img, d, err := fig.draw(j.json, *metric, j.format)
+	return j.finish(stdout, stderr, img, d, err, fig.named)
 }
 
-// The colours of the figures (colour-blind safe, Okabe–Ito).
-var (
-	colBlue   = color.RGBA{R: 0, G: 114, B: 178, A: 255}
-	colOrange = color.RGBA{R: 230, G: 159, B: 0, A: 255}
-	colGreen  = color.RGBA{R: 0, G: 158, B: 115, A: 255}
-	colRed    = color.RGBA{R: 213, G: 94, B: 0, A: 255}
-	colGrey   = color.RGBA{R: 60, G: 60, B: 60, A: 255}
-	colBand   = color.NRGBA{R: 0, G: 114, B: 178, A: 70}
-)
-
-// legendRoom raises the top of p's y axis by a quarter of its data range,
-// so that a legend at the top does not cover the data.
-func legendRoom(p *plot.Plot, lo, hi float64) {
-	if hi > lo {
-		p.Y.Min, p.Y.Max = lo-0.03*(hi-lo), hi+0.3*(hi-lo)
+// finish writes the figure img, or reports err (usage for a metric the
+// report lacks); a write error names the report if named. It then prints
+// d's notes to stderr and "<d.What> plotted into OUT".
+func (j *plotJob) finish(stdout, stderr io.Writer, img []byte, d plot.Drawn, err error, named bool) int {
+	var me *plot.MetricError
+	if errors.As(err, &me) {
+		return fail(stderr, j.cmd, usagef("--metric %v", err))
 	}
+	if err == nil {
+		if err = writeOutput(stdout, "--out", j.out, img); err != nil && named {
+			err = fmt.Errorf("%s: %w", j.json, err)
+		}
+	}
+	if err != nil {
+		return fail(stderr, j.cmd, err)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintln(stderr, n)
+	}
+	fmt.Fprintf(stdout, "%s plotted into %s\n", d.What, j.out)
+	return exitOK
 }
 
-// swatch is a legend entry's filled square (box plots have no thumbnail).
-type swatch struct{ fill color.Color }
-
-func (s swatch) Thumbnail(c *draw.Canvas) {
-	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
-	c.FillPolygon(s.fill, c.ClipPolygonXY(pts))
+// runPlotPredictive is plot predictive: one client's personalised
+// predictive against its data (plot.Predictive).
+func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
+	const cmd = "plot predictive"
+	fs := newFlagSet(cmd, stderr)
+	model := fs.String("model", "", "the model `FILE` (pacpfl train --data FILE.csv --save FILE)")
+	dataPath := fs.String("data", "", "the CSV `FILE` with the client's rows (the model's client, feature and target columns)")
+	client := fs.String("client", "", "the client `ID` to plot")
+	out := fs.String("out", "", "the figure `FILE`: .png or .svg")
+	contextCol := fs.String("context-column", "", "a column marking a client's own labelled rows (1, true, yes, train or context): the model personalises on them; needed for clients the model never saw")
+	grid := fs.Int("grid", 200, "points of the predictive curve (one input)")
+	inf := addInferenceOverride(fs)
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return st
+	}
+	switch {
+	case *model == "":
+		return fail(stderr, cmd, usagef("--model FILE is required"))
+	case *dataPath == "":
+		return fail(stderr, cmd, usagef("--data FILE.csv is required"))
+	case *client == "":
+		return fail(stderr, cmd, usagef("--client ID is required"))
+	case *grid < 2 || *grid > 100000:
+		return fail(stderr, cmd, usagef("--grid %d: want 2 to 100000 points", *grid))
+	}
+	if err := inf.check(); err != nil {
+		return fail(stderr, cmd, err)
+	}
+	j := plotJob{cmd: cmd, out: *out}
+	var err error
+	if j.format, err = checkFigureOut(*out); err != nil {
+		return fail(stderr, cmd, err)
+	}
+	pr, err := loadPredictor(*model, inf)
+	if err != nil {
+		return fail(stderr, cmd, err)
+	}
+	if !pr.Regression() {
+		return fail(stderr, cmd, usagef("%s is a classification model: plot predictive draws regression predictives only (pacpfl predict writes the class probabilities)", *model))
+	}
+	rec, err := pr.ReadCSV(*dataPath, *contextCol)
+	if err != nil {
+		return fail(stderr, cmd, err)
+	}
+	img, info, err := plot.Predictive(pr, rec, *client, *grid, j.format)
+	if uc := (*plot.UnknownClientError)(nil); errors.As(err, &uc) {
+		return fail(stderr, cmd, usagef("--client %v", err))
+	} else if err != nil {
+		return fail(stderr, cmd, predictError(err))
+	}
+	what := fmt.Sprintf("client %s: predictive with %d training and %d test points", *client, info.Train, info.Test)
+	return j.finish(stdout, stderr, img, plot.Drawn{What: what}, nil, false)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pacpfl/pacpfl/plot"
 	"github.com/pacpfl/pacpfl/report"
 )
 
@@ -30,23 +31,33 @@ func TestPlotSweep(t *testing.T) {
 		points             int
 		ref                bool
 	}{{kj, "rsmse", "k", 2, false}, {kj, "ce", "k", 2, false}, {dj, "rsmse", "dp", 2, true}} {
-		var sf sweepFile
-		require.NoError(t, report.ReadFile(c.json, &sf))
-		d, err := sweepSeries(c.json, &sf, c.metric)
+		s, err := plot.ReadSweep(c.json)
 		require.NoError(t, err)
-		assert.Equal(t, c.kind, d.kind)
-		require.Len(t, d.points, c.points)
-		assert.Equal(t, c.ref, d.ref != nil)
-		for _, p := range d.points {
-			for g := range 2 {
-				assert.True(t, p.mean[g] > 0 && p.ci[g] >= 0, "%s %s: level %g group %d: %v ± %v", c.json, c.metric, p.x, g, p.mean[g], p.ci[g])
+		var xs []float64
+		var groups []report.Group
+		for _, l := range s.K {
+			xs, groups = append(xs, float64(l.K)), append(groups, l.Existing, l.New)
+		}
+		for _, l := range s.DP {
+			xs, groups = append(xs, float64(l.Epsilon)), append(groups, l.Existing, l.New)
+		}
+		_, info, err := plot.Sweep(s, c.metric, "svg")
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{"k": "k", "dp": "ε"}[c.kind], info.Param)
+		assert.Equal(t, c.points, info.Levels)
+		for i, g := range groups {
+			v := g.RSMSE
+			if c.metric == "ce" {
+				v = g.CE
 			}
+			assert.True(t, v.Mean > 0 && v.CI95 >= 0, "%s %s: group %d: %v ± %v", c.json, c.metric, i, v.Mean, v.CI95)
 		}
 		if c.kind == "k" {
-			assert.Equal(t, []float64{1, 3}, []float64{d.points[0].x, d.points[1].x})
+			assert.Equal(t, []float64{1, 3}, xs)
 		} else {
-			assert.Equal(t, []float64{1, 50}, []float64{d.points[0].x, d.points[1].x})
-			assert.True(t, d.ref.mean[0] > 0)
+			require.Len(t, xs, 3)
+			assert.True(t, math.IsNaN(xs[0]), "the non-private run first, epsilon null")
+			assert.Equal(t, []float64{1, 50}, xs[1:])
 		}
 		for _, ext := range []string{".png", ".svg"} {
 			out := filepath.Join(dir, c.kind+c.metric+ext)
@@ -63,25 +74,17 @@ func TestPlotSweep(t *testing.T) {
 		}
 	}
 
-	// The values drawn are the report's, including a level whose group has
-	// no interval (one seed: ci95 null).
+	// A level whose group has no interval (one seed: ci95 null) is drawn.
 	one := filepath.Join(dir, "one.json")
-	require.NoError(t, os.WriteFile(one, []byte(`{"dataset":"pv-ew-150","seeds":[11],"k_sweep":[
-		{"k":1,"existing":{"rsmse":{"mean":0.42,"ci95":null},"ce":{"mean":0.09,"ci95":null}},"new":{"rsmse":{"mean":0.43,"ci95":null},"ce":{"mean":null,"ci95":null}}},
-		{"k":2,"existing":{"rsmse":{"mean":0.40,"ci95":null},"ce":{"mean":0.08,"ci95":null}},"new":{"rsmse":{"mean":0.41,"ci95":null},"ce":{"mean":0.1,"ci95":null}}}]}`), 0o644))
-	var sf sweepFile
-	require.NoError(t, report.ReadFile(one, &sf))
-	d, err := sweepSeries(one, &sf, "ce")
-	require.NoError(t, err)
-	assert.Equal(t, 0.09, d.points[0].mean[0])
-	assert.True(t, math.IsNaN(d.points[0].mean[1]) && math.IsNaN(d.points[0].ci[0]))
-	s, anyCI := d.series(1, func(x float64) float64 { return x })
-	assert.False(t, anyCI)
-	require.Len(t, s.XYs, 1, "the null mean is left out")
-	assert.Equal(t, 2.0, s.XYs[0].X)
+	require.NoError(t, os.WriteFile(one, []byte(oneSeedSweep), 0o644))
 	code, _, errOut = runCLI("plot", "sweep", "--json", one, "--metric", "ce", "--out", filepath.Join(dir, "one.png"))
 	require.Equal(t, exitOK, code, errOut)
 }
+
+// oneSeedSweep is a k-sweep of one seed: no intervals, a null mean.
+const oneSeedSweep = `{"dataset":"pv-ew-150","seeds":[11],"k_sweep":[
+	{"k":1,"existing":{"rsmse":{"mean":0.42,"ci95":null},"ce":{"mean":0.09,"ci95":null}},"new":{"rsmse":{"mean":0.43,"ci95":null},"ce":{"mean":null,"ci95":null}}},
+	{"k":2,"existing":{"rsmse":{"mean":0.40,"ci95":null},"ce":{"mean":0.08,"ci95":null}},"new":{"rsmse":{"mean":0.41,"ci95":null},"ce":{"mean":0.1,"ci95":null}}}]}`
 
 func TestPlotSweepErrors(t *testing.T) {
 	dir := t.TempDir()

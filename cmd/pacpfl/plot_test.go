@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/plot"
 	"github.com/pacpfl/pacpfl/predict"
-	"github.com/pacpfl/pacpfl/report"
 )
 
 // checkPNG decodes a PNG figure and checks its size.
@@ -30,8 +30,8 @@ func checkPNG(t *testing.T, path string) {
 	defer f.Close()
 	img, err := png.Decode(f)
 	require.NoError(t, err, path)
-	assert.Equal(t, plotWidthPx, img.Bounds().Dx(), path)
-	assert.Equal(t, plotHeightPx, img.Bounds().Dy(), path)
+	assert.Equal(t, plot.WidthPx, img.Bounds().Dx(), path)
+	assert.Equal(t, plot.HeightPx, img.Bounds().Dy(), path)
 	// Not a blank canvas: the figure has more than a handful of colours.
 	colours := map[[4]uint32]bool{}
 	for y := 0; y < img.Bounds().Dy(); y += 3 {
@@ -60,7 +60,7 @@ func checkSVG(t *testing.T, path string, wants ...string) {
 			root = se.Name.Local
 			for _, a := range se.Attr {
 				if a.Name.Local == "width" {
-					assert.Equal(t, fmt.Sprintf("%gpt", float64(plotWidthPx)*72/plotDPI), a.Value)
+					assert.Equal(t, fmt.Sprintf("%gpt", float64(plot.WidthPx)*72/plot.DPI), a.Value)
 				}
 			}
 		}
@@ -127,13 +127,13 @@ func TestPlotPredictiveCurveIsPredict(t *testing.T) {
 	rec, err := pr.ReadCSV(csvPath, "")
 	require.NoError(t, err)
 	const grid = 7
-	_, info, err := predictiveFigure(pr, rec, "s0", grid)
+	_, info, err := plot.Predictive(pr, rec, "s0", grid, "svg")
 	require.NoError(t, err)
-	assert.Equal(t, 16, info.train+info.test)
-	require.Len(t, info.grid, grid)
+	assert.Equal(t, 16, info.Train+info.Test)
+	require.Len(t, info.Grid, grid)
 	var b strings.Builder
 	b.WriteString("site,x\n")
-	for _, x := range info.grid {
+	for _, x := range info.Grid {
 		fmt.Fprintf(&b, "s0,%s\n", fmtFloat(x))
 	}
 	in := filepath.Join(dir, "grid.csv")
@@ -144,11 +144,11 @@ func TestPlotPredictiveCurveIsPredict(t *testing.T) {
 	rows := readCSVRows(t, preds) // line, site, mean, std, q2.5, q97.5
 	require.Len(t, rows, grid)
 	for i, row := range rows {
-		assert.Equal(t, row[2], fmtFloat(info.mean[i]), "mean %d", i)
-		assert.Equal(t, row[4], fmtFloat(info.q025[i]), "q2.5 %d", i)
-		assert.Equal(t, row[5], fmtFloat(info.q975[i]), "q97.5 %d", i)
-		assert.Less(t, info.q025[i], info.mean[i])
-		assert.Less(t, info.mean[i], info.q975[i])
+		assert.Equal(t, row[2], fmtFloat(info.Mean[i]), "mean %d", i)
+		assert.Equal(t, row[4], fmtFloat(info.Q025[i]), "q2.5 %d", i)
+		assert.Equal(t, row[5], fmtFloat(info.Q975[i]), "q97.5 %d", i)
+		assert.Less(t, info.Q025[i], info.Mean[i])
+		assert.Less(t, info.Mean[i], info.Q975[i])
 	}
 }
 
@@ -330,39 +330,15 @@ func TestExperimentPerClientAndPlot(t *testing.T) {
 	}
 }
 
-// report.PerClient.Add records a classification result's accuracy and CE, and an
-// empty group of a method without new clients (GenFL).
-func TestPerClientClassification(t *testing.T) {
-	var p report.PerClient
-	p = p.Add(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{50, 75}, CE: []float64{0.1, 0.2}}})
-	p = p.Add(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{60, 70}, CE: []float64{0.3, math.NaN()}},
-		NewClass: &fl.ClassGroupMetrics{Accuracy: []float64{80}, CE: []float64{0.05}}})
-	assert.Equal(t, [][]report.Float{{50, 75}, {60, 70}}, p["existing_accuracy"])
-	assert.Equal(t, [][]report.Float{{}, {80}}, p["new_accuracy"])
-	b, err := json.Marshal(p)
-	require.NoError(t, err)
-	assert.Contains(t, string(b), `"existing_ce":[[0.1,0.2],[0.3,null]]`)
-	assert.NotContains(t, string(b), "rsmse")
-	ef := report.Results{Dataset: "fmnist", Seeds: []uint64{1, 2}}
-	require.NoError(t, json.Unmarshal([]byte(`{"methods":{"pacpfl":{"per_client":`+string(b)+`}}}`), &ef))
-	assert.Equal(t, []string{"accuracy", "ce"}, experimentMetrics(&ef))
-	fig, skipped, err := experimentFigure(&ef, "accuracy")
-	require.NoError(t, err)
-	assert.Empty(t, skipped)
-	assert.Equal(t, "accuracy per client (%)", fig.Y.Label.Text)
-}
-
 func TestPlotTraining(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "train.json")
 	code, _, errOut := runCLI("train", "--clients", "4", "--new-clients", "1", "-T", "60", "--k", "2", "--bound-samples", "0",
 		"--bound-trained-samples", "0", "--quiet", "--json", path)
 	require.Equal(t, exitOK, code, errOut)
-	var tf trainFile
-	require.NoError(t, report.ReadFile(path, &tf))
-	ys, err := trainingSeries(path, &tf)
+	tr, err := plot.ReadTrain(path)
 	require.NoError(t, err)
-	assert.Len(t, ys, 60)
+	assert.Len(t, tr.LMLHistory, 60)
 	for _, ext := range []string{"png", "svg"} {
 		out := filepath.Join(dir, "tr."+ext)
 		code, stdout, errOut := runCLI("plot", "training", "--json", path, "--out", out)
@@ -405,12 +381,4 @@ func TestPlotTraining(t *testing.T) {
 		assert.Contains(t, errOut, c.want, c.file)
 		assert.NoFileExists(t, out)
 	}
-}
-
-func TestMovingAverage(t *testing.T) {
-	got := movingAverage([]float64{1, 3, math.NaN(), 5, 7}, 2)
-	assert.Equal(t, []float64{1, 2, 3, 5, 6}, got)
-	got = movingAverage([]float64{math.NaN(), 4}, 3)
-	assert.True(t, math.IsNaN(got[0]))
-	assert.Equal(t, 4.0, got[1])
 }

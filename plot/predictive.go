@@ -1,14 +1,14 @@
-package main
+package plot
 
 import (
 	"fmt"
 	"image/color"
-	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -17,29 +17,75 @@ import (
 	"github.com/pacpfl/pacpfl/predict"
 )
 
-// pacpfl plot predictive: one client's personalised predictive against its
-// data. The client's training data are the rows the model stored for it
-// (train --save-clients) and its context rows; its test data are its other
-// rows with a target. A row of the file identical to a stored training row
-// counts as training data (the training file can be plotted as it is).
+// Predictive draws the personalised predictive of client id of a regression
+// model against its rows of rec, in format ("png" or "svg"). The client's
+// training data are the rows the model stored for it and its context rows;
+// its test data are its other rows with a target (a row identical to a
+// stored training row counts as training data, so the training file can be
+// plotted as it is). With one input the figure is the mean and central
+// 95 % band of the mixture predictive on grid points over the data, with
+// the training and test points; with more, the predicted mean and 95 %
+// interval against the observed target of each of the client's rows.
+func Predictive(pr *predict.Predictor, rec *data.Records, id string, grid int, format string) (
+	[]byte, PredictiveInfo, error) {
+	switch {
+	case pr == nil || rec == nil:
+		return nil, PredictiveInfo{}, fmt.Errorf("plot: Predictive needs a predictor and the client's records")
+	case !pr.Regression():
+		return nil, PredictiveInfo{}, fmt.Errorf("a classification model has no predictive curve to draw")
+	case grid < 2:
+		return nil, PredictiveInfo{}, fmt.Errorf("a grid of %d points: want at least 2", grid)
+	case !slices.Contains(rec.Clients, id):
+		return nil, PredictiveInfo{}, &UnknownClientError{Client: id, Source: rec.Source,
+			Column: pr.Model().ClientColumn, Clients: rec.Clients}
+	}
+	p, info, err := predictiveFigure(pr, rec, id, grid)
+	if err != nil {
+		return nil, info, err
+	}
+	img, err := render(p, format)
+	return img, info, err
+}
 
-// predictiveInfo counts what a predictive figure shows.
-type predictiveInfo struct {
-	train, test int
-	// One input: the curve's grid and the predictive there (data units).
-	grid, mean, q025, q975 []float64
+// UnknownClientError is Predictive's error for a client without a row in
+// the records.
+type UnknownClientError struct {
+	Client, Source, Column string
+	Clients                []string // the clients the records have
+}
+
+func (e *UnknownClientError) Error() string {
+	q := make([]string, min(12, len(e.Clients)))
+	for i := range q {
+		q[i] = strconv.Quote(e.Clients[i])
+	}
+	list := strings.Join(q, ", ")
+	if len(e.Clients) > len(q) {
+		list += fmt.Sprintf(" and %d more", len(e.Clients)-len(q))
+	}
+	return fmt.Sprintf("%q: no row of %s has it in column %q (clients: %s)",
+		e.Client, e.Source, e.Column, strings.TrimSpace(list))
+}
+
+// PredictiveInfo says what Predictive drew: the client's training and test
+// points and, for a model of one input, the curve's grid and the
+// predictive's mean and 2.5 % and 97.5 % quantiles there (data units).
+type PredictiveInfo struct {
+	Train, Test            int
+	Grid, Mean, Q025, Q975 []float64
 }
 
 // predictiveFigure draws client id's predictive: over its one input the
 // mean and the central 95 % band of the mixture predictive with its
 // training and test points; with more inputs the predicted mean (and 95 %
 // interval) against the observed target of each of its rows.
-func predictiveFigure(pr *predict.Predictor, rec *data.Records, id string, grid int) (*plot.Plot, predictiveInfo, error) {
+func predictiveFigure(pr *predict.Predictor, rec *data.Records, id string, grid int) (
+	*gplot.Plot, PredictiveInfo, error) {
 	pts, err := pr.ClientPoints(rec, id)
 	if err != nil {
-		return nil, predictiveInfo{}, err
+		return nil, PredictiveInfo{}, err
 	}
-	info := predictiveInfo{train: len(pts.TrainY), test: len(pts.TestY)}
+	info := PredictiveInfo{Train: len(pts.TrainY), Test: len(pts.TestY)}
 	target := pr.Model().Target
 	if target == "" {
 		target = "target"
@@ -57,7 +103,8 @@ func predictiveFigure(pr *predict.Predictor, rec *data.Records, id string, grid 
 }
 
 // curveFigure is the 1-D figure.
-func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known string, grid int, info *predictiveInfo) (*plot.Plot, error) {
+func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known string, grid int,
+	info *PredictiveInfo) (*gplot.Plot, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range append(append([]float64(nil), cp.TrainX...), cp.TestX...) {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
@@ -71,7 +118,7 @@ func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known st
 	for i := range xs {
 		xs[i] = lo + (hi-lo)*float64(i)/float64(grid-1)
 	}
-	info.grid = xs
+	info.Grid = xs
 	job := cp.Client
 	job.XTest = pr.ScaleX(xs)
 	outs, err := pr.PredictClients([]predict.Client{job})
@@ -85,7 +132,8 @@ func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known st
 	}
 	for i, x := range xs {
 		r := pr.Summary(outs[0].Mixture, i)
-		info.mean, info.q025, info.q975 = append(info.mean, r.Mean), append(info.q025, r.Q025), append(info.q975, r.Q975)
+		info.Mean = append(info.Mean, r.Mean)
+		info.Q025, info.Q975 = append(info.Q025, r.Q025), append(info.Q975, r.Q975)
 		ylo, yhi = math.Min(ylo, r.Q025), math.Max(yhi, r.Q975)
 		mean[i] = plotter.XY{X: x, Y: r.Mean}
 		band[i] = plotter.XY{X: x, Y: r.Q975}
@@ -118,7 +166,7 @@ func curveFigure(pr *predict.Predictor, cp *predict.Points, id, target, known st
 }
 
 // addPoints scatters (x, y) with a legend entry (nothing when empty).
-func addPoints(p *plot.Plot, x, y []float64, label string, c color.Color, shape draw.GlyphDrawer) error {
+func addPoints(p *gplot.Plot, x, y []float64, label string, c color.Color, shape draw.GlyphDrawer) error {
 	if len(y) == 0 {
 		return nil
 	}
@@ -138,7 +186,7 @@ func addPoints(p *plot.Plot, x, y []float64, label string, c color.Color, shape 
 }
 
 // parityFigure is predicted against observed with 95 % error bars.
-func parityFigure(pr *predict.Predictor, cp *predict.Points, id, target, known string) (*plot.Plot, error) {
+func parityFigure(pr *predict.Predictor, cp *predict.Points, id, target, known string) (*gplot.Plot, error) {
 	d := len(pr.Model().Features)
 	job := cp.Client
 	job.XTest = pr.ScaleX(append(append([]float64(nil), cp.TrainX...), cp.TestX...))
@@ -150,7 +198,8 @@ func parityFigure(pr *predict.Predictor, cp *predict.Points, id, target, known s
 		return nil, err
 	}
 	nTrain := len(cp.TrainY)
-	p := newFigure(fmt.Sprintf("Client %s (%s): %d inputs", id, known, d), "observed "+target, "predicted "+target+" (mean, 95 % interval)")
+	p := newFigure(fmt.Sprintf("Client %s (%s): %d inputs", id, known, d), "observed "+target,
+		"predicted "+target+" (mean, 95 % interval)")
 	p.Add(plotter.NewGrid())
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, grp := range []struct {
@@ -159,7 +208,10 @@ func parityFigure(pr *predict.Predictor, cp *predict.Points, id, target, known s
 		label  string
 		col    color.Color
 		marker draw.GlyphDrawer
-	}{{cp.TrainY, 0, "training data", colGrey, draw.CircleGlyph{}}, {cp.TestY, nTrain, "test data", colRed, draw.PyramidGlyph{}}} {
+	}{
+		{cp.TrainY, 0, "training data", colGrey, draw.CircleGlyph{}},
+		{cp.TestY, nTrain, "test data", colRed, draw.PyramidGlyph{}},
+	} {
 		if len(grp.y) == 0 {
 			continue
 		}
@@ -203,75 +255,3 @@ type errPoints []errPoint
 func (e errPoints) Len() int                        { return len(e) }
 func (e errPoints) XY(i int) (float64, float64)     { return e[i].x, e[i].y }
 func (e errPoints) YError(i int) (float64, float64) { return e[i].lo, e[i].hi }
-
-func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
-	const cmd = "plot predictive"
-	fs := newFlagSet(cmd, stderr)
-	model := fs.String("model", "", "the model `FILE` (pacpfl train --data FILE.csv --save FILE)")
-	dataPath := fs.String("data", "", "the CSV `FILE` with the client's rows (the model's client, feature and target columns)")
-	client := fs.String("client", "", "the client `ID` to plot")
-	out := fs.String("out", "", "the figure `FILE`: .png or .svg")
-	contextCol := fs.String("context-column", "", "a column marking a client's own labelled rows (1, true, yes, train or context): the model personalises on them; needed for clients the model never saw")
-	grid := fs.Int("grid", 200, "points of the predictive curve (one input)")
-	inf := addInferenceOverride(fs)
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	switch {
-	case *model == "":
-		return fail(stderr, cmd, usagef("--model FILE is required"))
-	case *dataPath == "":
-		return fail(stderr, cmd, usagef("--data FILE.csv is required"))
-	case *client == "":
-		return fail(stderr, cmd, usagef("--client ID is required"))
-	case *grid < 2 || *grid > 100000:
-		return fail(stderr, cmd, usagef("--grid %d: want 2 to 100000 points", *grid))
-	}
-	if err := inf.check(); err != nil {
-		return fail(stderr, cmd, err)
-	}
-	format, err := checkFigureOut(*out)
-	if err != nil {
-		return fail(stderr, cmd, err)
-	}
-	pr, err := loadPredictor(*model, inf)
-	if err != nil {
-		return fail(stderr, cmd, err)
-	}
-	if !pr.Regression() {
-		return fail(stderr, cmd, usagef("%s is a classification model: plot predictive draws regression predictives only (pacpfl predict writes the class probabilities)", *model))
-	}
-	rec, err := pr.ReadCSV(*dataPath, *contextCol)
-	if err != nil {
-		return fail(stderr, cmd, err)
-	}
-	found := false
-	for _, c := range rec.Clients {
-		found = found || c == *client
-	}
-	if !found {
-		return fail(stderr, cmd, usagef("--client %q: no row of %s has it in column %q (clients: %s)", *client, *dataPath, pr.Model().ClientColumn, listSome(rec.Clients, 12)))
-	}
-	p, info, err := predictiveFigure(pr, rec, *client, *grid)
-	if err != nil {
-		return fail(stderr, cmd, predictError(err))
-	}
-	if err := writeFigure(stdout, p, format, *out); err != nil {
-		return fail(stderr, cmd, err)
-	}
-	fmt.Fprintf(stdout, "client %s: predictive with %d training and %d test points plotted into %s\n", *client, info.train, info.test, *out)
-	return exitOK
-}
-
-// listSome is the first n names, quoted, and how many more there are.
-func listSome(names []string, n int) string {
-	q := make([]string, min(n, len(names)))
-	for i := range q {
-		q[i] = strconv.Quote(names[i])
-	}
-	s := strings.Join(q, ", ")
-	if len(names) > n {
-		s += fmt.Sprintf(" and %d more", len(names)-n)
-	}
-	return strings.TrimSpace(s)
-}
