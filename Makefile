@@ -8,6 +8,7 @@ NETLIB_LD := -lopenblas -llapacke
 # Packages with goroutines; they also run under the race detector.
 RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/... ./rpc/... ./internal/... ./harness/... ./methods/... ./predict/... ./train/...
 BENCH_REPS ?= 5
+TUNE_BUDGET ?= 2m
 # make test's short fuzz pass: a number of executions per target (about 10 s
 # each on 2 busy cores), not a duration: go 1.26's coordinator can fail a
 # duration-limited run with a spurious "context deadline exceeded" when the
@@ -85,8 +86,10 @@ test-arm64:
 bench:
 	@echo "==> go test -bench (kernels and routines)"
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
-	@echo "==> pacpfl bench (with OpenBLAS)"
 	CGO_LDFLAGS='$(NETLIB_LD)' $(GO) build -tags netlib -o bin/pacpfl-netlib ./cmd/pacpfl
+	@echo "==> pacpfl tune blas (the wisdom file pacpfl bench then reads; TUNE_BUDGET=$(TUNE_BUDGET))"
+	./bin/pacpfl-netlib tune blas --budget $(TUNE_BUDGET)
+	@echo "==> pacpfl bench (with OpenBLAS)"
 	./bin/pacpfl-netlib bench all --reps $(BENCH_REPS)
 
 run:

@@ -93,3 +93,15 @@ func sharedB(m, n, k int) bool {
 	}
 	return useSharedB(m, n, k)
 }
+
+// TuningSource says where the GEMM parameters in force come from: the
+// Source of the tuning at the current level, or "per-level defaults".
+func TuningSource() string {
+	if t := tuning.Load(); t != nil && asm.ConfigError() == nil && t.Level == asm.Current() {
+		if t.Source != "" {
+			return t.Source
+		}
+		return "a tuning (SetTuning)"
+	}
+	return "per-level defaults"
+}

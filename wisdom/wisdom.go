@@ -243,6 +243,7 @@ func Apply() Source {
 	}
 	t, err := src.File.Tuning()
 	if err == nil {
+		t.Source = src.String()
 		err = linalg.SetTuning(t)
 	}
 	if err == nil {

@@ -79,8 +79,7 @@ type BackendRow struct {
 	// Flops is the work of one run: 2·m·n·k for GEMM, n³/3 for a
 	// factorization, 2n³/3 for an inverse.
 	Flops float64 `json:"-"`
-	// PeakPct is GFLOPS as a percentage of the machine peak (0 if unknown).
-	PeakPct float64 `json:"-"`
+	Rate
 }
 
 func (r BackendRow) failed() bool { return r.Error != "" }
@@ -100,7 +99,7 @@ func (r BackendRow) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%s error: %s\n", lead, r.Error)
 		return
 	}
-	fmt.Fprintf(w, "%s %12.6f %10.2f %7.1f%%\n", lead, r.Seconds, r.GFLOPS, r.PeakPct)
+	fmt.Fprintf(w, "%s %12.6f %10.2f %7.1f%%\n", lead, r.Seconds, r.GFLOPS, r.PercentPeak)
 }
 
 // GEMMConfig configures GEMM. Zero fields take the defaults given.
@@ -412,7 +411,7 @@ func newSweep(kernel, op string, threads int, names []string, levels []asm.Level
 		out.note("note: OpenBLAS's idle threads spin after each call and can slow the contender " +
 			"run after it; set OPENBLAS_THREAD_TIMEOUT=4 for a fair alternation")
 	}
-	out.println(peak.String())
+	printPeak(out, peak)
 	out.printf("threads: %d for every backend (native and gonum through GOMAXPROCS, "+
 		"openblas through openblas_set_num_threads)\n", threads)
 	if len(levels) > 0 {
@@ -440,7 +439,7 @@ func (s *sweep) rows(sh Shape, names []string, best []float64, errs []error, flo
 		} else {
 			r.Seconds = best[i]
 			r.GFLOPS = flops / best[i] / 1e9
-			r.PeakPct = pctOfPeak(r.GFLOPS, s.peak)
+			r.Rate = rate(r.GFLOPS, s.peak)
 		}
 		s.out.row(r, r.WriteText)
 		rows[i] = r

@@ -57,10 +57,9 @@ type ConvRow struct {
 	GFLOPS  float64 `json:"gflops,omitempty"`
 	Backend string  `json:"backend"`
 	Error   string  `json:"error,omitempty"`
-	// Flops is the GEMM work of one run; PeakPct GFLOPS as a percentage of
-	// the machine peak (0 if unknown).
-	Flops   float64 `json:"-"`
-	PeakPct float64 `json:"-"`
+	// Flops is the GEMM work of one run.
+	Flops float64 `json:"-"`
+	Rate
 }
 
 // WriteText writes r as a line of Conv's table.
@@ -69,7 +68,7 @@ func (r ConvRow) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-26s %6d error: %s\n", r.Kernel, r.Batch, r.Error)
 		return
 	}
-	fmt.Fprintf(w, "%-26s %6d %10.2f %9.2f %7.1f%%\n", r.Kernel, r.Batch, r.MS, r.GFLOPS, r.PeakPct)
+	fmt.Fprintf(w, "%-26s %6d %10.2f %9.2f %7.1f%%\n", r.Kernel, r.Batch, r.MS, r.GFLOPS, r.PercentPeak)
 }
 
 // Conv times the paper's Bayesian CNN (1×28×28 input, conv 5×5 1→10, ReLU,
@@ -108,7 +107,7 @@ func Conv(ctx context.Context, cfg ConvConfig, out Output) ([]ConvRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.println(peak.String())
+	printPeak(out, peak)
 	out.printf("%-26s %6s %10s %9s %8s\n", "kernel", "batch", "ms", "GFLOP/s", "% peak")
 	rows := make([]ConvRow, len(cs))
 	for i, c := range cs {
@@ -118,7 +117,7 @@ func Conv(ctx context.Context, cfg ConvConfig, out Output) ([]ConvRow, error) {
 		} else {
 			r.MS = best[i] * 1e3
 			r.GFLOPS = flops[i] / best[i] / 1e9
-			r.PeakPct = pctOfPeak(r.GFLOPS, peak)
+			r.Rate = rate(r.GFLOPS, peak)
 		}
 		out.row(r, r.WriteText)
 		rows[i] = r

@@ -73,7 +73,7 @@ type LMLRow struct {
 	Threads int     `json:"threads"`
 	Seconds float64 `json:"seconds,omitempty"`
 	GFLOPS  float64 `json:"gflops,omitempty"` // k·m³ / seconds: factor (m³/3) + inverse (2m³/3)
-	PeakPct float64 `json:"peak_pct,omitempty"`
+	Rate
 	// PeakRSS is the process's peak resident set size during the row, in
 	// bytes (VmHWM; 0 where /proc does not report it). PeakRSSRow says
 	// whether it was reset before the row (else it is the process's peak
@@ -98,7 +98,7 @@ func (r LMLRow) WriteText(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "%6d %3d  %-16s %7d %12.6f %10.2f %7.1f%% %10s\n", r.M, r.K, label, r.Threads, r.Seconds, r.GFLOPS,
-		r.PeakPct, formatRSS(r.PeakRSS, r.PeakRSSRow))
+		r.PercentPeak, formatRSS(r.PeakRSS, r.PeakRSSRow))
 }
 
 // LML times one GP client update (Algorithm 2 with b = m): the LML and its
@@ -174,7 +174,7 @@ func LML(ctx context.Context, cfg LMLConfig, out Output) ([]LMLRow, error) {
 				} else {
 					r.Seconds = best[i]
 					r.GFLOPS = LMLFlops(m, k) / best[i] / 1e9
-					r.PeakPct = pctOfPeak(r.GFLOPS, peak)
+					r.Rate = rate(r.GFLOPS, peak)
 				}
 				out.row(r, r.WriteText)
 				rows = append(rows, r)
@@ -208,7 +208,7 @@ func normals(rng *rand.Rand, n int) []float64 {
 
 // lmlHeader writes LML's table header.
 func lmlHeader(out Output, peak bench.Peak, levels []asm.Level, np int) {
-	out.println(peak.String())
+	printPeak(out, peak)
 	if len(levels) > 0 {
 		out.printf("SIMD level%s (kernels and cache blocks of each level)\n", levelsPhrase(levels))
 	}

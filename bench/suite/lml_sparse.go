@@ -96,10 +96,10 @@ type SparseLMLRow struct {
 	// CPUSeconds is the process's CPU time (all threads) per run of the k
 	// bounds, averaged over the warm-up and the repetitions: on a shared
 	// machine other jobs inflate it less than the wall time.
-	CPUSeconds    float64 `json:"cpu_seconds,omitempty"`
-	GFLOP         float64 `json:"gflop"`            // k·SparseBoundFlops(m, M)/1e9
-	GFLOPS        float64 `json:"gflops,omitempty"` // GFLOP / Seconds
-	PeakPct       float64 `json:"peak_pct,omitempty"`
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	GFLOP      float64 `json:"gflop"`            // k·SparseBoundFlops(m, M)/1e9
+	GFLOPS     float64 `json:"gflops,omitempty"` // GFLOP / Seconds
+	Rate
 	SelectSeconds float64 `json:"select_seconds"`
 	// DataBytes is the size of X and y; PeakRSS the process's peak
 	// resident set during the row (VmHWM), BeyondData the part of it
@@ -120,7 +120,7 @@ func (r SparseLMLRow) WriteText(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "%8d %3d %5d %7d %11.4f %9.2f %6.1f%% %9.3f %10s %10s %10s %9.2f\n", r.M, r.K, r.Inducing, r.Threads,
-		r.Seconds, r.GFLOPS, r.PeakPct, r.CPUSeconds, formatMB(r.DataBytes, true), formatMB(r.BeyondData, r.PeakRSSRow),
+		r.Seconds, r.GFLOPS, r.PercentPeak, r.CPUSeconds, formatMB(r.DataBytes, true), formatMB(r.BeyondData, r.PeakRSSRow),
 		formatMB(r.PeakRSS, r.PeakRSSRow), r.SelectSeconds)
 }
 
@@ -246,6 +246,6 @@ func sparseBenchRow(c SparseLMLConfig, model lml.Model, X, y, phis []float64, k,
 	}
 	r.Seconds = best[0]
 	r.GFLOPS = r.GFLOP / best[0]
-	r.PeakPct = pctOfPeak(r.GFLOPS, peak)
+	r.Rate = rate(r.GFLOPS, peak)
 	return r
 }

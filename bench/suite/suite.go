@@ -22,6 +22,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/linalg"
 )
 
 // ErrInvalid matches (errors.Is) every error about a configuration a
@@ -121,6 +122,27 @@ func checkPositive(name string, vs ...int) error {
 
 // pctOfPeak is gflops as a percentage of the peak, 0 when the peak is
 // unknown.
+// Rate is what every row with a FLOP rate carries beside it: the machine's
+// measured peak, the rate as a percentage of it and where the native BLAS's
+// kernel and blocks came from (linalg.TuningSource).
+type Rate struct {
+	PeakGFLOPS  float64 `json:"peak_gflops,omitempty"`
+	PercentPeak float64 `json:"percent_peak,omitempty"`
+	Tuning      string  `json:"tuning,omitempty"`
+}
+
+// rate is the Rate of gflops against peak.
+func rate(gflops float64, peak bench.Peak) Rate {
+	return Rate{PeakGFLOPS: peak.GFLOPS(), PercentPeak: pctOfPeak(gflops, peak), Tuning: linalg.TuningSource()}
+}
+
+// printPeak prints the header lines of a table of rates: the peak and the
+// tuning source.
+func printPeak(out Output, peak bench.Peak) {
+	out.println(peak.String())
+	out.println("BLAS tuning: " + linalg.TuningSource())
+}
+
 func pctOfPeak(gflops float64, peak bench.Peak) float64 {
 	if p := peak.GFLOPS(); p > 0 {
 		return 100 * gflops / p

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
@@ -94,23 +95,32 @@ func TestGEMMRows(t *testing.T) {
 		assert.Empty(t, r.Error)
 		assert.Equal(t, 2*float64(sh.M)*float64(sh.N)*float64(sh.K), r.Flops)
 		assert.InDelta(t, r.Flops/r.Seconds/1e9, r.GFLOPS, 1e-9*r.GFLOPS)
-		assert.InDelta(t, 100*r.GFLOPS/peak.GFLOPS(), r.PeakPct, 1e-9*r.PeakPct)
+		assert.InDelta(t, 100*r.GFLOPS/peak.GFLOPS(), r.PercentPeak, 1e-9*r.PercentPeak)
 	}
 	assert.Equal(t, []int{5, 6, 7}, []int{rows[4].M, rows[4].N, rows[4].K})
 	assert.Zero(t, rows[0].M, "a square shape has n alone")
 	lines := strings.Split(strings.TrimSpace(text.String()), "\n")
-	require.Len(t, lines, 3+6)
+	require.Len(t, lines, 4+6)
 	assert.Equal(t, peak.String(), lines[0])
-	assert.Contains(t, lines[1], "threads: ")
-	assert.Equal(t, []string{"n", "backend", "seconds", "GFLOP/s", "%", "peak"}, strings.Fields(lines[2]))
-	assert.Equal(t, "5x6x7", strings.Fields(lines[7])[0])
+	assert.Equal(t, "BLAS tuning: per-level defaults", lines[1])
+	assert.Contains(t, lines[2], "threads: ")
+	assert.Equal(t, []string{"n", "backend", "seconds", "GFLOP/s", "%", "peak"}, strings.Fields(lines[3]))
+	assert.Equal(t, "5x6x7", strings.Fields(lines[8])[0])
 
+	// A tuning in force is named in every row.
+	l := asm.Current()
+	require.NoError(t, linalg.SetTuning(&linalg.Tuning{Level: l, Blocking: linalg.DefaultBlocking(), Source: "test tuning"}))
+	defer linalg.SetTuning(nil)
 	var js bytes.Buffer
 	cfg.Threads, cfg.Sizes = 1, nil
 	_, err = GEMM(context.Background(), cfg, Output{W: &js, JSON: true})
 	require.NoError(t, err)
 	for _, r := range jsonKeys(t, js.String()) {
-		for _, k := range []string{"kernel", "n", "m", "k", "backend", "threads", "seconds", "gflops"} {
+		if r["backend"] == "native" {
+			assert.Equal(t, "test tuning", r["tuning"])
+			assert.Greater(t, r["peak_gflops"], 0.0)
+		}
+		for _, k := range []string{"kernel", "n", "m", "k", "backend", "threads", "seconds", "gflops", "peak_gflops", "percent_peak", "tuning"} {
 			assert.Contains(t, r, k)
 		}
 		assert.Equal(t, 1.0, r["threads"])
@@ -241,7 +251,7 @@ func TestConvRows(t *testing.T) {
 		assert.Equal(t, 2, r.Batch)
 		assert.Greater(t, r.Flops, 0.0)
 		assert.InDelta(t, r.Flops/(r.MS/1e3)/1e9, r.GFLOPS, 1e-9*r.GFLOPS)
-		assert.InDelta(t, 100*r.GFLOPS/peak.GFLOPS(), r.PeakPct, 1e-9*r.PeakPct)
+		assert.InDelta(t, 100*r.GFLOPS/peak.GFLOPS(), r.PercentPeak, 1e-9*r.PercentPeak)
 	}
 	assert.Equal(t, []string{"bcnn_fwd_bwd", "conv2_fwd_bwd", "bcnn_bayes_L2_stacked", "bcnn_bayes_L2_separate"}, names)
 	assert.Contains(t, text.String(), "stacked / separate: ")
@@ -281,11 +291,11 @@ func TestLMLRows(t *testing.T) {
 		assert.Equal(t, []string{"auto", "blas"}[i%2], r.Split)
 		assert.Empty(t, r.Error)
 		assert.InDelta(t, LMLFlops(r.M, r.K)/r.Seconds/1e9, r.GFLOPS, 1e-9*r.GFLOPS)
-		assert.InDelta(t, 100*r.GFLOPS/peak.GFLOPS(), r.PeakPct, 1e-9*r.PeakPct)
+		assert.InDelta(t, 100*r.GFLOPS/peak.GFLOPS(), r.PercentPeak, 1e-9*r.PercentPeak)
 	}
 	assert.Equal(t, 3.0*12*12*12, LMLFlops(12, 3))
 	for _, r := range jsonKeys(t, js.String()) {
-		for _, k := range []string{"kernel", "m", "k", "split", "threads", "seconds", "gflops", "peak_pct"} {
+		for _, k := range []string{"kernel", "m", "k", "split", "threads", "seconds", "gflops", "peak_gflops", "percent_peak", "tuning"} {
 			assert.Contains(t, r, k)
 		}
 	}
@@ -359,7 +369,7 @@ func TestWriteText(t *testing.T) {
 	}{
 		{BackendRow{Backend: "native", Level: "avx2", Shape: Shape{8, 8, 8}, Error: "boom"},
 			"     8  native/avx2   error: boom\n"},
-		{BackendRow{Backend: "gonum", Op: "potri", Shape: Shape{2, 3, 4}, Seconds: 1, GFLOPS: 2, PeakPct: 3},
+		{BackendRow{Backend: "gonum", Op: "potri", Shape: Shape{2, 3, 4}, Seconds: 1, GFLOPS: 2, Rate: Rate{PercentPeak: 3}},
 			" 2x3x4  potri  gonum             1.000000       2.00     3.0%\n"},
 		{ConvRow{Kernel: "k", Batch: 2, Error: "boom"}, "k                               2 error: boom\n"},
 		{BNNRow{Kernel: "k", MS: 1.5}, "k                                1.50\n"},
