@@ -13,7 +13,6 @@ import (
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
-	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
 )
 
@@ -169,29 +168,22 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		}
 		return ds, nil
 	}}
-	acc := newClassAccumulator(*seeds, bf.partition == partDirichlet)
-	obs := &fmnistObserver{w: stderr, quiet: *quiet, label: vf.label, onDone: acc.add}
+	acc := report.NewClassRuns(*seeds, bf.partition == partDirichlet)
+	obs := &fmnistObserver{w: stderr, quiet: *quiet, label: vf.label, onDone: acc.Observe}
 	ctx, stop := signalContext()
 	defer stop()
 	hr, err := harness.Run(ctx, exp, obs)
 	if err == nil {
-		err = acc.err
+		err = acc.Err()
 	}
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
 	rep.Seeds = hr.Seeds
-	vals, perClients, weighted, secs, roundSecs, bestRounds := acc.vals, acc.perClient, acc.weighted, acc.secs, acc.roundSecs, acc.bestRounds
 	for _, m := range methods {
-		ms := report.NewClassMethod(vals[m], perClients[m])
-		ms.BestRounds, ms.RoundSeconds = bestRounds[m], roundSecs[m]
-		if w := weighted[m]; w != nil {
-			ms.Weighted = w.groups()
-		}
-		rep.Methods[m] = ms
+		rep.Methods[m] = acc.Method(m)
 	}
-	printFMNISTTable(stdout, &rep, methods, secs, vf.label)
-	printFedVITable(stdout, &rep, methods, vf.label)
+	rep.WriteText(stdout, methods, vf.label)
 	if slices.ContainsFunc(methods, func(m string) bool { return slices.Contains(fedBaselines, m) }) {
 		a := arch.WithDefaults()
 		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), ff.rounds, ff.localSteps, ff.batch)
@@ -203,69 +195,4 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
-}
-
-// globalText is the global model's accuracy for a progress line.
-func globalText(r *fl.MethodResult) string {
-	if r.GlobalClass == nil {
-		return ""
-	}
-	return fmt.Sprintf(" | global model accuracy %.2f%%", r.GlobalClass.MeanAccuracy)
-}
-
-func fmtAccuracy(s report.Summary) string { return fmtSummaryf("%.2f", s) }
-func fmtCE(s report.Summary) string       { return fmtSummaryf("%.3f", s) }
-
-func printFMNISTTable(w io.Writer, rep *report.FMNIST, methods []string, secs map[string]float64, label func(string) string) {
-	what := fmt.Sprintf("split %s", rep.Split)
-	if rep.Partition == partDirichlet {
-		what = fmt.Sprintf("α = %g, %d clients", rep.Alpha, rep.Clients)
-	}
-	window := ""
-	for _, m := range methods {
-		if r := rep.Methods[m].BestRounds; r != "" {
-			window = r
-		}
-	}
-	best := "best of rounds " + window
-	if window == "" {
-		best = "best over rounds"
-	}
-	fmt.Fprintf(w, "Fashion-MNIST, %s, %s: accuracy (%%) and CE (42), mean ± 95%% CI over %d seeds\n\n", rep.Partition, what, len(rep.Seeds))
-	fmt.Fprintf(w, "| method | accuracy existing | existing, %s | global model | global, %s | accuracy new | CE existing | CE new | seconds | s/round |\n", best, best)
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
-	opt := func(s *report.Summary) string {
-		if s == nil {
-			return "–"
-		}
-		return fmtAccuracy(*s)
-	}
-	for _, m := range methods {
-		r := rep.Methods[m]
-		glob, globBest := "–", "–"
-		if r.Global != nil {
-			glob, globBest = fmtAccuracy(r.Global.Accuracy), opt(r.Global.Best)
-		}
-		perRound := "–"
-		if r.RoundSeconds > 0 {
-			perRound = fmt.Sprintf("%.3g", r.RoundSeconds)
-		}
-		fmt.Fprintf(w, "| %s (ours) | %s | %s | %s | %s | %s | %s | %s | %.0f | %s |\n", label(m), fmtAccuracy(r.Existing.Accuracy), opt(r.Existing.Best),
-			glob, globBest, fmtAccuracy(r.New.Accuracy), fmtCE(r.Existing.CE), fmtCE(r.New.CE), secs[m], perRound)
-	}
-	if rep.Partition != partLabels5 {
-		return
-	}
-	for _, p := range papers.PFedBayesTable1() {
-		pm, gm := "–", "–"
-		if p.PM != nil {
-			pm = fmtAccuracy(report.NewSummary(p.PM[rep.Split]))
-		}
-		if p.GM != nil {
-			gm = fmtAccuracy(report.NewSummary(p.GM[rep.Split]))
-		}
-		fmt.Fprintf(w, "| %s (pFedBayes paper, MLP) | – | %s | – | %s | – | – | – | – | – |\n", p.Method, pm, gm)
-	}
-	fmt.Fprintln(w, "\nThe pFedBayes paper's figures (its Table 1, 5 runs) are the best accuracy over rounds 700–800 of its personalised models (existing) and its global model, mean ± the spread it reports; it gives no CE, no final-round figures and no new clients.")
-	fmt.Fprintln(w, "Ours: \"accuracy existing\" is the personalised models after the last round (FedAvg+FT: the final global model fine-tuned on each client), \"global model\" the federated methods' global model on the same test sets, \"accuracy new\" the global model (fine-tuned for FedAvg+FT) on the new clients; s/round is the training time per round (evaluations excluded).")
 }

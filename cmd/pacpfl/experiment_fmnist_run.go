@@ -97,6 +97,14 @@ func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf
 	return out, nil
 }
 
+// globalText is the global model's accuracy for a progress line.
+func globalText(r *fl.MethodResult) string {
+	if r.GlobalClass == nil {
+		return ""
+	}
+	return fmt.Sprintf(" | global model accuracy %.2f%%", r.GlobalClass.MeanAccuracy)
+}
+
 // fmnistObserver prints experiment fmnist's progress: a progress line per
 // method and seed (PAC-PFL's personalisation after its rounds on a line
 // of its own, GenFL's phases as they start), then the seed's figures.
@@ -166,70 +174,4 @@ func (o *fmnistObserver) genfl(ev harness.Event) *genflProgress {
 		o.gp = newGenFLProgress(o.w, fmt.Sprintf("genfl seed %d", ev.Seed), o.quiet)
 	}
 	return o.gp
-}
-
-// classAccumulator collects experiment fmnist's per-seed figures of each
-// method from the harness's Done events.
-type classAccumulator struct {
-	seeds      int
-	dirichlet  bool // FedVI's weighted accuracy for every method
-	vals       map[string]map[string][]float64
-	perClient  map[string]report.PerClient
-	weighted   map[string]*fedviWeighted
-	secs       map[string]float64
-	roundSecs  map[string]float64
-	bestRounds map[string]string
-	err        error // the first error of a Done event
-}
-
-func newClassAccumulator(seeds int, dirichlet bool) *classAccumulator {
-	return &classAccumulator{seeds: seeds, dirichlet: dirichlet, vals: map[string]map[string][]float64{}, perClient: map[string]report.PerClient{},
-		weighted: map[string]*fedviWeighted{}, secs: map[string]float64{}, roundSecs: map[string]float64{}, bestRounds: map[string]string{}}
-}
-
-// add records one method's result on one seed.
-func (a *classAccumulator) add(ev harness.Event) {
-	m, res := ev.Method, ev.Result
-	if r, ok := res.Detail.(*fedvi.Result); ok {
-		a.weightedOf(m).add(r)
-	} else if a.dirichlet && a.err == nil {
-		// FedVI's metric for every method on FedVI's partition, so that
-		// the rows compare in one table.
-		if err := a.weightedOf(m).addOnce(res, ev.Data); err != nil {
-			a.err = fmt.Errorf("%s, seed %d: %w", m, ev.Seed, err)
-		}
-	}
-	if a.vals[m] == nil {
-		a.vals[m] = map[string][]float64{}
-	}
-	v := a.vals[m]
-	ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
-	v[harness.ExistingAccuracy] = append(v[harness.ExistingAccuracy], float64(ex.Accuracy))
-	v[harness.ExistingCE] = append(v[harness.ExistingCE], float64(ex.CE))
-	v[harness.NewAccuracy] = append(v[harness.NewAccuracy], float64(nw.Accuracy))
-	v[harness.NewCE] = append(v[harness.NewCE], float64(nw.CE))
-	a.perClient[m] = a.perClient[m].Add(res)
-	a.secs[m] += res.Seconds
-	a.roundSecs[m] += res.RoundSeconds / float64(a.seeds)
-	if res.GlobalClass != nil {
-		gl := report.NewClassMetrics(res.GlobalClass)
-		v[harness.GlobalAccuracy] = append(v[harness.GlobalAccuracy], float64(gl.Accuracy))
-		v[harness.GlobalCE] = append(v[harness.GlobalCE], float64(gl.CE))
-	}
-	if b := res.Best; b != nil {
-		a.bestRounds[m] = fmt.Sprintf("%d-%d", b.From, b.To)
-		if b.Existing != nil {
-			v[harness.BestExisting] = append(v[harness.BestExisting], *b.Existing)
-		}
-		if b.Global != nil {
-			v[harness.BestGlobal] = append(v[harness.BestGlobal], *b.Global)
-		}
-	}
-}
-
-func (a *classAccumulator) weightedOf(m string) *fedviWeighted {
-	if a.weighted[m] == nil {
-		a.weighted[m] = &fedviWeighted{}
-	}
-	return a.weighted[m]
 }
