@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,9 +33,6 @@ const (
 // regressionMethods are the methods of experiment polynomial and pv, in
 // table order.
 var regressionMethods = methods.Names(methods.Regression)
-
-// methodLabel is the table label of method m (methods.Label).
-func methodLabel(m string) string { return methods.Label(m) }
 
 func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) {
@@ -186,35 +182,13 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	rep := report.NewExperiment(f.datasetKey(), hr)
-	printRegressionReport(stdout, x, rep, hr)
+	rep.WriteText(stdout, x.methods, f.clients, f.newClients)
 	if x.jsonPath != "" {
 		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
 		}
 	}
 	return exitOK
-}
-
-// printRegressionReport prints the table, the mixtures' mode lines, the
-// setting and the timings.
-func printRegressionReport(w io.Writer, x *regressionExperiment, rep *report.Experiment, hr *harness.Report) {
-	f := &x.f
-	printTable(w, rep, x.methods)
-	for _, mr := range hr.Methods {
-		if line := modeLine(mr.PerSeed); line != "" {
-			fmt.Fprintf(w, "%s %s\n", methodLabel(mr.Name), line)
-		}
-	}
-	fmt.Fprintf(w, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and %d), wall time %.0fs\n",
-		x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, f.clients, f.newClients, papers.Table6Clients, papers.Table6NewClients, rep.Seconds)
-	fmt.Fprint(w, "time per method (all seeds):")
-	for _, mr := range hr.Methods {
-		fmt.Fprintf(w, " %s %.0fs", methodLabel(mr.Name), mr.Seconds)
-	}
-	fmt.Fprintln(w)
-	if f.pv != nil {
-		fmt.Fprintln(w, "PV is simulated here (no PVGIS data): see docs/math.md, \"PV data set\", for the simulator and its deviations from the paper")
-	}
 }
 
 // checkExperiment validates the flags of experiment polynomial that train
@@ -328,46 +302,4 @@ func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) 
 		return methods.PFedGP{PACPFL: m}, m.Validate()
 	}
 	return m, m.Validate()
-}
-
-// fmtSummary is s with two decimals, "–" for an undefined figure.
-func fmtSummary(s report.Summary) string { return fmtSummaryf("%.2f", s) }
-
-// fmtSummaryf is s as mean ± CI in format, "–" for an undefined figure.
-func fmtSummaryf(format string, s report.Summary) string {
-	if math.IsNaN(float64(s.Mean)) {
-		return "–"
-	}
-	if math.IsNaN(float64(s.CI95)) {
-		return fmt.Sprintf(format+" ± –", float64(s.Mean))
-	}
-	return fmt.Sprintf(format+" ± "+format, float64(s.Mean), float64(s.CI95))
-}
-
-func printTable(w io.Writer, rep *report.Experiment, methods []string) {
-	fmt.Fprintf(w, "%s: mean ± 95%% CI over %d seeds (ours | paper, Table 6); CE only for probabilistic methods\n\n", datasetTitle(rep.Dataset), len(rep.Seeds))
-	fmt.Fprintln(w, "| method | RSMSE existing | RSMSE new | CE existing | CE new |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
-	for _, m := range methods {
-		r := rep.Methods[m]
-		p, ok := papers.Table6(rep.Dataset, m)
-		if !ok {
-			nan := fl.Summary{Mean: math.NaN(), CI95: math.NaN()}
-			p = papers.Table6Row{ExistingRSMSE: nan, ExistingCE: nan, NewRSMSE: nan, NewCE: nan}
-		}
-		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel(m),
-			fmtSummary(r.Existing.RSMSE), fmtSummary(report.NewSummary(p.ExistingRSMSE)), fmtSummary(r.New.RSMSE), fmtSummary(report.NewSummary(p.NewRSMSE)),
-			fmtSummary(r.Existing.CE), fmtSummary(report.NewSummary(p.ExistingCE)), fmtSummary(r.New.CE), fmtSummary(report.NewSummary(p.NewCE)))
-	}
-}
-
-// modeLine describes the mode specialisation among a method's per-seed
-// values (harness.SeedValues), or is empty when there is none.
-func modeLine(v map[string][]float64) string {
-	if len(v[harness.ExistingModePurity]) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
-		fmtSummary(report.Summarise(v[harness.ExistingModePurity])), fl.Mean(v[harness.ExistingModeChance]),
-		fmtSummary(report.Summarise(v[harness.NewModePurity])), fl.Mean(v[harness.NewModeChance]))
 }
