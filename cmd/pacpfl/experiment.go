@@ -161,14 +161,11 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	stdout, jsonOut := reportStreams(x.jsonPath, stdout, stderr)
-	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(x.seeds, x.seedBase)}
-	for _, m := range x.methods {
-		hm, err := f.regressionMethod(m, ds0, x.seedBase)
-		if err != nil {
-			return fail(stderr, "experiment", fmt.Errorf("%s: %w", m, err))
-		}
-		exp.Methods = append(exp.Methods, hm)
+	ms, err := f.regressionMethods(x.methods, ds0, x.seedBase)
+	if err != nil {
+		return fail(stderr, "experiment", err)
 	}
+	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(x.seeds, x.seedBase), Methods: ms}
 	obs := &progressObserver{w: stderr, quiet: x.quiet, onDone: func(ev harness.Event) {
 		res := ev.Result
 		fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
@@ -220,54 +217,27 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 	return checkNames("--methods", methods, regressionMethods)
 }
 
-// regressionMethod builds method m of the regression table from the flags:
-// PAC-PFL and pFedGP with the training flags (checked on ds0, the first
-// seed's data), the baselines with their defaults for the data set
-// (methods.Polynomial or methods.PV) and --baseline-steps where it applies.
-func (f *trainFlags) regressionMethod(m string, ds0 *data.Dataset, seed0 uint64) (harness.Method, error) {
-	preset := methods.Polynomial
+// regressionMethods are the methods of the regression table with the
+// flags' settings: PAC-PFL and pFedGP with the training flags (checked on
+// ds0, the first seed's data), the baselines with their defaults for the
+// data set and --baseline-steps where it applies (PV's baselines keep
+// their cross-validated steps unless the flag is given).
+func (f *trainFlags) regressionMethods(names []string, ds0 *data.Dataset, seed0 uint64) ([]harness.Method, error) {
+	s := methods.Settings{Preset: methods.Polynomial, GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) }, PFedGPMean: f.pfedgpMean}
 	if f.pv != nil {
-		preset = methods.PV
+		s.Preset = methods.PV
 	}
-	model := func(d int) *fl.GPModel { return f.gpModel(d, false) }
-	// PV's baselines keep their cross-validated steps unless the flag is
-	// given.
-	steps := func(s *int) {
-		if f.baselineSet || f.pv == nil {
-			*s = f.baselineSteps
+	if f.baselineSet || f.pv == nil {
+		s.BaselineSteps = f.baselineSteps
+	}
+	if i := slices.IndexFunc(names, func(m string) bool { return m == fl.MethodPACPFL || m == fl.MethodPFedGP }); i >= 0 {
+		m, err := f.pacpfl(ds0, seed0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
 		}
+		s.PACPFL = &m
 	}
-	var hm interface {
-		harness.Method
-		Validate() error
-	}
-	var err error
-	switch m {
-	case fl.MethodPACPFL, fl.MethodPFedGP:
-		return f.pacpflMethod(m, ds0, seed0)
-	case fl.MethodVanilla:
-		var v methods.Vanilla
-		v, err = methods.DefaultVanilla(preset)
-		v.Model = model
-		steps(&v.Options.Steps)
-		hm = v
-	case fl.MethodPooled:
-		var p methods.Pooled
-		p, err = methods.DefaultPooled(preset)
-		p.Model = model
-		steps(&p.Options.Steps)
-		hm = p
-	case methodMTL:
-		hm, err = methods.DefaultMTL(preset)
-	case methodMAML:
-		hm, err = methods.DefaultMAML(preset)
-	default:
-		return nil, usagef("unknown method %q", m)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return hm, hm.Validate()
+	return methods.New(names, s)
 }
 
 // pvBaselineSteps is the default of --baseline-steps on PV: the
@@ -278,13 +248,27 @@ func pvBaselineSteps() int {
 }
 
 // pacpflMethod is PAC-PFL (or pFedGP) with the training flags' settings,
-// checked on ds0 and seed0. The per-data-set parts of the flags (τ from
-// --lambda, c's default, the DP noise stream) are the method's to set on
-// every run.
+// checked on ds0 and seed0.
 func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) (harness.Method, error) {
-	o, err := f.options(ds0, seed0)
+	m, err := f.pacpfl(ds0, seed0)
 	if err != nil {
 		return nil, err
+	}
+	ms, err := methods.New([]string{name}, methods.Settings{PACPFL: &m, PFedGPMean: f.pfedgpMean,
+		GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) }})
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// pacpfl is PAC-PFL with the training flags' settings, checked on ds0 and
+// seed0. The per-data-set parts of the flags (τ from --lambda, c's
+// default, the DP noise stream) are the method's to set on every run.
+func (f *trainFlags) pacpfl(ds0 *data.Dataset, seed0 uint64) (methods.PACPFL, error) {
+	o, err := f.options(ds0, seed0)
+	if err != nil {
+		return methods.PACPFL{}, err
 	}
 	o.Server.ClientsPerRound = f.clientsPerRound
 	if o.Server.DP != nil {
@@ -292,14 +276,5 @@ func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) 
 	}
 	m := methods.PACPFL{Options: o, Lambda: f.lambda, DPNoiseSeed: f.dpNoiseSeed,
 		Model: func(d int) *fl.GPModel { return f.gpModel(d, false) }}
-	if name == fl.MethodPFedGP {
-		d := fl.DefaultPFedGPOptions()
-		m.Options.Server.K, m.Options.SigmaP, m.Options.InitSigma = d.Server.K, d.SigmaP, f.sigmaP
-		m.Options.ZeroMean = f.pfedgpMean == "zero"
-		if f.pfedgpMean == "linear" {
-			m.Model = func(d int) *fl.GPModel { return f.gpModel(d, true) }
-		}
-		return methods.PFedGP{PACPFL: m}, m.Validate()
-	}
 	return m, m.Validate()
 }

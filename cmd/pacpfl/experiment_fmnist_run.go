@@ -19,16 +19,10 @@ import (
 )
 
 // fmnistMethods are the methods of experiment fmnist with the flags'
-// settings, checked on ds0 (the first seed's data). FedAvg and FedAvg+FT
-// (on either network) share one training per seed when both run.
+// settings, checked on ds0 (the first seed's data).
 func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf *fedviFlags, arch lml.BNN, ds0 *data.Dataset, seed0 uint64) ([]harness.Method, error) {
-	var avg, avgFT methods.FedAvg
-	if slices.Contains(names, fedavg.MethodFedAvg) || slices.Contains(names, fedavg.MethodFedAvgFT) {
-		o, err := ff.fedavg(arch, seed0, false)
-		if err != nil {
-			return nil, err
-		}
-		avg, avgFT = methods.FedAvgPair(o)
+	has := func(ms ...string) bool {
+		return slices.ContainsFunc(ms, func(m string) bool { return slices.Contains(names, m) })
 	}
 	vo := vf.options()
 	ao := vo
@@ -38,63 +32,37 @@ func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf
 	if !vf.withFT {
 		ft.Epochs = 0
 	}
-	vAvg, vAvgFT := methods.FedVIFedAvgPair(ao, ft)
-	model := methods.BNNModel(bf.bnnModel)
-	var out []harness.Method
-	for _, m := range names {
-		var hm interface {
-			harness.Method
-			Validate() error
+	g := genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, seed0)
+	s := methods.Settings{Task: methods.Classification, BNNModel: bf.bnnModel, FedVI: &vo, FedVIFedAvg: &ao, FedVIFineTune: &ft, GenFL: &g}
+	var err error
+	if has(fl.MethodPACPFL) {
+		o, err := bf.options(f, ds0, seed0)
+		if err != nil {
+			return nil, err
 		}
-		switch m {
-		case fl.MethodPACPFL:
-			o, err := bf.options(f, ds0, seed0)
-			if err != nil {
-				return nil, err
-			}
-			// Per data set: c's default, τ from --lambda, the DP noise.
-			o.Server.ClientsPerRound = f.clientsPerRound
-			if o.Server.DP != nil {
-				o.Server.DP.Noise = nil
-			}
-			hm = methods.PACPFLBNN{Options: o, Model: model, Lambda: f.lambda, DPNoiseSeed: f.dpNoiseSeed}
-		case fl.MethodVanilla:
-			hm = methods.VanillaBNN{Model: model}
-		case fl.MethodPooled:
-			hm = methods.PooledBNN{Model: model}
-		case pfedbayes.MethodPFedBayes:
-			o, err := ff.pfedbayes(arch, seed0)
-			if err != nil {
-				return nil, err
-			}
-			hm = methods.PFedBayes{Options: o}
-		case fedavg.MethodFedAvg:
-			hm = avg
-		case fedavg.MethodFedAvgFT:
-			hm = avgFT
-		case fedavg.MethodFedProx:
-			o, err := ff.fedavg(arch, seed0, true)
-			if err != nil {
-				return nil, err
-			}
-			hm = methods.FedAvg{Options: o}
-		case fedvi.MethodFedVI:
-			hm = methods.FedVI{Options: vo}
-		case methodFedVIFedAvg:
-			hm = vAvg
-		case methodFedVIFedAvgFT:
-			hm = vAvgFT
-		case genfl.MethodGenFL:
-			hm = methods.GenFL{Options: genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, seed0)}
-		default:
-			return nil, usagef("unknown method %q", m)
+		// Per data set: c's default, τ from --lambda, the DP noise.
+		o.Server.ClientsPerRound = f.clientsPerRound
+		if o.Server.DP != nil {
+			o.Server.DP.Noise = nil
 		}
-		if err := hm.Validate(); err != nil {
-			return nil, usageError{fmt.Errorf("%s: %w", m, err)}
-		}
-		out = append(out, hm)
+		s.PACPFLBNN = &methods.PACPFLBNN{Options: o, Lambda: f.lambda, DPNoiseSeed: f.dpNoiseSeed}
 	}
-	return out, nil
+	opt := func(ok bool, get func() error) {
+		if ok && err == nil {
+			err = get()
+		}
+	}
+	opt(has(pfedbayes.MethodPFedBayes), func() error { o, err := ff.pfedbayes(arch, seed0); s.PFedBayes = &o; return err })
+	opt(has(fedavg.MethodFedAvg, fedavg.MethodFedAvgFT), func() error { o, err := ff.fedavg(arch, seed0, false); s.FedAvg = &o; return err })
+	opt(has(fedavg.MethodFedProx), func() error { o, err := ff.fedavg(arch, seed0, true); s.FedProx = &o; return err })
+	if err != nil {
+		return nil, err
+	}
+	ms, err := methods.New(names, s)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return ms, nil
 }
 
 // globalText is the global model's accuracy for a progress line.
