@@ -12,6 +12,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 func init() {
@@ -52,18 +53,6 @@ var (
 	defaultTuneTaus    = floatList{0.05, 0.1, 0.2, 0.5}
 	defaultTuneSigmaPs = floatList{0.1, 0.25, 0.5, 1}
 )
-
-// tuneReport is the --json output of pacpfl tune.
-type tuneReport struct {
-	Dataset string       `json:"dataset"`
-	Seed    uint64       `json:"seed"`
-	Folds   int          `json:"folds"`
-	Split   fl.CVSplit   `json:"cv_split"`
-	Clients int          `json:"clients"`
-	Points  []fl.CVPoint `json:"points"`
-	Best    fl.CVPoint   `json:"best"`
-	Seconds float64      `json:"seconds"`
-}
 
 func runTune(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "polynomial" && args[0] != "pv") {
@@ -156,33 +145,15 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
-	fmt.Fprintf(stdout, "PAC-PFL %d-fold cross-validation on %s seed %d (%d existing clients, training data only; %s): k=%d, β=%s, %s\n\n",
-		*folds, datasetTitle(f.datasetKey()), f.seed, len(ds.Existing), cvSplitText(split), base.Server.K, base.Beta, f.net.text(ds.D))
-	fmt.Fprintln(stdout, "| τ | σ_P | η | T | validation RSMSE | per fold |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
-	for _, p := range pts {
-		s := make([]string, len(p.Folds))
-		for i, v := range p.Folds {
-			s[i] = fmt.Sprintf("%.3f", v)
-		}
-		fmt.Fprintf(stdout, "| %g | %g | %g | %d | %.4f | %s |\n", p.Tau, p.SigmaP, p.LR, p.Rounds, p.RSMSE, strings.Join(s, " "))
-	}
-	fmt.Fprintf(stdout, "\nbest: --tau %g --sigma-p %g --lr %g --rounds %d (wall time %.0fs)\n", pts[0].Tau, pts[0].SigmaP, pts[0].LR, pts[0].Rounds, time.Since(start).Seconds())
+	rep := report.Tune{Dataset: f.datasetKey(), Seed: f.seed, Folds: *folds, Split: split, Clients: len(ds.Existing), Points: pts, Best: pts[0],
+		Seconds: time.Since(start).Seconds(), K: base.Server.K, Beta: base.Beta.String(), Net: f.net.text(ds.D)}
+	rep.WriteText(stdout)
 	if *jsonPath != "" {
-		rep := tuneReport{Dataset: f.datasetKey(), Seed: f.seed, Folds: *folds, Split: split, Clients: len(ds.Existing), Points: pts, Best: pts[0], Seconds: time.Since(start).Seconds()}
 		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
 			return fail(stderr, "tune", err)
 		}
 	}
 	return exitOK
-}
-
-// cvSplitText says how the validation clients were made.
-func cvSplitText(s fl.CVSplit) string {
-	if s == fl.CVFuture {
-		return "--cv-split future: the other clients train on the first half of S_i in time, held-out clients predict their second half from their first"
-	}
-	return "held-out clients predict one half of S_i from the other"
 }
 
 // setDefault changes a registered flag's default (the value and what -h
