@@ -10,27 +10,6 @@ import (
 	"github.com/pacpfl/pacpfl/report"
 )
 
-// dpSweepRow is one privacy level of `experiment polynomial --dp-sweep`.
-type dpSweepRow struct {
-	Epsilon   report.Float `json:"epsilon"` // the guaranteed ε; null: the non-private run
-	Delta     float64      `json:"delta"`
-	Mechanism string       `json:"mechanism"`
-	Statement string       `json:"statement"`
-	Existing  report.Group `json:"existing"`
-	New       report.Group `json:"new"`
-	Seconds   float64      `json:"seconds"`
-	// PerSeed: metric key → one value per seed (the group averages).
-	PerSeed map[string][]report.Float `json:"per_seed"`
-}
-
-type dpSweepReport struct {
-	Dataset string       `json:"dataset"`
-	Seeds   []uint64     `json:"seeds"`
-	Clients int          `json:"clients"`
-	Rows    []dpSweepRow `json:"dp_sweep"`
-	Seconds float64      `json:"seconds"`
-}
-
 // runDPSweep trains PAC-PFL at each guaranteed ε (and once without DP) on
 // every seed and prints the utility at each level: the paper's Fig. 4, with
 // an ε that holds.
@@ -41,7 +20,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
 	levels := append([]float64{0}, eps...) // 0: no DP
 	start := time.Now()
-	rep := dpSweepReport{Dataset: f.datasetKey(), Clients: f.clients}
+	rep := report.DPSweep{Dataset: f.datasetKey(), Clients: f.clients, Mechanism: f.dpMechanism}
 	var sl []sweepLevel
 	for _, e := range levels {
 		label := "no DP"
@@ -57,7 +36,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	rep.Seeds = seedList
 	mech := f.dpMechanism
 	for li, e := range levels {
-		row := dpSweepRow{Epsilon: report.Float(e), Mechanism: mech, Statement: res[li].statement, Seconds: res[li].seconds,
+		row := report.DPSweepRow{Epsilon: report.Float(e), Mechanism: mech, Statement: res[li].statement, Seconds: res[li].seconds,
 			Existing: res[li].existing, New: res[li].new, PerSeed: report.PerSeed(res[li].perSeed)}
 		if e == 0 {
 			row.Epsilon, row.Mechanism = report.Float(math.Inf(1)), ""
@@ -67,20 +46,7 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 		rep.Rows = append(rep.Rows, row)
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	fmt.Fprintf(stdout, "PAC-PFL under differential privacy (%s mechanism), %s, %d existing clients, mean ± 95%% CI over %d seeds; ε is the guarantee that holds (see the statement below)\n\n", mech, datasetTitle(f.datasetKey()), f.clients, seeds)
-	fmt.Fprintln(stdout, "| ε | RSMSE existing | RSMSE new | CE existing | CE new |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|")
-	for _, r := range rep.Rows {
-		lab := "no DP"
-		if !math.IsInf(float64(r.Epsilon), 1) {
-			lab = fmt.Sprintf("%g", float64(r.Epsilon))
-		}
-		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s |\n", lab, fmtSummary(r.Existing.RSMSE), fmtSummary(r.New.RSMSE), fmtSummary(r.Existing.CE), fmtSummary(r.New.CE))
-	}
-	if len(rep.Rows) > 1 {
-		fmt.Fprintf(stdout, "\nguarantee (ε = %g shown): %s\n", float64(rep.Rows[1].Epsilon), rep.Rows[1].Statement)
-	}
-	fmt.Fprintf(stdout, "wall time %.0fs\n", rep.Seconds)
+	rep.WriteText(stdout)
 	if jsonPath != "" {
 		if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
