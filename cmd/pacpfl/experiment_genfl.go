@@ -139,22 +139,8 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	fail := func(err error) int { return fail(stderr, "experiment genfl", err) }
-	if *partition != "iid" && *partition != "shards" {
-		return fail(usagef("unknown --partition %q (iid or shards)", *partition))
-	}
-	if g.setting == "" {
-		g.setting = map[string]string{"iid": "flsob", "shards": "pfl"}[*partition]
-	}
-	if g.setting != "flsob" && g.setting != "pfl" {
-		return fail(usagef("unknown --setting %q (flsob or pfl)", g.setting))
-	}
-	for _, c := range []struct {
-		name string
-		v    int
-	}{{"clients", *clients}, {"train-per-client", *trainPer}, {"test-per-client", *testPer}, {"shard-size", *shardSize}} {
-		if c.v < 1 {
-			return fail(usagef("--%s %d must be at least 1", c.name, c.v))
-		}
+	if err := g.checkData(*partition, *clients, *trainPer, *testPer, *shardSize); err != nil {
+		return fail(err)
 	}
 	if err := checkSeeds(*seeds, *seedBase); err != nil {
 		return fail(err)
@@ -176,19 +162,8 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	}
 	exp := harness.Experiment{Seeds: seedRange(*seeds, *seedBase),
 		Methods: []harness.Method{methods.GenFLBound{Options: o0, Setting: g.setting}},
-		Data: func(seed uint64) (*data.Dataset, error) {
-			var ds *data.Dataset
-			var err error
-			if *partition == "iid" {
-				ds, err = data.IID(im, data.IIDConfig{Clients: *clients, Train: *trainPer, Test: *testPer, Seed: seed})
-			} else {
-				ds, err = data.Shards(im, data.ShardsConfig{Clients: *clients, ShardSize: *shardSize, Seed: seed})
-			}
-			if err != nil {
-				return nil, usageError{err}
-			}
-			return ds, nil
-		}}
+		Data: genflData(im, *partition, data.IIDConfig{Clients: *clients, Train: *trainPer, Test: *testPer},
+			data.ShardsConfig{Clients: *clients, ShardSize: *shardSize})}
 	obs := &genflObserver{w: stderr, quiet: *quiet, full: o0.MC.Estimator == genfl.Full}
 	ctx, stop := signalContext()
 	defer stop()
@@ -211,6 +186,49 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// checkData checks the users' flags and sets the setting's default for
+// the partition.
+func (g *genflFlags) checkData(partition string, clients, trainPer, testPer, shardSize int) error {
+	if partition != "iid" && partition != "shards" {
+		return usagef("unknown --partition %q (iid or shards)", partition)
+	}
+	if g.setting == "" {
+		g.setting = map[string]string{"iid": "flsob", "shards": "pfl"}[partition]
+	}
+	if g.setting != "flsob" && g.setting != "pfl" {
+		return usagef("unknown --setting %q (flsob or pfl)", g.setting)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"clients", clients}, {"train-per-client", trainPer}, {"test-per-client", testPer}, {"shard-size", shardSize}} {
+		if c.v < 1 {
+			return usagef("--%s %d must be at least 1", c.name, c.v)
+		}
+	}
+	return nil
+}
+
+// genflData is experiment genfl's data of a seed: iid users, or users of
+// label-sorted shards.
+func genflData(im *data.Images, partition string, iid data.IIDConfig, sh data.ShardsConfig) func(uint64) (*data.Dataset, error) {
+	return func(seed uint64) (*data.Dataset, error) {
+		var ds *data.Dataset
+		var err error
+		if partition == "iid" {
+			iid.Seed = seed
+			ds, err = data.IID(im, iid)
+		} else {
+			sh.Seed = seed
+			ds, err = data.Shards(im, sh)
+		}
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return ds, nil
+	}
 }
 
 // check validates the flags; klPenalty is the KL factor in effect.
