@@ -16,6 +16,7 @@ import (
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // fmnistMethods are the methods of experiment fmnist with the flags'
@@ -83,17 +84,17 @@ type fmnistObserver struct {
 	onDone func(harness.Event)
 	prog   *progress
 	phase  string
-	gp     *genflProgress
+	gp     *runlog.Phases
 }
 
 // Observe implements harness.Observer.
 func (o *fmnistObserver) Observe(ev harness.Event) {
 	switch ev.Kind {
 	case harness.Phase:
-		o.genfl(ev).phase(ev.Phase)
+		o.genfl(ev).Phase(ev.Phase)
 	case harness.Round:
 		if ev.Phase == methods.PhasePriorERM {
-			o.genfl(ev).rounds("prior ERM", "loss")(ev.Round, ev.Rounds, ev.Value)
+			o.genfl(ev).Round("prior ERM", "loss", ev.Round, ev.Rounds, ev.Value)
 			return
 		}
 		if o.prog == nil || ev.Phase != o.phase {
@@ -137,9 +138,9 @@ func (o *fmnistObserver) start(ev harness.Event) {
 	}
 }
 
-func (o *fmnistObserver) genfl(ev harness.Event) *genflProgress {
+func (o *fmnistObserver) genfl(ev harness.Event) *runlog.Phases {
 	if o.gp == nil {
-		o.gp = newGenFLProgress(o.w, fmt.Sprintf("genfl seed %d", ev.Seed), o.quiet)
+		o.gp = runlog.NewPhases(o.w, fmt.Sprintf("genfl seed %d", ev.Seed), o.quiet)
 	}
 	return o.gp
 }

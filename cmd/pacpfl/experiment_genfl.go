@@ -17,6 +17,7 @@ import (
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // genflFlags are the settings of GenFL/FEDBOUND (SPEC §12) shared by
@@ -164,7 +165,7 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 		Methods: []harness.Method{methods.GenFLBound{Options: o0, Setting: g.setting}},
 		Data: genflData(im, *partition, data.IIDConfig{Clients: *clients, Train: *trainPer, Test: *testPer},
 			data.ShardsConfig{Clients: *clients, ShardSize: *shardSize})}
-	obs := &genflObserver{w: stderr, quiet: *quiet, full: o0.MC.Estimator == genfl.Full}
+	obs := &runlog.GenFL{W: stderr, Quiet: *quiet, Full: o0.MC.Estimator == genfl.Full}
 	ctx, stop := signalContext()
 	defer stop()
 	hr, err := harness.Run(ctx, exp, obs)
@@ -276,104 +277,8 @@ func (g *genflFlags) check(klPenalty float64) error {
 	return nil
 }
 
-// genflObserver prints experiment genfl's progress: each phase as it
-// starts, then its rounds or counts every few seconds.
-type genflObserver struct {
-	w           io.Writer
-	quiet, full bool
-	gp          *genflProgress
-}
-
-// Observe implements harness.Observer.
-func (o *genflObserver) Observe(ev harness.Event) {
-	if o.gp == nil {
-		o.gp = newGenFLProgress(o.w, fmt.Sprintf("seed %d (%d/%d)", ev.Seed, ev.SeedIndex+1, ev.Seeds), o.quiet)
-	}
-	switch ev.Kind {
-	case harness.Phase:
-		o.gp.phase(ev.Phase)
-	case harness.Round:
-		switch ev.Phase {
-		case methods.PhasePriorERM:
-			o.gp.rounds("prior ERM", "loss")(ev.Round, ev.Rounds, ev.Value)
-		case "":
-			o.gp.rounds("GenFL", "objective")(ev.Round, ev.Rounds, ev.Value)
-		case methods.PhaseSampling:
-			unit := "pairs"
-			if o.full {
-				unit = "weight draws"
-			}
-			o.gp.count("FEDBOUND sampling", unit)(ev.Round, ev.Rounds)
-		case methods.PhasePerUser:
-			o.gp.count("per-user", "users")(ev.Round, ev.Rounds)
-		}
-	case harness.Done:
-		o.gp = nil
-		if r, err := report.NewGenFLSeed(ev.Seed, ev.Result); err == nil && !o.quiet {
-			fmt.Fprintf(o.w, "experiment genfl: seed %d: bound %.4f, test error %.4f, train error %.4f, KL %.1f (%.0fs)\n",
-				ev.Seed, r.Bound, r.TestError, r.TrainError, r.KL, r.TotalSeconds)
-		}
-	}
-}
-
 // cpuName names the CPU and the cores used, for every figure printed.
 func cpuName() string {
 	c := cpuid.CPU
 	return fmt.Sprintf("%s (family %d model %d), GOMAXPROCS %d", strings.TrimSpace(c.BrandName), c.Family, c.Model, runtime.GOMAXPROCS(0))
 }
-
-// genflProgress reports the phases of a GenFL run on stderr: one line every
-// few seconds per phase (rounds of training, pairs of the bound's sampling).
-type genflProgress struct {
-	w      io.Writer
-	label  string
-	quiet  bool
-	start  time.Time
-	last   time.Time
-	pstart time.Time
-}
-
-func newGenFLProgress(w io.Writer, label string, quiet bool) *genflProgress {
-	now := time.Now()
-	return &genflProgress{w: w, label: label, quiet: quiet, start: now, last: now, pstart: now}
-}
-
-func (p *genflProgress) phase(name string) {
-	p.pstart = time.Now()
-	p.last = time.Time{}
-	if !p.quiet {
-		fmt.Fprintf(p.w, "%s: %s…\n", p.label, name)
-	}
-}
-
-func (p *genflProgress) line(what string, done, total int, extra string) {
-	if p.quiet {
-		return
-	}
-	now := time.Now()
-	if now.Sub(p.last) < logEvery && done != total {
-		return
-	}
-	p.last = now
-	el := now.Sub(p.pstart)
-	eta := time.Duration(0)
-	if done > 0 {
-		eta = time.Duration(float64(el) * float64(total-done) / float64(done))
-	}
-	const width = 20
-	filled := width * done / max(1, total)
-	fmt.Fprintf(p.w, "%s: %s [%s%s] %d/%d%s, elapsed %s, ETA %s\n", p.label, what, strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
-		done, total, extra, el.Round(time.Second), eta.Round(time.Second))
-}
-
-func (p *genflProgress) rounds(what, value string) func(round, rounds int, v float64) {
-	return func(round, rounds int, v float64) {
-		p.line(what+" round", round, rounds, fmt.Sprintf(", mean %s %.4f", value, v))
-	}
-}
-
-func (p *genflProgress) count(what, unit string) func(done, total int) {
-	return func(done, total int) { p.line(what+" "+unit, done, total, "") }
-}
-
-func (p *genflProgress) done() {}
