@@ -151,8 +151,8 @@ func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (
 // paper's Table 6 beside ours.
 func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 	f := &x.f
-	// Every method's options on the first seed's data, before any work (a
-	// bad flag used to surface after the methods before it had run).
+	// Every method's options are checked on the first seed's data before
+	// any work: a bad flag fails at once, not after the methods before it.
 	ds0, err := f.dataset(x.seedBase)
 	if err != nil {
 		return fail(stderr, "experiment", err)

@@ -6,7 +6,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl/fedvi"
 )
 
-// FedVI (seed 002) and its FedAvg rows as methods of pacpfl experiment
+// FedVI and its FedAvg rows as methods of pacpfl experiment
 // fmnist. FedAvg here is trained on FedVI's embedding CNN E — with a ReLU
 // after its dense 128, which FedVI's own E (the paper's) no longer has —
 // and a dense classifier, with FedVI's rounds and server optimiser, so that

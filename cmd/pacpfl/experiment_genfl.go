@@ -20,7 +20,7 @@ import (
 	"github.com/pacpfl/pacpfl/runlog"
 )
 
-// genflFlags are the settings of GenFL/FEDBOUND (SPEC §12) shared by
+// genflFlags are the settings of GenFL/FEDBOUND shared by
 // experiment genfl and the genfl method of experiment fmnist.
 type genflFlags struct {
 	prior, objective, estimator, setting string

@@ -48,7 +48,7 @@ func (l *floatList) Set(v string) error {
 	return nil
 }
 
-// The grid the defaults were chosen on (SPEC §14 for σ_P; τ on a log scale
+// The grid the defaults were chosen on (σ_P on the paper's grid; τ on a log scale
 // below the largest value that keeps the new-client bound finite).
 var (
 	defaultTuneTaus    = floatList{0.05, 0.1, 0.2, 0.5}
