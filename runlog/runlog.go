@@ -1,12 +1,13 @@
 // Package runlog reports the progress of long runs as log lines: Phases
 // for a run made of named phases of counted steps (GenFL's prior, its
-// rounds, FEDBOUND's sampling), and GenFL, the observer of pacpfl
-// experiment genfl built on it. Lines go to an io.Writer at most once per
-// Every for each phase, and always at a phase's last step; Quiet writes
-// nothing.
+// rounds, FEDBOUND's sampling); GenFL, the observer of pacpfl experiment
+// genfl built on it; and Classification, the observer of experiment
+// fmnist, which shows each method's rounds on a Bar the program supplies.
+// Phases writes a phase's lines at most once per Every, and always its
+// last step; Quiet writes nothing.
 //
-// Concurrency: a Phases or a GenFL is used by one goroutine at a time (the
-// harness calls its observer from the goroutine that called Run).
+// Concurrency: a Phases or an observer is used by one goroutine at a time
+// (the harness calls its observer from the goroutine that called Run).
 package runlog
 
 import (

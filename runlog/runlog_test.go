@@ -1,6 +1,8 @@
 package runlog
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -37,4 +39,43 @@ func TestGenFLObserver(t *testing.T) {
 	o.Observe(harness.Event{Kind: harness.Done, Seed: 3, Result: &fl.MethodResult{Detail: res}})
 	assert.Contains(t, b.String(), "seed 3 (1/2): FEDBOUND sampling weight draws [")
 	assert.Contains(t, b.String(), "experiment genfl: seed 3: bound 0.3000, test error 0.2000")
+}
+
+type fakeBar struct {
+	log   *[]string
+	label string
+}
+
+func (b fakeBar) Update(step int, v float64) {
+	*b.log = append(*b.log, fmt.Sprintf("%s %d", b.label, step))
+}
+func (b fakeBar) Done() { *b.log = append(*b.log, b.label+" done") }
+
+// A Bar per method, seed and phase (the personalisation counts clients and
+// has no value), then the seed's line after OnDone.
+func TestClassificationObserver(t *testing.T) {
+	var log []string
+	var b strings.Builder
+	done := 0
+	o := &Classification{W: &b, OnDone: func(harness.Event) { done++ },
+		NewBar: func(label string, total int, unit string, hide bool) Bar {
+			log = append(log, fmt.Sprintf("new %s %d %q %v", label, total, unit, hide))
+			return fakeBar{&log, label}
+		}}
+	ev := harness.Event{Method: "pacpfl", Seed: 1, Seeds: 2, Rounds: 2}
+	round := func(phase string, r int, v float64) {
+		e := ev
+		e.Kind, e.Phase, e.Round, e.Value = harness.Round, phase, r, v
+		o.Observe(e)
+	}
+	round("", 1, -3)
+	round("", 2, -2)
+	round(methods.PhasePersonalisation, 1, math.NaN())
+	e := ev
+	e.Kind, e.Result = harness.Done, &fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{MeanAccuracy: 80}}
+	o.Observe(e)
+	assert.Equal(t, []string{`new pacpfl seed 1/2 2 "" false`, "pacpfl seed 1/2 1", "pacpfl seed 1/2 2", "pacpfl seed 1/2 done",
+		`new pacpfl seed 1/2 personalisation 2 "client" true`, "pacpfl seed 1/2 personalisation 1", "pacpfl seed 1/2 personalisation done"}, log)
+	assert.Equal(t, 1, done)
+	assert.Contains(t, b.String(), "experiment: seed 1 pacpfl   existing accuracy 80.00%")
 }

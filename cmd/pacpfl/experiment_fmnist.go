@@ -14,6 +14,7 @@ import (
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // bnnMethods are the methods of pacpfl experiment fmnist, in table order.
@@ -172,7 +173,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	}
 	exp := harness.Experiment{Methods: hms, Seeds: seedRange(x.seeds, x.seedBase), Data: x.data(im, ds0, stderr)}
 	acc := report.NewClassRuns(x.seeds, bf.partition == partDirichlet)
-	obs := &fmnistObserver{w: stderr, quiet: x.quiet, label: x.vf.label, onDone: acc.Observe}
+	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: newBar(stderr, x.quiet), OnDone: acc.Observe}
 	ctx, stop := signalContext()
 	defer stop()
 	hr, err := harness.Run(ctx, exp, obs)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -15,7 +13,6 @@ import (
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/methods"
-	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/runlog"
 )
 
@@ -66,81 +63,20 @@ func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf
 	return ms, nil
 }
 
-// globalText is the global model's accuracy for a progress line.
-func globalText(r *fl.MethodResult) string {
-	if r.GlobalClass == nil {
-		return ""
-	}
-	return fmt.Sprintf(" | global model accuracy %.2f%%", r.GlobalClass.MeanAccuracy)
-}
+// progressBar is a progress as a runlog.Bar.
+type progressBar struct{ *progress }
 
-// fmnistObserver prints experiment fmnist's progress: a progress line per
-// method and seed (PAC-PFL's personalisation after its rounds on a line
-// of its own, GenFL's phases as they start), then the seed's figures.
-type fmnistObserver struct {
-	w      io.Writer
-	quiet  bool
-	label  func(method string) string
-	onDone func(harness.Event)
-	prog   *progress
-	phase  string
-	gp     *runlog.Phases
-}
+func (b progressBar) Update(step int, v float64) { b.update(step, v) }
+func (b progressBar) Done()                      { b.done() }
 
-// Observe implements harness.Observer.
-func (o *fmnistObserver) Observe(ev harness.Event) {
-	switch ev.Kind {
-	case harness.Phase:
-		o.genfl(ev).Phase(ev.Phase)
-	case harness.Round:
-		if ev.Phase == methods.PhasePriorERM {
-			o.genfl(ev).Round("prior ERM", "loss", ev.Round, ev.Rounds, ev.Value)
-			return
+// newBar makes progress bars on w.
+func newBar(w io.Writer, quiet bool) runlog.BarMaker {
+	return func(label string, total int, unit string, hide bool) runlog.Bar {
+		p := newProgress(w, label, total, quiet)
+		p.hideLML = hide
+		if unit != "" {
+			p.unit = unit
 		}
-		if o.prog == nil || ev.Phase != o.phase {
-			o.start(ev)
-		}
-		o.prog.update(ev.Round, ev.Value)
-	case harness.Done:
-		if o.prog != nil {
-			o.prog.done()
-		}
-		o.prog, o.gp, o.phase = nil, nil, ""
-		if o.onDone != nil {
-			o.onDone(ev)
-		}
-		if !o.quiet {
-			res := ev.Result
-			ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
-			fmt.Fprintf(o.w, "experiment: seed %d %-8s existing accuracy %.2f%% CE %.4f | new accuracy %.2f%% CE %.4f%s (%.0fs)\n",
-				ev.Seed, ev.Method, ex.Accuracy, ex.CE, nw.Accuracy, nw.CE, globalText(res), res.Seconds)
-		}
+		return progressBar{p}
 	}
-}
-
-// start begins the progress of ev's method (or phase) on its seed.
-func (o *fmnistObserver) start(ev harness.Event) {
-	if o.prog != nil {
-		o.prog.done()
-	}
-	name := ev.Method
-	if ev.Method == methodFedVIFedAvg || ev.Method == methodFedVIFedAvgFT {
-		name = "fedavg (FedVI's CNN)"
-	}
-	label := fmt.Sprintf("%s seed %d/%d", name, ev.SeedIndex+1, ev.Seeds)
-	if ev.Phase != "" {
-		label += " " + ev.Phase
-	}
-	o.prog, o.phase = newProgress(o.w, label, ev.Rounds, o.quiet), ev.Phase
-	o.prog.hideLML = math.IsNaN(ev.Value)
-	if ev.Phase == methods.PhasePersonalisation {
-		o.prog.unit = "client"
-	}
-}
-
-func (o *fmnistObserver) genfl(ev harness.Event) *runlog.Phases {
-	if o.gp == nil {
-		o.gp = runlog.NewPhases(o.w, fmt.Sprintf("genfl seed %d", ev.Seed), o.quiet)
-	}
-	return o.gp
 }
