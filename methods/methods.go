@@ -12,7 +12,21 @@
 //     training), FedVI, FedVIFedAvg (FedVIFedAvgPair), GenFL, and GenFL's
 //     certificate run GenFLBound.
 //
-// BaselineGrid and CrossValidateGrid are the baselines' cross-validation.
+// New makes methods by name: New([]string{"pacpfl", "mtl"}, Settings{})
+// gives both with their defaults, Settings carries a program's own
+// options. BaselineGrid and CrossValidateGrid are the baselines'
+// cross-validation.
+//
+// Adding a method takes two files. One adapter here: a type with Name,
+// Validate and Run (calling the method's own package, setting the seed's
+// streams, reporting rounds to the observer and returning ctx.Err() when
+// the context is done), a Default constructor, a registry entry (name,
+// label, tasks, source) and its case in New with a Settings field for its
+// options. One flag file in cmd/pacpfl: the method's flags and their
+// conversion to those options, passed to New through Settings. Every
+// experiment of its task then runs it by name, and reports and plots find
+// its label here.
+//
 // The registry is fixed at compile time: nothing can change a label while a
 // program runs. A Method's Run calls the method's own package, with the
 // concurrency that package documents; a pair sharing its training is safe

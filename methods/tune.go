@@ -150,3 +150,19 @@ func BaselineGrid(method string, g GPModel, d int, seed uint64, fitSteps []int, 
 	}
 	return grid, nil
 }
+
+// TuneBaseline cross-validates a baseline (mtl, maml, vanilla, pooled) on
+// the existing clients' training data of ds: K = folds folds of
+// fl.CVFoldsBy with seed and split, the grid of BaselineGrid. The points
+// come best first (CrossValidateGrid).
+func TuneBaseline(ds *data.Dataset, method string, g GPModel, fitSteps []int, fitLRs []float64, folds int, seed uint64, split fl.CVSplit) ([]GridPoint, error) {
+	fs, err := fl.CVFoldsBy(ds, folds, seed, split)
+	if err != nil {
+		return nil, err
+	}
+	grid, err := BaselineGrid(method, g, ds.D, seed, fitSteps, fitLRs)
+	if err != nil {
+		return nil, err
+	}
+	return CrossValidateGrid(fs, grid), nil
+}

@@ -31,6 +31,9 @@ type ClassMethod struct {
 	RoundSeconds float64 `json:"seconds_per_round,omitempty"`
 	// PerClient holds the per-client values (plot experiment's box plots).
 	PerClient PerClient `json:"per_client"`
+	// Seconds is the method's time over all seeds (the text table's; not
+	// written).
+	Seconds float64 `json:"-"`
 	// Weighted is the FedVI paper's metric: the FedVI-family methods on
 	// either partition, every method on the dirichlet one.
 	Weighted *WeightedGroups `json:"accuracy_weighted,omitempty"`

@@ -105,43 +105,12 @@ func (s *Sweep) WriteKTable(w io.Writer, modes func(i int) string) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, l := range s.K {
 		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %.0fs |\n", l.K,
-			summaryText("%.2f", l.Existing.RSMSE), summaryText("%.2f", l.New.RSMSE),
-			summaryText("%.2f", l.Existing.CE), summaryText("%.2f", l.New.CE), l.Seconds)
+			l.Existing.RSMSE.Text("%.2f"), l.New.RSMSE.Text("%.2f"),
+			l.Existing.CE.Text("%.2f"), l.New.CE.Text("%.2f"), l.Seconds)
 	}
 	for i, l := range s.K {
 		if line := modes(i); line != "" {
 			fmt.Fprintf(w, "k = %d: %s\n", l.K, line)
 		}
 	}
-}
-
-// summaryText is s as "mean ± CI" with both in format, "–" for an
-// undefined figure and "mean ± –" without an interval (one seed).
-func summaryText(format string, s Summary) string {
-	if math.IsNaN(float64(s.Mean)) {
-		return "–"
-	}
-	if math.IsNaN(float64(s.CI95)) {
-		return fmt.Sprintf(format+" ± –", float64(s.Mean))
-	}
-	return fmt.Sprintf(format+" ± "+format, float64(s.Mean), float64(s.CI95))
-}
-
-// DatasetTitle is the name the paper gives the data set of report key
-// (polynomial → Polynomial, pv-ew-150 → PV-EW(150)); other keys are their
-// own title.
-func DatasetTitle(key string) string {
-	switch key {
-	case "polynomial":
-		return "Polynomial"
-	case "pv-s-150":
-		return "PV-S(150)"
-	case "pv-ew-150":
-		return "PV-EW(150)"
-	case "pv-s-610":
-		return "PV-S(610)"
-	case "pv-ew-610":
-		return "PV-EW(610)"
-	}
-	return key
 }

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,9 +33,6 @@ const (
 // regressionMethods are the methods of experiment polynomial and pv, in
 // table order.
 var regressionMethods = methods.Names(methods.Regression)
-
-// methodLabel is the table label of method m (methods.Label).
-func methodLabel(m string) string { return methods.Label(m) }
 
 func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) {
@@ -155,8 +151,8 @@ func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (
 // paper's Table 6 beside ours.
 func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 	f := &x.f
-	// Every method's options on the first seed's data, before any work (a
-	// bad flag used to surface after the methods before it had run).
+	// Every method's options are checked on the first seed's data before
+	// any work: a bad flag fails at once, not after the methods before it.
 	ds0, err := f.dataset(x.seedBase)
 	if err != nil {
 		return fail(stderr, "experiment", err)
@@ -165,14 +161,11 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	stdout, jsonOut := reportStreams(x.jsonPath, stdout, stderr)
-	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(x.seeds, x.seedBase)}
-	for _, m := range x.methods {
-		hm, err := f.regressionMethod(m, ds0, x.seedBase)
-		if err != nil {
-			return fail(stderr, "experiment", fmt.Errorf("%s: %w", m, err))
-		}
-		exp.Methods = append(exp.Methods, hm)
+	ms, err := f.regressionMethods(x.methods, ds0, x.seedBase)
+	if err != nil {
+		return fail(stderr, "experiment", err)
 	}
+	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(x.seeds, x.seedBase), Methods: ms}
 	obs := &progressObserver{w: stderr, quiet: x.quiet, onDone: func(ev harness.Event) {
 		res := ev.Result
 		fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
@@ -186,35 +179,13 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	rep := report.NewExperiment(f.datasetKey(), hr)
-	printRegressionReport(stdout, x, rep, hr)
+	rep.WriteText(stdout, x.methods, f.clients, f.newClients)
 	if x.jsonPath != "" {
 		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
 		}
 	}
 	return exitOK
-}
-
-// printRegressionReport prints the table, the mixtures' mode lines, the
-// setting and the timings.
-func printRegressionReport(w io.Writer, x *regressionExperiment, rep *report.Experiment, hr *harness.Report) {
-	f := &x.f
-	printTable(w, rep, x.methods)
-	for _, mr := range hr.Methods {
-		if line := modeLine(mr.PerSeed); line != "" {
-			fmt.Fprintf(w, "%s %s\n", methodLabel(mr.Name), line)
-		}
-	}
-	fmt.Fprintf(w, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and %d), wall time %.0fs\n",
-		x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, f.clients, f.newClients, papers.Table6Clients, papers.Table6NewClients, rep.Seconds)
-	fmt.Fprint(w, "time per method (all seeds):")
-	for _, mr := range hr.Methods {
-		fmt.Fprintf(w, " %s %.0fs", methodLabel(mr.Name), mr.Seconds)
-	}
-	fmt.Fprintln(w)
-	if f.pv != nil {
-		fmt.Fprintln(w, "PV is simulated here (no PVGIS data): see docs/math.md, \"PV data set\", for the simulator and its deviations from the paper")
-	}
 }
 
 // checkExperiment validates the flags of experiment polynomial that train
@@ -246,54 +217,27 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 	return checkNames("--methods", methods, regressionMethods)
 }
 
-// regressionMethod builds method m of the regression table from the flags:
-// PAC-PFL and pFedGP with the training flags (checked on ds0, the first
-// seed's data), the baselines with their defaults for the data set
-// (methods.Polynomial or methods.PV) and --baseline-steps where it applies.
-func (f *trainFlags) regressionMethod(m string, ds0 *data.Dataset, seed0 uint64) (harness.Method, error) {
-	preset := methods.Polynomial
+// regressionMethods are the methods of the regression table with the
+// flags' settings: PAC-PFL and pFedGP with the training flags (checked on
+// ds0, the first seed's data), the baselines with their defaults for the
+// data set and --baseline-steps where it applies (PV's baselines keep
+// their cross-validated steps unless the flag is given).
+func (f *trainFlags) regressionMethods(names []string, ds0 *data.Dataset, seed0 uint64) ([]harness.Method, error) {
+	s := methods.Settings{Preset: methods.Polynomial, GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) }, PFedGPMean: f.pfedgpMean}
 	if f.pv != nil {
-		preset = methods.PV
+		s.Preset = methods.PV
 	}
-	model := func(d int) *fl.GPModel { return f.gpModel(d, false) }
-	// PV's baselines keep their cross-validated steps unless the flag is
-	// given.
-	steps := func(s *int) {
-		if f.baselineSet || f.pv == nil {
-			*s = f.baselineSteps
+	if f.baselineSet || f.pv == nil {
+		s.BaselineSteps = f.baselineSteps
+	}
+	if i := slices.IndexFunc(names, func(m string) bool { return m == fl.MethodPACPFL || m == fl.MethodPFedGP }); i >= 0 {
+		m, err := f.pacpfl(ds0, seed0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
 		}
+		s.PACPFL = &m
 	}
-	var hm interface {
-		harness.Method
-		Validate() error
-	}
-	var err error
-	switch m {
-	case fl.MethodPACPFL, fl.MethodPFedGP:
-		return f.pacpflMethod(m, ds0, seed0)
-	case fl.MethodVanilla:
-		var v methods.Vanilla
-		v, err = methods.DefaultVanilla(preset)
-		v.Model = model
-		steps(&v.Options.Steps)
-		hm = v
-	case fl.MethodPooled:
-		var p methods.Pooled
-		p, err = methods.DefaultPooled(preset)
-		p.Model = model
-		steps(&p.Options.Steps)
-		hm = p
-	case methodMTL:
-		hm, err = methods.DefaultMTL(preset)
-	case methodMAML:
-		hm, err = methods.DefaultMAML(preset)
-	default:
-		return nil, usagef("unknown method %q", m)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return hm, hm.Validate()
+	return methods.New(names, s)
 }
 
 // pvBaselineSteps is the default of --baseline-steps on PV: the
@@ -304,13 +248,27 @@ func pvBaselineSteps() int {
 }
 
 // pacpflMethod is PAC-PFL (or pFedGP) with the training flags' settings,
-// checked on ds0 and seed0. The per-data-set parts of the flags (τ from
-// --lambda, c's default, the DP noise stream) are the method's to set on
-// every run.
+// checked on ds0 and seed0.
 func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) (harness.Method, error) {
-	o, err := f.options(ds0, seed0)
+	m, err := f.pacpfl(ds0, seed0)
 	if err != nil {
 		return nil, err
+	}
+	ms, err := methods.New([]string{name}, methods.Settings{PACPFL: &m, PFedGPMean: f.pfedgpMean,
+		GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) }})
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// pacpfl is PAC-PFL with the training flags' settings, checked on ds0 and
+// seed0. The per-data-set parts of the flags (τ from --lambda, c's
+// default, the DP noise stream) are the method's to set on every run.
+func (f *trainFlags) pacpfl(ds0 *data.Dataset, seed0 uint64) (methods.PACPFL, error) {
+	o, err := f.options(ds0, seed0)
+	if err != nil {
+		return methods.PACPFL{}, err
 	}
 	o.Server.ClientsPerRound = f.clientsPerRound
 	if o.Server.DP != nil {
@@ -318,56 +276,5 @@ func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) 
 	}
 	m := methods.PACPFL{Options: o, Lambda: f.lambda, DPNoiseSeed: f.dpNoiseSeed,
 		Model: func(d int) *fl.GPModel { return f.gpModel(d, false) }}
-	if name == fl.MethodPFedGP {
-		d := fl.DefaultPFedGPOptions()
-		m.Options.Server.K, m.Options.SigmaP, m.Options.InitSigma = d.Server.K, d.SigmaP, f.sigmaP
-		m.Options.ZeroMean = f.pfedgpMean == "zero"
-		if f.pfedgpMean == "linear" {
-			m.Model = func(d int) *fl.GPModel { return f.gpModel(d, true) }
-		}
-		return methods.PFedGP{PACPFL: m}, m.Validate()
-	}
 	return m, m.Validate()
-}
-
-// fmtSummary is s with two decimals, "–" for an undefined figure.
-func fmtSummary(s report.Summary) string { return fmtSummaryf("%.2f", s) }
-
-// fmtSummaryf is s as mean ± CI in format, "–" for an undefined figure.
-func fmtSummaryf(format string, s report.Summary) string {
-	if math.IsNaN(float64(s.Mean)) {
-		return "–"
-	}
-	if math.IsNaN(float64(s.CI95)) {
-		return fmt.Sprintf(format+" ± –", float64(s.Mean))
-	}
-	return fmt.Sprintf(format+" ± "+format, float64(s.Mean), float64(s.CI95))
-}
-
-func printTable(w io.Writer, rep *report.Experiment, methods []string) {
-	fmt.Fprintf(w, "%s: mean ± 95%% CI over %d seeds (ours | paper, Table 6); CE only for probabilistic methods\n\n", datasetTitle(rep.Dataset), len(rep.Seeds))
-	fmt.Fprintln(w, "| method | RSMSE existing | RSMSE new | CE existing | CE new |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
-	for _, m := range methods {
-		r := rep.Methods[m]
-		p, ok := papers.Table6(rep.Dataset, m)
-		if !ok {
-			nan := fl.Summary{Mean: math.NaN(), CI95: math.NaN()}
-			p = papers.Table6Row{ExistingRSMSE: nan, ExistingCE: nan, NewRSMSE: nan, NewCE: nan}
-		}
-		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methodLabel(m),
-			fmtSummary(r.Existing.RSMSE), fmtSummary(report.NewSummary(p.ExistingRSMSE)), fmtSummary(r.New.RSMSE), fmtSummary(report.NewSummary(p.NewRSMSE)),
-			fmtSummary(r.Existing.CE), fmtSummary(report.NewSummary(p.ExistingCE)), fmtSummary(r.New.CE), fmtSummary(report.NewSummary(p.NewCE)))
-	}
-}
-
-// modeLine describes the mode specialisation among a method's per-seed
-// values (harness.SeedValues), or is empty when there is none.
-func modeLine(v map[string][]float64) string {
-	if len(v[harness.ExistingModePurity]) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
-		fmtSummary(report.Summarise(v[harness.ExistingModePurity])), fl.Mean(v[harness.ExistingModeChance]),
-		fmtSummary(report.Summarise(v[harness.NewModePurity])), fl.Mean(v[harness.NewModeChance]))
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/pacpfl/pacpfl/fl"
@@ -20,7 +19,6 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
 	levels := append([]float64{0}, eps...) // 0: no DP
 	start := time.Now()
-	rep := report.Sweep{Dataset: f.datasetKey(), Clients: f.clients}
 	var sl []sweepLevel
 	for _, e := range levels {
 		label := "no DP"
@@ -33,35 +31,12 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep.Seeds = hr.Seeds
-	mech := f.dpMechanism
-	for li, e := range levels {
-		mr := hr.Methods[li]
-		row := report.DPLevel{Epsilon: report.Float(e), Mechanism: mech, Statement: mr.Results[0].Train.Privacy.Statement,
-			Seconds: mr.Seconds, PerSeed: report.PerSeed(mr.PerSeed)}
-		row.Existing, row.New = report.Groups(mr)
-		if e == 0 {
-			row.Epsilon, row.Mechanism = report.Float(math.Inf(1)), ""
-		} else if mech == string(fl.DPGaussian) {
-			row.Delta = f.dpDelta
-		}
-		rep.DP = append(rep.DP, row)
+	rep, err := report.NewDPSweep(f.datasetKey(), f.clients, levels, f.dpMechanism, f.dpDelta, hr)
+	if err != nil {
+		return fail(stderr, "experiment", err)
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	fmt.Fprintf(stdout, "PAC-PFL under differential privacy (%s mechanism), %s, %d existing clients, mean ± 95%% CI over %d seeds; ε is the guarantee that holds (see the statement below)\n\n", mech, datasetTitle(f.datasetKey()), f.clients, seeds)
-	fmt.Fprintln(stdout, "| ε | RSMSE existing | RSMSE new | CE existing | CE new |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|")
-	for _, r := range rep.DP {
-		lab := "no DP"
-		if !math.IsInf(float64(r.Epsilon), 1) {
-			lab = fmt.Sprintf("%g", float64(r.Epsilon))
-		}
-		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s |\n", lab, fmtSummary(r.Existing.RSMSE), fmtSummary(r.New.RSMSE), fmtSummary(r.Existing.CE), fmtSummary(r.New.CE))
-	}
-	if len(rep.DP) > 1 {
-		fmt.Fprintf(stdout, "\nguarantee (ε = %g shown): %s\n", float64(rep.DP[1].Epsilon), rep.DP[1].Statement)
-	}
-	fmt.Fprintf(stdout, "wall time %.0fs\n", rep.Seconds)
+	rep.WriteDPTable(stdout, f.dpMechanism)
 	if jsonPath != "" {
 		if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)

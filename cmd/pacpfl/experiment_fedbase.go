@@ -9,7 +9,7 @@ import (
 )
 
 // The peer methods of experiment fmnist from the pFedBayes paper's Table 1
-// (SPEC §11): pFedBayes and its frequentist baselines.
+// (docs/math.md, "pFedBayes, FedAvg and FedProx"): pFedBayes and its frequentist baselines.
 var fedBaselines = []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx, fedavg.MethodFedAvgFT}
 
 // fedFlags are the settings of pFedBayes, FedAvg and FedProx in experiment

@@ -2,18 +2,11 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"io"
-	"math"
 
-	"github.com/pacpfl/pacpfl/data"
-	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedvi"
-	"github.com/pacpfl/pacpfl/papers"
-	"github.com/pacpfl/pacpfl/report"
 )
 
-// FedVI (seed 002) and its FedAvg rows as methods of pacpfl experiment
+// FedVI and its FedAvg rows as methods of pacpfl experiment
 // fmnist. FedAvg here is trained on FedVI's embedding CNN E — with a ReLU
 // after its dense 128, which FedVI's own E (the paper's) no longer has —
 // and a dense classifier, with FedVI's rounds and server optimiser, so that
@@ -111,106 +104,4 @@ func poolName(outputs bool) string {
 		return "outputs"
 	}
 	return "features"
-}
-
-// fedviWeighted are the weighted accuracies of one method over the seeds.
-type fedviWeighted struct {
-	exFinal, exLast, newFinal, newLast []float64
-	rounds                             int
-	history                            [][]report.FedVIRound
-	// global: the participating figures are the global model's.
-	global bool
-}
-
-// addOnce adds a method evaluated once, after training (PAC-PFL,
-// pFedBayes, …): its personalised models on the participating clients, or
-// its global model where it has no personalised one, and the new clients;
-// the final round is then also the mean of the last (one) rounds.
-func (w *fedviWeighted) addOnce(res *fl.MethodResult, ds *data.Dataset) error {
-	ex := res.ExistingClass
-	if ex == nil {
-		ex, w.global = res.GlobalClass, true
-	}
-	if ex == nil {
-		return fmt.Errorf("%s: no accuracies of the participating clients", res.Method)
-	}
-	e, err := fl.WeightedAccuracy(*ex, ds.Existing)
-	if err != nil {
-		return fmt.Errorf("participating clients: %w", err)
-	}
-	n := math.NaN()
-	if res.NewClass != nil {
-		if n, err = fl.WeightedAccuracy(*res.NewClass, ds.New); err != nil {
-			return fmt.Errorf("non-participating clients: %w", err)
-		}
-	}
-	w.exFinal, w.exLast = append(w.exFinal, e), append(w.exLast, e)
-	w.newFinal, w.newLast = append(w.newFinal, n), append(w.newLast, n)
-	w.rounds = 1
-	return nil
-}
-
-func (w *fedviWeighted) add(r *fedvi.Result) {
-	f := r.Final()
-	if f == nil {
-		return
-	}
-	w.exFinal = append(w.exFinal, f.ExistingWeighted)
-	w.newFinal = append(w.newFinal, f.NewWeighted)
-	w.exLast = append(w.exLast, r.LastExisting)
-	w.newLast = append(w.newLast, r.LastNew)
-	w.rounds = len(r.History)
-	h := make([]report.FedVIRound, len(r.History))
-	for i, e := range r.History {
-		h[i] = report.FedVIRound{Round: e.Round, Existing: report.Float(e.ExistingWeighted), New: report.Float(e.NewWeighted)}
-	}
-	w.history = append(w.history, h)
-}
-
-// groups are the weighted accuracies over the seeds.
-func (w *fedviWeighted) groups() *report.WeightedGroups {
-	group := func(final, last []float64) report.Weighted {
-		return report.Weighted{Final: report.Summarise(final), LastRounds: report.Summarise(last), LastRoundsNum: w.rounds}
-	}
-	return &report.WeightedGroups{Existing: group(w.exFinal, w.exLast), New: group(w.newFinal, w.newLast), GlobalModel: w.global, History: w.history}
-}
-
-// printFedVITable prints the FedVI paper's metric for the methods that
-// have it (the FedVI family; every method on --partition dirichlet), with
-// the paper's FEMNIST figures for reference. A method evaluated only after
-// training has one round: its final figure.
-func printFedVITable(w io.Writer, rep *report.FMNIST, methods []string, label func(string) string) {
-	var rows []string
-	for _, m := range methods {
-		if r := rep.Methods[m]; r != nil && r.Weighted != nil {
-			rows = append(rows, m)
-		}
-	}
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nAccuracy (%) weighted by the clients' test-set sizes (the FedVI paper's metric): after the final round, and the mean over the last rounds")
-	fmt.Fprintln(w, "\n| method | participating, final | participating, last rounds | non-participating, final | non-participating, last rounds |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
-	for _, m := range rows {
-		x := rep.Methods[m].Weighted
-		row := label(m) + " (ours)"
-		if x.GlobalModel {
-			row += ", global model on the participating clients"
-		}
-		fmt.Fprintf(w, "| %s | %s | %s (%d) | %s | %s (%d) |\n", row,
-			fmtAccuracy(x.Existing.Final), fmtAccuracy(x.Existing.LastRounds), x.Existing.LastRoundsNum,
-			fmtAccuracy(x.New.Final), fmtAccuracy(x.New.LastRounds), x.New.LastRoundsNum)
-	}
-	paper := func(v float64) string {
-		if math.IsNaN(v) {
-			return "–"
-		}
-		return fmt.Sprintf("%.1f", v)
-	}
-	for _, p := range papers.FedVIFEMNIST() {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", p.Label, paper(p.Final), paper(p.LastRounds), paper(p.NewFinal), paper(p.NewLast))
-	}
-	fmt.Fprintln(w, "\nThe FedVI paper's figures are on FEMNIST (not packaged here), FedVI's over its last 100 of 1500 rounds; its FedAvg row was not run on FedVI's CNN")
-	fmt.Fprintln(w, "but copied from Marfoq et al. (MobileNet-v2), whereas ours share FedVI's network and optimiser. Fashion-MNIST stands in.")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,9 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/pacpfl/pacpfl/data"
-	"github.com/pacpfl/pacpfl/fl"
 )
 
 // fmnistReportJSON is the part of experiment fmnist's JSON that the tests
@@ -159,30 +155,4 @@ func TestExperimentFMNISTWeightedEveryMethod(t *testing.T) {
 	assert.NotContains(t, out, "weighted by the clients' test-set sizes")
 	assert.Contains(t, errs, "pacpfl seed 1/1: round 2/2, mean client LML")
 	assert.Contains(t, errs, "pacpfl seed 1/1 personalisation: client 12/12, elapsed")
-}
-
-// addOnce weights each client's accuracy by its test-set size, and takes
-// the global model where a method has no personalised one.
-func TestWeightedAddOnce(t *testing.T) {
-	ds := &data.Dataset{
-		Existing: []data.ClientData{{YTest: make([]float64, 1)}, {YTest: make([]float64, 3)}},
-		New:      []data.ClientData{{YTest: make([]float64, 2)}, {YTest: make([]float64, 2)}},
-	}
-	var w fedviWeighted
-	require.NoError(t, w.addOnce(&fl.MethodResult{
-		ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{100, 0}},
-		NewClass:      &fl.ClassGroupMetrics{Accuracy: []float64{50, 100}},
-	}, ds))
-	assert.Equal(t, []float64{25}, w.exFinal) // 1 of 4 test images
-	assert.Equal(t, []float64{75}, w.newFinal)
-	assert.False(t, w.global)
-	var g fedviWeighted
-	require.NoError(t, g.addOnce(&fl.MethodResult{GlobalClass: &fl.ClassGroupMetrics{Accuracy: []float64{0, 100}}}, ds))
-	assert.Equal(t, []float64{75}, g.exFinal)
-	assert.True(t, g.global)
-	assert.True(t, math.IsNaN(g.newFinal[0]), "no new clients' figure")
-	err := g.addOnce(&fl.MethodResult{Method: "x"}, ds)
-	assert.ErrorContains(t, err, "x: no accuracies of the participating clients")
-	err = g.addOnce(&fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{1}}}, ds)
-	assert.ErrorContains(t, err, "participating clients: weighted mean: 1 values, 2 weights")
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
-	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // bnnMethods are the methods of pacpfl experiment fmnist, in table order.
@@ -63,101 +63,158 @@ func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
 	}
 }
 
-// runExperimentFMNIST is pacpfl experiment fmnist: PAC-PFL, Vanilla and
-// Pooled with BNN clients, and the peer methods (GenFL, FedVI, pFedBayes
-// and their baselines), on the same splits over several seeds.
-func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
+// fmnistExperiment is experiment fmnist's parsed flags.
+type fmnistExperiment struct {
+	f        trainFlags
+	bf       bnnFlags
+	ff       fedFlags
+	vf       fedviFlags
+	seeds    int
+	seedBase uint64
+	methods  stringList
+	quiet    bool
+	jsonPath string
+	arch     lml.BNN
+	fed      bool // a method of fedBaselines runs
+}
+
+// parseFMNIST parses and checks the flags of experiment fmnist; ok=false:
+// exit with status.
+func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status int, ok bool) {
+	x = &fmnistExperiment{methods: stringList(slices.Clone(bnnMethods))}
 	fs := newFlagSet("experiment fmnist", stderr)
-	var f trainFlags
-	var bf bnnFlags
-	addTrainFlags(fs, &f)
-	addBNNFlags(fs, &bf)
+	addTrainFlags(fs, &x.f)
+	addBNNFlags(fs, &x.bf)
 	fmnistClientFlags(fs)
-	seeds := fs.Int("seeds", 5, "number of seeds")
-	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
-	methods := stringList(slices.Clone(bnnMethods))
-	fs.Var(&methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL, seed 004; existing clients only), fedvi (seed 002), fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes (seed 001), fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
-	var ff fedFlags
-	addFedFlags(fs, &ff)
-	var vf fedviFlags
-	addFedVIFlags(fs, &vf)
-	quiet := fs.Bool("quiet", false, "no progress output")
-	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
+	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
+	fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL, seed 004; existing clients only), fedvi (seed 002), fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes (seed 001), fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
+	addFedFlags(fs, &x.ff)
+	addFedVIFlags(fs, &x.vf)
+	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	// The comparison computes no bounds, and its seeds are --seeds and
 	// --seed-base: those flags would be accepted and ignored.
 	fs = dropFlags(fs, append([]string{"seed", "bound-loss", "p-min", "weight-draws"}, boundFlags...)...)
 	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
+		return nil, st, false
 	}
-	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "data" || fl.Name == "model" {
-			bf.model = "given" // refused below: the data set is the positional argument
-		}
-	})
-	if bf.model == "given" {
-		return fail(stderr, "experiment", usagef("--model and --data do not apply to experiment fmnist (BNN clients on Fashion-MNIST)"))
+	if err := x.check(fs); err != nil {
+		return nil, fail(stderr, "experiment", err), false
+	}
+	// Bounds are not part of the comparison.
+	x.f.boundSamples = 0
+	return x, exitOK, true
+}
+
+// check validates the flags before any data are read and sets the
+// defaults that depend on them.
+func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
+	f, bf := &x.f, &x.bf
+	if flagSet(fs, "data") || flagSet(fs, "model") {
+		return usagef("--model and --data do not apply to experiment fmnist (BNN clients on Fashion-MNIST)")
 	}
 	bf.data = dataFMNIST
 	if err := bf.resolve(fs); err != nil {
-		return fail(stderr, "experiment", err)
+		return err
 	}
-	if err := f.afterParse(fs, *jsonPath); err != nil {
-		return fail(stderr, "experiment", err)
+	if err := f.afterParse(fs, x.jsonPath); err != nil {
+		return err
 	}
-	if err := checkSeeds(*seeds, *seedBase); err != nil {
-		return fail(stderr, "experiment", err)
+	if err := checkSeeds(x.seeds, x.seedBase); err != nil {
+		return err
 	}
 	// A repeated method would pool its runs as if they were more seeds and
 	// print a confidence interval that is too narrow.
-	if err := checkNames("--methods", methods, slices.Concat(bnnMethods, []string{genfl.MethodGenFL}, fedviMethods, fedBaselines)); err != nil {
-		return fail(stderr, "experiment", err)
+	if err := checkNames("--methods", x.methods, slices.Concat(bnnMethods, []string{genfl.MethodGenFL}, fedviMethods, fedBaselines)); err != nil {
+		return err
 	}
-	arch := lml.BNN{Arch: bf.arch, Hidden: bf.hidden}
-	if slices.ContainsFunc(methods, func(m string) bool { return slices.Contains(fedBaselines, m) }) {
-		if err := ff.check(arch); err != nil {
-			return fail(stderr, "experiment", err)
+	x.arch = lml.BNN{Arch: bf.arch, Hidden: bf.hidden}
+	x.fed = slices.ContainsFunc(x.methods, func(m string) bool { return slices.Contains(fedBaselines, m) })
+	if x.fed {
+		if err := x.ff.check(x.arch); err != nil {
+			return err
 		}
 	}
-	vf.withFT = slices.Contains(methods, methodFedVIFedAvgFT)
-	if err := vf.check(); err != nil {
-		return fail(stderr, "experiment", err)
+	x.vf.withFT = slices.Contains(x.methods, methodFedVIFedAvgFT)
+	if err := x.vf.check(); err != nil {
+		return err
 	}
-	bf.bnnDefaults(&f)
-	bf.dirichletDefaults(&f)
-	bf.noPACPFL = !slices.Contains(methods, fl.MethodPACPFL)
-	if err := bf.check(&f); err != nil {
-		return fail(stderr, "experiment", err)
+	bf.bnnDefaults(f)
+	bf.dirichletDefaults(f)
+	bf.noPACPFL = !slices.Contains(x.methods, fl.MethodPACPFL)
+	return bf.check(f)
+}
+
+// runExperimentFMNIST is pacpfl experiment fmnist: PAC-PFL, Vanilla and
+// Pooled with BNN clients, and the peer methods (GenFL, FedVI, pFedBayes
+// and their baselines), on the same splits over several seeds.
+func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
+	x, st, ok := parseFMNIST(args, stderr)
+	if !ok {
+		return st
 	}
-	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
-	// Bounds are not part of the comparison.
-	f.boundSamples = 0
+	f, bf := &x.f, &x.bf
+	stdout, jsonOut := reportStreams(x.jsonPath, stdout, stderr)
 	start := time.Now()
 	im, err := bf.images()
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Methods: map[string]*report.ClassMethod{}}
+	// The first seed's data set checks every method's options before any
+	// work, and is the data of that seed.
+	ds0, err := bf.dataset(im, f, x.seedBase)
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	hms, err := fmnistMethods(x.methods, f, bf, &x.ff, &x.vf, x.arch, ds0, x.seedBase)
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	exp := harness.Experiment{Methods: hms, Seeds: seedRange(x.seeds, x.seedBase), Data: x.data(im, ds0, stderr)}
+	acc := report.NewClassRuns(x.seeds, bf.partition == partDirichlet)
+	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: newBar(stderr, x.quiet), OnDone: acc.Observe}
+	ctx, stop := signalContext()
+	defer stop()
+	hr, err := harness.Run(ctx, exp, obs)
+	if err == nil {
+		err = acc.Err()
+	}
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Seeds: hr.Seeds, Methods: map[string]*report.ClassMethod{}}
 	if bf.partition == partLabels5 {
 		rep.Split = bf.split
 	} else {
 		rep.Alpha, rep.Clients = bf.alpha, f.clients
 	}
-	// The first seed's data set checks every method's options before any
-	// work, and is the data of that seed.
-	ds0, err := bf.dataset(im, &f, *seedBase)
-	if err != nil {
-		return fail(stderr, "experiment", err)
+	for _, m := range x.methods {
+		rep.Methods[m] = acc.Method(m)
 	}
-	hms, err := fmnistMethods(methods, &f, &bf, &ff, &vf, arch, ds0, *seedBase)
-	if err != nil {
-		return fail(stderr, "experiment", err)
+	rep.WriteText(stdout, x.methods, x.vf.label)
+	if x.fed {
+		a := x.arch.WithDefaults()
+		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), x.ff.rounds, x.ff.localSteps, x.ff.batch)
 	}
+	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
+	if x.jsonPath != "" {
+		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
+			return fail(stderr, "experiment", err)
+		}
+	}
+	return exitOK
+}
+
+// data is the data function of the experiment: ds0 for the first seed,
+// and each data set's notes printed once.
+func (x *fmnistExperiment) data(im *data.Images, ds0 *data.Dataset, stderr io.Writer) func(uint64) (*data.Dataset, error) {
 	var notes []string
-	exp := harness.Experiment{Methods: hms, Seeds: seedRange(*seeds, *seedBase), Data: func(seed uint64) (*data.Dataset, error) {
+	return func(seed uint64) (*data.Dataset, error) {
 		ds := ds0
-		if seed != *seedBase {
+		if seed != x.seedBase {
 			var err error
-			if ds, err = bf.dataset(im, &f, seed); err != nil {
+			if ds, err = x.bf.dataset(im, &x.f, seed); err != nil {
 				return nil, err
 			}
 		}
@@ -168,104 +225,5 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		return ds, nil
-	}}
-	acc := newClassAccumulator(*seeds, bf.partition == partDirichlet)
-	obs := &fmnistObserver{w: stderr, quiet: *quiet, label: vf.label, onDone: acc.add}
-	ctx, stop := signalContext()
-	defer stop()
-	hr, err := harness.Run(ctx, exp, obs)
-	if err == nil {
-		err = acc.err
 	}
-	if err != nil {
-		return fail(stderr, "experiment", err)
-	}
-	rep.Seeds = hr.Seeds
-	vals, perClients, weighted, secs, roundSecs, bestRounds := acc.vals, acc.perClient, acc.weighted, acc.secs, acc.roundSecs, acc.bestRounds
-	for _, m := range methods {
-		ms := report.NewClassMethod(vals[m], perClients[m])
-		ms.BestRounds, ms.RoundSeconds = bestRounds[m], roundSecs[m]
-		if w := weighted[m]; w != nil {
-			ms.Weighted = w.groups()
-		}
-		rep.Methods[m] = ms
-	}
-	printFMNISTTable(stdout, &rep, methods, secs, vf.label)
-	printFedVITable(stdout, &rep, methods, vf.label)
-	if slices.ContainsFunc(methods, func(m string) bool { return slices.Contains(fedBaselines, m) }) {
-		a := arch.WithDefaults()
-		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), ff.rounds, ff.localSteps, ff.batch)
-	}
-	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", *seeds, *seedBase, *seedBase+uint64(*seeds)-1, bf.describe(&f), f.newClients, time.Since(start).Seconds())
-	if *jsonPath != "" {
-		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
-			return fail(stderr, "experiment", err)
-		}
-	}
-	return exitOK
-}
-
-// globalText is the global model's accuracy for a progress line.
-func globalText(r *fl.MethodResult) string {
-	if r.GlobalClass == nil {
-		return ""
-	}
-	return fmt.Sprintf(" | global model accuracy %.2f%%", r.GlobalClass.MeanAccuracy)
-}
-
-func fmtAccuracy(s report.Summary) string { return fmtSummaryf("%.2f", s) }
-func fmtCE(s report.Summary) string       { return fmtSummaryf("%.3f", s) }
-
-func printFMNISTTable(w io.Writer, rep *report.FMNIST, methods []string, secs map[string]float64, label func(string) string) {
-	what := fmt.Sprintf("split %s", rep.Split)
-	if rep.Partition == partDirichlet {
-		what = fmt.Sprintf("α = %g, %d clients", rep.Alpha, rep.Clients)
-	}
-	window := ""
-	for _, m := range methods {
-		if r := rep.Methods[m].BestRounds; r != "" {
-			window = r
-		}
-	}
-	best := "best of rounds " + window
-	if window == "" {
-		best = "best over rounds"
-	}
-	fmt.Fprintf(w, "Fashion-MNIST, %s, %s: accuracy (%%) and CE (42), mean ± 95%% CI over %d seeds\n\n", rep.Partition, what, len(rep.Seeds))
-	fmt.Fprintf(w, "| method | accuracy existing | existing, %s | global model | global, %s | accuracy new | CE existing | CE new | seconds | s/round |\n", best, best)
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
-	opt := func(s *report.Summary) string {
-		if s == nil {
-			return "–"
-		}
-		return fmtAccuracy(*s)
-	}
-	for _, m := range methods {
-		r := rep.Methods[m]
-		glob, globBest := "–", "–"
-		if r.Global != nil {
-			glob, globBest = fmtAccuracy(r.Global.Accuracy), opt(r.Global.Best)
-		}
-		perRound := "–"
-		if r.RoundSeconds > 0 {
-			perRound = fmt.Sprintf("%.3g", r.RoundSeconds)
-		}
-		fmt.Fprintf(w, "| %s (ours) | %s | %s | %s | %s | %s | %s | %s | %.0f | %s |\n", label(m), fmtAccuracy(r.Existing.Accuracy), opt(r.Existing.Best),
-			glob, globBest, fmtAccuracy(r.New.Accuracy), fmtCE(r.Existing.CE), fmtCE(r.New.CE), secs[m], perRound)
-	}
-	if rep.Partition != partLabels5 {
-		return
-	}
-	for _, p := range papers.PFedBayesTable1() {
-		pm, gm := "–", "–"
-		if p.PM != nil {
-			pm = fmtAccuracy(report.NewSummary(p.PM[rep.Split]))
-		}
-		if p.GM != nil {
-			gm = fmtAccuracy(report.NewSummary(p.GM[rep.Split]))
-		}
-		fmt.Fprintf(w, "| %s (pFedBayes paper, MLP) | – | %s | – | %s | – | – | – | – | – |\n", p.Method, pm, gm)
-	}
-	fmt.Fprintln(w, "\nThe pFedBayes paper's figures (its Table 1, 5 runs) are the best accuracy over rounds 700–800 of its personalised models (existing) and its global model, mean ± the spread it reports; it gives no CE, no final-round figures and no new clients.")
-	fmt.Fprintln(w, "Ours: \"accuracy existing\" is the personalised models after the last round (FedAvg+FT: the final global model fine-tuned on each client), \"global model\" the federated methods' global model on the same test sets, \"accuracy new\" the global model (fine-tuned for FedAvg+FT) on the new clients; s/round is the training time per round (evaluations excluded).")
 }

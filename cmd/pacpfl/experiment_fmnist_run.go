@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -15,20 +13,14 @@ import (
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/methods"
-	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // fmnistMethods are the methods of experiment fmnist with the flags'
-// settings, checked on ds0 (the first seed's data). FedAvg and FedAvg+FT
-// (on either network) share one training per seed when both run.
+// settings, checked on ds0 (the first seed's data).
 func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf *fedviFlags, arch lml.BNN, ds0 *data.Dataset, seed0 uint64) ([]harness.Method, error) {
-	var avg, avgFT methods.FedAvg
-	if slices.Contains(names, fedavg.MethodFedAvg) || slices.Contains(names, fedavg.MethodFedAvgFT) {
-		o, err := ff.fedavg(arch, seed0, false)
-		if err != nil {
-			return nil, err
-		}
-		avg, avgFT = methods.FedAvgPair(o)
+	has := func(ms ...string) bool {
+		return slices.ContainsFunc(ms, func(m string) bool { return slices.Contains(names, m) })
 	}
 	vo := vf.options()
 	ao := vo
@@ -38,198 +30,53 @@ func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf
 	if !vf.withFT {
 		ft.Epochs = 0
 	}
-	vAvg, vAvgFT := methods.FedVIFedAvgPair(ao, ft)
-	model := methods.BNNModel(bf.bnnModel)
-	var out []harness.Method
-	for _, m := range names {
-		var hm interface {
-			harness.Method
-			Validate() error
+	g := genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, seed0)
+	s := methods.Settings{Task: methods.Classification, BNNModel: bf.bnnModel, FedVI: &vo, FedVIFedAvg: &ao, FedVIFineTune: &ft, GenFL: &g}
+	var err error
+	if has(fl.MethodPACPFL) {
+		o, err := bf.options(f, ds0, seed0)
+		if err != nil {
+			return nil, err
 		}
-		switch m {
-		case fl.MethodPACPFL:
-			o, err := bf.options(f, ds0, seed0)
-			if err != nil {
-				return nil, err
-			}
-			// Per data set: c's default, τ from --lambda, the DP noise.
-			o.Server.ClientsPerRound = f.clientsPerRound
-			if o.Server.DP != nil {
-				o.Server.DP.Noise = nil
-			}
-			hm = methods.PACPFLBNN{Options: o, Model: model, Lambda: f.lambda, DPNoiseSeed: f.dpNoiseSeed}
-		case fl.MethodVanilla:
-			hm = methods.VanillaBNN{Model: model}
-		case fl.MethodPooled:
-			hm = methods.PooledBNN{Model: model}
-		case pfedbayes.MethodPFedBayes:
-			o, err := ff.pfedbayes(arch, seed0)
-			if err != nil {
-				return nil, err
-			}
-			hm = methods.PFedBayes{Options: o}
-		case fedavg.MethodFedAvg:
-			hm = avg
-		case fedavg.MethodFedAvgFT:
-			hm = avgFT
-		case fedavg.MethodFedProx:
-			o, err := ff.fedavg(arch, seed0, true)
-			if err != nil {
-				return nil, err
-			}
-			hm = methods.FedAvg{Options: o}
-		case fedvi.MethodFedVI:
-			hm = methods.FedVI{Options: vo}
-		case methodFedVIFedAvg:
-			hm = vAvg
-		case methodFedVIFedAvgFT:
-			hm = vAvgFT
-		case genfl.MethodGenFL:
-			hm = methods.GenFL{Options: genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, seed0)}
-		default:
-			return nil, usagef("unknown method %q", m)
+		// Per data set: c's default, τ from --lambda, the DP noise.
+		o.Server.ClientsPerRound = f.clientsPerRound
+		if o.Server.DP != nil {
+			o.Server.DP.Noise = nil
 		}
-		if err := hm.Validate(); err != nil {
-			return nil, usageError{fmt.Errorf("%s: %w", m, err)}
-		}
-		out = append(out, hm)
+		s.PACPFLBNN = &methods.PACPFLBNN{Options: o, Lambda: f.lambda, DPNoiseSeed: f.dpNoiseSeed}
 	}
-	return out, nil
+	opt := func(ok bool, get func() error) {
+		if ok && err == nil {
+			err = get()
+		}
+	}
+	opt(has(pfedbayes.MethodPFedBayes), func() error { o, err := ff.pfedbayes(arch, seed0); s.PFedBayes = &o; return err })
+	opt(has(fedavg.MethodFedAvg, fedavg.MethodFedAvgFT), func() error { o, err := ff.fedavg(arch, seed0, false); s.FedAvg = &o; return err })
+	opt(has(fedavg.MethodFedProx), func() error { o, err := ff.fedavg(arch, seed0, true); s.FedProx = &o; return err })
+	if err != nil {
+		return nil, err
+	}
+	ms, err := methods.New(names, s)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return ms, nil
 }
 
-// fmnistObserver prints experiment fmnist's progress: a progress line per
-// method and seed (PAC-PFL's personalisation after its rounds on a line
-// of its own, GenFL's phases as they start), then the seed's figures.
-type fmnistObserver struct {
-	w      io.Writer
-	quiet  bool
-	label  func(method string) string
-	onDone func(harness.Event)
-	prog   *progress
-	phase  string
-	gp     *genflProgress
-}
+// progressBar is a progress as a runlog.Bar.
+type progressBar struct{ *progress }
 
-// Observe implements harness.Observer.
-func (o *fmnistObserver) Observe(ev harness.Event) {
-	switch ev.Kind {
-	case harness.Phase:
-		o.genfl(ev).phase(ev.Phase)
-	case harness.Round:
-		if ev.Phase == methods.PhasePriorERM {
-			o.genfl(ev).rounds("prior ERM", "loss")(ev.Round, ev.Rounds, ev.Value)
-			return
-		}
-		if o.prog == nil || ev.Phase != o.phase {
-			o.start(ev)
-		}
-		o.prog.update(ev.Round, ev.Value)
-	case harness.Done:
-		if o.prog != nil {
-			o.prog.done()
-		}
-		o.prog, o.gp, o.phase = nil, nil, ""
-		if o.onDone != nil {
-			o.onDone(ev)
-		}
-		if !o.quiet {
-			res := ev.Result
-			ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
-			fmt.Fprintf(o.w, "experiment: seed %d %-8s existing accuracy %.2f%% CE %.4f | new accuracy %.2f%% CE %.4f%s (%.0fs)\n",
-				ev.Seed, ev.Method, ex.Accuracy, ex.CE, nw.Accuracy, nw.CE, globalText(res), res.Seconds)
-		}
-	}
-}
+func (b progressBar) Update(step int, v float64) { b.update(step, v) }
+func (b progressBar) Done()                      { b.done() }
 
-// start begins the progress of ev's method (or phase) on its seed.
-func (o *fmnistObserver) start(ev harness.Event) {
-	if o.prog != nil {
-		o.prog.done()
-	}
-	name := ev.Method
-	if ev.Method == methodFedVIFedAvg || ev.Method == methodFedVIFedAvgFT {
-		name = "fedavg (FedVI's CNN)"
-	}
-	label := fmt.Sprintf("%s seed %d/%d", name, ev.SeedIndex+1, ev.Seeds)
-	if ev.Phase != "" {
-		label += " " + ev.Phase
-	}
-	o.prog, o.phase = newProgress(o.w, label, ev.Rounds, o.quiet), ev.Phase
-	o.prog.hideLML = math.IsNaN(ev.Value)
-	if ev.Phase == methods.PhasePersonalisation {
-		o.prog.unit = "client"
-	}
-}
-
-func (o *fmnistObserver) genfl(ev harness.Event) *genflProgress {
-	if o.gp == nil {
-		o.gp = newGenFLProgress(o.w, fmt.Sprintf("genfl seed %d", ev.Seed), o.quiet)
-	}
-	return o.gp
-}
-
-// classAccumulator collects experiment fmnist's per-seed figures of each
-// method from the harness's Done events.
-type classAccumulator struct {
-	seeds      int
-	dirichlet  bool // FedVI's weighted accuracy for every method
-	vals       map[string]map[string][]float64
-	perClient  map[string]report.PerClient
-	weighted   map[string]*fedviWeighted
-	secs       map[string]float64
-	roundSecs  map[string]float64
-	bestRounds map[string]string
-	err        error // the first error of a Done event
-}
-
-func newClassAccumulator(seeds int, dirichlet bool) *classAccumulator {
-	return &classAccumulator{seeds: seeds, dirichlet: dirichlet, vals: map[string]map[string][]float64{}, perClient: map[string]report.PerClient{},
-		weighted: map[string]*fedviWeighted{}, secs: map[string]float64{}, roundSecs: map[string]float64{}, bestRounds: map[string]string{}}
-}
-
-// add records one method's result on one seed.
-func (a *classAccumulator) add(ev harness.Event) {
-	m, res := ev.Method, ev.Result
-	if r, ok := res.Detail.(*fedvi.Result); ok {
-		a.weightedOf(m).add(r)
-	} else if a.dirichlet && a.err == nil {
-		// FedVI's metric for every method on FedVI's partition, so that
-		// the rows compare in one table.
-		if err := a.weightedOf(m).addOnce(res, ev.Data); err != nil {
-			a.err = fmt.Errorf("%s, seed %d: %w", m, ev.Seed, err)
+// newBar makes progress bars on w.
+func newBar(w io.Writer, quiet bool) runlog.BarMaker {
+	return func(label string, total int, unit string, hide bool) runlog.Bar {
+		p := newProgress(w, label, total, quiet)
+		p.hideLML = hide
+		if unit != "" {
+			p.unit = unit
 		}
+		return progressBar{p}
 	}
-	if a.vals[m] == nil {
-		a.vals[m] = map[string][]float64{}
-	}
-	v := a.vals[m]
-	ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
-	v[harness.ExistingAccuracy] = append(v[harness.ExistingAccuracy], float64(ex.Accuracy))
-	v[harness.ExistingCE] = append(v[harness.ExistingCE], float64(ex.CE))
-	v[harness.NewAccuracy] = append(v[harness.NewAccuracy], float64(nw.Accuracy))
-	v[harness.NewCE] = append(v[harness.NewCE], float64(nw.CE))
-	a.perClient[m] = a.perClient[m].Add(res)
-	a.secs[m] += res.Seconds
-	a.roundSecs[m] += res.RoundSeconds / float64(a.seeds)
-	if res.GlobalClass != nil {
-		gl := report.NewClassMetrics(res.GlobalClass)
-		v[harness.GlobalAccuracy] = append(v[harness.GlobalAccuracy], float64(gl.Accuracy))
-		v[harness.GlobalCE] = append(v[harness.GlobalCE], float64(gl.CE))
-	}
-	if b := res.Best; b != nil {
-		a.bestRounds[m] = fmt.Sprintf("%d-%d", b.From, b.To)
-		if b.Existing != nil {
-			v[harness.BestExisting] = append(v[harness.BestExisting], *b.Existing)
-		}
-		if b.Global != nil {
-			v[harness.BestGlobal] = append(v[harness.BestGlobal], *b.Global)
-		}
-	}
-}
-
-func (a *classAccumulator) weightedOf(m string) *fedviWeighted {
-	if a.weighted[m] == nil {
-		a.weighted[m] = &fedviWeighted{}
-	}
-	return a.weighted[m]
 }

@@ -76,20 +76,3 @@ func (f *trainFlags) datasetKey() string {
 	}
 	return "polynomial"
 }
-
-// datasetTitle is the data set's name as the paper writes it.
-func datasetTitle(key string) string {
-	switch key {
-	case "polynomial":
-		return "Polynomial"
-	case "pv-s-150":
-		return "PV-S(150)"
-	case "pv-ew-150":
-		return "PV-EW(150)"
-	case "pv-s-610":
-		return "PV-S(610)"
-	case "pv-ew-610":
-		return "PV-EW(610)"
-	}
-	return key
-}

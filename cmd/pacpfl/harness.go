@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // progressObserver prints an experiment's progress as train does: one
@@ -54,3 +56,18 @@ func seedRange(seeds int, base uint64) []uint64 {
 	}
 	return out
 }
+
+// Formatting shared with plot and the sweeps (report's).
+
+// methodLabel is the table label of method m (methods.Label).
+func methodLabel(m string) string { return methods.Label(m) }
+
+// datasetTitle is the data set's name as the paper writes it.
+func datasetTitle(key string) string { return report.DatasetTitle(key) }
+
+// fmtSummary is s with two decimals, "–" for an undefined figure.
+func fmtSummary(s report.Summary) string { return s.Text("%.2f") }
+
+// modeLine describes the mode specialisation among a method's per-seed
+// values, or is empty when there is none (report.ModeLine).
+func modeLine(v map[string][]float64) string { return report.ModeLine(v) }
