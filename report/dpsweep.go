@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
 )
 
@@ -28,7 +29,7 @@ func NewDPSweep(dataset string, clients int, eps []float64, mechanism string, de
 		switch {
 		case eps[i] == 0:
 			l.Epsilon, l.Mechanism = Float(math.Inf(1)), ""
-		case mechanism == "gaussian":
+		case mechanism == string(fl.DPGaussian):
 			l.Delta = delta
 		}
 		s.DP = append(s.DP, l)
