@@ -260,7 +260,7 @@ func (r *GenFL) writeVerdict(w io.Writer, testImages, testDraws int) {
 // writePaper writes the seed paper's figures of the setting.
 func (r *GenFL) writePaper(w io.Writer) {
 	if r.Setting == genflFLSOB {
-		fmt.Fprintln(w, "\nThe seed's Table 1 (MNIST, not Fashion-MNIST; 100 users, bound / test error):")
+		fmt.Fprintln(w, "\nThe paper's Table 1 (MNIST, not Fashion-MNIST; 100 users, bound / test error):")
 		for _, t := range papers.GenFLTable1() {
 			fmt.Fprintf(w, "  %s prior, %s (%s): %.3f / %.3f\n", t.Prior, t.Objective, t.Note, t.Bound, t.TestError)
 		}
@@ -278,5 +278,5 @@ func (r *GenFL) writePaper(w io.Writer) {
 		groups = append(groups, rows[i].Prior+" prior "+strings.Join(cells, ", "))
 		i = j
 	}
-	fmt.Fprintf(w, "\nThe seed's Table 2 (MNIST, label-sorted shards; mean bound / mean test error): %s.\n", strings.Join(groups, "; "))
+	fmt.Fprintf(w, "\nThe paper's Table 2 (MNIST, label-sorted shards; mean bound / mean test error): %s.\n", strings.Join(groups, "; "))
 }

@@ -52,7 +52,7 @@ func (b fakeBar) Update(step int, v float64) {
 func (b fakeBar) Done() { *b.log = append(*b.log, b.label+" done") }
 
 // A Bar per method, seed and phase (the personalisation counts clients and
-// has no value), then the seed's line after OnDone.
+// has no value), then the line of the seed after OnDone.
 func TestClassificationObserver(t *testing.T) {
 	var log []string
 	var b strings.Builder

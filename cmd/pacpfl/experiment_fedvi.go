@@ -48,7 +48,7 @@ func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 	fs.Float64Var(&v.clientLR, "fedvi-client-lr", d.ClientLR, "fedvi, fedvi-fedavg: client SGD step")
 	fs.Float64Var(&v.serverLR, "fedvi-server-lr", d.ServerLR, "fedvi, fedvi-fedavg: server SGD step (with momentum 0.9)")
 	fs.StringVar(&v.pool, "fedvi-pool", poolName(d.Arch.PoolOutputs), "fedvi: how P takes the support set: outputs (P on every image, its outputs averaged) or features (P on the mean global features)")
-	fs.BoolVar(&v.embedReLU, "fedvi-embed-relu", false, "fedvi: a ReLU after E's dense 128 as in Reddi et al.'s CNN (the seed's E has none; the FedAvg rows' E: --fedvi-fedavg-embed-relu)")
+	fs.BoolVar(&v.embedReLU, "fedvi-embed-relu", false, "fedvi: a ReLU after E's dense 128 as in Reddi et al.'s CNN (the paper's E has none; the FedAvg rows' E: --fedvi-fedavg-embed-relu)")
 	fs.BoolVar(&v.fedavgReLU, "fedvi-fedavg-embed-relu", true, "fedvi-fedavg, fedvi-fedavg-ft: a ReLU after E's dense 128 (Reddi et al.'s CNN); false: FedVI's own E (the seed's, without it)")
 	fs.IntVar(&v.ftEpochs, "fedvi-ft-epochs", fedvi.DefaultFineTune().Epochs, "fedvi-fedavg-ft: local fine-tuning epochs")
 }

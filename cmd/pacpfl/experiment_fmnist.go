@@ -88,7 +88,7 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	fmnistClientFlags(fs)
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
-	fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL, seed 004; existing clients only), fedvi (seed 002), fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes (seed 001), fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
+	fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL; existing clients only), fedvi, fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes, fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
 	addFedFlags(fs, &x.ff)
 	addFedVIFlags(fs, &x.vf)
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
