@@ -384,26 +384,16 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 // writeTrainReport prints the report of a PAC-PFL run on Polynomial and
 // writes it as JSON to jsonPath (if set): pacpfl train and pacpfl server.
 func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset, o fl.PACPFLOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
-	tr := res.Train
-	final := report.FinalLML(tr.MeanLML)
-	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s\n",
-		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed, f.inference())
-	switch {
-	case o.Server.Rounds == 0:
-		fmt.Fprintln(stdout, noRounds)
-	case o.Server.DP == nil:
-		fmt.Fprintf(stdout, "training: %.1fs, mean client LML of the last rounds %s\n", tr.Elapsed.Seconds(), fmtMetric("%.3f", final))
-	default:
-		// The mean ln Z^C is computed from the raw client updates: it is
-		// not covered by the DP guarantee, so it is not released.
-		fmt.Fprintf(stdout, "training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", tr.Elapsed.Seconds())
+	text := report.TrainText{
+		Header: fmt.Sprintf("PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s",
+			len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed, f.inference()),
+		LML: "mean client LML", Train: res.Train, NoRounds: o.Server.Rounds == 0, Private: o.Server.DP != nil,
+		Existing: report.RegressionLine(len(ds.Existing), res.Existing.MeanRSMSE, res.Existing.MeanCE),
+		New:      report.RegressionLine(len(ds.New), res.New.MeanRSMSE, res.New.MeanCE),
+		Bounds:   res,
 	}
-	fmt.Fprintf(stdout, "existing clients: %s\n", groupText(len(ds.Existing), "RSMSE "+fmtMetric("%.3f", res.Existing.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.Existing.MeanCE)))
-	fmt.Fprintf(stdout, "new clients:      %s\n", groupText(len(ds.New), "RSMSE "+fmtMetric("%.3f", res.New.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.New.MeanCE)))
-	printPrivacy(stdout, tr.Privacy)
-	printBounds(stdout, res)
-	if jsonPath == "" {
-		return nil
+	if err := text.WriteText(stdout); err != nil || jsonPath == "" {
+		return err
 	}
 	rep := report.NewTrain(res, o.Server.DP != nil)
 	rep.Dataset, rep.Seed, rep.TotalSeconds = "polynomial", f.seed, time.Since(start).Seconds()
@@ -418,61 +408,8 @@ func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset
 	return writeJSON(jsonOut, jsonPath, rep)
 }
 
-// noRounds is the training line of a run with --rounds 0.
-const noRounds = "training: none (--rounds 0): the particles are the initial draws from the hyper-prior"
-
-// fmtMetric formats x, or "–" for an undefined (NaN) figure: printed, a NaN
-// looked like a failed result of a run that exited 0.
-func fmtMetric(format string, x float64) string {
-	if math.IsNaN(x) {
-		return "–"
-	}
-	return fmt.Sprintf(format, x)
-}
-
-// groupText is one group's metrics, or "none" for a group without clients.
-func groupText(clients int, metrics string) string {
-	if clients == 0 {
-		return "none"
-	}
-	return metrics
-}
-
-// printPrivacy prints the DP guarantee of a training run.
-func printPrivacy(w io.Writer, p fl.Privacy) {
-	if !math.IsInf(p.Epsilon, 1) {
-		fmt.Fprintf(w, "differential privacy: %s\n", p.Statement)
-		return
-	}
-	fmt.Fprintln(w, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
-}
-
-// printBounds prints both kinds of bound, each saying what it bounds, and
-// whether it is vacuous (above b, the largest loss).
-func printBounds(w io.Writer, res *fl.MethodResult) {
-	vac := func(v, b float64) string {
-		if v >= b {
-			return fmt.Sprintf("  (vacuous: ≥ b = %g)", b)
-		}
-		return ""
-	}
-	if res.BoundsUnavailable != "" {
-		fmt.Fprintf(w, "bounds: not computed: %s\n", res.BoundsUnavailable)
-	}
-	if b := res.Bounds; b != nil {
-		fmt.Fprintf(w, "bounds %s:\n", b.Description)
-		fmt.Fprintf(w, "  ln Z^S ≈ %.4g, λ = %.4g, ε_i of sampling from 𝒬* ≤ %.4g\n", b.LogZS, b.Lambda, b.EpsilonMax)
-		fmt.Fprintf(w, "  server-level (Thm 4.2) at 𝒬*:  %.4g%s\n", b.Server, vac(b.Server, b.B))
-		fmt.Fprintf(w, "  new-client (Lemma 4.6) at 𝒬*:  %.4g%s\n", b.NewClient, vac(b.NewClient, b.B))
-	}
-	if lb := res.Learned; lb != nil {
-		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", lb.Description)
-		fmt.Fprintf(w, "  server-level (Thm 4.2), trained 𝒬:  %.4g = %.4g (loss) + %.4g (sampling) + %.4g × KL %.4g + %.4g (constants)%s\n",
-			lb.Server, lb.EmpiricalTerm, lb.SamplingTerm, lb.KLWeight, lb.KL, lb.Constants, vac(lb.Server, lb.B))
-	} else if res.LearnedUnavailable != "" {
-		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", res.LearnedUnavailable)
-	}
-}
+// fmtMetric is report.Metric: x, or "–" for an undefined (NaN) figure.
+func fmtMetric(format string, x float64) string { return report.Metric(format, x) }
 
 // fail prints err and returns 2 for bad input, 1 otherwise.
 func fail(stderr io.Writer, cmd string, err error) int {
