@@ -160,8 +160,7 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 	if f.pv != nil {
 		c := *f.pv
 		c.Existing, c.New, c.Seed = f.clients, f.newClients, seed
-		// About 800 test and 150–610 training rows of 16 values per house.
-		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New), 8*16*1500*float64(c.Existing+c.New)); err != nil {
+		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New), c.MemoryBytes()); err != nil {
 			return nil, err
 		}
 		ds, err := data.PV(c)
@@ -172,12 +171,9 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 	}
 	c := data.DefaultPolynomial()
 	c.Existing, c.New, c.Extra, c.Seed = f.clients, f.newClients, f.extra, seed
-	// Inputs and targets of every sample (D = 1), counted in float64: a
-	// lower bound that turns an absurd --clients or --extra into a message
-	// instead of an out-of-memory crash or hours of data generation.
-	samples := float64(c.Existing)*(float64(c.Train)+float64(c.Extra)+float64(c.Test)) +
-		float64(c.New)*(float64(max(c.NewTrain, c.Train))+float64(c.Test))
-	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra), 8*2*samples); err != nil {
+	// A lower bound that turns an absurd --clients or --extra into a
+	// message instead of an out-of-memory crash or hours of data generation.
+	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra), c.MemoryBytes()); err != nil {
 		return nil, err
 	}
 	ds, err := data.Polynomial(c)
@@ -190,7 +186,6 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 // options turns the flags into validated PAC-PFL options for ds.
 func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, error) {
 	o := fl.DefaultPACPFLOptions()
-	n := len(ds.Existing)
 	s, err := f.serverConfig(ds, seed)
 	if err != nil {
 		return o, err
@@ -200,17 +195,14 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	if !(f.sigmaP > 0) || math.IsInf(f.sigmaP, 0) {
 		return o, usagef("--sigma-p %v must be positive and finite", f.sigmaP)
 	}
-	// The particles, their gradients and the optimiser's state (k×dφ each),
-	// and the Monte Carlo terms of the bounds: lower bounds.
 	if err := f.net.validate(); err != nil {
 		return o, err
 	}
-	dphi := float64(f.gpModel(ds.D, false).Dim())
-	if err := memoryError(fmt.Sprintf("--k %d", f.k), 8*3*float64(f.k)*dphi); err != nil {
-		return o, err
-	}
-	if err := memoryError(fmt.Sprintf("--bound-samples %d --func-samples %d", f.boundSamples, f.funcSamples),
-		8*float64(max(f.boundSamples, f.funcSamples))); err != nil {
+	o.Bounds.PriorSamples, o.Bounds.FuncSamples = f.boundSamples, f.funcSamples
+	plan := o.MemoryPlan(f.gpModel(ds.D, false).Dim())
+	what := map[string]string{"particles": fmt.Sprintf("--k %d", f.k),
+		"bounds": fmt.Sprintf("--bound-samples %d --func-samples %d", f.boundSamples, f.funcSamples)}
+	if err := memoryError(what[plan.Dominant()], plan.Bytes()); err != nil {
 		return o, err
 	}
 	a, b, err := parseRange(f.lossRange)
@@ -230,19 +222,9 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	if f.learnedSamples > 0 {
 		o.Bounds.Learned = &fl.LearnedBoundOptions{Samples: f.learnedSamples}
 	}
-	if f.boundSamples > 0 || f.learnedSamples > 0 {
-		// Check the bound assumptions now rather than after training.
-		bc := fl.BoundConfig{A: a, B: b, Delta: f.delta, Tau: fl.EffectiveTau(s, n), M: make([]int, n)}
-		for i := range bc.M {
-			bc.M[i] = ds.Existing[i].M()
-		}
-		bc.Beta, err = o.Beta.Common(bc.M)
-		if err == nil {
-			err = bc.Validate()
-		}
-		if err != nil {
-			return o, usagef("%v (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
-		}
+	// Check the bound assumptions now rather than after training.
+	if err := o.CheckBounds(ds); err != nil {
+		return o, usagef("%v (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
 	}
 	return o, nil
 }
