@@ -8,13 +8,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/report"
 )
 
@@ -409,73 +409,25 @@ func fail(stderr io.Writer, cmd string, err error) int {
 	return exitError
 }
 
-// progress reports training progress on stderr: a redrawn bar on a terminal,
-// otherwise one log line every few seconds; nothing with --quiet.
+// progress reports training progress on stderr (cliprogress.Bar): a
+// redrawn bar on a terminal, otherwise one log line every few seconds;
+// nothing with --quiet.
 type progress struct {
-	w          io.Writer
-	label      string
-	total      int
-	tty, quiet bool
-	hideLML    bool   // DP runs: the client LMLs are not covered by the guarantee
-	unit       string // what is counted: "round" unless set
-	start      time.Time
-	last       time.Time
-	drawn      bool
+	bar     *cliprogress.Bar
+	hideLML bool   // DP runs: the client LMLs are not covered by the guarantee
+	unit    string // what is counted: "round" unless set
 }
 
 // logEvery is the interval of the log lines when stderr is not a terminal.
-const logEvery = 5 * time.Second
+const logEvery = cliprogress.LogEvery
 
 func newProgress(w io.Writer, label string, total int, quiet bool) *progress {
-	p := &progress{w: w, label: label, total: total, quiet: quiet, start: time.Now(), unit: "round"}
-	p.last = p.start
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
+	return &progress{bar: cliprogress.New(w, label, total, quiet), unit: "round"}
 }
 
 func (p *progress) update(round int, lml float64) {
-	if p.quiet {
-		return
-	}
-	now := time.Now()
-	interval := logEvery
-	if p.tty {
-		interval = 100 * time.Millisecond
-	}
-	if now.Sub(p.last) < interval && round != p.total {
-		return
-	}
-	p.last = now
-	el := now.Sub(p.start)
-	eta := time.Duration(0)
-	if round > 0 {
-		eta = time.Duration(float64(el) * float64(p.total-round) / float64(round))
-	}
-	if p.tty {
-		const width = 30
-		filled := width * round / max(1, p.total)
-		bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
-		fmt.Fprintf(p.w, "\r%s [%s] %s %d/%d%s  elapsed %s  ETA %s ", p.label, bar, p.unit, round, p.total, p.lmlText("  LML %8.3f", lml), el.Round(time.Second), eta.Round(time.Second))
-		p.drawn = true
-	} else {
-		fmt.Fprintf(p.w, "%s: %s %d/%d%s, elapsed %s, ETA %s\n", p.label, p.unit, round, p.total, p.lmlText(", mean client LML %.3f", lml), el.Round(time.Second), eta.Round(time.Second))
-	}
+	p.bar.Unit, p.bar.HideValue = p.unit, p.hideLML
+	p.bar.Update(round, lml)
 }
 
-func (p *progress) lmlText(format string, lml float64) string {
-	if p.hideLML {
-		return ""
-	}
-	return fmt.Sprintf(format, lml)
-}
-
-func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprintln(p.w)
-		p.drawn = false
-	}
-}
+func (p *progress) done() { p.bar.Done() }
