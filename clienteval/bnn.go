@@ -92,7 +92,8 @@ func BNN(c BNNConfig, X, y []float64) (*BNNResult, error) {
 		eps[j] = e.Noise()[j*n : (j+1)*n]
 	}
 	return &BNNResult{
-		LML: v, M: len(y), D: len(X) / max(1, len(y)), Classes: model.Classes, Arch: model.String(), Samples: c.Samples,
+		LML: v, M: len(y), D: len(X) / max(1, len(y)), Classes: model.Classes, Arch: model.String(),
+		Samples:    c.Samples,
 		NumWeights: n, NumParams: len(phi), SigmaMu: c.SigmaMu, SigmaOmega: c.SigmaOmega,
 		Phi: phi, Eps: eps, Grad: grad, Layout: model.PhiLayout(), Formula: BNNFormula,
 	}, nil

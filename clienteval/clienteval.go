@@ -149,8 +149,8 @@ func sparseLML(model lml.Model, res *GPResult, X, y, Z, phi []float64) (float64,
 func (r *GPResult) WriteText(w io.Writer) error {
 	var err error
 	if r.GPInference == fl.InferenceSparse {
-		_, err = fmt.Fprintf(w, "bound %.17g (sparse, M = %d: the Titsias lower bound on the LML; --json prints the inducing inputs)\n",
-			r.LML, r.Inducing)
+		_, err = fmt.Fprintf(w, "bound %.17g (sparse, M = %d: the Titsias lower bound on the LML; "+
+			"--json prints the inducing inputs)\n", r.LML, r.Inducing)
 	} else {
 		_, err = fmt.Fprintf(w, "lml %.17g\n", r.LML)
 	}
@@ -181,7 +181,8 @@ func finite(lml float64, grad []float64) error {
 		}
 	}
 	if bad > 0 {
-		return fmt.Errorf("%d of the %d gradient components are not finite (the first, φ[%d], is %v)", bad, len(grad), first, grad[first])
+		return fmt.Errorf("%d of the %d gradient components are not finite (the first, φ[%d], is %v)",
+			bad, len(grad), first, grad[first])
 	}
 	return nil
 }

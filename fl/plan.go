@@ -43,7 +43,8 @@ func (o PACPFLOptions) CheckBounds(ds *data.Dataset) error {
 		return nil
 	}
 	n := len(ds.Existing)
-	bc := BoundConfig{A: o.Bounds.A, B: o.Bounds.B, Delta: o.Bounds.Delta, Tau: EffectiveTau(o.Server, n), M: make([]int, n)}
+	bc := BoundConfig{A: o.Bounds.A, B: o.Bounds.B, Delta: o.Bounds.Delta, Tau: EffectiveTau(o.Server, n),
+		M: make([]int, n)}
 	for i := range bc.M {
 		bc.M[i] = ds.Existing[i].M()
 	}

@@ -72,7 +72,8 @@ func (t *TrainText) WriteText(w io.Writer) error {
 	case t.NoRounds:
 		ew.printf("%s\n", NoRounds)
 	case t.Private:
-		ew.printf("training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", t.Train.Elapsed.Seconds())
+		ew.printf("training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n",
+			t.Train.Elapsed.Seconds())
 	default:
 		ew.printf("training: %.1fs, %s of the last rounds %s\n", t.Train.Elapsed.Seconds(), t.LML,
 			Metric("%.3f", FinalLML(t.Train.MeanLML)))
@@ -84,7 +85,8 @@ func (t *TrainText) WriteText(w io.Writer) error {
 	}
 	if bd := t.BNNBounds; bd != nil {
 		ew.printf("bounds (δ=%g, %s):\n", bd.Delta, bd.Description)
-		ew.printf("  ln Z^S ≈ %.4g, λ = %.4g, ε_i of the exact Gibbs hyper-posterior ≤ %.4g\n", bd.LogZS, bd.Lambda, bd.EpsilonMax)
+		ew.printf("  ln Z^S ≈ %.4g, λ = %.4g, ε_i of the exact Gibbs hyper-posterior ≤ %.4g\n",
+			bd.LogZS, bd.Lambda, bd.EpsilonMax)
 		ew.printf("  server-level (Thm 4.2):  %.4g   (loss range [%g, %.3g])\n  new-client (Lemma 4.6):  %.4g\n",
 			bd.Server, bd.A, bd.B, bd.NewClient)
 	}
@@ -121,7 +123,8 @@ func WriteBounds(w io.Writer, res *fl.MethodResult) {
 	}
 	if lb := res.Learned; lb != nil {
 		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", lb.Description)
-		fmt.Fprintf(w, "  server-level (Thm 4.2), trained 𝒬:  %.4g = %.4g (loss) + %.4g (sampling) + %.4g × KL %.4g + %.4g (constants)%s\n",
+		fmt.Fprintf(w, "  server-level (Thm 4.2), trained 𝒬:  %.4g = %.4g (loss) + %.4g (sampling) + "+
+			"%.4g × KL %.4g + %.4g (constants)%s\n",
 			lb.Server, lb.EmpiricalTerm, lb.SamplingTerm, lb.KLWeight, lb.KL, lb.Constants, vac(lb.Server, lb.B))
 	} else if res.LearnedUnavailable != "" {
 		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", res.LearnedUnavailable)

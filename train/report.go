@@ -91,8 +91,8 @@ type ReportInfo struct {
 func (r *Result) Report(info ReportInfo) (*report.TrainText, any) {
 	ds, mf := r.Data.Dataset, r.Model
 	em, nm := r.Metrics()
-	text := &report.TrainText{Header: r.header(info), LML: "mean client LML", Train: r.Train, NoRounds: len(r.Train.MeanLML) == 0,
-		Private: r.Train.Privacy.Epsilon < math.Inf(1), Bounds: r.Bounds}
+	text := &report.TrainText{Header: r.header(info), LML: "mean client LML", Train: r.Train,
+		NoRounds: len(r.Train.MeanLML) == 0, Private: r.Train.Privacy.Epsilon < math.Inf(1), Bounds: r.Bounds}
 	line := report.RegressionLine
 	if ds.Classes > 0 {
 		line = report.ClassLine
@@ -100,12 +100,14 @@ func (r *Result) Report(info ReportInfo) (*report.TrainText, any) {
 	group := func(m Metrics, clients int) report.GroupLine {
 		g := line(clients, m.MeanFirst, m.MeanSecond)
 		if m.Skipped > 0 {
-			g.Metrics += fmt.Sprintf("  (over %d of %d clients: the others have no test rows that define it)", m.Defined, clients)
+			g.Metrics += fmt.Sprintf("  (over %d of %d clients: the others have no test rows that define it)",
+				m.Defined, clients)
 		}
 		return g
 	}
 	text.Existing, text.New = group(em, len(ds.Existing)), group(nm, len(ds.New))
-	config := map[string]any{"data": info.Source, "task": info.Task, "features": r.Data.Features, "target": r.Data.Target,
+	config := map[string]any{"data": info.Source, "task": info.Task,
+		"features": r.Data.Features, "target": r.Data.Target,
 		"client_column": info.ClientColumn, "new_client_ids": r.Data.NewIDs, "existing_client_ids": r.Data.ExistingIDs,
 		"test_fraction": info.TestFraction, "split_column": info.SplitColumn}
 	for k, v := range mf.Training {
@@ -120,7 +122,8 @@ func (r *Result) Report(info ReportInfo) (*report.TrainText, any) {
 		rep := report.Train{Dataset: info.Source, Seed: info.Seed, Config: config, TotalSeconds: info.TotalSeconds,
 			Existing: report.Metrics{RSMSE: report.Float(em.MeanFirst), CE: report.Float(em.MeanSecond)},
 			New:      report.Metrics{RSMSE: report.Float(nm.MeanFirst), CE: report.Float(nm.MeanSecond)},
-			Bounds:   r.Bounds.Bounds, Learned: r.Bounds.Learned, LearnedNA: r.Bounds.LearnedUnavailable, PerClient: per,
+			Bounds:   r.Bounds.Bounds, Learned: r.Bounds.Learned, LearnedNA: r.Bounds.LearnedUnavailable,
+			PerClient: per,
 		}
 		rep.SetTraining(r.Train, text.Private)
 		return text, rep
