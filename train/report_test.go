@@ -2,7 +2,11 @@ package train
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -49,5 +53,35 @@ func TestResultMetricsAndReport(t *testing.T) {
 	}
 	if text.Existing.Clients != 4 || text.New.Clients != 1 || text.Private || text.NoRounds {
 		t.Fatalf("text %+v", text)
+	}
+}
+
+// A classification target of mostly distinct labels is refused as one;
+// the records come back with a federation error.
+func TestReadData(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/d.csv"
+	var b strings.Builder
+	b.WriteString("c,x,y\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "a,%d,%d.5\n", i, i)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := data.CSVSpec{ClientColumn: "c", TargetColumn: "y", Task: data.Classification}
+	_, _, err := ReadData(path, spec, data.FederateConfig{})
+	var le *LabelsError
+	if !errors.As(err, &le) || le.Labels != 10 || le.Rows != 10 {
+		t.Fatalf("got %v, want a LabelsError of 10 labels", err)
+	}
+	spec.Task = data.Regression
+	rec, fed, err := ReadData(path, spec, data.FederateConfig{TestFraction: 0.2})
+	if err != nil || rec.Rows() != 10 || len(fed.Existing) != 1 {
+		t.Fatalf("regression: %v", err)
+	}
+	rec, _, err = ReadData(path, spec, data.FederateConfig{NewClients: []string{"nobody"}})
+	if err == nil || rec == nil {
+		t.Fatalf("federation error %v with records %v", err, rec)
 	}
 }

@@ -247,18 +247,15 @@ func (c *csvFlags) spec() data.CSVSpec {
 
 // readUserData reads the CSV file of --data and federates it.
 func readUserData(c *csvFlags, f *trainFlags, stderr io.Writer) (*data.Records, *data.Federated, error) {
-	spec := c.spec()
-	rec, err := data.ReadCSVFile(c.path, spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	if spec.Task == data.Classification && len(rec.Classes) > rec.Rows()/2 {
-		return nil, nil, fmt.Errorf("%s: the target %q has %d distinct labels among %d rows, most of them seen once: is it a regression target? (--task regression)", c.path, rec.Target, len(rec.Classes), rec.Rows())
-	}
-	if rec.Dropped > 0 {
+	rec, fed, err := train.ReadData(c.path, c.spec(),
+		data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed})
+	if rec != nil && rec.Dropped > 0 {
 		fmt.Fprintf(stderr, "note: %d row(s) with a missing value dropped (--drop-missing)\n", rec.Dropped)
 	}
-	fed, err := rec.Federate(data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed})
+	var le *train.LabelsError
+	if errors.As(err, &le) {
+		return nil, nil, fmt.Errorf("%w (--task regression)", err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
