@@ -275,3 +275,12 @@ func TestLargeStreams(t *testing.T) {
 type countingWriter struct{ n *int64 }
 
 func (c countingWriter) Write(p []byte) (int, error) { *c.n += int64(len(p)); return len(p), nil }
+
+func TestDecimalBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 999: "999 bytes", 1000: "1 kB", 1234567: "1.23 MB",
+		999_999: "1e+03 kB", 5e12: "5e+03 GB"} {
+		if got := DecimalBytes(n); got != want {
+			t.Errorf("DecimalBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

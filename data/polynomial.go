@@ -174,3 +174,12 @@ func sampleGP(x, coef []float64, ell float64, rng *rand.Rand) ([]float64, error)
 	}
 	return f, nil
 }
+
+// MemoryBytes is a lower bound on the memory of the data set c describes:
+// the inputs and targets of every sample (D = 1) in float64, counted in
+// float64 so that an absurd size turns into a refusal, not an overflow.
+func (c PolynomialConfig) MemoryBytes() float64 {
+	samples := float64(c.Existing)*(float64(c.Train)+float64(c.Extra)+float64(c.Test)) +
+		float64(c.New)*(float64(max(c.NewTrain, c.Train))+float64(c.Test))
+	return 8 * 2 * samples
+}

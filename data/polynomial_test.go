@@ -138,3 +138,15 @@ func TestPolynomialBadConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryBytesOfConfigs(t *testing.T) {
+	c := DefaultPolynomial()
+	c.Existing, c.New, c.Extra = 2, 1, 0
+	want := 16 * float64(2*(c.Train+c.Test)+max(c.NewTrain, c.Train)+c.Test)
+	if got := c.MemoryBytes(); got != want {
+		t.Fatalf("polynomial: %v bytes, want %v", got, want)
+	}
+	if got := (PVConfig{Existing: 1, New: 1}).MemoryBytes(); got != 2*8*16*1500 {
+		t.Fatalf("pv: %v bytes", got)
+	}
+}

@@ -456,3 +456,9 @@ func standardiseClient(x, y, xt, yt []float64, d int) {
 		}
 	}
 }
+
+// MemoryBytes is a lower bound on the memory of the data set c describes:
+// about 800 test and 150–610 training rows of 16 values per house.
+func (c PVConfig) MemoryBytes() float64 {
+	return 8 * 16 * 1500 * float64(c.Existing+c.New)
+}

@@ -565,3 +565,11 @@ func TestQuantile(t *testing.T) {
 		}
 	}
 }
+
+func TestResultSummary(t *testing.T) {
+	r := &predict.Result{Rows: []int{0, 2, 3}, Clients: []predict.ClientResult{{ID: "a", Known: true}, {ID: "b"}}}
+	assert.Equal(t, 1, r.KnownClients())
+	var b strings.Builder
+	require.NoError(t, r.WriteSummary(&b, "out.csv"))
+	assert.Equal(t, "3 rows of 2 clients (1 known to the model, 1 new) predicted into out.csv\n", b.String())
+}

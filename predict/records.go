@@ -344,3 +344,23 @@ func (p *Predictor) ClientPoints(rec *data.Records, id string) (*Points, error) 
 	}
 	return pts, nil
 }
+
+// KnownClients is the number of clients the model holds rows of.
+func (r *Result) KnownClients() int {
+	known := 0
+	for _, c := range r.Clients {
+		if c.Known {
+			known++
+		}
+	}
+	return known
+}
+
+// WriteSummary prints one line saying how many rows of how many clients,
+// known to the model and new, were predicted into out.
+func (r *Result) WriteSummary(w io.Writer, out string) error {
+	known := r.KnownClients()
+	_, err := fmt.Fprintf(w, "%d rows of %d clients (%d known to the model, %d new) predicted into %s\n",
+		len(r.Rows), len(r.Clients), known, len(r.Clients)-known, out)
+	return err
+}

@@ -73,6 +73,8 @@ type Result struct {
 	// Bounds holds the bounds computed (Bounds, Learned) and why those
 	// missing are (BoundsUnavailable, LearnedUnavailable).
 	Bounds *fl.MethodResult
+	// Data is the federated data the run trained on and evaluated.
+	Data *data.Federated
 }
 
 // Run trains on fed and evaluates every client through the trained model.
@@ -142,7 +144,7 @@ func Run(ctx context.Context, fed *data.Federated, o Options) (*Result, error) {
 		return nil, err
 	}
 	mf.K, mf.Dim, mf.Particles = res.K, res.Dim, res.Particles
-	out := &Result{Model: mf, Train: res, Bounds: &fl.MethodResult{}}
+	out := &Result{Model: mf, Train: res, Bounds: &fl.MethodResult{}, Data: fed}
 	if err := out.evaluate(fed); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -142,12 +141,8 @@ func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
 	if err := c.Validate(); err != nil {
 		return usageError{err} // a check above missed it
 	}
-	if c.Kind == data.LargePV {
-		// The weather and one house's series: measured 0.92 GB peak RSS
-		// for 2,000,000 rows per house at 5 minutes, 460 bytes a row.
-		if err := memoryError(fmt.Sprintf("--kind pv --samples %d", c.Samples), 500*float64(c.Samples)); err != nil {
-			return err
-		}
+	if err := memoryError(fmt.Sprintf("--kind pv --samples %d", c.Samples), c.MemoryBytes()); err != nil {
+		return err
 	}
 	return checkOutput("--out", f.out)
 }
@@ -174,75 +169,29 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 			prog.update(int(done), 0)
 		}
 	}
-	var size int64
+	cw := &data.CountingWriter{}
 	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error {
-		cw := &countWriter{w: w}
-		err := g.WriteCSV(ctx, cw, report)
-		size = cw.n
-		return err
+		cw.W = w
+		return g.WriteCSV(ctx, cw, report)
 	})
 	prog.done()
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			err = fmt.Errorf("interrupted; %s not replaced", f.out)
-			if d, derr := resolveOutput("--out", f.out); derr == nil && d.kind != outReplace {
-				err = errors.New("interrupted; the output is incomplete")
-			}
-			fmt.Fprintf(stderr, "pacpfl data generate: %v\n", err)
-			return exitInterrupted
+	if errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("interrupted; %s not replaced", f.out)
+		if d, derr := resolveOutput("--out", f.out); derr == nil && d.kind != outReplace {
+			err = errors.New("interrupted; the output is incomplete")
 		}
-		return fail(stderr, "data generate", err)
+		fmt.Fprintf(stderr, "pacpfl data generate: %v\n", err)
+		return exitInterrupted
 	}
 	text := stdout
 	if f.out == "-" {
 		text = stderr
 	}
-	c := f.cfg
-	clients := "clients"
-	if c.Clients+c.NewClients == 1 {
-		clients = "client"
+	if err == nil {
+		err = g.WriteSummary(text, f.out, cw.N, time.Since(start))
 	}
-	fmt.Fprintf(text, "wrote %s: %d %s (%d existing, %d new) × %d rows (%d test rows each), %s, in %s\n",
-		f.out, c.Clients+c.NewClients, clients, c.Clients, c.NewClients, c.Samples, c.TestRows(),
-		decimalBytes(size), time.Since(start).Round(time.Millisecond))
-	fmt.Fprintf(text, "columns: %s\n", strings.Join(g.Header(), ","))
-	file := f.out
-	if file == "-" {
-		file = "FILE.csv"
+	if err != nil {
+		return fail(stderr, "data generate", err)
 	}
-	train := fmt.Sprintf("pacpfl train --data %s --client-column %s --target-column %s --split-column %s",
-		file, data.LargeClientColumn, g.Target(), data.LargeSplitColumn)
-	if c.NewClients > 0 {
-		train += " --new-clients " + strings.Join(g.NewClientIDs(), ",")
-	}
-	fmt.Fprintf(text, "read it with: %s\n", train)
 	return exitOK
-}
-
-// decimalBytes is n in kB, MB or GB (powers of 1000, as ls -h --si and df
-// -H print them), 3 significant digits.
-func decimalBytes(n int64) string {
-	v := float64(n)
-	for _, u := range []string{"bytes", "kB", "MB", "GB"} {
-		if v < 1000 || u == "GB" {
-			if u == "bytes" {
-				return fmt.Sprintf("%d bytes", n)
-			}
-			return fmt.Sprintf("%.3g %s", v, u)
-		}
-		v /= 1000
-	}
-	panic("unreachable")
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

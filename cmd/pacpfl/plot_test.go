@@ -88,7 +88,7 @@ func TestPlotPredictive(t *testing.T) {
 	dir := t.TempDir()
 	for _, features := range []string{"x", "x,z"} {
 		csvPath, model, run := plotModel(t, dir, features)
-		tr, te := len(run.fed.ExistingRows[1].Train), len(run.fed.ExistingRows[1].Test)
+		tr, te := len(run.Data.ExistingRows[1].Train), len(run.Data.ExistingRows[1].Test)
 		for _, ext := range []string{"png", "svg"} {
 			out := filepath.Join(dir, "s1."+ext)
 			code, stdout, errOut := runCLI("plot", "predictive", "--model", model, "--data", csvPath, "--client", "s1", "--out", out)
@@ -164,10 +164,10 @@ func TestPredictContextDuplicatesStoredRows(t *testing.T) {
 	var with, without strings.Builder
 	with.WriteString("site,x,z,y,own\n")
 	without.WriteString("site,x,z,y,own\n")
-	for _, r := range run.fed.ExistingRows[0].Train {
+	for _, r := range run.Data.ExistingRows[0].Train {
 		fmt.Fprintf(&with, "%s,1\n", strings.Join(rec[r], ","))
 	}
-	for _, r := range run.fed.ExistingRows[0].Test {
+	for _, r := range run.Data.ExistingRows[0].Test {
 		fmt.Fprintf(&with, "%s,0\n", strings.Join(rec[r], ","))
 		fmt.Fprintf(&without, "%s,0\n", strings.Join(rec[r], ","))
 	}

@@ -154,13 +154,10 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "predict", err)
 	}
 	if *out != "-" {
-		known := 0
-		for _, c := range res.Clients {
-			if c.Known {
-				known++
-			}
-		}
-		fmt.Fprintf(stdout, "%d rows of %d clients (%d known to the model, %d new) predicted into %s\n", len(res.Rows), len(rec.Clients), known, len(rec.Clients)-known, *out)
+		err = res.WriteSummary(stdout, *out)
+	}
+	if err != nil {
+		return fail(stderr, "predict", err)
 	}
 	return exitOK
 }

@@ -27,28 +27,28 @@ func TestTrainCSVSparseSaveReload(t *testing.T) {
 	run := trainCSVForTest(t, "--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s4",
 		"-T", "15", "--k", "2", "--bound-samples", "0", "--bound-trained-samples", "0", "--test-fraction", "0.3",
 		"--gp-inference", "sparse", "--inducing", "4", "--seed", "6")
-	assert.Equal(t, &modelfile.GPInference{Mode: "sparse", Inducing: 4, Seed: 6}, run.model.GP.Inference)
-	b, err := modelfile.Encode(run.model)
+	assert.Equal(t, &modelfile.GPInference{Mode: "sparse", Inducing: 4, Seed: 6}, run.Model.GP.Inference)
+	b, err := modelfile.Encode(run.Model)
 	require.NoError(t, err)
 	mf, err := modelfile.Decode(b)
 	require.NoError(t, err)
 	pr, err := predict.New(mf)
 	require.NoError(t, err)
 	assert.Equal(t, fl.GPInference{Mode: "sparse", Inducing: 4, Seed: 6}, pr.Inference())
-	ds := run.fed.Dataset
-	outs, err := pr.PredictClients(predictClients(run.fed.ExistingIDs, ds.Existing))
+	ds := run.Data.Dataset
+	outs, err := pr.PredictClients(predictClients(run.Data.ExistingIDs, ds.Existing))
 	require.NoError(t, err)
 	gp, beta := gpOf(t, mf)
 	g := &fl.GPModel{Model: gp, Beta: beta, Inference: pr.Inference()}
-	preds, err := g.PredictGroup(run.train.Particles, ds.Existing)
+	preds, err := g.PredictGroup(run.Train.Particles, ds.Existing)
 	require.NoError(t, err)
 	exact := &fl.GPModel{Model: gp, Beta: beta, Inference: fl.GPInference{Mode: fl.InferenceExact}}
-	epreds, err := exact.PredictGroup(run.train.Particles, ds.Existing)
+	epreds, err := exact.PredictGroup(run.Train.Particles, ds.Existing)
 	require.NoError(t, err)
 	differs := false
 	for i := range outs {
-		bitsEqual(t, "means", run.existing[i].Mixture.Means, outs[i].Mixture.Means)
-		bitsEqual(t, "vars", run.existing[i].Mixture.Vars, outs[i].Mixture.Vars)
+		bitsEqual(t, "means", run.Existing[i].Mixture.Means, outs[i].Mixture.Means)
+		bitsEqual(t, "vars", run.Existing[i].Mixture.Vars, outs[i].Mixture.Vars)
 		for j := range preds[i].Mean {
 			require.Equal(t, preds[i].Mean[j], outs[i].Mixture.Mean(j), "client %d row %d", i, j)
 			differs = differs || preds[i].Mean[j] != epreds[i].Mean[j]
@@ -177,16 +177,16 @@ func TestTrainCSVSparseBoundsUnavailable(t *testing.T) {
 	args := []string{"--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s3",
 		"-T", "5", "--k", "2", "--bound-samples", "8", "--test-fraction", "0.3", "--gp-inference", "sparse", "--inducing", "4"}
 	run := trainCSVForTest(t, args...)
-	assert.Nil(t, run.bounds.Bounds)
-	assert.Contains(t, run.bounds.BoundsUnavailable, "the loss range must start at or below the smallest Gaussian NLL")
-	assert.Nil(t, run.bounds.Learned)
-	assert.Contains(t, run.bounds.LearnedUnavailable, "not confined to [a, b]")
-	assert.NotEmpty(t, run.existing)
+	assert.Nil(t, run.Bounds.Bounds)
+	assert.Contains(t, run.Bounds.BoundsUnavailable, "the loss range must start at or below the smallest Gaussian NLL")
+	assert.Nil(t, run.Bounds.Learned)
+	assert.Contains(t, run.Bounds.LearnedUnavailable, "not confined to [a, b]")
+	assert.NotEmpty(t, run.Existing)
 
 	run = trainCSVForTest(t, append(args, "--loss-range=-6,2")...)
-	require.NotNil(t, run.bounds.Bounds)
-	assert.Empty(t, run.bounds.BoundsUnavailable)
-	assert.False(t, math.IsNaN(run.bounds.Bounds.Server), "server bound")
-	assert.Contains(t, run.bounds.Bounds.Description, "sparse variational posterior")
-	assert.Contains(t, run.bounds.LearnedUnavailable, "not confined to [a, b]")
+	require.NotNil(t, run.Bounds.Bounds)
+	assert.Empty(t, run.Bounds.BoundsUnavailable)
+	assert.False(t, math.IsNaN(run.Bounds.Bounds.Server), "server bound")
+	assert.Contains(t, run.Bounds.Bounds.Description, "sparse variational posterior")
+	assert.Contains(t, run.Bounds.LearnedUnavailable, "not confined to [a, b]")
 }

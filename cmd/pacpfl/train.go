@@ -8,13 +8,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/report"
 )
 
@@ -160,8 +160,7 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 	if f.pv != nil {
 		c := *f.pv
 		c.Existing, c.New, c.Seed = f.clients, f.newClients, seed
-		// About 800 test and 150–610 training rows of 16 values per house.
-		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New), 8*16*1500*float64(c.Existing+c.New)); err != nil {
+		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New), c.MemoryBytes()); err != nil {
 			return nil, err
 		}
 		ds, err := data.PV(c)
@@ -172,12 +171,9 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 	}
 	c := data.DefaultPolynomial()
 	c.Existing, c.New, c.Extra, c.Seed = f.clients, f.newClients, f.extra, seed
-	// Inputs and targets of every sample (D = 1), counted in float64: a
-	// lower bound that turns an absurd --clients or --extra into a message
-	// instead of an out-of-memory crash or hours of data generation.
-	samples := float64(c.Existing)*(float64(c.Train)+float64(c.Extra)+float64(c.Test)) +
-		float64(c.New)*(float64(max(c.NewTrain, c.Train))+float64(c.Test))
-	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra), 8*2*samples); err != nil {
+	// A lower bound that turns an absurd --clients or --extra into a
+	// message instead of an out-of-memory crash or hours of data generation.
+	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra), c.MemoryBytes()); err != nil {
 		return nil, err
 	}
 	ds, err := data.Polynomial(c)
@@ -190,7 +186,6 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 // options turns the flags into validated PAC-PFL options for ds.
 func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, error) {
 	o := fl.DefaultPACPFLOptions()
-	n := len(ds.Existing)
 	s, err := f.serverConfig(ds, seed)
 	if err != nil {
 		return o, err
@@ -200,17 +195,14 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	if !(f.sigmaP > 0) || math.IsInf(f.sigmaP, 0) {
 		return o, usagef("--sigma-p %v must be positive and finite", f.sigmaP)
 	}
-	// The particles, their gradients and the optimiser's state (k×dφ each),
-	// and the Monte Carlo terms of the bounds: lower bounds.
 	if err := f.net.validate(); err != nil {
 		return o, err
 	}
-	dphi := float64(f.gpModel(ds.D, false).Dim())
-	if err := memoryError(fmt.Sprintf("--k %d", f.k), 8*3*float64(f.k)*dphi); err != nil {
-		return o, err
-	}
-	if err := memoryError(fmt.Sprintf("--bound-samples %d --func-samples %d", f.boundSamples, f.funcSamples),
-		8*float64(max(f.boundSamples, f.funcSamples))); err != nil {
+	o.Bounds.PriorSamples, o.Bounds.FuncSamples = f.boundSamples, f.funcSamples
+	plan := o.MemoryPlan(f.gpModel(ds.D, false).Dim())
+	what := map[string]string{"particles": fmt.Sprintf("--k %d", f.k),
+		"bounds": fmt.Sprintf("--bound-samples %d --func-samples %d", f.boundSamples, f.funcSamples)}
+	if err := memoryError(what[plan.Dominant()], plan.Bytes()); err != nil {
 		return o, err
 	}
 	a, b, err := parseRange(f.lossRange)
@@ -230,19 +222,9 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	if f.learnedSamples > 0 {
 		o.Bounds.Learned = &fl.LearnedBoundOptions{Samples: f.learnedSamples}
 	}
-	if f.boundSamples > 0 || f.learnedSamples > 0 {
-		// Check the bound assumptions now rather than after training.
-		bc := fl.BoundConfig{A: a, B: b, Delta: f.delta, Tau: fl.EffectiveTau(s, n), M: make([]int, n)}
-		for i := range bc.M {
-			bc.M[i] = ds.Existing[i].M()
-		}
-		bc.Beta, err = o.Beta.Common(bc.M)
-		if err == nil {
-			err = bc.Validate()
-		}
-		if err != nil {
-			return o, usagef("%v (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
-		}
+	// Check the bound assumptions now rather than after training.
+	if err := o.CheckBounds(ds); err != nil {
+		return o, usagef("%v (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
 	}
 	return o, nil
 }
@@ -384,26 +366,16 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 // writeTrainReport prints the report of a PAC-PFL run on Polynomial and
 // writes it as JSON to jsonPath (if set): pacpfl train and pacpfl server.
 func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset, o fl.PACPFLOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
-	tr := res.Train
-	final := report.FinalLML(tr.MeanLML)
-	fmt.Fprintf(stdout, "PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s\n",
-		len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed, f.inference())
-	switch {
-	case o.Server.Rounds == 0:
-		fmt.Fprintln(stdout, noRounds)
-	case o.Server.DP == nil:
-		fmt.Fprintf(stdout, "training: %.1fs, mean client LML of the last rounds %s\n", tr.Elapsed.Seconds(), fmtMetric("%.3f", final))
-	default:
-		// The mean ln Z^C is computed from the raw client updates: it is
-		// not covered by the DP guarantee, so it is not released.
-		fmt.Fprintf(stdout, "training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", tr.Elapsed.Seconds())
+	text := report.TrainText{
+		Header: fmt.Sprintf("PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s",
+			len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed, f.inference()),
+		LML: "mean client LML", Train: res.Train, NoRounds: o.Server.Rounds == 0, Private: o.Server.DP != nil,
+		Existing: report.RegressionLine(len(ds.Existing), res.Existing.MeanRSMSE, res.Existing.MeanCE),
+		New:      report.RegressionLine(len(ds.New), res.New.MeanRSMSE, res.New.MeanCE),
+		Bounds:   res,
 	}
-	fmt.Fprintf(stdout, "existing clients: %s\n", groupText(len(ds.Existing), "RSMSE "+fmtMetric("%.3f", res.Existing.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.Existing.MeanCE)))
-	fmt.Fprintf(stdout, "new clients:      %s\n", groupText(len(ds.New), "RSMSE "+fmtMetric("%.3f", res.New.MeanRSMSE)+"  CE "+fmtMetric("%.3f", res.New.MeanCE)))
-	printPrivacy(stdout, tr.Privacy)
-	printBounds(stdout, res)
-	if jsonPath == "" {
-		return nil
+	if err := text.WriteText(stdout); err != nil || jsonPath == "" {
+		return err
 	}
 	rep := report.NewTrain(res, o.Server.DP != nil)
 	rep.Dataset, rep.Seed, rep.TotalSeconds = "polynomial", f.seed, time.Since(start).Seconds()
@@ -418,61 +390,8 @@ func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset
 	return writeJSON(jsonOut, jsonPath, rep)
 }
 
-// noRounds is the training line of a run with --rounds 0.
-const noRounds = "training: none (--rounds 0): the particles are the initial draws from the hyper-prior"
-
-// fmtMetric formats x, or "–" for an undefined (NaN) figure: printed, a NaN
-// looked like a failed result of a run that exited 0.
-func fmtMetric(format string, x float64) string {
-	if math.IsNaN(x) {
-		return "–"
-	}
-	return fmt.Sprintf(format, x)
-}
-
-// groupText is one group's metrics, or "none" for a group without clients.
-func groupText(clients int, metrics string) string {
-	if clients == 0 {
-		return "none"
-	}
-	return metrics
-}
-
-// printPrivacy prints the DP guarantee of a training run.
-func printPrivacy(w io.Writer, p fl.Privacy) {
-	if !math.IsInf(p.Epsilon, 1) {
-		fmt.Fprintf(w, "differential privacy: %s\n", p.Statement)
-		return
-	}
-	fmt.Fprintln(w, "differential privacy: none (deterministic SVGD; use --dp-epsilon)")
-}
-
-// printBounds prints both kinds of bound, each saying what it bounds, and
-// whether it is vacuous (above b, the largest loss).
-func printBounds(w io.Writer, res *fl.MethodResult) {
-	vac := func(v, b float64) string {
-		if v >= b {
-			return fmt.Sprintf("  (vacuous: ≥ b = %g)", b)
-		}
-		return ""
-	}
-	if res.BoundsUnavailable != "" {
-		fmt.Fprintf(w, "bounds: not computed: %s\n", res.BoundsUnavailable)
-	}
-	if b := res.Bounds; b != nil {
-		fmt.Fprintf(w, "bounds %s:\n", b.Description)
-		fmt.Fprintf(w, "  ln Z^S ≈ %.4g, λ = %.4g, ε_i of sampling from 𝒬* ≤ %.4g\n", b.LogZS, b.Lambda, b.EpsilonMax)
-		fmt.Fprintf(w, "  server-level (Thm 4.2) at 𝒬*:  %.4g%s\n", b.Server, vac(b.Server, b.B))
-		fmt.Fprintf(w, "  new-client (Lemma 4.6) at 𝒬*:  %.4g%s\n", b.NewClient, vac(b.NewClient, b.B))
-	}
-	if lb := res.Learned; lb != nil {
-		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", lb.Description)
-		fmt.Fprintf(w, "  server-level (Thm 4.2), trained 𝒬:  %.4g = %.4g (loss) + %.4g (sampling) + %.4g × KL %.4g + %.4g (constants)%s\n",
-			lb.Server, lb.EmpiricalTerm, lb.SamplingTerm, lb.KLWeight, lb.KL, lb.Constants, vac(lb.Server, lb.B))
-	} else if res.LearnedUnavailable != "" {
-		fmt.Fprintf(w, "bound for the trained hyper-posterior: %s\n", res.LearnedUnavailable)
-	}
-}
+// fmtMetric is report.Metric: x, or "–" for an undefined (NaN) figure.
+func fmtMetric(format string, x float64) string { return report.Metric(format, x) }
 
 // fail prints err and returns 2 for bad input, 1 otherwise.
 func fail(stderr io.Writer, cmd string, err error) int {
@@ -490,73 +409,25 @@ func fail(stderr io.Writer, cmd string, err error) int {
 	return exitError
 }
 
-// progress reports training progress on stderr: a redrawn bar on a terminal,
-// otherwise one log line every few seconds; nothing with --quiet.
+// progress reports training progress on stderr (cliprogress.Bar): a
+// redrawn bar on a terminal, otherwise one log line every few seconds;
+// nothing with --quiet.
 type progress struct {
-	w          io.Writer
-	label      string
-	total      int
-	tty, quiet bool
-	hideLML    bool   // DP runs: the client LMLs are not covered by the guarantee
-	unit       string // what is counted: "round" unless set
-	start      time.Time
-	last       time.Time
-	drawn      bool
+	bar     *cliprogress.Bar
+	hideLML bool   // DP runs: the client LMLs are not covered by the guarantee
+	unit    string // what is counted: "round" unless set
 }
 
 // logEvery is the interval of the log lines when stderr is not a terminal.
-const logEvery = 5 * time.Second
+const logEvery = cliprogress.LogEvery
 
 func newProgress(w io.Writer, label string, total int, quiet bool) *progress {
-	p := &progress{w: w, label: label, total: total, quiet: quiet, start: time.Now(), unit: "round"}
-	p.last = p.start
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
+	return &progress{bar: cliprogress.New(w, label, total, quiet), unit: "round"}
 }
 
 func (p *progress) update(round int, lml float64) {
-	if p.quiet {
-		return
-	}
-	now := time.Now()
-	interval := logEvery
-	if p.tty {
-		interval = 100 * time.Millisecond
-	}
-	if now.Sub(p.last) < interval && round != p.total {
-		return
-	}
-	p.last = now
-	el := now.Sub(p.start)
-	eta := time.Duration(0)
-	if round > 0 {
-		eta = time.Duration(float64(el) * float64(p.total-round) / float64(round))
-	}
-	if p.tty {
-		const width = 30
-		filled := width * round / max(1, p.total)
-		bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
-		fmt.Fprintf(p.w, "\r%s [%s] %s %d/%d%s  elapsed %s  ETA %s ", p.label, bar, p.unit, round, p.total, p.lmlText("  LML %8.3f", lml), el.Round(time.Second), eta.Round(time.Second))
-		p.drawn = true
-	} else {
-		fmt.Fprintf(p.w, "%s: %s %d/%d%s, elapsed %s, ETA %s\n", p.label, p.unit, round, p.total, p.lmlText(", mean client LML %.3f", lml), el.Round(time.Second), eta.Round(time.Second))
-	}
+	p.bar.Unit, p.bar.HideValue = p.unit, p.hideLML
+	p.bar.Update(round, lml)
 }
 
-func (p *progress) lmlText(format string, lml float64) string {
-	if p.hideLML {
-		return ""
-	}
-	return fmt.Sprintf(format, lml)
-}
-
-func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprintln(p.w)
-		p.drawn = false
-	}
-}
+func (p *progress) done() { p.bar.Done() }

@@ -55,27 +55,18 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 // writeBNNReport prints the report of a PAC-PFL run with BNN clients and
 // writes it as JSON to jsonPath (if set): pacpfl train and pacpfl server.
 func writeBNNReport(stdout, jsonOut io.Writer, f *trainFlags, b *bnnFlags, model *fl.BNNModel, ds *data.Dataset, o fl.BNNOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
-	tr := res.Train
-	final := report.FinalLML(tr.MeanLML)
-	fmt.Fprintf(stdout, "PAC-PFL with BNN clients (%s) on %s: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, b=%d, L=%d, τ=%.4g, σ_μ=%g, σ_ω=%g; posterior: M=%d, %d SVGD steps; seed %d\n",
-		model.Model, b.describe(f), len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound,
-		o.Server.Batch, model.Samples, o.Server.Tau, o.SigmaMu, o.SigmaOmega, model.Posterior.Particles, model.Posterior.Steps, f.seed)
-	switch {
-	case o.Server.Rounds == 0:
-		fmt.Fprintln(stdout, noRounds)
-	case o.Server.DP == nil:
-		fmt.Fprintf(stdout, "training: %.1fs, mean client LML estimate (38) of the last rounds %s\n", tr.Elapsed.Seconds(), fmtMetric("%.3f", final))
-	default:
-		fmt.Fprintf(stdout, "training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", tr.Elapsed.Seconds())
+	text := report.TrainText{
+		Header: fmt.Sprintf("PAC-PFL with BNN clients (%s) on %s: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, b=%d, L=%d, τ=%.4g, σ_μ=%g, σ_ω=%g; posterior: M=%d, %d SVGD steps; seed %d",
+			model.Model, b.describe(f), len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound,
+			o.Server.Batch, model.Samples, o.Server.Tau, o.SigmaMu, o.SigmaOmega, model.Posterior.Particles, model.Posterior.Steps, f.seed),
+		LML: "mean client LML estimate (38)", Train: res.Train, NoRounds: o.Server.Rounds == 0, Private: o.Server.DP != nil,
+		BNNBounds: res.Bounds,
 	}
 	ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
-	fmt.Fprintf(stdout, "existing clients: %s\n", groupText(len(ds.Existing), "accuracy "+fmtMetric("%.2f%%", float64(ex.Accuracy))+"  CE "+fmtMetric("%.4f", float64(ex.CE))))
-	fmt.Fprintf(stdout, "new clients:      %s\n", groupText(len(ds.New), "accuracy "+fmtMetric("%.2f%%", float64(nw.Accuracy))+"  CE "+fmtMetric("%.4f", float64(nw.CE))))
-	printPrivacy(stdout, tr.Privacy)
-	if bd := res.Bounds; bd != nil {
-		fmt.Fprintf(stdout, "bounds (δ=%g, %s):\n", bd.Delta, bd.Description)
-		fmt.Fprintf(stdout, "  ln Z^S ≈ %.4g, λ = %.4g, ε_i of the exact Gibbs hyper-posterior ≤ %.4g\n", bd.LogZS, bd.Lambda, bd.EpsilonMax)
-		fmt.Fprintf(stdout, "  server-level (Thm 4.2):  %.4g   (loss range [%g, %.3g])\n  new-client (Lemma 4.6):  %.4g\n", bd.Server, bd.A, bd.B, bd.NewClient)
+	text.Existing = report.ClassLine(len(ds.Existing), float64(ex.Accuracy), float64(ex.CE))
+	text.New = report.ClassLine(len(ds.New), float64(nw.Accuracy), float64(nw.CE))
+	if err := text.WriteText(stdout); err != nil {
+		return err
 	}
 	if jsonPath == "" {
 		return nil

@@ -13,8 +13,6 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/modelfile"
-	"github.com/pacpfl/pacpfl/predict"
-	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/train"
 )
 
@@ -78,15 +76,10 @@ func (c *csvFlags) add(fs *flag.FlagSet) {
 	fs.BoolVar(&c.saveClients, "save-clients", true, "store every existing client's training rows in the --save file, for their personalised predictions (false: predict treats them like new clients)")
 }
 
-// userRun is a finished training run on a CSV file.
+// userRun is a finished training run on a CSV file and its total time.
 type userRun struct {
-	fed      *data.Federated
-	model    *modelfile.Model
-	train    *fl.Result
-	existing []predict.Output // per existing client, on its test rows
-	new      []predict.Output
-	bounds   *fl.MethodResult // Bounds, Learned, LearnedUnavailable
-	seconds  float64
+	*train.Result
+	seconds float64
 }
 
 // csvRun holds the parsed flags of train --data FILE.csv.
@@ -148,9 +141,13 @@ func runTrainCSV(args []string, stdout, stderr io.Writer) int {
 // write prints the run's report, saves the model (--save) and writes the
 // JSON report (--json).
 func (run *userRun) write(c *csvFlags, f *trainFlags, stdout, jsonOut io.Writer, jsonPath string) error {
-	rep := run.report(c, f, stdout)
+	text, rep := run.Report(train.ReportInfo{Source: c.path, Task: c.task, ClientColumn: c.clientCol, SplitColumn: c.splitCol,
+		TestFraction: c.testFraction, Seed: f.seed, TotalSeconds: run.seconds})
+	if err := text.WriteText(stdout); err != nil {
+		return err
+	}
 	if c.save != "" {
-		b, err := modelfile.Encode(run.model)
+		b, err := modelfile.Encode(run.Model)
 		if err == nil {
 			err = writeOutput(stdout, "--save", c.save, b)
 		}
@@ -250,18 +247,15 @@ func (c *csvFlags) spec() data.CSVSpec {
 
 // readUserData reads the CSV file of --data and federates it.
 func readUserData(c *csvFlags, f *trainFlags, stderr io.Writer) (*data.Records, *data.Federated, error) {
-	spec := c.spec()
-	rec, err := data.ReadCSVFile(c.path, spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	if spec.Task == data.Classification && len(rec.Classes) > rec.Rows()/2 {
-		return nil, nil, fmt.Errorf("%s: the target %q has %d distinct labels among %d rows, most of them seen once: is it a regression target? (--task regression)", c.path, rec.Target, len(rec.Classes), rec.Rows())
-	}
-	if rec.Dropped > 0 {
+	rec, fed, err := train.ReadData(c.path, c.spec(),
+		data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed})
+	if rec != nil && rec.Dropped > 0 {
 		fmt.Fprintf(stderr, "note: %d row(s) with a missing value dropped (--drop-missing)\n", rec.Dropped)
 	}
-	fed, err := rec.Federate(data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed})
+	var le *train.LabelsError
+	if errors.As(err, &le) {
+		return nil, nil, fmt.Errorf("%w (--task regression)", err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -312,136 +306,5 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 	if err != nil {
 		return nil, err
 	}
-	return &userRun{fed: fed, model: res.Model, train: res.Train, existing: res.Existing, new: res.New, bounds: res.Bounds}, nil
-}
-
-// userMetrics are one group's per-client test metrics (NaN where a client's
-// test rows do not define one) and their means over the clients that have
-// them.
-type userMetrics struct {
-	first, second    []float64 // RSMSE and CE, or accuracy (%) and CE
-	mean1, mean2     float64
-	defined, skipped int
-}
-
-func (r *userRun) metrics(group []data.ClientData, outs []predict.Output) userMetrics {
-	m := userMetrics{first: make([]float64, len(group)), second: make([]float64, len(group))}
-	var s1, s2 float64
-	for i := range group {
-		c := &group[i]
-		a, b := math.NaN(), math.NaN()
-		if mix := outs[i].Mixture; mix != nil && len(c.YTest) > 0 {
-			mean, cdf := make([]float64, len(c.YTest)), make([]float64, len(c.YTest))
-			for j, y := range c.YTest {
-				mean[j] = mix.Mean(j)
-				cdf[j] = math.Max(0, math.Min(1, mix.CDF(j, y)))
-			}
-			if v, err := fl.RSMSE(mean, c.YTest); err == nil {
-				a = v
-			}
-			if v, err := fl.CalibrationError(cdf); err == nil {
-				b = v
-			}
-		} else if outs[i].Probs != nil && len(c.YTest) > 0 {
-			if acc, ce, err := fl.ClassificationMetrics(outs[i].Probs, c.YTest, r.fed.Classes); err == nil {
-				a, b = acc, ce
-			}
-		}
-		m.first[i], m.second[i] = a, b
-		if math.IsNaN(a) {
-			m.skipped++
-			continue
-		}
-		m.defined++
-		s1 += a
-		s2 += b
-	}
-	m.mean1, m.mean2 = math.NaN(), math.NaN()
-	if m.defined > 0 {
-		m.mean1, m.mean2 = s1/float64(m.defined), s2/float64(m.defined)
-	}
-	return m
-}
-
-// report prints the run and returns its JSON report.
-func (r *userRun) report(c *csvFlags, f *trainFlags, w io.Writer) any {
-	ds, res, mf := r.fed.Dataset, r.train, r.model
-	regression := data.Task(c.task) == data.Regression
-	rows := func(group []data.ClientData) (train, test int) {
-		for i := range group {
-			train += len(group[i].Y)
-			test += len(group[i].YTest)
-		}
-		return train, test
-	}
-	etr, ete := rows(ds.Existing)
-	ntr, nte := rows(ds.New)
-	kind := "GP clients"
-	if !regression {
-		kind = fmt.Sprintf("BNN clients (MLP %d-%d-%d), %d classes", ds.D, mf.BNN.Hidden, ds.Classes, ds.Classes)
-	}
-	fmt.Fprintf(w, "PAC-PFL on %s (%s, %s): %d feature(s); %d existing clients (%d training, %d test rows), %d new clients (%d own, %d test rows); k=%s, T=%s, τ=%s, seed %d\n",
-		c.path, c.task, kind, ds.D, len(ds.Existing), etr, ete, len(ds.New), ntr, nte, mf.Training["k"], mf.Training["rounds"], mf.Training["tau"], f.seed)
-	final := math.NaN()
-	if len(res.MeanLML) > 0 {
-		final = fl.Mean(res.MeanLML[max(0, len(res.MeanLML)-50):])
-	}
-	switch {
-	case len(res.MeanLML) == 0:
-		fmt.Fprintln(w, noRounds)
-	case res.Privacy.Epsilon < math.Inf(1):
-		fmt.Fprintf(w, "training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n", res.Elapsed.Seconds())
-	default:
-		fmt.Fprintf(w, "training: %.1fs, mean client LML of the last rounds %s\n", res.Elapsed.Seconds(), fmtMetric("%.3f", final))
-	}
-	em, nm := r.metrics(ds.Existing, r.existing), r.metrics(ds.New, r.new)
-	line := func(m userMetrics, clients int) string {
-		if clients == 0 {
-			return "none"
-		}
-		var s string
-		if regression {
-			s = "RSMSE " + fmtMetric("%.3f", m.mean1) + "  CE " + fmtMetric("%.3f", m.mean2)
-		} else {
-			s = "accuracy " + fmtMetric("%.2f%%", m.mean1) + "  CE " + fmtMetric("%.4f", m.mean2)
-		}
-		if m.skipped > 0 {
-			s += fmt.Sprintf("  (over %d of %d clients: the others have no test rows that define it)", m.defined, clients)
-		}
-		return s
-	}
-	fmt.Fprintf(w, "existing clients: %s\n", line(em, len(ds.Existing)))
-	fmt.Fprintf(w, "new clients:      %s\n", line(nm, len(ds.New)))
-	printPrivacy(w, res.Privacy)
-	printBounds(w, r.bounds)
-	private := res.Privacy.Epsilon < math.Inf(1) // its client LMLs are not covered by the guarantee
-	config := map[string]any{"data": c.path, "task": c.task, "features": r.fed.Features, "target": r.fed.Target,
-		"client_column": c.clientCol, "new_client_ids": r.fed.NewIDs, "existing_client_ids": r.fed.ExistingIDs,
-		"test_fraction": c.testFraction, "split_column": c.splitCol}
-	for k, v := range mf.Training {
-		if _, ok := config[k]; !ok {
-			config[k] = v
-		}
-	}
-	per := map[string]any{"existing_ids": r.fed.ExistingIDs, "new_ids": r.fed.NewIDs}
-	if regression {
-		per["existing_rsmse"], per["existing_ce"] = report.Floats(em.first), report.Floats(em.second)
-		per["new_rsmse"], per["new_ce"] = report.Floats(nm.first), report.Floats(nm.second)
-		rep := report.Train{Dataset: c.path, Seed: f.seed, Config: config, TotalSeconds: r.seconds,
-			Existing: report.Metrics{RSMSE: report.Float(em.mean1), CE: report.Float(em.mean2)},
-			New:      report.Metrics{RSMSE: report.Float(nm.mean1), CE: report.Float(nm.mean2)},
-			Bounds:   r.bounds.Bounds, Learned: r.bounds.Learned, LearnedNA: r.bounds.LearnedUnavailable, PerClient: per,
-		}
-		rep.SetTraining(res, private)
-		return rep
-	}
-	per["existing_accuracy"], per["existing_ce"] = report.Floats(em.first), report.Floats(em.second)
-	per["new_accuracy"], per["new_ce"] = report.Floats(nm.first), report.Floats(nm.second)
-	rep := report.BNNTrain{Dataset: c.path, Seed: f.seed, Config: config, TotalSeconds: r.seconds,
-		Existing: report.ClassMetrics{Accuracy: report.Float(em.mean1), CE: report.Float(em.mean2)},
-		New:      report.ClassMetrics{Accuracy: report.Float(nm.mean1), CE: report.Float(nm.mean2)},
-		Bounds:   r.bounds.Bounds, PerClient: per,
-	}
-	rep.SetTraining(res, private)
-	return rep
+	return &userRun{Result: res}, nil
 }

@@ -92,17 +92,17 @@ func TestTrainCSVSaveReloadBitIdentical(t *testing.T) {
 	path := writeUserCSV(t, dir, 5, 14, false)
 	run := trainCSVForTest(t, "--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s4",
 		"-T", "15", "--k", "2", "--bound-samples", "0", "--bound-trained-samples", "0", "--test-fraction", "0.3")
-	b, err := modelfile.Encode(run.model)
+	b, err := modelfile.Encode(run.Model)
 	require.NoError(t, err)
 	mf, err := modelfile.Decode(b)
 	require.NoError(t, err)
 	pr, err := predict.New(mf)
 	require.NoError(t, err)
-	ds := run.fed.Dataset
-	for g, group := range [][]predict.Output{run.existing, run.new} {
-		clients, ids := ds.Existing, run.fed.ExistingIDs
+	ds := run.Data.Dataset
+	for g, group := range [][]predict.Output{run.Existing, run.New} {
+		clients, ids := ds.Existing, run.Data.ExistingIDs
 		if g == 1 {
-			clients, ids = ds.New, run.fed.NewIDs
+			clients, ids = ds.New, run.Data.NewIDs
 		}
 		outs, err := pr.PredictClients(predictClients(ids, clients))
 		require.NoError(t, err)
@@ -115,18 +115,18 @@ func TestTrainCSVSaveReloadBitIdentical(t *testing.T) {
 	// The library's evaluation of the same particles: the same means.
 	gp, beta := gpOf(t, mf)
 	g := &fl.GPModel{Model: gp, Beta: beta}
-	preds, err := g.PredictGroup(run.train.Particles, ds.Existing)
+	preds, err := g.PredictGroup(run.Train.Particles, ds.Existing)
 	require.NoError(t, err)
 	for i, p := range preds {
 		for j := range p.Mean {
-			require.Equal(t, p.Mean[j], run.existing[i].Mixture.Mean(j), "client %d row %d", i, j)
+			require.Equal(t, p.Mean[j], run.Existing[i].Mixture.Mean(j), "client %d row %d", i, j)
 		}
 	}
 	m, err := fl.Evaluate(preds, ds.Existing)
 	require.NoError(t, err)
-	um := run.metrics(ds.Existing, run.existing)
-	assert.InDelta(t, m.MeanRSMSE, um.mean1, 1e-12)
-	assert.InDelta(t, m.MeanCE, um.mean2, 1e-12)
+	um, _ := run.Metrics()
+	assert.InDelta(t, m.MeanRSMSE, um.MeanFirst, 1e-12)
+	assert.InDelta(t, m.MeanCE, um.MeanSecond, 1e-12)
 }
 
 func TestTrainCSVClassificationReloadBitIdentical(t *testing.T) {
@@ -135,17 +135,17 @@ func TestTrainCSVClassificationReloadBitIdentical(t *testing.T) {
 	run := trainCSVForTest(t, "--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s3",
 		"--task", "classification", "-T", "5", "--k", "2", "--hidden", "8", "--posterior-particles", "2", "--posterior-steps", "5",
 		"--bound-samples", "0")
-	assert.Equal(t, []string{"high", "low"}, run.model.Classes)
-	b, err := modelfile.Encode(run.model)
+	assert.Equal(t, []string{"high", "low"}, run.Model.Classes)
+	b, err := modelfile.Encode(run.Model)
 	require.NoError(t, err)
 	mf, err := modelfile.Decode(b)
 	require.NoError(t, err)
 	pr, err := predict.New(mf)
 	require.NoError(t, err)
-	ds := run.fed.Dataset
-	outs, err := pr.PredictClients(predictClients(run.fed.NewIDs, ds.New))
+	ds := run.Data.Dataset
+	outs, err := pr.PredictClients(predictClients(run.Data.NewIDs, ds.New))
 	require.NoError(t, err)
-	bitsEqual(t, "probs", run.new[0].Probs, outs[0].Probs)
+	bitsEqual(t, "probs", run.New[0].Probs, outs[0].Probs)
 	require.NotEmpty(t, outs[0].Probs)
 }
 
@@ -169,13 +169,13 @@ func TestTrainCSVPredictCLI(t *testing.T) {
 	rec := readCSVRows(t, path)
 	var b strings.Builder
 	b.WriteString("site,x,z,y,own\n")
-	for _, r := range run.fed.ExistingRows[0].Test {
+	for _, r := range run.Data.ExistingRows[0].Test {
 		fmt.Fprintf(&b, "%s,0\n", strings.Join(rec[r], ","))
 	}
-	for _, r := range run.fed.NewRows[0].Train {
+	for _, r := range run.Data.NewRows[0].Train {
 		fmt.Fprintf(&b, "%s,1\n", strings.Join(rec[r], ","))
 	}
-	for _, r := range run.fed.NewRows[0].Test {
+	for _, r := range run.Data.NewRows[0].Test {
 		fmt.Fprintf(&b, "%s,no\n", strings.Join(rec[r], ","))
 	}
 	in := filepath.Join(dir, "in.csv")
@@ -184,16 +184,16 @@ func TestTrainCSVPredictCLI(t *testing.T) {
 	code, _, errOut = runCLI("predict", "--model", model, "--data", in, "--context-column", "own", "--out", preds)
 	require.Equal(t, exitOK, code, errOut)
 	got := readCSVRows(t, preds)
-	pr, err := predict.New(run.model)
+	pr, err := predict.New(run.Model)
 	require.NoError(t, err)
-	nTest0, nTest3 := len(run.fed.ExistingRows[0].Test), len(run.fed.NewRows[0].Test)
+	nTest0, nTest3 := len(run.Data.ExistingRows[0].Test), len(run.Data.NewRows[0].Test)
 	require.Len(t, got, nTest0+nTest3)
 	for i, row := range got {
 		var want predict.Summary
 		if i < nTest0 {
-			want = pr.Summary(run.existing[0].Mixture, i)
+			want = pr.Summary(run.Existing[0].Mixture, i)
 		} else {
-			want = pr.Summary(run.new[0].Mixture, i-nTest0)
+			want = pr.Summary(run.New[0].Mixture, i-nTest0)
 			assert.Equal(t, "s3", row[1])
 		}
 		for j, v := range []float64{want.Mean, want.Std, want.Q025, want.Q975} {
