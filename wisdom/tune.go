@@ -117,19 +117,23 @@ func Tune(ctx context.Context, o TuneOptions) (*File, error) {
 		return nil, err
 	}
 	searchErr := err
-	// The winner against the defaults once more, alternated: if it loses on
-	// any size, the defaults stay (a winner by steps can drift below them).
+	// The winner's kernel and blocks against the defaults once more,
+	// alternated on the square sizes: if they lose on any size, the
+	// defaults' stay (a winner by steps can drift below them). The shared-B
+	// limit was decided on its own shapes, which squares never take.
 	shapes, idx := t.squares()
 	t.ctx = parent // the budget covers the search, not this check
-	final, err := t.compare([]candidate{def, best}, shapes, idx)
+	blocks := with(best, func(c *candidate) { c.sharedB = def.sharedB })
+	final, err := t.compare([]candidate{def, blocks}, shapes, idx)
 	if err != nil {
 		return nil, err
 	}
 	for i := range final[0] {
-		if best != def && final[1][i] < final[0][i] {
-			t.logf("%s lost to the defaults at n = %d (%.1f against %.1f GFLOP/s): keeping the defaults",
-				best, o.N[i], final[1][i], final[0][i])
-			best, final[1] = def, final[0]
+		if blocks != def && final[1][i] < final[0][i] {
+			t.logf("%s lost to the defaults at n = %d (%.1f against %.1f GFLOP/s): keeping the default kernel and blocks",
+				blocks, o.N[i], final[1][i], final[0][i])
+			best.kernel, best.blk = def.kernel, def.blk
+			final[1] = final[0]
 			break
 		}
 	}
@@ -145,8 +149,8 @@ func Tune(ctx context.Context, o TuneOptions) (*File, error) {
 			o.N, t.threads(), o.Reps, 100*t.noise, status)}
 	for i, n := range o.N {
 		tuned := final[1][i]
-		if best == def {
-			tuned = final[0][i] // one configuration: one figure
+		if blocks == def {
+			tuned = final[0][i] // one configuration on the squares: one figure
 		}
 		f.Default = append(f.Default, Rate{N: n, GFLOPS: final[0][i]})
 		f.Tuned = append(f.Tuned, Rate{N: n, GFLOPS: tuned})
