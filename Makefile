@@ -6,7 +6,7 @@
 GO        ?= go
 NETLIB_LD := -lopenblas -llapacke
 # Packages with goroutines; they also run under the race detector.
-RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/... ./rpc/... ./internal/... ./harness/... ./methods/... ./predict/... ./train/...
+RACE_PKGS := ./bench/... ./linalg/... ./cholesky/... ./conv/... ./lml/... ./svgd/... ./fl/... ./rpc/... ./internal/... ./harness/... ./methods/... ./predict/... ./train/... ./wisdom/... ./outfile/...
 BENCH_REPS ?= 5
 TUNE_BUDGET ?= 2m
 # make test's short fuzz pass: a number of executions per target (about 10 s

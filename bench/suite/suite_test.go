@@ -321,8 +321,10 @@ func TestSparseLMLRows(t *testing.T) {
 		assert.Equal(t, int64(8*r.M*16), r.DataBytes, "X (m×15) and y")
 		assert.NotEmpty(t, r.CPU)
 		if r.PeakRSSRow {
+			// The row's workspace may fit in pages the process already
+			// holds (freed by an earlier row): the growth can be 0.
 			assert.Greater(t, r.PeakRSS, r.BeyondData)
-			assert.Greater(t, r.BeyondData, int64(0))
+			assert.GreaterOrEqual(t, r.BeyondData, int64(0))
 		}
 	}
 	_, err = SparseLML(context.Background(), SparseLMLConfig{Ms: []int{50}, Inducing: []int{60}}, Output{})
