@@ -20,22 +20,36 @@ const (
 	partDirichlet = "dirichlet"
 )
 
-// bnnFlags are the flags of the BNN client model and its data (train and
-// experiment); trainFlags holds the shared ones.
+// bnnFlags are the flags of the BNN client model and its data (train,
+// experiment fmnist, server, client) in groups; trainFlags holds the
+// shared ones.
 type bnnFlags struct {
-	model, data                    string
-	partition, split, dataDir      string
-	pixels                         string
-	arch, boundLoss                string
-	alpha, sigmaMu, sigmaOmega     float64
-	postLR, pMin                   float64
-	hidden, samples, particles     int
-	postSteps, alphaSamples, draws int
-	maxImages                      int
-	set                            map[string]bool // flags given on the command line
+	bnnChoiceFlags
+	fmnistFlags
+	bnnNetFlags
+	bnnBoundFlags
+	set map[string]bool // flags given on the command line
 	// noPACPFL: experiment fmnist runs no PAC-PFL, so no method reads the
 	// server's clients per round.
 	noPACPFL bool
+}
+
+// newBNNFlags returns the flags with every group's defaults: those a
+// command does not register keep them.
+func newBNNFlags() bnnFlags {
+	var b bnnFlags
+	scratch := flag.NewFlagSet("", flag.ContinueOnError)
+	b.registerAll(scratch)
+	return b
+}
+
+// registerAll registers every group (train, server and client on
+// synthetic data).
+func (b *bnnFlags) registerAll(fs *flag.FlagSet) {
+	b.bnnChoiceFlags.register(fs)
+	b.fmnistFlags.register(fs)
+	b.bnnNetFlags.register(fs)
+	b.bnnBoundFlags.register(fs)
 }
 
 // The BNN's default numbers of existing (--partition dirichlet) and new
@@ -50,37 +64,76 @@ var (
 	gpOnly = []string{"extra", "func-samples", "loss-range", "sigma-p", "pfedgp-mean", "baseline-steps"}
 )
 
-func addBNNFlags(fs *flag.FlagSet, b *bnnFlags) {
-	// --clients and --new-clients (trainFlags) size the BNN's split too,
-	// with other defaults (bnnDefaults).
+// bnnChoiceFlags choose the client model, its data set and the BNN's
+// network (a CSV file's task decides them, so train --data FILE.csv does
+// not register them).
+type bnnChoiceFlags struct {
+	model, data, arch string
+}
+
+func (g *bnnChoiceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.model, "model", modelGP, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
+	fs.StringVar(&g.data, "data", "", "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the default follows --model")
+	fs.StringVar(&g.arch, "arch", lml.ArchMLP, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
+}
+
+// fmnistFlags are the federated split of Fashion-MNIST.
+type fmnistFlags struct {
+	partition, split, dataDir, pixels string
+	alpha                             float64
+	maxImages                         int
+}
+
+// register registers the split's flags; --clients and --new-clients
+// (dataFlags, registered before) size the BNN's split too, with other
+// defaults (bnnDefaults).
+func (g *fmnistFlags) register(fs *flag.FlagSet) {
 	if f := fs.Lookup("clients"); f != nil {
 		f.Usage = fmt.Sprintf("existing clients n: gp, of the Polynomial data set (the default below); bnn, of --partition dirichlet (default %d; labels5 has one per label)", bnnClients)
 	}
 	if f := fs.Lookup("new-clients"); f != nil {
 		f.Usage = fmt.Sprintf("new clients: gp, of the Polynomial data set (the default below); bnn, held out of either Fashion-MNIST partition (default %d)", bnnNewClients)
 	}
+	fs.StringVar(&g.partition, "partition", partLabels5, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
+	fs.StringVar(&g.split, "split", "small", "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
+	fs.Float64Var(&g.alpha, "alpha", data.DefaultDirichletAlpha, "bnn, dirichlet: concentration α of the label proportions")
+	fs.StringVar(&g.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
+	fs.IntVar(&g.maxImages, "max-images", 0, "bnn: use at most this many images (0: the split's full sizes)")
+	fs.StringVar(&g.pixels, "pixels", string(data.PixelsUnit), "bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
+}
+
+// bnnNetFlags are the BNN's prior, training and personalisation.
+type bnnNetFlags struct {
+	sigmaMu, sigmaOmega, postLR float64
+	hidden, samples, particles  int
+	postSteps, alphaSamples     int
+}
+
+func (g *bnnNetFlags) register(fs *flag.FlagSet) {
 	o := fl.DefaultBNNOptions()
 	po := lml.DefaultBNNPosteriorOptions()
-	fs.StringVar(&b.model, "model", modelGP, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
-	fs.StringVar(&b.data, "data", "", "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the default follows --model")
-	fs.StringVar(&b.partition, "partition", partLabels5, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
-	fs.StringVar(&b.split, "split", "small", "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
-	fs.Float64Var(&b.alpha, "alpha", data.DefaultDirichletAlpha, "bnn, dirichlet: concentration α of the label proportions")
-	fs.StringVar(&b.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
-	fs.IntVar(&b.maxImages, "max-images", 0, "bnn: use at most this many images (0: the split's full sizes)")
-	fs.StringVar(&b.pixels, "pixels", string(data.PixelsUnit), "bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
-	fs.StringVar(&b.arch, "arch", lml.ArchMLP, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
-	fs.IntVar(&b.hidden, "hidden", 0, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
-	fs.IntVar(&b.samples, "samples", lml.DefaultBNNSamples, "bnn: weight samples L of the LML estimate (38) in training")
-	fs.Float64Var(&b.sigmaMu, "sigma-mu", o.SigmaMu, "bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
-	fs.Float64Var(&b.sigmaOmega, "sigma-omega", o.SigmaOmega, "bnn: hyper-prior std of the prior log-variances ω")
-	fs.IntVar(&b.particles, "posterior-particles", po.Particles, "bnn: SVGD weight particles M per prior in personalisation")
-	fs.IntVar(&b.postSteps, "posterior-steps", po.Steps, "bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
-	fs.Float64Var(&b.postLR, "posterior-lr", po.LR, "bnn: Adam learning rate of the personalisation SVGD")
-	fs.IntVar(&b.alphaSamples, "alpha-samples", po.AlphaSamples, "bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
-	fs.StringVar(&b.boundLoss, "bound-loss", "ce", "bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
-	fs.Float64Var(&b.pMin, "p-min", o.Bounds.Loss.PMin, "bnn: probability floor of the clipped cross-entropy")
-	fs.IntVar(&b.draws, "weight-draws", o.Bounds.WeightDraws, "bnn: weight draws per ln Z^C of the bounds")
+	fs.IntVar(&g.hidden, "hidden", 0, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
+	fs.IntVar(&g.samples, "samples", lml.DefaultBNNSamples, "bnn: weight samples L of the LML estimate (38) in training")
+	fs.Float64Var(&g.sigmaMu, "sigma-mu", o.SigmaMu, "bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
+	fs.Float64Var(&g.sigmaOmega, "sigma-omega", o.SigmaOmega, "bnn: hyper-prior std of the prior log-variances ω")
+	fs.IntVar(&g.particles, "posterior-particles", po.Particles, "bnn: SVGD weight particles M per prior in personalisation")
+	fs.IntVar(&g.postSteps, "posterior-steps", po.Steps, "bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
+	fs.Float64Var(&g.postLR, "posterior-lr", po.LR, "bnn: Adam learning rate of the personalisation SVGD")
+	fs.IntVar(&g.alphaSamples, "alpha-samples", po.AlphaSamples, "bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
+}
+
+// bnnBoundFlags are the BNN's bounds (experiment fmnist computes none).
+type bnnBoundFlags struct {
+	boundLoss string
+	pMin      float64
+	draws     int
+}
+
+func (g *bnnBoundFlags) register(fs *flag.FlagSet) {
+	o := fl.DefaultBNNOptions()
+	fs.StringVar(&g.boundLoss, "bound-loss", "ce", "bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
+	fs.Float64Var(&g.pMin, "p-min", o.Bounds.Loss.PMin, "bnn: probability floor of the clipped cross-entropy")
+	fs.IntVar(&g.draws, "weight-draws", o.Bounds.WeightDraws, "bnn: weight draws per ln Z^C of the bounds")
 }
 
 // resolve records the flags given, settles the model and the data set and
