@@ -196,29 +196,8 @@ func (b *bnnFlags) bnnDefaults(f *trainFlags) {
 
 // check validates the BNN flags (before any data is read).
 func (b *bnnFlags) check(f *trainFlags) error {
-	switch b.partition {
-	case partLabels5:
-		if _, ok := data.Labels5Sizes[b.split]; !ok {
-			return usagef("unknown --split %q (want small, medium or large)", b.split)
-		}
-		if b.set["alpha"] || b.set["clients"] {
-			return usagef("--alpha and --clients are for --partition dirichlet (labels5 has one client per label)")
-		}
-	case partDirichlet:
-		if b.set["split"] {
-			return usagef("--split is for --partition labels5")
-		}
-		if !(b.alpha > 0) || math.IsInf(b.alpha, 0) {
-			return usagef("--alpha %v must be positive and finite", b.alpha)
-		}
-		if f.clients < 1 {
-			return usagef("--clients %d must be at least 1", f.clients)
-		}
-	default:
-		return usagef("unknown --partition %q (want labels5 or dirichlet)", b.partition)
-	}
-	if f.newClients < 0 {
-		return usagef("--new-clients %d must be ≥ 0", f.newClients)
+	if err := b.fmnistFlags.check(f, b.set); err != nil {
+		return err
 	}
 	// The server flags, against a stand-in for the n existing clients the
 	// split will have (labels5: one per class); options re-checks them on
@@ -240,12 +219,6 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if tau := (fl.BNNOptions{Server: s}).BoundTau(n); f.boundSamples > 0 && !(tau < 1) {
 		return usagef("the bounds need τ < 1, got %v (or pass --bound-samples 0 to skip the bounds)", tau)
 	}
-	if b.maxImages < 0 {
-		return usagef("--max-images %d must be ≥ 0", b.maxImages)
-	}
-	if err := data.CheckPixelScale(b.pixels); err != nil || b.pixels == "" {
-		return usagef("--pixels %q: want unit or symmetric", b.pixels)
-	}
 	m := b.bnnModel()
 	if err := m.Model.Validate(); err != nil {
 		return usageError{err}
@@ -253,21 +226,10 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if err := m.Posterior.Validate(); err != nil {
 		return usageError{err}
 	}
-	switch {
-	case b.hidden < 0:
-		return usagef("--hidden %d must be ≥ 0", b.hidden)
-	case b.samples < 1:
-		return usagef("--samples %d must be at least 1", b.samples)
-	case b.particles < 1 || b.postSteps < 0 || b.alphaSamples < 1:
-		return usagef("--posterior-particles and --alpha-samples must be ≥ 1, --posterior-steps ≥ 0")
-	case !(b.sigmaMu > 0) || math.IsInf(b.sigmaMu, 0) || !(b.sigmaOmega > 0) || math.IsInf(b.sigmaOmega, 0):
-		return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", b.sigmaMu, b.sigmaOmega)
-	case b.draws < 1:
-		return usagef("--weight-draws %d must be at least 1", b.draws)
-	case f.boundSamples < 0:
-		return usagef("--bound-samples %d must be ≥ 0", f.boundSamples)
+	if err := b.bnnNetFlags.check(); err != nil {
+		return err
 	}
-	if _, err := b.loss(); err != nil {
+	if err := b.bnnBoundFlags.check(f.boundSamples); err != nil {
 		return err
 	}
 	// The images as float64 (at most the 70,000 of the set), and per
@@ -281,6 +243,69 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		8*(images*784+float64(f.k)*2*nw*(3+float64(max(f.clientsPerRound, 1)))+2*float64(b.samples)*nw))
 }
 
+// check validates the split's flags and the clients' numbers of f (set:
+// the flags given).
+func (g *fmnistFlags) check(f *trainFlags, set map[string]bool) error {
+	switch g.partition {
+	case partLabels5:
+		if _, ok := data.Labels5Sizes[g.split]; !ok {
+			return usagef("unknown --split %q (want small, medium or large)", g.split)
+		}
+		if set["alpha"] || set["clients"] {
+			return usagef("--alpha and --clients are for --partition dirichlet (labels5 has one client per label)")
+		}
+	case partDirichlet:
+		if set["split"] {
+			return usagef("--split is for --partition labels5")
+		}
+		if !(g.alpha > 0) || math.IsInf(g.alpha, 0) {
+			return usagef("--alpha %v must be positive and finite", g.alpha)
+		}
+		if f.clients < 1 {
+			return usagef("--clients %d must be at least 1", f.clients)
+		}
+	default:
+		return usagef("unknown --partition %q (want labels5 or dirichlet)", g.partition)
+	}
+	switch {
+	case f.newClients < 0:
+		return usagef("--new-clients %d must be ≥ 0", f.newClients)
+	case g.maxImages < 0:
+		return usagef("--max-images %d must be ≥ 0", g.maxImages)
+	}
+	if err := data.CheckPixelScale(g.pixels); err != nil || g.pixels == "" {
+		return usagef("--pixels %q: want unit or symmetric", g.pixels)
+	}
+	return nil
+}
+
+// check validates the network's and the personalisation's flags.
+func (g *bnnNetFlags) check() error {
+	switch {
+	case g.hidden < 0:
+		return usagef("--hidden %d must be ≥ 0", g.hidden)
+	case g.samples < 1:
+		return usagef("--samples %d must be at least 1", g.samples)
+	case g.particles < 1 || g.postSteps < 0 || g.alphaSamples < 1:
+		return usagef("--posterior-particles and --alpha-samples must be ≥ 1, --posterior-steps ≥ 0")
+	case !(g.sigmaMu > 0) || math.IsInf(g.sigmaMu, 0) || !(g.sigmaOmega > 0) || math.IsInf(g.sigmaOmega, 0):
+		return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", g.sigmaMu, g.sigmaOmega)
+	}
+	return nil
+}
+
+// check validates the bounds' flags (boundSamples: --bound-samples).
+func (g *bnnBoundFlags) check(boundSamples int) error {
+	switch {
+	case g.draws < 1:
+		return usagef("--weight-draws %d must be at least 1", g.draws)
+	case boundSamples < 0:
+		return usagef("--bound-samples %d must be ≥ 0", boundSamples)
+	}
+	_, err := g.loss()
+	return err
+}
+
 // bnnModel is the client model of the flags.
 func (b *bnnFlags) bnnModel() *fl.BNNModel {
 	m := fl.NewBNNModel(lml.BNN{Arch: b.arch, Hidden: b.hidden})
@@ -290,17 +315,17 @@ func (b *bnnFlags) bnnModel() *fl.BNNModel {
 }
 
 // loss is the bounded loss of the bounds.
-func (b *bnnFlags) loss() (lml.Loss, error) {
-	switch b.boundLoss {
+func (g *bnnBoundFlags) loss() (lml.Loss, error) {
+	switch g.boundLoss {
 	case "ce":
-		if !(b.pMin > 0 && b.pMin < 1) {
-			return lml.Loss{}, usagef("--p-min %v must lie in (0, 1)", b.pMin)
+		if !(g.pMin > 0 && g.pMin < 1) {
+			return lml.Loss{}, usagef("--p-min %v must lie in (0, 1)", g.pMin)
 		}
-		return lml.Loss{Kind: lml.ClippedNLL, PMin: b.pMin}, nil
+		return lml.Loss{Kind: lml.ClippedNLL, PMin: g.pMin}, nil
 	case "01":
 		return lml.Loss{Kind: lml.ZeroOne}, nil
 	}
-	return lml.Loss{}, usagef("unknown --bound-loss %q (want ce or 01)", b.boundLoss)
+	return lml.Loss{}, usagef("unknown --bound-loss %q (want ce or 01)", g.boundLoss)
 }
 
 // images loads Fashion-MNIST; missing files are an environment problem
@@ -357,17 +382,9 @@ func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNN
 		return o, err
 	}
 	o.Bounds = fl.BNNBoundOptions{Loss: loss, Delta: f.delta, PriorSamples: f.boundSamples, WeightDraws: b.draws, Seed: seed}
-	if f.boundSamples > 0 {
-		// Check the bound assumptions now rather than after training.
-		n := len(ds.Existing)
-		lo, hi := loss.Range()
-		bc := fl.BoundConfig{A: lo, B: hi, Delta: f.delta, Beta: float64(ds.MinM()), Tau: o.BoundTau(n), M: make([]int, n)}
-		for i := range bc.M {
-			bc.M[i] = ds.Existing[i].M()
-		}
-		if err := bc.Validate(); err != nil {
-			return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
-		}
+	// Check the bound assumptions now rather than after training.
+	if err := o.CheckBounds(ds); err != nil {
+		return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
 	}
 	return o, nil
 }
