@@ -34,8 +34,8 @@ type bnnFlags struct {
 	noPACPFL bool
 }
 
-// newBNNFlags returns the flags with every group's defaults: those a
-// command does not register keep them.
+// newBNNFlags returns the flags with every group's defaults (as
+// newTrainFlags): those a command does not register keep them.
 func newBNNFlags() bnnFlags {
 	var b bnnFlags
 	scratch := flag.NewFlagSet("", flag.ContinueOnError)

@@ -31,8 +31,10 @@ type trainFlags struct {
 	given   map[string]bool // the flags on the command line
 }
 
-// newTrainFlags returns the flags with every group's defaults: those a
-// command does not register keep them.
+// newTrainFlags returns the flags with every group's defaults, taken from
+// the groups' own registrations (on a set nobody parses) so that the
+// defaults are written once: a group a command does not register keeps
+// them.
 func newTrainFlags() trainFlags {
 	var f trainFlags
 	scratch := flag.NewFlagSet("", flag.ContinueOnError)
@@ -175,7 +177,8 @@ func (f *trainFlags) inference() fl.GPInference {
 }
 
 // registerTraining registers the groups of one PAC-PFL training run
-// (train, server, client): all but the comparisons' and the GP networks'.
+// (train, server, client): all but the comparisons' and the GP networks';
+// synthetic: the data set is generated (the data group), not a CSV file.
 func (f *trainFlags) registerTraining(fs *flag.FlagSet, synthetic bool) {
 	f.svgdFlags.register(fs)
 	registerSeed(fs, &f.seed)
