@@ -238,7 +238,8 @@ func (g *svgdFlags) check(given func(string) bool) error {
 	case g.rounds < 0:
 		return usagef("--rounds %d must be ≥ 0", g.rounds)
 	case g.clientsPerRound < 0:
-		return usagef("--clients-per-round %d must be at least 1 (or 0: min(n, %d))", g.clientsPerRound, fl.DefaultClientsPerRound)
+		return usagef("--clients-per-round %d must be at least 1 (or 0: min(n, %d))", g.clientsPerRound,
+			fl.DefaultClientsPerRound)
 	case g.batch < 0:
 		return usagef("--batch %d must be at least 1 (or 0: all of S_i, the exact LML)", g.batch)
 	case g.optimizer != "adam" && g.optimizer != "sgd":
