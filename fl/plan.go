@@ -54,3 +54,20 @@ func (o PACPFLOptions) CheckBounds(ds *data.Dataset) error {
 	}
 	return bc.Validate()
 }
+
+// CheckBounds checks, before training, that o's bounds can be computed on
+// ds's existing clients: the range of the bounded loss, δ, τ and the
+// clients' common β = min m_i meet the bounds' assumptions
+// (BoundConfig.Validate). It is nil when o asks for no bound.
+func (o BNNOptions) CheckBounds(ds *data.Dataset) error {
+	if o.Bounds.PriorSamples == 0 {
+		return nil
+	}
+	n := len(ds.Existing)
+	lo, hi := o.Bounds.Loss.Range()
+	bc := BoundConfig{A: lo, B: hi, Delta: o.Bounds.Delta, Beta: float64(ds.MinM()), Tau: o.BoundTau(n), M: make([]int, n)}
+	for i := range bc.M {
+		bc.M[i] = ds.Existing[i].M()
+	}
+	return bc.Validate()
+}

@@ -36,3 +36,18 @@ func TestCheckBounds(t *testing.T) {
 	o.Bounds.PriorSamples, o.Bounds.Learned = 0, nil
 	assert.NoError(t, o.CheckBounds(ds), "no bound asked for")
 }
+
+func TestBNNCheckBounds(t *testing.T) {
+	ds := &data.Dataset{Existing: make([]data.ClientData, 3)}
+	for i := range ds.Existing {
+		ds.Existing[i].Y = make([]float64, 5+i)
+	}
+	o := DefaultBNNOptions()
+	require.NoError(t, o.CheckBounds(ds))
+	o.Server.Tau = 1
+	assert.Error(t, o.CheckBounds(ds), "the bounds need τ < 1")
+	o.Server.Tau, o.Bounds.Delta = 0.5, 0
+	assert.Error(t, o.CheckBounds(ds), "δ in (0, 1)")
+	o.Bounds.PriorSamples = 0
+	assert.NoError(t, o.CheckBounds(ds), "no bound asked for")
+}

@@ -20,22 +20,36 @@ const (
 	partDirichlet = "dirichlet"
 )
 
-// bnnFlags are the flags of the BNN client model and its data (train and
-// experiment); trainFlags holds the shared ones.
+// bnnFlags are the flags of the BNN client model and its data (train,
+// experiment fmnist, server, client) in groups; trainFlags holds the
+// shared ones.
 type bnnFlags struct {
-	model, data                    string
-	partition, split, dataDir      string
-	pixels                         string
-	arch, boundLoss                string
-	alpha, sigmaMu, sigmaOmega     float64
-	postLR, pMin                   float64
-	hidden, samples, particles     int
-	postSteps, alphaSamples, draws int
-	maxImages                      int
-	set                            map[string]bool // flags given on the command line
+	bnnChoiceFlags
+	fmnistFlags
+	bnnNetFlags
+	bnnBoundFlags
+	set map[string]bool // flags given on the command line
 	// noPACPFL: experiment fmnist runs no PAC-PFL, so no method reads the
 	// server's clients per round.
 	noPACPFL bool
+}
+
+// newBNNFlags returns the flags with every group's defaults (as
+// newTrainFlags): those a command does not register keep them.
+func newBNNFlags() bnnFlags {
+	var b bnnFlags
+	scratch := flag.NewFlagSet("", flag.ContinueOnError)
+	b.registerAll(scratch)
+	return b
+}
+
+// registerAll registers every group (train, server and client on
+// synthetic data).
+func (b *bnnFlags) registerAll(fs *flag.FlagSet) {
+	b.bnnChoiceFlags.register(fs)
+	b.fmnistFlags.register(fs)
+	b.bnnNetFlags.register(fs)
+	b.bnnBoundFlags.register(fs)
 }
 
 // The BNN's default numbers of existing (--partition dirichlet) and new
@@ -50,37 +64,76 @@ var (
 	gpOnly = []string{"extra", "func-samples", "loss-range", "sigma-p", "pfedgp-mean", "baseline-steps"}
 )
 
-func addBNNFlags(fs *flag.FlagSet, b *bnnFlags) {
-	// --clients and --new-clients (trainFlags) size the BNN's split too,
-	// with other defaults (bnnDefaults).
+// bnnChoiceFlags choose the client model, its data set and the BNN's
+// network (a CSV file's task decides them, so train --data FILE.csv does
+// not register them).
+type bnnChoiceFlags struct {
+	model, data, arch string
+}
+
+func (g *bnnChoiceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.model, "model", modelGP, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
+	fs.StringVar(&g.data, "data", "", "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the default follows --model")
+	fs.StringVar(&g.arch, "arch", lml.ArchMLP, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
+}
+
+// fmnistFlags are the federated split of Fashion-MNIST.
+type fmnistFlags struct {
+	partition, split, dataDir, pixels string
+	alpha                             float64
+	maxImages                         int
+}
+
+// register registers the split's flags; --clients and --new-clients
+// (dataFlags, registered before) size the BNN's split too, with other
+// defaults (bnnDefaults).
+func (g *fmnistFlags) register(fs *flag.FlagSet) {
 	if f := fs.Lookup("clients"); f != nil {
 		f.Usage = fmt.Sprintf("existing clients n: gp, of the Polynomial data set (the default below); bnn, of --partition dirichlet (default %d; labels5 has one per label)", bnnClients)
 	}
 	if f := fs.Lookup("new-clients"); f != nil {
 		f.Usage = fmt.Sprintf("new clients: gp, of the Polynomial data set (the default below); bnn, held out of either Fashion-MNIST partition (default %d)", bnnNewClients)
 	}
+	fs.StringVar(&g.partition, "partition", partLabels5, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
+	fs.StringVar(&g.split, "split", "small", "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
+	fs.Float64Var(&g.alpha, "alpha", data.DefaultDirichletAlpha, "bnn, dirichlet: concentration α of the label proportions")
+	fs.StringVar(&g.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
+	fs.IntVar(&g.maxImages, "max-images", 0, "bnn: use at most this many images (0: the split's full sizes)")
+	fs.StringVar(&g.pixels, "pixels", string(data.PixelsUnit), "bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
+}
+
+// bnnNetFlags are the BNN's prior, training and personalisation.
+type bnnNetFlags struct {
+	sigmaMu, sigmaOmega, postLR float64
+	hidden, samples, particles  int
+	postSteps, alphaSamples     int
+}
+
+func (g *bnnNetFlags) register(fs *flag.FlagSet) {
 	o := fl.DefaultBNNOptions()
 	po := lml.DefaultBNNPosteriorOptions()
-	fs.StringVar(&b.model, "model", modelGP, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
-	fs.StringVar(&b.data, "data", "", "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the default follows --model")
-	fs.StringVar(&b.partition, "partition", partLabels5, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
-	fs.StringVar(&b.split, "split", "small", "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
-	fs.Float64Var(&b.alpha, "alpha", data.DefaultDirichletAlpha, "bnn, dirichlet: concentration α of the label proportions")
-	fs.StringVar(&b.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
-	fs.IntVar(&b.maxImages, "max-images", 0, "bnn: use at most this many images (0: the split's full sizes)")
-	fs.StringVar(&b.pixels, "pixels", string(data.PixelsUnit), "bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
-	fs.StringVar(&b.arch, "arch", lml.ArchMLP, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
-	fs.IntVar(&b.hidden, "hidden", 0, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
-	fs.IntVar(&b.samples, "samples", lml.DefaultBNNSamples, "bnn: weight samples L of the LML estimate (38) in training")
-	fs.Float64Var(&b.sigmaMu, "sigma-mu", o.SigmaMu, "bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
-	fs.Float64Var(&b.sigmaOmega, "sigma-omega", o.SigmaOmega, "bnn: hyper-prior std of the prior log-variances ω")
-	fs.IntVar(&b.particles, "posterior-particles", po.Particles, "bnn: SVGD weight particles M per prior in personalisation")
-	fs.IntVar(&b.postSteps, "posterior-steps", po.Steps, "bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
-	fs.Float64Var(&b.postLR, "posterior-lr", po.LR, "bnn: Adam learning rate of the personalisation SVGD")
-	fs.IntVar(&b.alphaSamples, "alpha-samples", po.AlphaSamples, "bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
-	fs.StringVar(&b.boundLoss, "bound-loss", "ce", "bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
-	fs.Float64Var(&b.pMin, "p-min", o.Bounds.Loss.PMin, "bnn: probability floor of the clipped cross-entropy")
-	fs.IntVar(&b.draws, "weight-draws", o.Bounds.WeightDraws, "bnn: weight draws per ln Z^C of the bounds")
+	fs.IntVar(&g.hidden, "hidden", 0, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
+	fs.IntVar(&g.samples, "samples", lml.DefaultBNNSamples, "bnn: weight samples L of the LML estimate (38) in training")
+	fs.Float64Var(&g.sigmaMu, "sigma-mu", o.SigmaMu, "bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
+	fs.Float64Var(&g.sigmaOmega, "sigma-omega", o.SigmaOmega, "bnn: hyper-prior std of the prior log-variances ω")
+	fs.IntVar(&g.particles, "posterior-particles", po.Particles, "bnn: SVGD weight particles M per prior in personalisation")
+	fs.IntVar(&g.postSteps, "posterior-steps", po.Steps, "bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
+	fs.Float64Var(&g.postLR, "posterior-lr", po.LR, "bnn: Adam learning rate of the personalisation SVGD")
+	fs.IntVar(&g.alphaSamples, "alpha-samples", po.AlphaSamples, "bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
+}
+
+// bnnBoundFlags are the BNN's bounds (experiment fmnist computes none).
+type bnnBoundFlags struct {
+	boundLoss string
+	pMin      float64
+	draws     int
+}
+
+func (g *bnnBoundFlags) register(fs *flag.FlagSet) {
+	o := fl.DefaultBNNOptions()
+	fs.StringVar(&g.boundLoss, "bound-loss", "ce", "bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
+	fs.Float64Var(&g.pMin, "p-min", o.Bounds.Loss.PMin, "bnn: probability floor of the clipped cross-entropy")
+	fs.IntVar(&g.draws, "weight-draws", o.Bounds.WeightDraws, "bnn: weight draws per ln Z^C of the bounds")
 }
 
 // resolve records the flags given, settles the model and the data set and
@@ -143,29 +196,8 @@ func (b *bnnFlags) bnnDefaults(f *trainFlags) {
 
 // check validates the BNN flags (before any data is read).
 func (b *bnnFlags) check(f *trainFlags) error {
-	switch b.partition {
-	case partLabels5:
-		if _, ok := data.Labels5Sizes[b.split]; !ok {
-			return usagef("unknown --split %q (want small, medium or large)", b.split)
-		}
-		if b.set["alpha"] || b.set["clients"] {
-			return usagef("--alpha and --clients are for --partition dirichlet (labels5 has one client per label)")
-		}
-	case partDirichlet:
-		if b.set["split"] {
-			return usagef("--split is for --partition labels5")
-		}
-		if !(b.alpha > 0) || math.IsInf(b.alpha, 0) {
-			return usagef("--alpha %v must be positive and finite", b.alpha)
-		}
-		if f.clients < 1 {
-			return usagef("--clients %d must be at least 1", f.clients)
-		}
-	default:
-		return usagef("unknown --partition %q (want labels5 or dirichlet)", b.partition)
-	}
-	if f.newClients < 0 {
-		return usagef("--new-clients %d must be ≥ 0", f.newClients)
+	if err := b.fmnistFlags.check(f, b.set); err != nil {
+		return err
 	}
 	// The server flags, against a stand-in for the n existing clients the
 	// split will have (labels5: one per class); options re-checks them on
@@ -187,12 +219,6 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if tau := (fl.BNNOptions{Server: s}).BoundTau(n); f.boundSamples > 0 && !(tau < 1) {
 		return usagef("the bounds need τ < 1, got %v (or pass --bound-samples 0 to skip the bounds)", tau)
 	}
-	if b.maxImages < 0 {
-		return usagef("--max-images %d must be ≥ 0", b.maxImages)
-	}
-	if err := data.CheckPixelScale(b.pixels); err != nil || b.pixels == "" {
-		return usagef("--pixels %q: want unit or symmetric", b.pixels)
-	}
 	m := b.bnnModel()
 	if err := m.Model.Validate(); err != nil {
 		return usageError{err}
@@ -200,21 +226,10 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if err := m.Posterior.Validate(); err != nil {
 		return usageError{err}
 	}
-	switch {
-	case b.hidden < 0:
-		return usagef("--hidden %d must be ≥ 0", b.hidden)
-	case b.samples < 1:
-		return usagef("--samples %d must be at least 1", b.samples)
-	case b.particles < 1 || b.postSteps < 0 || b.alphaSamples < 1:
-		return usagef("--posterior-particles and --alpha-samples must be ≥ 1, --posterior-steps ≥ 0")
-	case !(b.sigmaMu > 0) || math.IsInf(b.sigmaMu, 0) || !(b.sigmaOmega > 0) || math.IsInf(b.sigmaOmega, 0):
-		return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", b.sigmaMu, b.sigmaOmega)
-	case b.draws < 1:
-		return usagef("--weight-draws %d must be at least 1", b.draws)
-	case f.boundSamples < 0:
-		return usagef("--bound-samples %d must be ≥ 0", f.boundSamples)
+	if err := b.bnnNetFlags.check(); err != nil {
+		return err
 	}
-	if _, err := b.loss(); err != nil {
+	if err := b.bnnBoundFlags.check(f.boundSamples); err != nil {
 		return err
 	}
 	// The images as float64 (at most the 70,000 of the set), and per
@@ -228,6 +243,69 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		8*(images*784+float64(f.k)*2*nw*(3+float64(max(f.clientsPerRound, 1)))+2*float64(b.samples)*nw))
 }
 
+// check validates the split's flags and the clients' numbers of f (set:
+// the flags given).
+func (g *fmnistFlags) check(f *trainFlags, set map[string]bool) error {
+	switch g.partition {
+	case partLabels5:
+		if _, ok := data.Labels5Sizes[g.split]; !ok {
+			return usagef("unknown --split %q (want small, medium or large)", g.split)
+		}
+		if set["alpha"] || set["clients"] {
+			return usagef("--alpha and --clients are for --partition dirichlet (labels5 has one client per label)")
+		}
+	case partDirichlet:
+		if set["split"] {
+			return usagef("--split is for --partition labels5")
+		}
+		if !(g.alpha > 0) || math.IsInf(g.alpha, 0) {
+			return usagef("--alpha %v must be positive and finite", g.alpha)
+		}
+		if f.clients < 1 {
+			return usagef("--clients %d must be at least 1", f.clients)
+		}
+	default:
+		return usagef("unknown --partition %q (want labels5 or dirichlet)", g.partition)
+	}
+	switch {
+	case f.newClients < 0:
+		return usagef("--new-clients %d must be ≥ 0", f.newClients)
+	case g.maxImages < 0:
+		return usagef("--max-images %d must be ≥ 0", g.maxImages)
+	}
+	if err := data.CheckPixelScale(g.pixels); err != nil || g.pixels == "" {
+		return usagef("--pixels %q: want unit or symmetric", g.pixels)
+	}
+	return nil
+}
+
+// check validates the network's and the personalisation's flags.
+func (g *bnnNetFlags) check() error {
+	switch {
+	case g.hidden < 0:
+		return usagef("--hidden %d must be ≥ 0", g.hidden)
+	case g.samples < 1:
+		return usagef("--samples %d must be at least 1", g.samples)
+	case g.particles < 1 || g.postSteps < 0 || g.alphaSamples < 1:
+		return usagef("--posterior-particles and --alpha-samples must be ≥ 1, --posterior-steps ≥ 0")
+	case !(g.sigmaMu > 0) || math.IsInf(g.sigmaMu, 0) || !(g.sigmaOmega > 0) || math.IsInf(g.sigmaOmega, 0):
+		return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", g.sigmaMu, g.sigmaOmega)
+	}
+	return nil
+}
+
+// check validates the bounds' flags (boundSamples: --bound-samples).
+func (g *bnnBoundFlags) check(boundSamples int) error {
+	switch {
+	case g.draws < 1:
+		return usagef("--weight-draws %d must be at least 1", g.draws)
+	case boundSamples < 0:
+		return usagef("--bound-samples %d must be ≥ 0", boundSamples)
+	}
+	_, err := g.loss()
+	return err
+}
+
 // bnnModel is the client model of the flags.
 func (b *bnnFlags) bnnModel() *fl.BNNModel {
 	m := fl.NewBNNModel(lml.BNN{Arch: b.arch, Hidden: b.hidden})
@@ -237,17 +315,17 @@ func (b *bnnFlags) bnnModel() *fl.BNNModel {
 }
 
 // loss is the bounded loss of the bounds.
-func (b *bnnFlags) loss() (lml.Loss, error) {
-	switch b.boundLoss {
+func (g *bnnBoundFlags) loss() (lml.Loss, error) {
+	switch g.boundLoss {
 	case "ce":
-		if !(b.pMin > 0 && b.pMin < 1) {
-			return lml.Loss{}, usagef("--p-min %v must lie in (0, 1)", b.pMin)
+		if !(g.pMin > 0 && g.pMin < 1) {
+			return lml.Loss{}, usagef("--p-min %v must lie in (0, 1)", g.pMin)
 		}
-		return lml.Loss{Kind: lml.ClippedNLL, PMin: b.pMin}, nil
+		return lml.Loss{Kind: lml.ClippedNLL, PMin: g.pMin}, nil
 	case "01":
 		return lml.Loss{Kind: lml.ZeroOne}, nil
 	}
-	return lml.Loss{}, usagef("unknown --bound-loss %q (want ce or 01)", b.boundLoss)
+	return lml.Loss{}, usagef("unknown --bound-loss %q (want ce or 01)", g.boundLoss)
 }
 
 // images loads Fashion-MNIST; missing files are an environment problem
@@ -304,17 +382,9 @@ func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNN
 		return o, err
 	}
 	o.Bounds = fl.BNNBoundOptions{Loss: loss, Delta: f.delta, PriorSamples: f.boundSamples, WeightDraws: b.draws, Seed: seed}
-	if f.boundSamples > 0 {
-		// Check the bound assumptions now rather than after training.
-		n := len(ds.Existing)
-		lo, hi := loss.Range()
-		bc := fl.BoundConfig{A: lo, B: hi, Delta: f.delta, Beta: float64(ds.MinM()), Tau: o.BoundTau(n), M: make([]int, n)}
-		for i := range bc.M {
-			bc.M[i] = ds.Existing[i].M()
-		}
-		if err := bc.Validate(); err != nil {
-			return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
-		}
+	// Check the bound assumptions now rather than after training.
+	if err := o.CheckBounds(ds); err != nil {
+		return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
 	}
 	return o, nil
 }

@@ -388,10 +388,9 @@ func TestFMNISTClientFlagsHelp(t *testing.T) {
 	}
 	for _, part := range []string{partLabels5, partDirichlet} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		var f trainFlags
-		var bf bnnFlags
-		addTrainFlags(fs, &f)
-		addBNNFlags(fs, &bf)
+		f, bf := newTrainFlags(), newBNNFlags()
+		f.registerTraining(fs, true)
+		bf.registerAll(fs)
 		fmnistClientFlags(fs)
 		require.NoError(t, fs.Parse([]string{"--partition", part}))
 		bf.set = map[string]bool{"partition": true}
@@ -429,7 +428,8 @@ func TestFMNISTClientFlagsHelp(t *testing.T) {
 	assert.Contains(t, errs, "--rounds -1 must be ≥ 0", "the server flags' values are still checked")
 	// Given flags win over the partition's defaults.
 	var f trainFlags
-	bf := bnnFlags{partition: partDirichlet, set: map[string]bool{"clients": true, "new-clients": true, "max-images": true}, maxImages: 7}
+	bf := bnnFlags{set: map[string]bool{"clients": true, "new-clients": true, "max-images": true}}
+	bf.partition, bf.maxImages = partDirichlet, 7
 	f.clients, f.newClients = 5, 1
 	bf.dirichletDefaults(&f)
 	assert.Equal(t, []int{5, 1, 7}, []int{f.clients, f.newClients, bf.maxImages})

@@ -90,12 +90,17 @@ type regressionExperiment struct {
 // parseRegressionExperiment parses and checks the flags of experiment
 // polynomial or pv; ok=false: exit with status.
 func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (x *regressionExperiment, status int, ok bool) {
-	x = &regressionExperiment{}
+	x = &regressionExperiment{f: newTrainFlags()}
 	f := &x.f
 	fs := newFlagSet("experiment "+dsName, stderr)
-	addTrainFlags(fs, f)
-	addGPNetFlags(fs, f)
-	addGPInferenceFlags(fs, f)
+	// The comparison computes no bounds, and its seeds are --seeds and
+	// --seed-base: it registers neither the bounds' flags nor --seed.
+	f.svgdFlags.register(fs)
+	f.tempFlags.register(fs)
+	f.dpFlags.register(fs)
+	f.dataFlags.register(fs)
+	f.net.register(fs)
+	f.gpInferenceFlags.register(fs)
 	pv := addPVFlags(fs, dsName)
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
@@ -103,19 +108,15 @@ func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (
 	fs.Var(&methods, "methods", "comma-separated methods to run")
 	var kSweep intList
 	fs.Var(&kSweep, "k-sweep", "instead of the method table: PAC-PFL's utility at each of these numbers of particles k (e.g. 1,2,4,8; the paper's Fig. 3)")
-	fs.IntVar(&f.baselineSteps, "baseline-steps", fl.DefaultVanillaOptions().Steps, "Adam steps of the Vanilla and Pooled fits (PV: Vanilla's and Pooled's own defaults, docs/math.md)")
+	f.comparisonFlags.register(fs)
 	if dsName == "pv" {
 		setDefault(fs, "baseline-steps", strconv.Itoa(pvBaselineSteps()))
 	}
-	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", "linear", "pFedGP's GP mean: linear (chosen by the paper's cross-validation), zero (the original pFedGP) or nn (PAC-PFL's mean network)")
 	var dpSweep floatList
 	fs.Var(&dpSweep, "dp-sweep", "instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. 1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the paper's Fig. 4 setting, 120 existing clients")
 	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
-	// The comparison computes no bounds, and its seeds are --seeds and
-	// --seed-base: those flags would be accepted and ignored.
-	fs = dropFlags(fs, append([]string{"seed"}, boundFlags...)...)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return nil, st, false
 	}

@@ -81,10 +81,17 @@ type fmnistExperiment struct {
 // parseFMNIST parses and checks the flags of experiment fmnist; ok=false:
 // exit with status.
 func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status int, ok bool) {
-	x = &fmnistExperiment{methods: stringList(slices.Clone(bnnMethods))}
+	x = &fmnistExperiment{f: newTrainFlags(), bf: newBNNFlags(), methods: stringList(slices.Clone(bnnMethods))}
 	fs := newFlagSet("experiment fmnist", stderr)
-	addTrainFlags(fs, &x.f)
-	addBNNFlags(fs, &x.bf)
+	// The comparison computes no bounds, and its seeds are --seeds and
+	// --seed-base: it registers neither the bounds' flags nor --seed.
+	x.f.svgdFlags.register(fs)
+	x.f.tempFlags.register(fs)
+	x.f.dpFlags.register(fs)
+	x.f.dataFlags.register(fs)
+	x.bf.bnnChoiceFlags.register(fs)
+	x.bf.fmnistFlags.register(fs)
+	x.bf.bnnNetFlags.register(fs)
 	fmnistClientFlags(fs)
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
@@ -93,9 +100,6 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	addFedVIFlags(fs, &x.vf)
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
-	// The comparison computes no bounds, and its seeds are --seeds and
-	// --seed-base: those flags would be accepted and ignored.
-	fs = dropFlags(fs, append([]string{"seed", "bound-loss", "p-min", "weight-draws"}, boundFlags...)...)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return nil, st, false
 	}

@@ -181,17 +181,16 @@ type fedParse struct {
 }
 
 // flags registers the training flags, and with --data FILE.csv among args
-// the CSV flags without those named in drop.
-func (p *fedParse) flags(fs *flag.FlagSet, args []string, drop ...string) *flag.FlagSet {
-	addTrainFlags(fs, &p.f)
-	addGPInferenceFlags(fs, &p.f)
-	addBNNFlags(fs, &p.bf)
+// the CSV flags instead of the synthetic data's; server: also the CSV
+// flags of the training run itself (the new clients, the model file).
+func (p *fedParse) flags(fs *flag.FlagSet, args []string, server bool) {
+	p.f, p.bf = newTrainFlags(), newBNNFlags()
 	if p.csv = csvDataArg(args); p.csv {
-		fs = dropFlags(fs, csvDropped...)
-		p.c.add(fs)
-		fs = dropFlags(fs, drop...)
+		registerCSVRun(fs, &p.c, &p.f, &p.bf, server)
+		return
 	}
-	return fs
+	p.f.registerTraining(fs, true)
+	p.bf.registerAll(fs)
 }
 
 // check checks the parsed training flags (jsonPath: --json).
@@ -222,7 +221,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	stderr = rpc.SyncWriter(stderr) // the log lines come from the sessions' goroutines too
 	fs, sf, p := newFlagSet("server", stderr), &serverFlags{}, &fedParse{}
 	sf.add(fs)
-	fs = p.flags(fs, args)
+	p.flags(fs, args, true)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
@@ -310,7 +309,7 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	// refuses a client whose data or model differ). --data FILE.csv: this
 	// client's own rows, with the server's column flags.
 	var p fedParse
-	fs = p.flags(fs, args, "new-clients", "save", "save-clients")
+	p.flags(fs, args, false)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}

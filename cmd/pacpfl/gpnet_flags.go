@@ -17,9 +17,8 @@ type gpNetFlags struct {
 	df                       int
 }
 
-// addGPNetFlags registers --mean-hidden, --kernel-hidden and --df.
-func addGPNetFlags(fs *flag.FlagSet, f *trainFlags) {
-	n := &f.net
+// register registers --mean-hidden, --kernel-hidden and --df.
+func (n *gpNetFlags) register(fs *flag.FlagSet) {
 	n.on = true
 	n.meanHidden = widthList(slices.Clone(lml.DefaultHidden))
 	n.kernelHidden = widthList(slices.Clone(lml.DefaultHidden))

@@ -17,10 +17,14 @@ func TestPACPFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 		preset methods.Preset
 	}{{"polynomial", methods.Polynomial}, {"pv", methods.PV}} {
 		fs := newFlagSet("experiment "+c.ds, nil)
-		var f trainFlags
-		addTrainFlags(fs, &f)
-		addGPNetFlags(fs, &f)
-		addGPInferenceFlags(fs, &f)
+		f := newTrainFlags()
+		f.svgdFlags.register(fs)
+		f.tempFlags.register(fs)
+		f.dpFlags.register(fs)
+		f.dataFlags.register(fs)
+		f.net.register(fs)
+		f.gpInferenceFlags.register(fs)
+		f.comparisonFlags.register(fs)
 		pv := addPVFlags(fs, c.ds)
 		if err := fs.Parse(nil); err != nil {
 			t.Fatal(err)

@@ -6,10 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -24,85 +20,6 @@ func init() {
 		summary: "train PAC-PFL (GP clients on Polynomial, or --model bnn on Fashion-MNIST) and print metrics and bounds",
 		run:     runTrain,
 	})
-}
-
-// trainFlags are the Algorithm 1/3 parameters shared by train and experiment.
-type trainFlags struct {
-	k, rounds, clientsPerRound, batch int
-	lr, sigmaP, lambda, tau           float64
-	optimizer, aggregate              string
-	seed                              uint64
-	dpEpsilon, dpClip, dpDelta        float64
-	dpMechanism                       string
-	dpNoiseSeed                       uint64
-	dpDeltaSet                        bool // --dp-delta given explicitly
-	delta                             float64
-	lossRange                         string
-	beta                              string
-	learnedSamples                    int
-	boundSamples, funcSamples         int
-	clients, newClients, extra        int
-	// pv, when set, replaces the Polynomial data set (experiment pv, tune pv).
-	pv            *data.PVConfig
-	net           gpNetFlags      // experiment and tune: the GP networks
-	pfedgpMean    string          // experiment only
-	tauSet        bool            // --tau given explicitly (it excludes --lambda)
-	dpSweep       bool            // experiment --dp-sweep: ε comes from the sweep
-	kSweep        bool            // experiment --k-sweep: k comes from the sweep
-	given         map[string]bool // the flags on the command line
-	baselineSteps int             // experiment only
-	baselineSet   bool            // --baseline-steps given (else each method's data-set default)
-	gpInference   string          // --gp-inference (GP commands)
-	inducing      int             // --inducing
-}
-
-// gpInferenceHelp is --gp-inference's help: where auto switches and why.
-var gpInferenceHelp = fmt.Sprintf("how a GP client computes ln Z^C and predicts: exact (dense Cholesky of its m×m kernel matrix: about m³ flop and 3·m² doubles per particle), "+
-	"sparse (the Titsias lower bound with --inducing M inputs chosen from the client's own rows by k-means++ seeding: about 4·m·M² flop and O(M²) memory; docs/math.md), "+
-	"or auto: exact up to %d rows per client (about a second and 400 MB per particle on two cores), sparse above", fl.AutoExactMaxRows)
-
-// addGPInferenceFlags registers --gp-inference and --inducing.
-func addGPInferenceFlags(fs *flag.FlagSet, f *trainFlags) {
-	fs.StringVar(&f.gpInference, "gp-inference", fl.InferenceAuto, gpInferenceHelp)
-	fs.IntVar(&f.inducing, "inducing", 0, fmt.Sprintf("inducing inputs M of a sparse GP client (0: %d, or the client's rows if fewer; more than a sparse client's rows is an error)", fl.DefaultInducing))
-}
-
-// inference is the GP inference of the flags; the run's seed, with each
-// client's data, seeds the choice of its inducing inputs.
-func (f *trainFlags) inference() fl.GPInference {
-	return fl.GPInference{Mode: f.gpInference, Inducing: f.inducing, Seed: f.seed}
-}
-
-func addTrainFlags(fs *flag.FlagSet, f *trainFlags) {
-	d := fl.DefaultPACPFLOptions()
-	dp := data.DefaultPolynomial()
-	fs.IntVar(&f.k, "k", d.Server.K, "number of SVGD particles (priors) k")
-	fs.IntVar(&f.rounds, "rounds", d.Server.Rounds, "server iterations T")
-	fs.IntVar(&f.rounds, "T", d.Server.Rounds, "shorthand for --rounds")
-	fs.IntVar(&f.clientsPerRound, "clients-per-round", 0, "clients sampled per round c (0: min(n, 24))")
-	fs.IntVar(&f.clientsPerRound, "c", 0, "shorthand for --clients-per-round")
-	fs.IntVar(&f.batch, "batch", 0, "client mini-batch size b (0: all of S_i, the exact LML)")
-	fs.Float64Var(&f.lr, "lr", d.Server.LR, "server learning rate η")
-	fs.StringVar(&f.optimizer, "optimizer", "adam", "SVGD optimiser: adam or sgd (plain ascent)")
-	fs.StringVar(&f.aggregate, "aggregate", "sum", "aggregation of client gradients: sum (τ·n/c·Σ, unbiased for eq. 40) or mean (Algorithm 1 literally)")
-	fs.Float64Var(&f.sigmaP, "sigma-p", d.SigmaP, "hyper-prior std σ_P (also the initial particle spread)")
-	fs.Float64Var(&f.lambda, "lambda", 0, "server constant λ; sets τ = λ/(λ + βn(n₂+υ)), β = min m_i (exclusive with --tau)")
-	fs.Float64Var(&f.tau, "tau", d.Server.Tau, "server temperature τ")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed (data, initialisation, client sampling)")
-	fs.Float64Var(&f.dpEpsilon, "dp-epsilon", 0, "differentially private training (Algorithm 3, corrected): the guaranteed ε (0: no DP)")
-	fs.StringVar(&f.dpMechanism, "dp-mechanism", string(fl.DPLaplace), "DP mechanism: laplace (pure ε-DP, L1 clip), gaussian ((ε, δ)-DP, L2 clip, Rényi accounting) or paper (Algorithm 3 as printed; its ε is not a guarantee)")
-	fs.Float64Var(&f.dpDelta, "dp-delta", 1e-5, "δ of (ε, δ)-DP for --dp-mechanism gaussian")
-	fs.Float64Var(&f.dpClip, "dp-clip", 10, "DP clip norm γ of each client's whole k×dφ update (L1 for laplace, L2 for gaussian, L2 per particle row for paper); 10 chosen on Polynomial data seed 1000 (docs/math.md)")
-	fs.Uint64Var(&f.dpNoiseSeed, "dp-noise-seed", 0, "seed of the DP noise, for reproducible runs (0: a secret seed from the OS; with a known seed the guarantee does not hold against whoever knows it)")
-	fs.Float64Var(&f.delta, "delta", d.Bounds.Delta, "confidence δ of the bounds")
-	fs.StringVar(&f.beta, "beta", "m", "client temperature β of training, personalisation and the bounds: m (β = m_i, Bayes posterior and LML, as the paper), sqrt (β = √m_i) or a number")
-	fs.IntVar(&f.learnedSamples, "bound-trained-samples", fl.DefaultLearnedSamples, "draws from the trained hyper-posterior for its bound (0: skip that bound)")
-	fs.StringVar(&f.lossRange, "loss-range", fmt.Sprintf("%g,%g", d.Bounds.A, d.Bounds.B), "loss range a,b of the bounds (the NLL is clipped to it)")
-	fs.IntVar(&f.boundSamples, "bound-samples", d.Bounds.PriorSamples, "hyper-prior draws for ln Z^S (0: skip the bounds)")
-	fs.IntVar(&f.funcSamples, "func-samples", d.Bounds.FuncSamples, "GP function draws per ln Z^C of the bounds")
-	fs.IntVar(&f.clients, "clients", dp.Existing, "existing clients n of the Polynomial data set")
-	fs.IntVar(&f.newClients, "new-clients", dp.New, "new clients of the Polynomial data set")
-	fs.IntVar(&f.extra, "extra", dp.Extra, "personalisation-only samples m̃_i per existing client")
 }
 
 // afterParse records which flags were given explicitly, validates them and
@@ -192,8 +109,8 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	}
 	o.Server = s
 	o.SigmaP = f.sigmaP
-	if !(f.sigmaP > 0) || math.IsInf(f.sigmaP, 0) {
-		return o, usagef("--sigma-p %v must be positive and finite", f.sigmaP)
+	if err := checkPositive("sigma-p", f.sigmaP); err != nil {
+		return o, err
 	}
 	if err := f.net.validate(); err != nil {
 		return o, err
@@ -205,22 +122,11 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	if err := memoryError(what[plan.Dominant()], plan.Bytes()); err != nil {
 		return o, err
 	}
-	a, b, err := parseRange(f.lossRange)
-	if err != nil {
-		return o, usageError{err}
-	}
-	if f.boundSamples < 0 || f.funcSamples < 1 {
-		return o, usagef("--bound-samples must be ≥ 0 and --func-samples ≥ 1")
+	if o.Bounds, err = f.boundsFlags.options(seed); err != nil {
+		return o, err
 	}
 	if o.Beta, err = fl.ParseTemperature(f.beta); err != nil {
 		return o, usagef("--beta: %v", err)
-	}
-	if f.learnedSamples < 0 {
-		return o, usagef("--bound-trained-samples %d must be ≥ 0", f.learnedSamples)
-	}
-	o.Bounds = fl.BoundOptions{A: a, B: b, Delta: f.delta, PriorSamples: f.boundSamples, FuncSamples: f.funcSamples, Seed: seed}
-	if f.learnedSamples > 0 {
-		o.Bounds.Learned = &fl.LearnedBoundOptions{Samples: f.learnedSamples}
 	}
 	// Check the bound assumptions now rather than after training.
 	if err := o.CheckBounds(ds); err != nil {
@@ -234,14 +140,9 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 // β = min m_i).
 func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, error) {
 	n := len(ds.Existing)
-	s := fl.Config{K: f.k, Rounds: f.rounds, ClientsPerRound: f.clientsPerRound, Batch: f.batch, LR: f.lr, Optimizer: f.optimizer, Seed: seed}
-	switch f.aggregate {
-	case "sum":
-		s.Aggregation = fl.AggregateSum
-	case "mean":
-		s.Aggregation = fl.AggregateMean
-	default:
-		return s, usagef("unknown --aggregate %q (want sum or mean)", f.aggregate)
+	s, err := f.svgdFlags.config(seed)
+	if err != nil {
+		return s, err
 	}
 	if err := f.checkData(ds); err != nil {
 		return s, err
@@ -249,27 +150,11 @@ func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, err
 	if s.ClientsPerRound == 0 {
 		s.ClientsPerRound = min(n, fl.DefaultClientsPerRound)
 	}
-	s.Tau = f.tau
-	if f.lambda != 0 && f.tauSet {
-		// λ sets τ; silently preferring one of the two would run a
-		// temperature the user did not ask for.
-		return s, usagef("--lambda and --tau both set τ: give only one")
+	if s.Tau, err = f.tempFlags.serverTau(ds); err != nil {
+		return s, err
 	}
-	if f.lambda != 0 {
-		if !(f.lambda > 0) || math.IsInf(f.lambda, 0) {
-			return s, usagef("--lambda %v must be positive and finite", f.lambda)
-		}
-		s.Tau = fl.TauFromLambda(f.lambda, float64(ds.MinM()), n, ds.N2(), fl.Upsilon)
-	}
-	if !(f.dpEpsilon >= 0) { // NaN too: it used to run silently without DP
-		return s, usagef("--dp-epsilon %v must be ≥ 0", f.dpEpsilon)
-	}
-	if f.dpEpsilon > 0 {
-		dp, err := f.dpConfig()
-		if err != nil {
-			return s, err
-		}
-		s.DP = dp
+	if s.DP, err = f.dpFlags.config(); err != nil {
+		return s, err
 	}
 	if err := s.Validate(n); err != nil {
 		return s, usageError{err}
@@ -277,50 +162,14 @@ func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, err
 	return s, nil
 }
 
-// dpConfig builds the DP configuration of the flags.
-func (f *trainFlags) dpConfig() (*fl.DPConfig, error) {
-	dp := &fl.DPConfig{Mechanism: fl.DPMechanism(f.dpMechanism), Epsilon: f.dpEpsilon, Clip: f.dpClip}
-	switch dp.Mechanism {
-	case fl.DPGaussian:
-		dp.Delta = f.dpDelta
-	case fl.DPLaplace, fl.DPPaper:
-		if f.dpDeltaSet {
-			return nil, usagef("--dp-delta is only used by --dp-mechanism gaussian (%s is pure ε-DP)", dp.Mechanism)
-		}
-	}
-	if f.dpNoiseSeed != 0 {
-		dp.Noise = rand.NewPCG(f.dpNoiseSeed, 0x6470)
-	}
-	if err := dp.Validate(); err != nil {
-		return nil, usageError{err}
-	}
-	return dp, nil
-}
-
-func parseRange(s string) (a, b float64, err error) {
-	parts := strings.Split(s, ",")
-	if len(parts) != 2 {
-		return 0, 0, fmt.Errorf("--loss-range %q: want a,b", s)
-	}
-	if a, err = strconv.ParseFloat(strings.TrimSpace(parts[0]), 64); err == nil {
-		b, err = strconv.ParseFloat(strings.TrimSpace(parts[1]), 64)
-	}
-	if err != nil || !(b > a) || math.IsInf(a, 0) || math.IsInf(b, 0) {
-		return 0, 0, fmt.Errorf("--loss-range %q: want finite a,b with a < b", s)
-	}
-	return a, b, nil
-}
-
 func runTrain(args []string, stdout, stderr io.Writer) int {
 	if csvDataArg(args) {
 		return runTrainCSV(args, stdout, stderr) // train_csv.go
 	}
 	fs := newFlagSet("train", stderr)
-	var f trainFlags
-	var bf bnnFlags
-	addTrainFlags(fs, &f)
-	addGPInferenceFlags(fs, &f)
-	addBNNFlags(fs, &bf)
+	f, bf := newTrainFlags(), newBNNFlags()
+	f.registerTraining(fs, true)
+	bf.registerAll(fs)
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {

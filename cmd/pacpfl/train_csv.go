@@ -58,20 +58,23 @@ type csvFlags struct {
 	dropMissing, saveClients                         bool
 }
 
-// Flags of the synthetic data sets, the BNN image data and the model
-// choice, which a CSV run does not have (its task decides the model).
-var csvDropped = []string{"clients", "new-clients", "extra", "data", "model", "partition", "split", "alpha", "data-dir", "arch", "max-images", "pixels"}
-
-func (c *csvFlags) add(fs *flag.FlagSet) {
+// register registers the CSV file's flags that a client shares with the
+// server (registerTraining adds the server's and train's own).
+func (c *csvFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.path, "data", "", "the CSV `FILE`: a header naming the columns, then one row per sample (README, \"Your own data\")")
 	fs.StringVar(&c.clientCol, "client-column", "", "the column naming each row's client (required)")
 	fs.StringVar(&c.targetCol, "target-column", "", "the target column (required)")
 	fs.Var(&c.features, "features", "comma-separated feature columns (default: every column but the client, target and split columns)")
 	fs.StringVar(&c.task, "task", string(data.Regression), "regression (GP clients) or classification (BNN clients, an MLP; the target holds class labels)")
-	fs.Var(&c.newClients, "new-clients", "comma-separated client IDs held out as new clients: never seen in training, scored from their own training rows")
 	fs.Float64Var(&c.testFraction, "test-fraction", 0.2, "fraction of each client's rows drawn (with --seed) as its test rows")
 	fs.StringVar(&c.splitCol, "split-column", "", "a column marking each row train or test, instead of --test-fraction")
 	fs.BoolVar(&c.dropMissing, "drop-missing", false, "drop rows with a missing value (empty, NA, NaN, null, ?) instead of refusing the file")
+}
+
+// registerTraining registers the CSV flags of the training run (train and
+// server): the new clients and the model file.
+func (c *csvFlags) registerTraining(fs *flag.FlagSet) {
+	fs.Var(&c.newClients, "new-clients", "comma-separated client IDs held out as new clients: never seen in training, scored from their own training rows")
 	fs.StringVar(&c.save, "save", "", "write the trained model to `FILE` (for pacpfl predict and pacpfl plot predictive)")
 	fs.BoolVar(&c.saveClients, "save-clients", true, "store every existing client's training rows in the --save file, for their personalised predictions (false: predict treats them like new clients)")
 }
@@ -91,15 +94,25 @@ type csvRun struct {
 	json  string
 }
 
+// registerCSVRun registers the flags of a run on a CSV file: training's
+// without the synthetic data's and the BNN's image data and model choice
+// (the file's task decides the model, an MLP); training: also the run's own
+// CSV flags (train and server; a client has only the server's columns).
+func registerCSVRun(fs *flag.FlagSet, c *csvFlags, f *trainFlags, bf *bnnFlags, training bool) {
+	f.registerTraining(fs, false)
+	bf.bnnNetFlags.register(fs)
+	bf.bnnBoundFlags.register(fs)
+	c.register(fs)
+	if training {
+		c.registerTraining(fs)
+	}
+}
+
 // parseTrainCSV parses and checks the flags; ok=false: exit with status.
 func parseTrainCSV(args []string, stderr io.Writer) (r *csvRun, status int, ok bool) {
-	r = &csvRun{}
+	r = &csvRun{f: newTrainFlags(), bf: newBNNFlags()}
 	fs := newFlagSet("train", stderr)
-	addTrainFlags(fs, &r.f)
-	addGPInferenceFlags(fs, &r.f)
-	addBNNFlags(fs, &r.bf)
-	fs = dropFlags(fs, csvDropped...)
-	r.c.add(fs)
+	registerCSVRun(fs, &r.c, &r.f, &r.bf, true)
 	fs.BoolVar(&r.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&r.json, "json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {

@@ -71,11 +71,16 @@ type tuneFlags struct {
 // with status.
 func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, status int, ok bool) {
 	fs := newFlagSet("tune "+dsName, stderr)
-	x = &tuneFlags{}
+	x = &tuneFlags{f: newTrainFlags()}
 	f := &x.f
-	addTrainFlags(fs, f)
-	addGPNetFlags(fs, f)
-	addGPInferenceFlags(fs, f)
+	// The grid sets τ and σ_P, and cross-validation computes no bounds: it
+	// registers neither the temperature's flags nor the bounds'.
+	f.svgdFlags.register(fs)
+	registerSeed(fs, &f.seed)
+	f.dpFlags.register(fs)
+	f.dataFlags.register(fs)
+	f.net.register(fs)
+	f.gpInferenceFlags.register(fs)
 	pv := addPVFlags(fs, dsName)
 	x.method = fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
 	x.taus, x.sigmas = append(floatList(nil), defaultTuneTaus...), append(floatList(nil), defaultTuneSigmaPs...)
@@ -96,9 +101,6 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	x.quiet = fs.Bool("quiet", false, "no progress output")
 	x.jsonPath = fs.String("json", "", "also write the results as JSON to `FILE`")
 	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
-	// The grid sets τ and σ_P, and cross-validation computes no bounds:
-	// those flags would be accepted and ignored.
-	fs = dropFlags(fs, append([]string{"tau", "lambda", "sigma-p"}, boundFlags...)...)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return nil, st, false
 	}
