@@ -235,13 +235,28 @@ func WriteStream(stdout io.Writer, flag, path string, write func(io.Writer) erro
 	}
 	// A new file: 0666, which the kernel masks with the umask; a replaced
 	// one keeps its mode.
-	f, err := createTemp(d.target, 0o666)
-	if err != nil {
+	perm, chmod := fs.FileMode(0o666), fs.FileMode(0)
+	if d.exists {
+		chmod = d.mode
+	}
+	if err := replace(d.target, perm, chmod, write); err != nil {
 		return failed(err)
 	}
+	return nil
+}
+
+// replace writes target through a temporary file beside it, created with
+// perm (before the umask) and then set to chmod unless that is 0, synced
+// and renamed over target; on failure the temporary file is removed and
+// target left as it was.
+func replace(target string, perm, chmod fs.FileMode, write func(io.Writer) error) error {
+	f, err := createTemp(target, perm)
+	if err != nil {
+		return err
+	}
 	tmp := f.Name()
-	if d.exists {
-		err = f.Chmod(d.mode)
+	if chmod != 0 {
+		err = f.Chmod(chmod)
 	}
 	if err == nil {
 		err = write(f)
@@ -253,13 +268,12 @@ func WriteStream(stdout io.Writer, flag, path string, write func(io.Writer) erro
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, d.target)
+		err = os.Rename(tmp, target)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return failed(err)
 	}
-	return nil
+	return err
 }
 
 // createTemp creates a new file beside target, named after it, with perm
@@ -289,28 +303,13 @@ func WriteSecret(flag, path string, data []byte) error {
 	if d.Kind != Replace {
 		return badPathf("%s: secrets are written to regular files only", named(flag, path))
 	}
-	fail := func(err error) error { return fmt.Errorf("writing %s: %w", named(flag, path), Cause(err)) }
-	f, err := createTemp(d.target, 0o600)
+	// 0600 whatever the umask, also over a file of another mode.
+	err = replace(d.target, 0o600, 0o600, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fail(err)
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o600) // whatever the umask
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, d.target)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fail(err)
+		return fmt.Errorf("writing %s: %w", named(flag, path), Cause(err))
 	}
 	return nil
 }

@@ -176,3 +176,25 @@ func TestOutputStdoutAndBadPaths(t *testing.T) {
 		assert.NotContains(t, err.Error(), ".tmp")
 	}
 }
+
+// A secret is written whole with mode 0600 whatever the umask, also over a
+// file of another mode; never to a device, a pipe or standard output.
+func TestWriteSecretModes(t *testing.T) {
+	dir := t.TempDir()
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	p := filepath.Join(dir, "key")
+	require.NoError(t, os.WriteFile(p, []byte("old, longer contents\n"), 0o644))
+	require.NoError(t, WriteSecret("", p, []byte("secret\n")))
+	b, _ := os.ReadFile(p)
+	assert.Equal(t, "secret\n", string(b))
+	st, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), st.Mode().Perm())
+	noTemps(t, dir)
+	for _, bad := range []string{"-", "/dev/null"} {
+		var bp *BadPathError
+		err := WriteSecret("--out", bad, []byte("x"))
+		assert.True(t, errors.As(err, &bp), "%s: %v", bad, err)
+	}
+}

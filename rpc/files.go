@@ -36,28 +36,14 @@ func PrivateDir(dir string, create bool) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && create:
 		if err := os.Mkdir(dir, 0o700); err != nil {
-			return configErrorf("%s: %v", dir, pathCause(err))
+			return configErrorf("%s: %v", dir, outfile.Cause(err))
 		}
 	case err != nil:
-		return configErrorf("%s: %v", dir, pathCause(err))
+		return configErrorf("%s: %v", dir, outfile.Cause(err))
 	case !st.IsDir():
 		return configErrorf("%s is not a directory", dir)
 	}
 	return nil
-}
-
-// pathCause is the cause of a file-system error without the path it
-// carries (the messages name the caller's path, not a temporary one).
-func pathCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
 }
 
 // writeSecret writes data to path with outfile.WriteSecret (atomically,

@@ -4,6 +4,9 @@
 package asmtest
 
 import (
+	"crypto/sha256"
+	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/asm"
@@ -27,4 +30,26 @@ func ForEachLevel(t *testing.T, f func(t *testing.T, l asm.Level)) {
 			f(t, l)
 		})
 	}
+}
+
+// PinGeneric runs a test that pins exact bits at the generic level on amd64,
+// whose results do not depend on the CPU (the SIMD levels, and arm64, which
+// fuses a*b+c, round differently); elsewhere it skips the test. The level
+// in force is restored at the end of the test.
+func PinGeneric(t *testing.T) {
+	t.Helper()
+	if runtime.GOARCH != "amd64" {
+		t.Skip("pinned bits are amd64's")
+	}
+	if err := asm.Configure("generic"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = asm.Configure("") })
+}
+
+// Digest is a fingerprint of values printed with %v: Go prints a float64
+// in the shortest form that reads back to the same bits, so equal digests
+// mean equal bits.
+func Digest(vs ...any) string {
+	return fmt.Sprintf("%x", sha256.Sum256([]byte(fmt.Sprint(vs...))))[:16]
 }

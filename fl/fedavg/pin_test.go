@@ -1,43 +1,18 @@
 package fedavg
 
 import (
-	"crypto/sha256"
-	"fmt"
-	"runtime"
 	"testing"
 
-	"github.com/pacpfl/pacpfl/asm"
-
+	"github.com/pacpfl/pacpfl/asm/asmtest"
 	"github.com/pacpfl/pacpfl/fl/internal/blobs"
 )
-
-// pinLevel runs a pinned test at asm's generic level on amd64, whose bits
-// do not depend on the CPU (SIMD levels and arm64's fused a*b+c round
-// differently).
-func pinLevel(t *testing.T) {
-	t.Helper()
-	if runtime.GOARCH != "amd64" {
-		t.Skip("pinned bits are amd64's")
-	}
-	if err := asm.Configure("generic"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = asm.Configure("") })
-}
-
-// digest is a fingerprint of values printed with %v: Go prints a float64
-// in the shortest form that reads back to the same bits, so equal digests
-// mean equal bits.
-func digest(vs ...any) string {
-	return fmt.Sprintf("%x", sha256.Sum256([]byte(fmt.Sprint(vs...))))[:16]
-}
 
 // TestPinnedOutputs pins the exact bits of small seeded runs of FedAvg,
 // FedProx and FedAvg+FT: the final weights, every evaluation and the
 // fine-tuned models' metrics. A change of a random stream or of the order
 // of a floating-point sum shows here.
 func TestPinnedOutputs(t *testing.T) {
-	pinLevel(t)
+	asmtest.PinGeneric(t)
 	ds := blobs.Dataset(4, 30, 20, 3)
 	for _, c := range []struct {
 		name string
@@ -59,7 +34,7 @@ func TestPinnedOutputs(t *testing.T) {
 		if r.FT != nil {
 			vs = append(vs, *r.FT, *r.NewFT)
 		}
-		if got := digest(vs...); got != c.want {
+		if got := asmtest.Digest(vs...); got != c.want {
 			t.Errorf("%s: digest %s, pinned %s", c.name, got, c.want)
 		}
 	}

@@ -1,39 +1,15 @@
 package genfl
 
 import (
-	"crypto/sha256"
-	"fmt"
-	"runtime"
 	"testing"
 
-	"github.com/pacpfl/pacpfl/asm"
+	"github.com/pacpfl/pacpfl/asm/asmtest"
 )
-
-// pinLevel runs a pinned test at asm's generic level on amd64, whose bits
-// do not depend on the CPU (SIMD levels and arm64's fused a*b+c round
-// differently).
-func pinLevel(t *testing.T) {
-	t.Helper()
-	if runtime.GOARCH != "amd64" {
-		t.Skip("pinned bits are amd64's")
-	}
-	if err := asm.Configure("generic"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = asm.Configure("") })
-}
-
-// digest is a fingerprint of values printed with %v: Go prints a float64
-// in the shortest form that reads back to the same bits, so equal digests
-// mean equal bits.
-func digest(vs ...any) string {
-	return fmt.Sprintf("%x", sha256.Sum256([]byte(fmt.Sprint(vs...))))[:16]
-}
 
 // TestLearnPriorPinned pins the exact bits of a small seeded LearnPrior:
 // the learnt means and the objective reported after every round.
 func TestLearnPriorPinned(t *testing.T) {
-	pinLevel(t)
+	asmtest.PinGeneric(t)
 	cs := synthUsers(5, 30, 7)
 	p0, err := RandomPrior(synthArch, 0.1, stream(1, tagPrior))
 	if err != nil {
@@ -48,7 +24,7 @@ func TestLearnPriorPinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := digest(p.Mu, p.Sigma, vals), "aa96d1fac5b5209b"; got != want {
+		if got, want := asmtest.Digest(p.Mu, p.Sigma, vals), "aa96d1fac5b5209b"; got != want {
 			t.Errorf("%d workers: digest %s, pinned %s", workers, got, want)
 		}
 	}
@@ -57,7 +33,7 @@ func TestLearnPriorPinned(t *testing.T) {
 // TestTrainPinned pins the exact bits of a small seeded GenFL run (Alg. 1):
 // the posterior's means and scales and the objective after every round.
 func TestTrainPinned(t *testing.T) {
-	pinLevel(t)
+	asmtest.PinGeneric(t)
 	cs := synthUsers(5, 30, 8)
 	p, err := RandomPrior(synthArch, 0.1, stream(1, tagPrior))
 	if err != nil {
@@ -73,7 +49,7 @@ func TestTrainPinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := digest(q.Mu, q.Rho, vals), "1e9c6914d65626d6"; got != want {
+		if got, want := asmtest.Digest(q.Mu, q.Rho, vals), "1e9c6914d65626d6"; got != want {
 			t.Errorf("%d workers: digest %s, pinned %s", workers, got, want)
 		}
 	}
