@@ -36,6 +36,8 @@ fmt-check:
 	@echo "==> gofmt"
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
+	@echo "==> citations stay inside the repository (docs/math.md's numbering, the papers by name)"
+	@sh scripts/check_citations.sh
 
 vet:
 	@echo "==> go vet (amd64, purego, netlib, arm64)"
