@@ -127,6 +127,10 @@ func TestTuneShortRun(t *testing.T) {
 	if !strings.Contains(out, "best: --tau") || !strings.Contains(out, "seed 1000") || strings.Count(out, "| 0.5 |") < 1 {
 		t.Fatalf("output:\n%s", out)
 	}
+	// Without --lrs the η grid is --lr alone (0.001), as its help says.
+	if strings.Count(out, "| 0.001 | 20 |") != 2 || strings.Contains(out, "| 0.003 |") {
+		t.Fatalf("η grid without --lrs:\n%s", out)
+	}
 	// η and T: one run per η, scored after each checkpoint.
 	code, out, errOut = runCLI("tune", "polynomial", "--clients", "6", "--new-clients", "0", "--k", "2",
 		"--taus", "0.5", "--sigma-ps", "0.5", "--lrs", "0.01,0.03", "--checkpoints", "10,20", "--folds", "2", "--quiet")

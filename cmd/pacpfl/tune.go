@@ -88,12 +88,8 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	fs.Var(&x.sigmas, "sigma-ps", "candidate hyper-prior stds σ_P")
 	fs.Var(&x.lrs, "lrs", "candidate server learning rates η (default: --lr only)")
 	fs.Var(&x.checks, "checkpoints", "numbers of rounds T at which to score each run (e.g. 500,1000,2000: one run of the largest, scored after each; default: --rounds only)")
-	// BUG (kept: the outputs must not change in this move): the η grid
-	// defaults to the fit grid's step sizes, not to --lr alone as --lrs's
-	// help says.
-	steps, lrs := methods.DefaultFitGrid()
-	x.lrs = lrs
-	x.fitSteps, x.fitLRs = intList(steps), floatList(lrs)
+	steps, fitLRs := methods.DefaultFitGrid()
+	x.fitSteps, x.fitLRs = intList(steps), floatList(fitLRs)
 	fs.Var(&x.fitSteps, "fit-steps", "--method vanilla|pooled: candidate Adam steps of the LML fit")
 	fs.Var(&x.fitLRs, "fit-lrs", "--method vanilla|pooled: candidate Adam step sizes of the LML fit")
 	x.folds = fs.Int("folds", 5, "K of K-fold cross-validation over the existing clients")
