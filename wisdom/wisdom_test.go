@@ -230,3 +230,12 @@ func TestSaveThenApply(t *testing.T) {
 		t.Fatalf("saved file not applied: %+v", src)
 	}
 }
+
+// Every entry of the compiled-in table is a valid file for its CPU.
+func TestTableEntriesValid(t *testing.T) {
+	for _, f := range table {
+		if _, err := Parse(encode(t, &f)); err != nil {
+			t.Errorf("table entry for %v: %v", f.CPU, err)
+		}
+	}
+}

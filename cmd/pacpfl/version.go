@@ -46,10 +46,13 @@ func levelList(ls []asm.Level) string {
 // what they are.
 func tuningLine() string {
 	b := linalg.NewNative(0).Blocking()
-	kern := asm.GemmKernelFor(asm.Current()).Name()
-	if t := linalg.CurrentTuning(); t != nil && t.Kernel != "" {
-		kern = t.Kernel
+	kern, shared := asm.GemmKernelFor(asm.Current()).Name(), 0
+	if t := linalg.CurrentTuning(); t != nil {
+		shared = t.SharedBMax
+		if t.Kernel != "" {
+			kern = t.Kernel
+		}
 	}
-	return fmt.Sprintf("%s: GEMM kernel %s, MC %d, KC %d, NC %d; Cholesky panel %d",
-		wisdomSource, kern, b.MC, b.KC, b.NC, cholesky.Panel())
+	return fmt.Sprintf("%s: GEMM kernel %s, MC %d, KC %d, NC %d, shared-B %s; Cholesky panel %d",
+		wisdomSource, kern, b.MC, b.KC, b.NC, sharedBText(shared), cholesky.Panel())
 }
