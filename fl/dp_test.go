@@ -97,12 +97,8 @@ func neighbourRound(t *testing.T, dp *DPConfig, k int) (a, b []float64, c, dim i
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.selectClients(0)
-		for slot := 0; slot < s.c; slot++ {
-			s.runClient(slot)
-			if s.errs[slot] != nil {
-				t.Fatal(s.errs[slot])
-			}
+		if err := s.updateRound(0, newStream()); err != nil {
+			t.Fatal(err)
 		}
 		c, dim = s.c, s.dim
 		return slices.Clone(s.clippedMean(s.c))

@@ -1,16 +1,17 @@
 package fl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -200,24 +201,22 @@ type Server struct {
 	scores    []float64
 	grads     [][]float64 // per round slot, k×dφ
 	lmls      []float64
-	errs      []error
+	errs      []error   // per slot, the round's (fedrun.Loop's)
 	norms     []float64 // per slot: L2 norm of a validated update
 	sorted    []float64
 	robust    *robustWork // nil with the mean
 	history   []float64   // mean ln Z^C of the rounds done
+	res       *Result     // the result a Run is building
 	noiseSrc  rand.Source
-	perm      []int
-	chosen    []int
+	chosen    []int // the round's clients, slot order
 	round     int
 	sv        *svgd.SVGD
 	opt       svgd.Optimizer
-	// Per-slot random streams, reseeded for every (round, client): a client's
-	// mini-batch never depends on which worker ran it.
-	pcgs []*rand.PCG
-	rngs []*rand.Rand
-	// Round-level stream: client selection.
-	rpcg *rand.PCG
-	rrng *rand.Rand
+	// The round driver: client selection (C_t on the round stream), the
+	// clients' updates on per-slot streams reseeded for every (round,
+	// client), so that a client's mini-batch never depends on which worker
+	// ran it.
+	loop fedrun.Loop
 	// DP noise: a secret stream unless the caller supplied one.
 	noise *rand.Rand
 }
@@ -254,24 +253,17 @@ func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) 
 	s.particles = make([]float64, kd)
 	s.scores = make([]float64, kd)
 	s.grads = make([][]float64, s.c)
-	s.pcgs = make([]*rand.PCG, s.c)
-	s.rngs = make([]*rand.Rand, s.c)
 	for i := range s.grads {
 		s.grads[i] = make([]float64, kd)
-		s.pcgs[i] = rand.NewPCG(0, 0)
-		s.rngs[i] = rand.New(s.pcgs[i])
 	}
 	s.lmls = make([]float64, s.c)
-	s.errs = make([]error, s.c)
 	s.norms = make([]float64, s.c)
 	s.sorted = make([]float64, 0, s.c)
 	if r := cfg.Robust.rule(); r != RobustMean {
 		s.robust = newRobustWork(s.c, r == RobustKrum || r == RobustMultiKrum)
 	}
-	s.perm = make([]int, n)
-	s.chosen = make([]int, s.c)
-	s.rpcg = rand.NewPCG(0, 0)
-	s.rrng = rand.New(s.rpcg)
+	s.loop = fedrun.Loop{Clients: n, Slots: s.c, Rounds: cfg.Rounds, Seed: cfg.Seed, Tag: tagClient, Workers: s.workers,
+		Select: fedrun.NewPrefix(n, s.c, cfg.Seed, tagRound).Select, Local: s.runClient, Finish: s.finish}
 	init := rand.New(rand.NewPCG(cfg.Seed, data.StreamID(tagInit)))
 	for r := 0; r < s.k; r++ {
 		prior.Sample(s.particles[r*s.dim:(r+1)*s.dim], init)
@@ -304,84 +296,68 @@ func NewServer(cfg Config, prior HyperPrior, clients []Client) (*Server, error) 
 // Particles returns the current particles (k×dφ; a view, do not modify).
 func (s *Server) Particles() []float64 { return s.particles }
 
-// Run performs the T rounds and returns the result.
-func (s *Server) Run() (*Result, error) {
+// Run performs the T rounds (those after Config.Resume's) and returns the
+// result.
+func (s *Server) Run() (*Result, error) { return s.RunContext(context.Background()) }
+
+// RunContext is Run ending before the next round once ctx is done, with
+// ctx's error; the server's state is then that of the last completed round.
+func (s *Server) RunContext(ctx context.Context) (*Result, error) {
 	start := time.Now()
-	res := &Result{K: s.k, Dim: s.dim, MeanLML: make([]float64, 0, s.cfg.Rounds),
+	s.res = &Result{K: s.k, Dim: s.dim, MeanLML: make([]float64, 0, s.cfg.Rounds),
 		Privacy: s.cfg.DP.privacy(s.cfg.Rounds, s.c, s.k, s.dim)}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < s.workers; w++ {
-		go func() {
-			for slot := range jobs {
-				s.runClient(slot)
-				wg.Done()
-			}
-		}()
-	}
-	defer close(jobs)
-	res.MeanLML = append(res.MeanLML, s.history...)
-	for t := len(s.history); t < s.cfg.Rounds; t++ {
-		s.selectClients(t)
-		wg.Add(s.c)
-		for slot := 0; slot < s.c; slot++ {
-			jobs <- slot
-		}
-		wg.Wait()
-		lml, err := s.finishRound()
-		if err != nil {
-			return nil, fmt.Errorf("round %d: %w", t+1, err)
-		}
-		res.MeanLML = append(res.MeanLML, lml)
-		s.history = append(s.history, lml)
-		if s.cfg.Progress != nil {
-			s.cfg.Progress(t+1, lml)
-		}
-		if s.cfg.AfterRound != nil {
-			if err := s.cfg.AfterRound(s, t+1); err != nil {
-				return nil, err
-			}
-		}
+	s.res.MeanLML = append(s.res.MeanLML, s.history...)
+	s.loop.Start, s.loop.Ctx = len(s.history), ctx
+	err := s.loop.Run()
+	res := s.res
+	s.res, s.loop.Ctx = nil, nil
+	if err != nil {
+		return nil, err
 	}
 	res.Particles = append([]float64(nil), s.particles...)
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
 
-// selectClients draws C_t: c of the n clients without replacement (partial
-// Fisher–Yates on the round stream).
-func (s *Server) selectClients(t int) {
-	s.round = t
-	s.rpcg.Seed(s.cfg.Seed, data.StreamID(tagRound, uint64(t)))
-	for i := range s.perm {
-		s.perm[i] = i
+// finish is round t's server step (fedrun.Loop.Finish): aggregate, SVGD
+// step, bookkeeping, then the caller's Progress and AfterRound.
+func (s *Server) finish(t int, chosen []int, errs []error) error {
+	s.round, s.chosen, s.errs = t, chosen, errs
+	lml, err := s.finishRound()
+	if err != nil {
+		return fmt.Errorf("round %d: %w", t+1, err)
 	}
-	for i := 0; i < s.c; i++ {
-		j := i + s.rrng.IntN(s.n-i)
-		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
-		s.chosen[i] = s.perm[i]
+	s.res.MeanLML = append(s.res.MeanLML, lml)
+	s.history = append(s.history, lml)
+	if s.cfg.Progress != nil {
+		s.cfg.Progress(t+1, lml)
 	}
+	if s.cfg.AfterRound != nil {
+		return s.cfg.AfterRound(s, t+1)
+	}
+	return nil
 }
 
-func (s *Server) runClient(slot int) {
-	ci := s.chosen[slot]
-	stream := data.StreamID(tagClient, uint64(s.round), uint64(ci))
+// runClient is client ci's update in slot (fedrun.Loop.Local): in process
+// on rng, the stream (Seed, Stream(round, ci)), or by a SeededClient from
+// that stream's seeds.
+func (s *Server) runClient(slot, ci, round int, rng *rand.Rand) error {
 	g := s.grads[slot]
 	var lml float64
 	var err error
 	if sc, ok := s.clients[ci].(SeededClient); ok {
-		lml, err = sc.UpdateSeeded(Work{Round: s.round, Client: ci, Particles: s.particles, K: s.k, Dim: s.dim,
-			Batch: s.cfg.Batch, Seed: s.cfg.Seed, Stream: stream}, g)
+		lml, err = sc.UpdateSeeded(Work{Round: round, Client: ci, Particles: s.particles, K: s.k, Dim: s.dim,
+			Batch: s.cfg.Batch, Seed: s.cfg.Seed, Stream: s.loop.Stream(round, ci)}, g)
 	} else {
-		s.pcgs[slot].Seed(s.cfg.Seed, stream)
-		lml, err = s.clients[ci].Update(s.particles, s.k, s.dim, s.cfg.Batch, s.rngs[slot], g)
+		lml, err = s.clients[ci].Update(s.particles, s.k, s.dim, s.cfg.Batch, rng, g)
 	}
 	if err != nil {
 		err = fmt.Errorf("client %d: %w", ci, err)
 	} else {
 		err = s.validate(slot, ci, lml)
 	}
-	s.lmls[slot], s.errs[slot] = lml, err
+	s.lmls[slot] = lml
+	return err
 }
 
 // validate checks the update in slot (from client ci) and records its L2

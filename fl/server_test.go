@@ -1,6 +1,8 @@
 package fl
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -270,9 +272,8 @@ func TestServerDPNoiseScale(t *testing.T) {
 		var sumAbs float64
 		for r := 0; r < 40; r++ {
 			before := slices.Clone(s.Particles())
-			s.selectClients(r)
-			for slot := 0; slot < c; slot++ {
-				s.runClient(slot)
+			if err := s.updateRound(r, newStream()); err != nil {
+				t.Fatal(err)
 			}
 			if _, err := s.finishRound(); err != nil {
 				t.Fatal(err)
@@ -337,30 +338,62 @@ func TestServerRejectsNaNGradient(t *testing.T) {
 	}
 }
 
-// A round does not allocate in steady state: the allocations of Run do not
-// grow with the number of rounds (beyond Run's fixed set-up).
+// A round does not allocate in steady state: the allocations of a run
+// (set-up included) do not grow with the number of rounds.
 func TestServerRoundDoesNotAllocate(t *testing.T) {
 	if testing.Short() {
 		t.Skip()
 	}
-	mk := func(T int) *Server {
-		clients := make([]Client, 6)
-		for i := range clients {
-			clients[i] = &quadClient{mu: []float64{1, 2}, noise: 0.1}
+	run := func(T int) func() {
+		return func() {
+			clients := make([]Client, 6)
+			for i := range clients {
+				clients[i] = &quadClient{mu: []float64{1, 2}, noise: 0.1}
+			}
+			s, err := NewServer(Config{K: 2, Rounds: T, ClientsPerRound: 3, LR: 0.01, Tau: 1}, isoPrior(t, 2, 1), clients)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Run(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		s, err := NewServer(Config{K: 2, Rounds: T, ClientsPerRound: 3, LR: 0.01, Tau: 1}, isoPrior(t, 2, 1), clients)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Run() // warm-up (Adam state)
-		return s
 	}
 	// One allocation per round would add 500; allow a few from the
 	// scheduler (parking and waking the workers).
-	s10, s510 := mk(10), mk(510)
-	a10 := testing.AllocsPerRun(3, func() { s10.Run() })
-	a510 := testing.AllocsPerRun(3, func() { s510.Run() })
+	a10 := testing.AllocsPerRun(3, run(10))
+	a510 := testing.AllocsPerRun(3, run(510))
 	if a510-a10 > 50 {
 		t.Fatalf("allocations grow with rounds: %v (T=10) vs %v (T=510)", a10, a510)
+	}
+}
+
+// RunContext ends between rounds once its context is done, the server's
+// state that of the last completed round.
+func TestServerRunContextCancels(t *testing.T) {
+	clients := make([]Client, 4)
+	for i := range clients {
+		clients[i] = &quadClient{mu: []float64{1, 2}, noise: 0.1}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := Config{K: 2, Rounds: 10, ClientsPerRound: 2, LR: 0.01, Tau: 1,
+		Progress: func(round int, _ float64) {
+			if round == 3 {
+				cancel()
+			}
+		}}
+	s, err := NewServer(cfg, isoPrior(t, 2, 1), clients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RunContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	st, err := s.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Round != 3 {
+		t.Fatalf("state at round %d, want 3", st.Round)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+	"github.com/pacpfl/pacpfl/fl/internal/fedscore"
 )
 
 // Model is one goroutine's copy of an architecture FedAvg trains: a
@@ -163,7 +164,7 @@ var errNoPredict = errors.New("fedavg: the model does not predict (not a Predict
 // model must be a Predictor.
 func Score(d *Driver[data.ClientData], clients []data.ClientData, classes int,
 	w func(i int) []float64) (fl.ClassGroupMetrics, error) {
-	return fedrun.Score(d.pool, clients, classes, func(m Model[data.ClientData], i int) ([]float64, error) {
+	return fedscore.Score(d.pool, clients, classes, func(m Model[data.ClientData], i int) ([]float64, error) {
 		p, ok := m.(Predictor)
 		if !ok {
 			return nil, errNoPredict

@@ -9,6 +9,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+	"github.com/pacpfl/pacpfl/fl/internal/fedscore"
 	"github.com/pacpfl/pacpfl/fl/internal/flatnet"
 	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 	"github.com/pacpfl/pacpfl/lml"
@@ -477,7 +478,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 
 // evalGroup scores the models v(i) on the clients' test sets.
 func evalGroup(pool *fedrun.Pool[*worker], clients []data.ClientData, v func(i int) []float64, classes int, o *Options, round, group uint64) (fl.ClassGroupMetrics, error) {
-	return fedrun.Score(pool, clients, classes, func(w *worker, i int) ([]float64, error) {
+	return fedscore.Score(pool, clients, classes, func(w *worker, i int) ([]float64, error) {
 		rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(tagEval, round, group, uint64(i))))
 		return w.predict(v(i), clients[i].XTest, o.EvalDraws, o.NoiseStd, rng)
 	})

@@ -1,23 +1,26 @@
-// Package fedrun is the federated-averaging engine of every round-based
-// peer method — the frequentist baselines, MTL, MAML, FedVI and its FedAvg,
-// pFedBayes, and GenFL's posterior and learnt-prior rounds: each round the
-// server selects clients (sampled, or as the method's Hooks.Select says),
-// they run their local update concurrently from the global weights, and the
-// server replaces the global weights by the data-size-weighted mean of what
-// they return (or, with Hooks.Server, takes its own step from that mean;
-// with Hooks.Aggregate, averages a random subset of them). ForEach and Pool
-// run the methods' other per-client work (evaluation) over the cores.
+// Package fedrun is the round driver of every round-based method. Loop
+// runs the rounds: each round the server selects clients (Uniform, Prefix,
+// or the method's own choice), they run their local update concurrently,
+// and the server takes its step from what they returned; it starts at any
+// round (a resumed run) and stops between rounds when its context is done.
+// PAC-PFL's SVGD server (fl.Server) is one server step on it; federated
+// averaging (Run, RunHooks) is the other, for the peer methods — the
+// frequentist baselines, MTL, MAML, FedVI and its FedAvg, pFedBayes, and
+// GenFL's posterior and learnt-prior rounds: the server replaces the global
+// weights by the data-size-weighted mean of what the clients return (or,
+// with Hooks.Server, takes its own step from that mean; with
+// Hooks.Aggregate, averages a random subset of them). ForEach and Pool run
+// the methods' other per-client work (evaluation) over the cores.
+//
+// Goroutines: Loop.Run's workers (ended before it returns), ForEach's.
 package fedrun
 
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/pacpfl/pacpfl/data"
-	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/internal/workq"
 )
 
@@ -82,57 +85,21 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 	if h.Server != nil {
 		mean = make([]float64, d)
 	}
-	errs := make([]error, c)
-	chosen := make([]int, c)
 	heard := make([]int, 0, c)
-	seen := make([]bool, n)
-	maxWorkers := h.Workers
-	if maxWorkers == 0 {
-		maxWorkers = runtime.GOMAXPROCS(0)
+	l := Loop{Clients: n, Slots: c, Rounds: rounds, Seed: seed, Tag: tag, Workers: h.Workers,
+		Select: NewUniform(n, c, seed, tag).Select,
+		Local: func(slot, client, round int, rng *rand.Rand) error {
+			return local(client, round, global, outs[slot], rng)
+		},
 	}
-	for t := 0; t < rounds; t++ {
-		if h.Select != nil {
-			sel := h.Select(t)
-			if len(sel) == 0 || len(sel) > n {
-				return fmt.Errorf("fedrun: round %d: %d clients selected of %d", t+1, len(sel), n)
-			}
-			clear(seen)
-			for _, i := range sel {
-				if i < 0 || i >= n || seen[i] {
-					return fmt.Errorf("fedrun: round %d: client %d selected twice or out of range [0, %d)", t+1, i, n)
-				}
-				seen[i] = true
-			}
-			chosen = chosen[:cap(chosen)][:len(sel)]
-			copy(chosen, sel)
-		} else {
-			sel := rand.New(rand.NewPCG(seed, data.StreamID(tag, 0x73656c, uint64(t))))
-			perm := sel.Perm(n)
-			copy(chosen, perm[:c])
-		}
+	if h.Select != nil {
+		l.Select = checkedSelect(n, h.Select)
+	}
+	l.Finish = func(t int, chosen []int, errs []error) error {
 		c := len(chosen)
-		workers := min(maxWorkers, c)
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for s := range next {
-					i := chosen[s]
-					rng := rand.New(rand.NewPCG(seed, data.StreamID(tag, uint64(t), uint64(i))))
-					errs[s] = local(i, t, global, outs[s], rng)
-				}
-			}()
-		}
-		for s := 0; s < c; s++ {
-			next <- s
-		}
-		close(next)
-		wg.Wait()
-		for s := 0; s < c; s++ {
-			if errs[s] != nil {
-				return fmt.Errorf("round %d, client %d: %w", t+1, chosen[s], errs[s])
+		for s, err := range errs {
+			if err != nil {
+				return fmt.Errorf("round %d, client %d: %w", t+1, chosen[s], err)
 			}
 		}
 		if h.Chosen != nil {
@@ -171,8 +138,29 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 				return fmt.Errorf("round %d: %w", t+1, err)
 			}
 		}
+		return nil
 	}
-	return nil
+	return l.Run()
+}
+
+// checkedSelect is a method's own selection, refused unless it names
+// distinct clients in [0, n).
+func checkedSelect(n int, sel func(round int) []int) func(int) ([]int, error) {
+	seen := make([]bool, n)
+	return func(t int) ([]int, error) {
+		chosen := sel(t)
+		if len(chosen) == 0 || len(chosen) > n {
+			return nil, fmt.Errorf("fedrun: round %d: %d clients selected of %d", t+1, len(chosen), n)
+		}
+		clear(seen)
+		for _, i := range chosen {
+			if i < 0 || i >= n || seen[i] {
+				return nil, fmt.Errorf("fedrun: round %d: client %d selected twice or out of range [0, %d)", t+1, i, n)
+			}
+			seen[i] = true
+		}
+		return chosen, nil
+	}
 }
 
 // ForEach runs f(0), …, f(n−1) on min(GOMAXPROCS, n) goroutines and
@@ -223,23 +211,4 @@ func Each[T any](pool *Pool[T], n int, f func(v T, i int) error) error {
 		defer pool.Put(v)
 		return f(v, i)
 	})
-}
-
-// Score evaluates a group of clients over the cores: predict returns
-// client i's class probabilities on its test rows (len(YTest)×classes),
-// scored for accuracy and calibration (fl.EvaluateClassification).
-func Score[T any](pool *Pool[T], clients []data.ClientData, classes int, predict func(v T, i int) ([]float64, error)) (fl.ClassGroupMetrics, error) {
-	preds := make([]fl.ClassPrediction, len(clients))
-	err := Each(pool, len(clients), func(v T, i int) error {
-		p, err := predict(v, i)
-		if err != nil {
-			return fmt.Errorf("client %d: %w", i, err)
-		}
-		preds[i] = fl.ClassPrediction{Probs: p}
-		return nil
-	})
-	if err != nil {
-		return fl.ClassGroupMetrics{}, err
-	}
-	return fl.EvaluateClassification(preds, clients, classes)
 }
