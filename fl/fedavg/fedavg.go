@@ -113,23 +113,18 @@ func (o *Options) Validate() error {
 	return o.Arch.Validate()
 }
 
-// RoundEval is the GM's mean accuracy (%) over the existing clients after
-// a round.
-type RoundEval struct {
-	Round int
-	GM    float64
-}
-
 // Result is a run's model and scores.
 type Result struct {
 	// GM is the last round's global model on the existing clients' test
 	// sets, NewGM on the new clients' (nil without new clients).
 	GM    fl.ClassGroupMetrics
 	NewGM *fl.ClassGroupMetrics
-	// BestGM is the best of History (the paper's best over rounds
+	// History is the GM's mean accuracy (%) over the existing clients
+	// after each evaluated round (fl.RoundEval's GM; its other figures
+	// NaN), BestGM the best of them (the paper's best over rounds
 	// 700–800).
-	BestGM  RoundEval
-	History []RoundEval
+	BestGM  fl.RoundEval
+	History []fl.RoundEval
 	// FT and NewFT are FedAvg+FT's fine-tuned models (nil without
 	// fine-tuning or new clients).
 	FT, NewFT *fl.ClassGroupMetrics
@@ -237,11 +232,9 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		if err != nil {
 			return fmt.Errorf("global model: %w", err)
 		}
-		e := RoundEval{Round: round, GM: m.MeanAccuracy}
+		e := fl.NewRoundEval(round)
+		e.GM = m.MeanAccuracy
 		res.History = append(res.History, e)
-		if len(res.History) == 1 || e.GM > res.BestGM.GM {
-			res.BestGM = e
-		}
 		if final {
 			res.GM = m
 			if len(ds.New) > 0 {
@@ -272,6 +265,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.BestGM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.GM })
 	res.Seconds = time.Since(start).Seconds()
 	res.TrainSeconds = res.Seconds - evalSeconds
 	if o.FineTune == 0 {

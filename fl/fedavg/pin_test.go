@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/asm/asmtest"
+	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/internal/blobs"
 )
 
@@ -30,7 +31,7 @@ func TestPinnedOutputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs := []any{r.Global, r.History, r.BestGM, r.GM, *r.NewGM}
+		vs := []any{r.Global, gmRounds(r.History...), gmRounds(r.BestGM)[0], r.GM, *r.NewGM}
 		if r.FT != nil {
 			vs = append(vs, *r.FT, *r.NewFT)
 		}
@@ -38,4 +39,18 @@ func TestPinnedOutputs(t *testing.T) {
 			t.Errorf("%s: digest %s, pinned %s", c.name, got, c.want)
 		}
 	}
+}
+
+type gmRound struct {
+	Round int
+	GM    float64
+}
+
+// gmRounds are the figures FedAvg evaluates of h.
+func gmRounds(h ...fl.RoundEval) []gmRound {
+	out := make([]gmRound, len(h))
+	for i, e := range h {
+		out[i] = gmRound{e.Round, e.GM}
+	}
+	return out
 }

@@ -314,38 +314,31 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 			global[j] = th + vel[j]
 		}
 	}
-	eval := func(round int, ft FineTune) (RoundEval, error) {
+	eval := func(round int, ft FineTune) (evaluation, error) {
 		for _, v := range w {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return RoundEval{}, fmt.Errorf("fedvi: FedAvg's global weights diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
+				return evaluation{}, fmt.Errorf("fedvi: FedAvg's global weights diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
 			}
 		}
-		r := RoundEval{Round: round, ExistingWeighted: math.NaN(), NewWeighted: math.NaN()}
+		r := evaluation{round: fl.NewRoundEval(round)}
 		var err error
-		r.Existing, err = evaluatePlain(drv, w, ds.Existing, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 0))
+		r.existing, err = evaluatePlain(drv, w, ds.Existing, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 0))
 		if err != nil {
 			return r, fmt.Errorf("participating clients: %w", err)
 		}
-		r.ExistingWeighted = r.Existing.Weighted
+		r.round.ExistingWeighted = r.existing.Weighted
 		if len(ds.New) > 0 {
-			if r.New, err = evaluatePlain(drv, w, ds.New, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 1)); err != nil {
+			if r.new, err = evaluatePlain(drv, w, ds.New, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 1)); err != nil {
 				return r, fmt.Errorf("non-participating clients: %w", err)
 			}
-			r.NewWeighted = r.New.Weighted
+			r.round.NewWeighted = r.new.Weighted
 		}
 		return r, nil
 	}
 	plain = &Result{}
 	plan := fedavg.Plan{Rounds: o.Rounds, ClientsPerRound: o.ClientsPerRound, Seed: o.Seed, Tag: tagAvgRound,
 		Local: fedavg.Schedule{Steps: o.LocalEpochs, Batch: o.Batch, LR: o.ClientLR}, Server: server,
-		Eval: func(round int, _ bool) error {
-			r, err := eval(round, FineTune{})
-			if err != nil {
-				return err
-			}
-			plain.History = append(plain.History, r)
-			return nil
-		},
+		Eval:     func(round int, _ bool) error { return plain.add(eval(round, FineTune{})) },
 		EvalLast: o.EvalLast, Stop: o.Stop}
 	if o.Progress != nil {
 		plan.Progress = func(round, rounds int, _ float64) { o.Progress(round, rounds) }
@@ -358,11 +351,10 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 		return plain, nil, nil
 	}
 	ftStart := time.Now()
-	r, err := eval(o.Rounds, ft)
-	if err != nil {
+	tuned = &Result{}
+	if err := tuned.add(eval(o.Rounds, ft)); err != nil {
 		return nil, nil, fmt.Errorf("fine-tuning: %w", err)
 	}
-	tuned = &Result{History: []RoundEval{r}}
 	tuned.finish(w, ftStart)
 	// FedAvg+FT's time includes the FedAvg training it starts from.
 	tuned.Seconds += plain.Seconds

@@ -92,28 +92,26 @@ const (
 	tagAvgFT    = 0x66617666 // "favf"
 )
 
-// RoundEval is the evaluation after one round.
-type RoundEval struct {
-	Round         int       `json:"round"` // 1-based
-	Existing, New GroupEval `json:"-"`
-	// Weighted accuracies (%), NaN for a group without clients.
-	ExistingWeighted float64 `json:"existing_accuracy_weighted"`
-	NewWeighted      float64 `json:"new_accuracy_weighted"`
-}
-
 // Result is a FedVI run: θ after the last round, the evaluations of the
 // last rounds (the final one last) and the means of their weighted
 // accuracies.
 type Result struct {
-	Theta   []float64
-	History []RoundEval
+	Theta []float64
+	// History holds the weighted accuracies (%) of the participating
+	// (ExistingWeighted) and the non-participating clients (NewWeighted,
+	// NaN without them) after each evaluated round; fl.RoundEval's PM and
+	// GM are NaN.
+	History []fl.RoundEval
+	// Existing and New are the final evaluation's groups (New empty
+	// without non-participating clients).
+	Existing, New GroupEval
 	// Mean over History of the weighted accuracies (%).
 	LastExisting, LastNew float64
 	Seconds               float64
 }
 
 // Final is the last evaluation (nil without any).
-func (r *Result) Final() *RoundEval {
+func (r *Result) Final() *fl.RoundEval {
 	if len(r.History) == 0 {
 		return nil
 	}
@@ -183,11 +181,9 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 	}
 	after := func(t int) error {
 		if t >= o.Rounds-o.EvalLast {
-			r, err := evaluateBoth(pool, theta, ds, &o, t)
-			if err != nil {
+			if err := res.add(evaluateBoth(pool, theta, ds, &o, t)); err != nil {
 				return err
 			}
-			res.History = append(res.History, r)
 		}
 		if o.Progress != nil {
 			o.Progress(t+1, o.Rounds)
@@ -202,11 +198,9 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 		return nil, err
 	}
 	if o.Rounds == 0 && o.EvalLast > 0 {
-		r, err := evaluateBoth(pool, theta, ds, &o, -1)
-		if err != nil {
+		if err := res.add(evaluateBoth(pool, theta, ds, &o, -1)); err != nil {
 			return nil, err
 		}
-		res.History = append(res.History, r)
 	}
 	for _, j := range theta {
 		if math.IsNaN(j) || math.IsInf(j, 0) {
@@ -217,25 +211,41 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 	return res, nil
 }
 
+// evaluation is one round's evaluation of both groups.
+type evaluation struct {
+	round         fl.RoundEval
+	existing, new GroupEval
+}
+
+// add appends e to the history, its groups the final ones so far.
+func (r *Result) add(e evaluation, err error) error {
+	if err != nil {
+		return err
+	}
+	r.History = append(r.History, e.round)
+	r.Existing, r.New = e.existing, e.new
+	return nil
+}
+
 // evaluateBoth evaluates the participating and the non-participating
 // clients after round t (0-based; −1 before training).
-func evaluateBoth(pool *Pool, theta []float64, ds *data.Dataset, o *Options, t int) (RoundEval, error) {
+func evaluateBoth(pool *Pool, theta []float64, ds *data.Dataset, o *Options, t int) (evaluation, error) {
 	for _, v := range theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return RoundEval{}, fmt.Errorf("fedvi: the global parameters diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
+			return evaluation{}, fmt.Errorf("fedvi: the global parameters diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
 		}
 	}
-	r := RoundEval{Round: t + 1, ExistingWeighted: math.NaN(), NewWeighted: math.NaN()}
+	r := evaluation{round: fl.NewRoundEval(t + 1)}
 	var err error
-	if r.Existing, err = Evaluate(pool, theta, ds.Existing, ds.Classes, o.EvalDraws, o.Seed, data.StreamID(tagEval, 0, uint64(t+1))); err != nil {
+	if r.existing, err = Evaluate(pool, theta, ds.Existing, ds.Classes, o.EvalDraws, o.Seed, data.StreamID(tagEval, 0, uint64(t+1))); err != nil {
 		return r, fmt.Errorf("participating clients: %w", err)
 	}
-	r.ExistingWeighted = r.Existing.Weighted
+	r.round.ExistingWeighted = r.existing.Weighted
 	if len(ds.New) > 0 {
-		if r.New, err = Evaluate(pool, theta, ds.New, ds.Classes, o.EvalDraws, o.Seed, data.StreamID(tagEval, 1, uint64(t+1))); err != nil {
+		if r.new, err = Evaluate(pool, theta, ds.New, ds.Classes, o.EvalDraws, o.Seed, data.StreamID(tagEval, 1, uint64(t+1))); err != nil {
 			return r, fmt.Errorf("non-participating clients: %w", err)
 		}
-		r.NewWeighted = r.New.Weighted
+		r.round.NewWeighted = r.new.Weighted
 	}
 	return r, nil
 }
@@ -257,11 +267,11 @@ func RunMethod(ds *data.Dataset, o Options) (*fl.MethodResult, *Result, error) {
 // per-client accuracy and CE (their plain means, as for every method).
 func (r *Result) MethodResult(name string, ds *data.Dataset) *fl.MethodResult {
 	out := &fl.MethodResult{Method: name, Seconds: r.Seconds, Elapsed: time.Duration(r.Seconds * float64(time.Second))}
-	if f := r.Final(); f != nil {
-		ex := f.Existing.ClassGroupMetrics
+	if r.Final() != nil {
+		ex := r.Existing.ClassGroupMetrics
 		out.ExistingClass = &ex
 		if len(ds.New) > 0 {
-			nw := f.New.ClassGroupMetrics
+			nw := r.New.ClassGroupMetrics
 			out.NewClass = &nw
 		}
 	}

@@ -482,7 +482,7 @@ func TestTrainLearnsAndIsDeterministic(t *testing.T) {
 	// classified correctly.
 	correct, total := 0.0, 0.0
 	for k, c := range ds.Existing {
-		correct += f.Existing.Accuracy[k] / 100 * float64(len(c.YTest))
+		correct += r1.Existing.Accuracy[k] / 100 * float64(len(c.YTest))
 		total += float64(len(c.YTest))
 	}
 	if math.Abs(100*correct/total-f.ExistingWeighted) > 1e-9 {

@@ -46,6 +46,5 @@ func pinned(r *Result) []any {
 	for i, e := range r.History {
 		h[i] = round{e.Round, e.ExistingWeighted, e.NewWeighted}
 	}
-	f := r.Final()
-	return []any{r.Theta, h, f.Existing, f.New, r.LastExisting, r.LastNew}
+	return []any{r.Theta, h, r.Existing, r.New, r.LastExisting, r.LastNew}
 }

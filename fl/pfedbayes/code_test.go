@@ -1,6 +1,7 @@
 package pfedbayes
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -165,7 +166,7 @@ func TestCodeRun(t *testing.T) {
 		return r
 	}
 	a, b := run(1, o), run(2, o)
-	if !slices.Equal(a.Global, b.Global) || !slices.Equal(a.History, b.History) {
+	if !slices.Equal(a.Global, b.Global) || fmt.Sprint(a.History) != fmt.Sprint(b.History) {
 		t.Fatalf("GOMAXPROCS 1 and 2 differ: %v vs %v", a.History, b.History)
 	}
 	for i := range a.Clients {

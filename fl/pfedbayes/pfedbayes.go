@@ -157,13 +157,6 @@ func (o *Options) Validate() error {
 	return o.Arch.Validate()
 }
 
-// RoundEval is the mean accuracy (%) over the existing clients of the
-// personalised models (PM) and the global model (GM) after a round.
-type RoundEval struct {
-	Round  int
-	PM, GM float64
-}
-
 // Result is a run's models and scores.
 type Result struct {
 	// PM and GM are the last round's personalised and global models on
@@ -171,10 +164,13 @@ type Result struct {
 	// clients' (nil without new clients).
 	PM, GM fl.ClassGroupMetrics
 	NewGM  *fl.ClassGroupMetrics
-	// BestPM and BestGM are the best mean accuracies over History (the
-	// paper's "best over rounds 700–800"), reached in the rounds given.
-	BestPM, BestGM RoundEval
-	History        []RoundEval
+	// History is the mean accuracy (%) over the existing clients of the
+	// personalised models (PM) and the global model (GM) after each
+	// evaluated round (fl.RoundEval; its weighted figures NaN). BestPM and
+	// BestGM are the best of them (the paper's "best over rounds
+	// 700–800"), reached in the rounds given.
+	BestPM, BestGM fl.RoundEval
+	History        []fl.RoundEval
 	// Global is v = (μ, ρ) of the server, Clients the v_i = (μ_i, ρ_i).
 	Global  []float64
 	Clients [][]float64
@@ -432,14 +428,9 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		if err != nil {
 			return fmt.Errorf("global model: %w", err)
 		}
-		e := RoundEval{Round: round, PM: pm.MeanAccuracy, GM: gm.MeanAccuracy}
+		e := fl.NewRoundEval(round)
+		e.PM, e.GM = pm.MeanAccuracy, gm.MeanAccuracy
 		res.History = append(res.History, e)
-		if len(res.History) == 1 || e.PM > res.BestPM.PM {
-			res.BestPM = e
-		}
-		if len(res.History) == 1 || e.GM > res.BestGM.GM {
-			res.BestGM = e
-		}
 		if final {
 			res.PM, res.GM = pm, gm
 			if len(ds.New) > 0 {
@@ -471,6 +462,8 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	if err := win.Finish(); err != nil {
 		return nil, err
 	}
+	res.BestPM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.PM })
+	res.BestGM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.GM })
 	res.Seconds = time.Since(start).Seconds()
 	res.TrainSeconds = res.Seconds - win.Seconds
 	return res, nil
