@@ -43,8 +43,9 @@ type BNNOptions struct {
 	Clients func(b *BNNModel) ([]Client, error)
 	// Personalised, if set, is called after each client's personalisation
 	// and prediction that follow training (existing clients, then new):
-	// done of total, one call at a time, done increasing.
-	Personalised func(done, total int)
+	// Round clients done of Rounds (Value NaN), one call at a time, Round
+	// increasing.
+	Personalised func(RoundEvent)
 }
 
 // personaliseTicker returns the per-client callback of predictGroup that
@@ -60,7 +61,7 @@ func (o BNNOptions) personaliseTicker(total int) func() {
 		mu.Lock()
 		defer mu.Unlock()
 		done++
-		o.Personalised(done, total)
+		o.Personalised(RoundEvent{Round: done, Rounds: total, Value: math.NaN()})
 	}
 }
 

@@ -127,11 +127,11 @@ func TestBNNPACPFLEndToEnd(t *testing.T) {
 	ds := tinyImages(t, 2)
 	o := tinyBNNOptions(7)
 	var ticks []int // the personalisation's progress: 1, 2, …, every client once
-	o.Personalised = func(done, total int) {
-		if total != len(ds.Existing)+len(ds.New) {
-			t.Errorf("progress total %d, want %d clients", total, len(ds.Existing)+len(ds.New))
+	o.Personalised = func(e RoundEvent) {
+		if e.Rounds != len(ds.Existing)+len(ds.New) {
+			t.Errorf("progress total %d, want %d clients", e.Rounds, len(ds.Existing)+len(ds.New))
 		}
-		ticks = append(ticks, done) // the race detector checks the calls are serialised
+		ticks = append(ticks, e.Round) // the race detector checks the calls are serialised
 	}
 	res, err := RunPACPFLBNN(ds, tinyBNN(), o)
 	if err != nil {

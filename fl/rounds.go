@@ -39,3 +39,15 @@ func NewRoundEval(round int) RoundEval {
 	nan := math.NaN()
 	return RoundEval{Round: round, PM: nan, GM: nan, ExistingWeighted: nan, NewWeighted: nan}
 }
+
+// RoundEvent is what a round-based method reports after each round of a
+// run (or each unit of a phase it counts like rounds: clients
+// personalised, Monte Carlo draws): every method's Progress hook has the
+// one shape func(RoundEvent).
+type RoundEvent struct {
+	Round, Rounds int // rounds done (from 1) and of the run
+	// Value is the round's training figure: PAC-PFL's mean ln Z^C over
+	// the round's clients, GenFL's mean objective or loss; NaN where the
+	// method reports none.
+	Value float64
+}

@@ -84,9 +84,9 @@ type Config struct {
 	Seed            uint64
 	Workers         int       // concurrent client updates (0 → GOMAXPROCS)
 	DP              *DPConfig // nil: no differential privacy
-	// Progress, if set, is called after each round with the round (1-based)
-	// and the mean ln Z^C of that round's clients.
-	Progress func(round int, meanLML float64)
+	// Progress, if set, is called after each round with the round
+	// (1-based), Rounds and the mean ln Z^C of that round's clients.
+	Progress func(RoundEvent)
 
 	// Quorum > 0 lets a round complete with the selected clients whose
 	// updates arrived and were accepted, if there are at least Quorum of
@@ -330,7 +330,7 @@ func (s *Server) finish(t int, chosen []int, errs []error) error {
 	s.res.MeanLML = append(s.res.MeanLML, lml)
 	s.history = append(s.history, lml)
 	if s.cfg.Progress != nil {
-		s.cfg.Progress(t+1, lml)
+		s.cfg.Progress(RoundEvent{Round: t + 1, Rounds: s.cfg.Rounds, Value: lml})
 	}
 	if s.cfg.AfterRound != nil {
 		return s.cfg.AfterRound(s, t+1)

@@ -123,20 +123,20 @@ func TestServerSelectsCDistinctClients(t *testing.T) {
 	}
 	prev := make([]int, n)
 	cfgRound := 0
-	s.cfg.Progress = func(round int, _ float64) {
+	s.cfg.Progress = func(e RoundEvent) {
 		called := 0
 		for i, cl := range lc {
 			if d := cl.calls - prev[i]; d > 1 {
-				t.Errorf("round %d: client %d called %d times", round, i, d)
+				t.Errorf("round %d: client %d called %d times", e.Round, i, d)
 			} else {
 				called += d
 			}
 			prev[i] = cl.calls
 		}
 		if called != c {
-			t.Errorf("round %d: %d clients called, want %d", round, called, c)
+			t.Errorf("round %d: %d clients called, want %d", e.Round, called, c)
 		}
-		cfgRound = round
+		cfgRound = e.Round
 	}
 	if _, err := s.Run(); err != nil {
 		t.Fatal(err)
@@ -377,8 +377,8 @@ func TestServerRunContextCancels(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := Config{K: 2, Rounds: 10, ClientsPerRound: 2, LR: 0.01, Tau: 1,
-		Progress: func(round int, _ float64) {
-			if round == 3 {
+		Progress: func(e RoundEvent) {
+			if e.Round == 3 {
 				cancel()
 			}
 		}}

@@ -44,13 +44,6 @@ func (b BNNModel) make() *fl.BNNModel {
 	return b()
 }
 
-// rounds reports a method's rounds to obs, without a value.
-func rounds(obs harness.Observer) func(round, total int) {
-	return func(round, total int) {
-		obs.Observe(harness.Event{Kind: harness.Round, Round: round, Rounds: total, Value: math.NaN()})
-	}
-}
-
 func observer(obs harness.Observer) harness.Observer {
 	if obs == nil {
 		return harness.ObserverFunc(func(harness.Event) {})
@@ -117,14 +110,8 @@ func (m PACPFLBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs h
 	o := m.Options
 	o.Server = serverForRun(o.Server, m.Lambda, m.DPNoiseSeed, ds, seed)
 	o.Bounds.Seed = seed
-	total := o.Server.Rounds
-	progress, after, personalised := o.Server.Progress, o.Server.AfterRound, o.Personalised
-	o.Server.Progress = func(round int, lml float64) {
-		if progress != nil {
-			progress(round, lml)
-		}
-		obs.Observe(harness.Event{Kind: harness.Round, Round: round, Rounds: total, Value: lml})
-	}
+	after := o.Server.AfterRound
+	o.Server.Progress = chainRounds(o.Server.Progress, obs, "")
 	o.Server.AfterRound = func(s *fl.Server, round int) error {
 		if after != nil {
 			if err := after(s, round); err != nil {
@@ -133,12 +120,7 @@ func (m PACPFLBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs h
 		}
 		return ctx.Err()
 	}
-	o.Personalised = func(done, n int) {
-		if personalised != nil {
-			personalised(done, n)
-		}
-		obs.Observe(harness.Event{Kind: harness.Round, Phase: PhasePersonalisation, Round: done, Rounds: n, Value: math.NaN()})
-	}
+	o.Personalised = chainRounds(o.Personalised, obs, PhasePersonalisation)
 	return fl.RunPACPFLBNN(ds, m.Model.make(), o)
 }
 
@@ -199,18 +181,17 @@ func (m PFedBayes) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs h
 		return nil, err
 	}
 	o := m.Options
-	o.Seed, o.Progress, o.Stop = seed, chainRounds(o.Progress, observer(obs)), ctx.Err
+	o.Seed, o.Progress, o.Stop = seed, chainRounds(o.Progress, observer(obs), ""), ctx.Err
 	return pfedbayes.RunMethod(ds, o)
 }
 
 // chainRounds calls a method's own progress hook, then reports to obs.
-func chainRounds(own func(round, total int), obs harness.Observer) func(round, total int) {
-	report := rounds(obs)
-	return func(round, total int) {
+func chainRounds(own func(fl.RoundEvent), obs harness.Observer, phase string) func(fl.RoundEvent) {
+	return func(e fl.RoundEvent) {
 		if own != nil {
-			own(round, total)
+			own(e)
 		}
-		report(round, total)
+		obs.Observe(harness.Event{Kind: harness.Round, Phase: phase, Round: e.Round, Rounds: e.Rounds, Value: e.Value})
 	}
 }
 
@@ -282,7 +263,7 @@ func (m FedAvg) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harn
 		return nil, err
 	}
 	o := m.Options
-	o.Seed, o.Progress, o.Stop = seed, chainRounds(o.Progress, observer(obs)), ctx.Err
+	o.Seed, o.Progress, o.Stop = seed, chainRounds(o.Progress, observer(obs), ""), ctx.Err
 	name := fedavg.MethodFedAvg
 	if o.Mu > 0 {
 		name = fedavg.MethodFedProx
@@ -346,7 +327,7 @@ func fedviRunOptions(o fedvi.Options, ds *data.Dataset, seed uint64, ctx context
 		o.Arch.Classes = ds.Classes
 		o.Arch = o.Arch.WithDefaults()
 	}
-	o.Seed, o.Progress, o.Stop = seed, chainRounds(o.Progress, observer(obs)), ctx.Err
+	o.Seed, o.Progress, o.Stop = seed, chainRounds(o.Progress, observer(obs), ""), ctx.Err
 	return o
 }
 
@@ -493,13 +474,8 @@ func (m GenFL) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harne
 	c := math.Min(1, math.Max(o.PriorFed.Fraction, 10/float64(max(k, 1))))
 	o.PriorFed.Fraction, o.PosteriorFed.Fraction = c, c
 	o.PriorFed.Stop, o.PosteriorFed.Stop = ctx.Err, ctx.Err
-	own, phase := o.PriorFed.Progress, o.Phase
-	o.PriorFed.Progress = func(round, total int, v float64) {
-		if own != nil {
-			own(round, total, v)
-		}
-		obs.Observe(harness.Event{Kind: harness.Round, Phase: PhasePriorERM, Round: round, Rounds: total, Value: v})
-	}
+	phase := o.Phase
+	o.PriorFed.Progress = chainRounds(o.PriorFed.Progress, obs, PhasePriorERM)
 	o.Phase = func(name string) {
 		if phase != nil {
 			phase(name)
@@ -576,18 +552,8 @@ func (m GenFLBound) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs 
 	o := m.Options
 	o.Reseed(seed)
 	o.PriorFed.Stop, o.PosteriorFed.Stop = ctx.Err, ctx.Err
-	rounds := func(phase string) func(round, total int, v float64) {
-		return func(round, total int, v float64) {
-			obs.Observe(harness.Event{Kind: harness.Round, Phase: phase, Round: round, Rounds: total, Value: v})
-		}
-	}
-	count := func(phase string) func(done, total int) {
-		return func(done, total int) {
-			obs.Observe(harness.Event{Kind: harness.Round, Phase: phase, Round: done, Rounds: total, Value: math.NaN()})
-		}
-	}
-	o.PriorFed.Progress, o.PosteriorFed.Progress = rounds(PhasePriorERM), rounds("")
-	o.MC.Progress, o.UserProgress = count(PhaseSampling), count(PhasePerUser)
+	o.PriorFed.Progress, o.PosteriorFed.Progress = chainRounds(nil, obs, PhasePriorERM), chainRounds(nil, obs, "")
+	o.MC.Progress, o.UserProgress = chainRounds(nil, obs, PhaseSampling), chainRounds(nil, obs, PhasePerUser)
 	o.Phase = func(name string) {
 		obs.Observe(harness.Event{Kind: harness.Phase, Phase: name, Value: math.NaN()})
 	}

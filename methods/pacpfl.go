@@ -128,15 +128,9 @@ func (m PACPFL) runOptions(ctx context.Context, ds *data.Dataset, seed uint64, o
 	}
 	o.Server = serverForRun(o.Server, m.Lambda, m.DPNoiseSeed, ds, seed)
 	o.Bounds.Seed = seed
-	rounds := o.Server.Rounds
-	progress, after := o.Server.Progress, o.Server.AfterRound
-	o.Server.Progress = func(round int, lml float64) {
-		if progress != nil {
-			progress(round, lml)
-		}
-		if obs != nil {
-			obs.Observe(harness.Event{Kind: harness.Round, Round: round, Rounds: rounds, Value: lml})
-		}
+	after := o.Server.AfterRound
+	if obs != nil {
+		o.Server.Progress = chainRounds(o.Server.Progress, obs, "")
 	}
 	o.Server.AfterRound = func(s *fl.Server, round int) error {
 		if after != nil {

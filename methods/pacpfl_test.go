@@ -185,7 +185,7 @@ func TestPACPFLRunIsTheLibraryRun(t *testing.T) {
 	// The user's own hooks still run.
 	h := m
 	var progress, after int
-	h.Options.Server.Progress = func(int, float64) { progress++ }
+	h.Options.Server.Progress = func(fl.RoundEvent) { progress++ }
 	h.Options.Server.AfterRound = func(*fl.Server, int) error { after++; return nil }
 	if g, _ := run(h); !sameBits(g, got) || progress != 6 || after != 6 {
 		t.Errorf("own hooks: %d progress, %d after-round calls", progress, after)

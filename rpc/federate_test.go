@@ -112,8 +112,8 @@ func TestFederateInterruptAndResume(t *testing.T) {
 	defer cancel()
 	cctx, stopClients := context.WithCancel(context.Background())
 	f := newFederation(t, ds, o)
-	f.o.Server.Progress = func(round int, _ float64) {
-		if round == 3 {
+	f.o.Server.Progress = func(e fl.RoundEvent) {
+		if e.Round == 3 {
 			cancel()
 		}
 	}

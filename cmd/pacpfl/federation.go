@@ -244,7 +244,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	prog := newProgress(stderr, "server", r.Train.Rounds, sf.quiet)
 	prog.hideLML = r.Train.DP != nil
-	r.Train.Progress = prog.update
+	r.Train.Progress = prog.round
 	r.Log = rpc.NewLog(stderr, "pacpfl server: ")
 	res, err := setup.Federate(ctx, r.ServerRun)
 	prog.done()

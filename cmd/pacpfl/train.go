@@ -198,7 +198,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	prog := newProgress(stderr, "train", o.Server.Rounds, *quiet)
 	prog.hideLML = o.Server.DP != nil
-	o.Server.Progress, o.Server.AfterRound = prog.update, stopOn(ctx)
+	o.Server.Progress, o.Server.AfterRound = prog.round, stopOn(ctx)
 	g := fl.NewGPModel(ds.D)
 	g.Inference = f.inference()
 	res, err := fl.RunPACPFL(ds, g, o, fl.MethodPACPFL)
@@ -278,5 +278,8 @@ func (p *progress) update(round int, lml float64) {
 	p.bar.Unit, p.bar.HideValue = p.unit, p.hideLML
 	p.bar.Update(round, lml)
 }
+
+// round is update as a method's Progress hook.
+func (p *progress) round(e fl.RoundEvent) { p.update(e.Round, e.Value) }
 
 func (p *progress) done() { p.bar.Done() }

@@ -40,7 +40,7 @@ func runTrainBNN(f *trainFlags, b *bnnFlags, quiet bool, jsonPath string, stdout
 	defer stop()
 	prog := newProgress(stderr, "train", o.Server.Rounds, quiet)
 	prog.hideLML = o.Server.DP != nil
-	o.Server.Progress, o.Server.AfterRound = prog.update, stopOn(ctx)
+	o.Server.Progress, o.Server.AfterRound = prog.round, stopOn(ctx)
 	res, err := fl.RunPACPFLBNN(ds, model, o)
 	prog.done()
 	if err != nil {

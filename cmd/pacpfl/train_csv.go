@@ -309,7 +309,7 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 	defer stop()
 	prog := newProgress(stderr, "train", server.Rounds, quiet)
 	prog.hideLML = server.DP != nil
-	server.Progress = prog.update
+	server.Progress = prog.round
 	res, err := train.Run(ctx, fed, o)
 	prog.done()
 	var ce *train.ConfigError

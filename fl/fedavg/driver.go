@@ -87,9 +87,9 @@ type Plan struct {
 	// (round 0) in a run of no rounds.
 	Eval     func(round int, final bool) error
 	EvalLast int
-	// Progress, if set, hears after every round (after Eval) with the
+	// Progress, if set, hears after every round (after Eval), Value the
 	// mean over the round's clients of their training loss.
-	Progress func(round, rounds int, loss float64)
+	Progress func(fl.RoundEvent)
 	// Stop, if set, is asked after every round (after Progress); an error
 	// it returns ends the run with that error (a caller's cancellation).
 	Stop func() error
@@ -121,7 +121,7 @@ func (d *Driver[C]) Train(clients []C, weights, global []float64, p Plan) (evalS
 			for _, i := range round {
 				sum += loss[i]
 			}
-			p.Progress(t, rounds, sum/float64(len(round)))
+			p.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: sum / float64(len(round))})
 		}
 	}
 	hooks := fedrun.Hooks{

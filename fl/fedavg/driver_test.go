@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
 )
 
 // shift is a toy Model: client c's update adds c's first feature to every
@@ -35,7 +36,7 @@ func TestDriverAveragesAndReports(t *testing.T) {
 	var evals []int
 	p := Plan{Rounds: 3, ClientsPerRound: 5, EvalLast: 2,
 		Eval:     func(round int, final bool) error { evals = append(evals, round); return nil },
-		Progress: func(_, _ int, loss float64) { losses = append(losses, loss) }}
+		Progress: func(e fl.RoundEvent) { losses = append(losses, e.Value) }}
 	if _, err := drv.Train(clients, weights, global, p); err != nil {
 		t.Fatal(err)
 	}

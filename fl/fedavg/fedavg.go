@@ -76,8 +76,8 @@ type Options struct {
 	EvalLast        int     // score the GM after each of the last EvalLast rounds (≥ 1)
 	FineTune        int     // FedAvg+FT's steps (0: no fine-tuning)
 	Seed            uint64
-	// Progress, if set, is called after every round.
-	Progress func(round, rounds int)
+	// Progress, if set, is called after every round (Value NaN).
+	Progress func(fl.RoundEvent)
 	// Stop, if set, is asked after every round (after Progress); an error
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).
@@ -259,7 +259,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		},
 		Eval: evaluate, EvalLast: o.EvalLast, Stop: o.Stop}
 	if o.Progress != nil {
-		plan.Progress = func(round, rounds int, _ float64) { o.Progress(round, rounds) }
+		plan.Progress = func(e fl.RoundEvent) { e.Value = math.NaN(); o.Progress(e) }
 	}
 	evalSeconds, err := drv.Train(ds.Existing, weights, global, plan)
 	if err != nil {

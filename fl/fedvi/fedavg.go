@@ -341,7 +341,7 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 		Eval:     func(round int, _ bool) error { return plain.add(eval(round, FineTune{})) },
 		EvalLast: o.EvalLast, Stop: o.Stop}
 	if o.Progress != nil {
-		plan.Progress = func(round, rounds int, _ float64) { o.Progress(round, rounds) }
+		plan.Progress = func(e fl.RoundEvent) { e.Value = math.NaN(); o.Progress(e) }
 	}
 	if _, err := drv.Train(ds.Existing, weights, w, plan); err != nil {
 		return nil, nil, err

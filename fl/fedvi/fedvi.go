@@ -34,8 +34,8 @@ type Options struct {
 	// final round, as the paper averages its last 100 rounds.
 	EvalLast int
 	Seed     uint64
-	// Progress, if set, is called after every round.
-	Progress func(round, rounds int)
+	// Progress, if set, is called after every round (Value NaN).
+	Progress func(fl.RoundEvent)
 	// Stop, if set, is asked after every round (after Progress); an error
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).
@@ -186,7 +186,7 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 			}
 		}
 		if o.Progress != nil {
-			o.Progress(t+1, o.Rounds)
+			o.Progress(fl.RoundEvent{Round: t + 1, Rounds: o.Rounds, Value: math.NaN()})
 		}
 		if o.Stop != nil {
 			return o.Stop()

@@ -68,9 +68,10 @@ type MCConfig struct {
 	Stack   int
 	Workers int // 0: GOMAXPROCS
 	Seed    uint64
-	// Progress, if set, is called with the work done and the total (pairs
-	// or samples·users), from one goroutine at a time.
-	Progress func(done, total int)
+	// Progress, if set, is called with the work done (Round) and the total
+	// (Rounds: pairs or samples·users; Value NaN), from one goroutine at a
+	// time.
+	Progress func(fl.RoundEvent)
 }
 
 // pairBlock is the number of pairs evaluated together (the GEMMs' rows).
@@ -221,7 +222,7 @@ type progressCounter struct {
 	mu    sync.Mutex
 	done  int
 	total int
-	fn    func(done, total int)
+	fn    func(fl.RoundEvent)
 }
 
 func (p *progressCounter) add(k int) {
@@ -230,7 +231,7 @@ func (p *progressCounter) add(k int) {
 	}
 	p.mu.Lock()
 	p.done += k
-	p.fn(p.done, p.total)
+	p.fn(fl.RoundEvent{Round: p.done, Rounds: p.total, Value: math.NaN()})
 	p.mu.Unlock()
 }
 

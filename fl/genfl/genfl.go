@@ -8,6 +8,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 	"github.com/pacpfl/pacpfl/linalg"
@@ -28,10 +29,9 @@ type Federation struct {
 	// runs single-threaded. Results do not depend on it.
 	Workers int
 	Seed    uint64
-	// Progress, if set, is called after every round with the round, the
-	// number of rounds and the mean over the round's users of their mean
-	// training objective.
-	Progress func(round, rounds int, value float64)
+	// Progress, if set, is called after every round, Value the mean over
+	// the round's users of their mean training objective.
+	Progress func(fl.RoundEvent)
 	// Stop, if set, is asked after every round (after Progress); an error
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).

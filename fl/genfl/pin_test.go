@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/asm/asmtest"
+	"github.com/pacpfl/pacpfl/fl"
 )
 
 // TestLearnPriorPinned pins the exact bits of a small seeded LearnPrior:
@@ -19,7 +20,7 @@ func TestLearnPriorPinned(t *testing.T) {
 		fed := synthFed(4, workers)
 		fed.Rounds, fed.LR, fed.Momentum = 6, 0.01, 0.9
 		var vals []float64
-		fed.Progress = func(_, _ int, v float64) { vals = append(vals, v) }
+		fed.Progress = func(e fl.RoundEvent) { vals = append(vals, e.Value) }
 		p, err := LearnPrior(cs, p0, 0.1, synthArch, 0.2, fed)
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +44,7 @@ func TestTrainPinned(t *testing.T) {
 		fed := synthFed(5, workers)
 		fed.Rounds = 4
 		var vals []float64
-		fed.Progress = func(_, _ int, v float64) { vals = append(vals, v) }
+		fed.Progress = func(e fl.RoundEvent) { vals = append(vals, e.Value) }
 		o := ObjectiveConfig{Objective: F1, KLPenalty: 1, Delta: 0.05, PMin: 1e-4}
 		q, err := Train(cs, p, TotalM(cs), synthArch, o, fed)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
 )
 
 // PriorKind is the paper's data-free (random) or learnt prior.
@@ -72,8 +73,9 @@ type Options struct {
 	// "personalise", "bound", "test").
 	Phase func(name string)
 	// UserProgress, if set, is called in PFL after each user's
-	// personalisation and each user's bound, one call at a time.
-	UserProgress func(done, total int)
+	// personalisation and each user's bound (Round users done of Rounds,
+	// Value NaN), one call at a time.
+	UserProgress func(fl.RoundEvent)
 }
 
 // Stage timings in seconds.
@@ -231,7 +233,7 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 		if o.UserProgress != nil {
 			mu.Lock()
 			done++
-			o.UserProgress(done, len(s))
+			o.UserProgress(fl.RoundEvent{Round: done, Rounds: len(s), Value: math.NaN()})
 			mu.Unlock()
 		}
 	}

@@ -155,7 +155,7 @@ func TestCodeRun(t *testing.T) {
 	ds := blobs.Dataset(4, 30, 20, 3)
 	ds.Existing[1].X, ds.Existing[1].Y = ds.Existing[1].X[:10*2], ds.Existing[1].Y[:10] // unequal sizes
 	o := CodeOptions()
-	o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.Aggregate, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 3, 2, 5
+	o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.ClientsPerRound, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 3, 2, 5
 	run := func(procs int, o Options) *Result {
 		prev := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(prev)

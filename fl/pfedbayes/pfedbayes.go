@@ -37,9 +37,12 @@ type Options struct {
 	LocalSteps int     // R
 	Beta       float64 // β of the server step
 	Rounds     int     // T
-	Aggregate  int     // S clients averaged per round (≥ N: all)
-	EvalLast   int     // evaluate after each of the last EvalLast rounds (≥ 1)
-	EvalDraws  int     // weight draws of the predictive (0: the mean μ)
+	// ClientsPerRound is S, the clients the server averages per round (≥
+	// N: all): the Paper variant trains every client and hears S of them,
+	// Code trains and averages S.
+	ClientsPerRound int
+	EvalLast        int // evaluate after each of the last EvalLast rounds (≥ 1)
+	EvalDraws       int // weight draws of the predictive (0: the mean μ)
 	// Optimizer is SGD (the paper's "GD algorithms", docs/math.md §10) or Adam
 	// (the authors' code: torch.optim.Adam for both models, its moments
 	// kept by the client across rounds).
@@ -55,8 +58,8 @@ type Options struct {
 	// 0.001).
 	NoiseStd float64
 	Seed     uint64
-	// Progress, if set, is called after every round.
-	Progress func(round, rounds int)
+	// Progress, if set, is called after every round (Value NaN).
+	Progress func(fl.RoundEvent)
 	// Stop, if set, is asked after every round (after Progress); an error
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).
@@ -119,7 +122,7 @@ func adamDelta(m, s *float64, g, eta, c1, c2 float64) float64 {
 // best-accuracy window), the predictive is the mean network (our choice).
 func DefaultOptions() Options {
 	return Options{Arch: lml.BNN{Arch: lml.ArchMLP}, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 0.001, LR2: 0.001, MC: 1,
-		Batch: 100, LocalSteps: 20, Beta: 1, Rounds: 800, Aggregate: 10, EvalLast: 101, PersonalSteps: 1, NoiseStd: 1}
+		Batch: 100, LocalSteps: 20, Beta: 1, Rounds: 800, ClientsPerRound: 10, EvalLast: 101, PersonalSteps: 1, NoiseStd: 1}
 }
 
 // Validate checks the settings.
@@ -143,8 +146,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("pfedbayes: ρ⁰ = %v must be finite", o.Rho0)
 	case !(o.Beta > 0 && o.Beta <= 1):
 		return fmt.Errorf("pfedbayes: β = %v must lie in (0, 1]", o.Beta)
-	case o.MC < 1 || o.Batch < 1 || o.LocalSteps < 1 || o.Aggregate < 1 || o.EvalLast < 1:
-		return fmt.Errorf("pfedbayes: K = %d, b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1", o.MC, o.Batch, o.LocalSteps, o.Aggregate, o.EvalLast)
+	case o.MC < 1 || o.Batch < 1 || o.LocalSteps < 1 || o.ClientsPerRound < 1 || o.EvalLast < 1:
+		return fmt.Errorf("pfedbayes: K = %d, b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1", o.MC, o.Batch, o.LocalSteps, o.ClientsPerRound, o.EvalLast)
 	case o.Variant != Paper && o.Variant != Code:
 		return fmt.Errorf("pfedbayes: unknown variant %d", o.Variant)
 	case o.PersonalSteps < 1 || o.Variant == Paper && o.PersonalSteps != 1:
@@ -443,16 +446,19 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 		return nil
 	}
-	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Progress: o.Progress, Stop: o.Stop}
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Stop: o.Stop}
+	if o.Progress != nil {
+		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
+	}
 	weights := make([]float64, N)
 	for i := range weights {
 		weights[i] = 1 // (β/S) Σ: the plain mean
 	}
 	// Paper: every client trains, the server hears S of them. Code: the S
 	// selected clients train and are averaged weighted by their sizes.
-	train, hear := 0, o.Aggregate
+	train, hear := 0, o.ClientsPerRound
 	if o.Variant == Code {
-		train, hear = o.Aggregate, 0
+		train, hear = o.ClientsPerRound, 0
 		copy(weights, sizes)
 	}
 	if err := fedrun.RunHooks(N, train, o.Rounds, weights, global, o.Seed, tagRound, local,

@@ -164,7 +164,7 @@ func TestStepMonteCarloDraws(t *testing.T) {
 func TestRunDeterministic(t *testing.T) {
 	ds := blobs.Dataset(4, 30, 20, 3)
 	o := Options{Arch: tinyArch, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 1e-3, LR2: 1e-3, MC: 2, Batch: 8, LocalSteps: 3,
-		Beta: 0.9, Rounds: 4, Aggregate: 3, EvalLast: 2, EvalDraws: 2, PersonalSteps: 1, NoiseStd: 1, Seed: 5}
+		Beta: 0.9, Rounds: 4, ClientsPerRound: 3, EvalLast: 2, EvalDraws: 2, PersonalSteps: 1, NoiseStd: 1, Seed: 5}
 	run := func(procs int) *Result {
 		prev := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(prev)
@@ -203,7 +203,7 @@ func TestRunLearns(t *testing.T) {
 	ds := blobs.Dataset(3, 60, 200, 4)
 	o := DefaultOptions()
 	o.Arch = lml.BNN{Arch: lml.ArchMLP, InC: 1, InH: 1, InW: 2, Hidden: 8, Classes: 2}
-	o.Rounds, o.EvalLast, o.Batch, o.LocalSteps, o.Aggregate, o.Seed = 30, 1, 20, 10, 3, 1
+	o.Rounds, o.EvalLast, o.Batch, o.LocalSteps, o.ClientsPerRound, o.Seed = 30, 1, 20, 10, 3, 1
 	r, err := Run(ds, o)
 	if err != nil {
 		t.Fatal(err)
