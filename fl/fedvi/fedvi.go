@@ -179,26 +179,17 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 			global[j] = th + vel[j]
 		}
 	}
-	after := func(t int) error {
-		if t >= o.Rounds-o.EvalLast {
-			if err := res.add(evaluateBoth(pool, theta, ds, &o, t)); err != nil {
-				return err
-			}
-		}
-		if o.Progress != nil {
-			o.Progress(fl.RoundEvent{Round: t + 1, Rounds: o.Rounds, Value: math.NaN()})
-		}
-		if o.Stop != nil {
-			return o.Stop()
-		}
-		return nil
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Stop: o.Stop,
+		Eval: func(round int, _ bool) error { return res.add(evaluateBoth(pool, theta, ds, &o, round-1)) }}
+	if o.Progress != nil {
+		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
 	}
 	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, theta, o.Seed, tagRound, local,
-		fedrun.Hooks{Server: server, AfterRound: after}); err != nil {
+		fedrun.Hooks{Server: server, AfterRound: win.AfterRound}); err != nil {
 		return nil, err
 	}
-	if o.Rounds == 0 && o.EvalLast > 0 {
-		if err := res.add(evaluateBoth(pool, theta, ds, &o, -1)); err != nil {
+	if win.Last > 0 {
+		if err := win.Finish(); err != nil {
 			return nil, err
 		}
 	}
