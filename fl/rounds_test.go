@@ -9,7 +9,8 @@ import (
 // that follow a number; NewRoundEval leaves every figure NaN.
 func TestBestRound(t *testing.T) {
 	e := NewRoundEval(4)
-	if e.Round != 4 || !math.IsNaN(e.PM) || !math.IsNaN(e.GM) || !math.IsNaN(e.ExistingWeighted) || !math.IsNaN(e.NewWeighted) {
+	if e.Round != 4 || !math.IsNaN(e.PM) || !math.IsNaN(e.GM) ||
+		!math.IsNaN(e.ExistingWeighted) || !math.IsNaN(e.NewWeighted) {
 		t.Fatalf("NewRoundEval(4) = %+v", e)
 	}
 	h := make([]RoundEval, 5)

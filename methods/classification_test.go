@@ -77,7 +77,8 @@ func tinyClassification(t *testing.T) []harness.Method {
 	p.Options.Server = fl.Config{K: 2, Rounds: 4, ClientsPerRound: 3, Batch: 16, LR: 1e-2, Optimizer: "adam", Tau: 0.5}
 	p.Options.Bounds.PriorSamples = 0
 	b := DefaultPFedBayes()
-	b.Options.Arch, b.Options.Rounds, b.Options.EvalLast, b.Options.LocalSteps, b.Options.ClientsPerRound = tinyBNNArch, 4, 2, 2, 3
+	b.Options.Arch, b.Options.Rounds, b.Options.EvalLast, b.Options.LocalSteps = tinyBNNArch, 4, 2, 2
+	b.Options.ClientsPerRound = 3
 	avg, ft := FedAvgPair(fedavg.Options{})
 	a := DefaultFedAvg().Options
 	a.Arch, a.Rounds, a.EvalLast, a.LocalSteps, a.FineTune, a.ClientsPerRound = tinyBNNArch, 4, 2, 2, 2, 3

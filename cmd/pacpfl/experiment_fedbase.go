@@ -31,7 +31,8 @@ func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
 	fs.IntVar(&f.evalLast, "fed-eval-last", p.EvalLast, "pfedbayes, fedavg, fedprox: score after each of the last N rounds and report the best (the pFedBayes paper: rounds 700–800)")
 	fs.IntVar(&f.localSteps, "fed-local-steps", p.LocalSteps, "pfedbayes, fedavg, fedprox: local steps R per round")
 	fs.IntVar(&f.batch, "fed-batch", p.Batch, "pfedbayes, fedavg, fedprox: minibatch b")
-	fs.IntVar(&f.aggregate, "fed-clients-per-round", p.ClientsPerRound, "pfedbayes, fedavg, fedprox: clients S the server averages per round")
+	fs.IntVar(&f.aggregate, "fed-clients-per-round", p.ClientsPerRound,
+		"pfedbayes, fedavg, fedprox: clients S the server averages per round")
 	fs.Float64Var(&f.zeta, "pfedbayes-zeta", p.Zeta, "pfedbayes: ζ, the weight of KL(q_i‖w)")
 	fs.Float64Var(&f.rho0, "pfedbayes-rho0", p.Rho0, "pfedbayes: initial ρ of every weight (σ = softplus(ρ))")
 	fs.Float64Var(&f.muInit, "pfedbayes-mu-init", p.MuInit, "pfedbayes: std of the initial means")
@@ -49,7 +50,8 @@ func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
 
 func (f *fedFlags) pfedbayes(arch lml.BNN, seed uint64) (pfedbayes.Options, error) {
 	o := pfedbayes.DefaultOptions()
-	o.Arch, o.Rounds, o.EvalLast, o.LocalSteps, o.Batch, o.ClientsPerRound = arch, f.rounds, min(f.evalLast, max(f.rounds, 1)), f.localSteps, f.batch, f.aggregate
+	o.Arch, o.Rounds, o.EvalLast = arch, f.rounds, min(f.evalLast, max(f.rounds, 1))
+	o.LocalSteps, o.Batch, o.ClientsPerRound = f.localSteps, f.batch, f.aggregate
 	o.Zeta, o.Rho0, o.MuInit, o.LR1, o.LR2, o.Beta, o.MC, o.EvalDraws, o.Seed = f.zeta, f.rho0, f.muInit, f.lr1, f.lr2, f.beta, f.mc, f.evalDraws, seed
 	var err error
 	if o.Optimizer, err = pfedbayes.ParseOptimizer(f.optimizer); err != nil {

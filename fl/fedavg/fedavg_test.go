@@ -115,7 +115,8 @@ func TestRunDeterministicAndLearns(t *testing.T) {
 		return r
 	}
 	a, b := run(1), run(2)
-	if !slices.Equal(a.Global, b.Global) || !sameRounds(a.History, b.History) || !slices.Equal(a.FT.Accuracy, b.FT.Accuracy) ||
+	if !slices.Equal(a.Global, b.Global) || !sameRounds(a.History, b.History) ||
+		!slices.Equal(a.FT.Accuracy, b.FT.Accuracy) ||
 		!slices.Equal(a.NewFT.Accuracy, b.NewFT.Accuracy) {
 		t.Fatal("GOMAXPROCS 1 and 2 differ")
 	}

@@ -317,7 +317,8 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 	eval := func(round int, ft FineTune) (evaluation, error) {
 		for _, v := range w {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return evaluation{}, fmt.Errorf("fedvi: FedAvg's global weights diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
+				return evaluation{}, fmt.Errorf("fedvi: FedAvg's global weights diverged "+
+					"(server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
 			}
 		}
 		r := evaluation{round: fl.NewRoundEval(round)}

@@ -223,17 +223,19 @@ func (r *Result) add(e evaluation, err error) error {
 func evaluateBoth(pool *Pool, theta []float64, ds *data.Dataset, o *Options, t int) (evaluation, error) {
 	for _, v := range theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return evaluation{}, fmt.Errorf("fedvi: the global parameters diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
+			return evaluation{}, fmt.Errorf("fedvi: the global parameters diverged "+
+				"(server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
 		}
 	}
 	r := evaluation{round: fl.NewRoundEval(t + 1)}
 	var err error
-	if r.existing, err = Evaluate(pool, theta, ds.Existing, ds.Classes, o.EvalDraws, o.Seed, data.StreamID(tagEval, 0, uint64(t+1))); err != nil {
+	stream := func(group uint64) uint64 { return data.StreamID(tagEval, group, uint64(t+1)) }
+	if r.existing, err = Evaluate(pool, theta, ds.Existing, ds.Classes, o.EvalDraws, o.Seed, stream(0)); err != nil {
 		return r, fmt.Errorf("participating clients: %w", err)
 	}
 	r.round.ExistingWeighted = r.existing.Weighted
 	if len(ds.New) > 0 {
-		if r.new, err = Evaluate(pool, theta, ds.New, ds.Classes, o.EvalDraws, o.Seed, data.StreamID(tagEval, 1, uint64(t+1))); err != nil {
+		if r.new, err = Evaluate(pool, theta, ds.New, ds.Classes, o.EvalDraws, o.Seed, stream(1)); err != nil {
 			return r, fmt.Errorf("non-participating clients: %w", err)
 		}
 		r.round.NewWeighted = r.new.Weighted

@@ -147,7 +147,8 @@ func (o *Options) Validate() error {
 	case !(o.Beta > 0 && o.Beta <= 1):
 		return fmt.Errorf("pfedbayes: β = %v must lie in (0, 1]", o.Beta)
 	case o.MC < 1 || o.Batch < 1 || o.LocalSteps < 1 || o.ClientsPerRound < 1 || o.EvalLast < 1:
-		return fmt.Errorf("pfedbayes: K = %d, b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1", o.MC, o.Batch, o.LocalSteps, o.ClientsPerRound, o.EvalLast)
+		return fmt.Errorf("pfedbayes: K = %d, b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1",
+			o.MC, o.Batch, o.LocalSteps, o.ClientsPerRound, o.EvalLast)
 	case o.Variant != Paper && o.Variant != Code:
 		return fmt.Errorf("pfedbayes: unknown variant %d", o.Variant)
 	case o.PersonalSteps < 1 || o.Variant == Paper && o.PersonalSteps != 1:

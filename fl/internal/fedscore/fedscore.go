@@ -15,7 +15,8 @@ import (
 // Score evaluates a group of clients over the cores: predict returns
 // client i's class probabilities on its test rows (len(YTest)×classes),
 // scored for accuracy and calibration (fl.EvaluateClassification).
-func Score[T any](pool *fedrun.Pool[T], clients []data.ClientData, classes int, predict func(v T, i int) ([]float64, error)) (fl.ClassGroupMetrics, error) {
+func Score[T any](pool *fedrun.Pool[T], clients []data.ClientData, classes int,
+	predict func(v T, i int) ([]float64, error)) (fl.ClassGroupMetrics, error) {
 	preds := make([]fl.ClassPrediction, len(clients))
 	err := fedrun.Each(pool, len(clients), func(v T, i int) error {
 		p, err := predict(v, i)
