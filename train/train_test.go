@@ -154,8 +154,8 @@ func TestRunRefuses(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	o := gpOptions()
 	o.Options.Server.Rounds = 100
-	o.Options.Server.Progress = func(round int, _ float64) {
-		if round == 2 {
+	o.Options.Server.Progress = func(e fl.RoundEvent) {
+		if e.Round == 2 {
 			cancel()
 		}
 	}
