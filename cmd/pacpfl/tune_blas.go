@@ -59,47 +59,12 @@ func runTuneBLAS(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune blas", err)
 	}
-	g := f.GEMM
-	fmt.Fprintf(stdout, "%s\n%s\n", f.CPU, peak)
-	fmt.Fprintf(stdout, "tuned: GEMM kernel %s, MC %d, KC %d, NC %d, shared-B limit %s; Cholesky panel %s\n",
-		g.Kernel, g.MC, g.KC, g.NC, sharedBText(g.SharedBMax), panelText(f.Cholesky.Panel))
-	for i := range f.Tuned {
-		d, t := f.Default[i].GFLOPS, f.Tuned[i].GFLOPS
-		fmt.Fprintf(stdout, "n = %d: defaults %.1f GFLOP/s (%.0f %% of peak), tuned %.1f (%.0f %%), %.3f×\n",
-			f.Tuned[i].N, d, 100*d/peak.GFLOPS(), t, 100*t/peak.GFLOPS(), t/d)
-	}
-	fmt.Fprintln(stdout, f.Summary)
-	b, err := wisdom.Encode(f)
-	if err != nil {
-		return fail(stderr, "tune blas", err)
-	}
-	if path == "-" {
-		_, err = stdout.Write(b)
-	} else {
-		err = wisdom.Save(path, f)
-	}
-	if err != nil {
+	f.WriteReport(stdout, peak)
+	if err := wisdom.WriteFile(stdout, path, f); err != nil {
 		return fail(stderr, "tune blas", err)
 	}
 	if path != "-" {
 		fmt.Fprintf(stdout, "wrote %s (pacpfl reads it at start-up; %s=off ignores it)\n", path, wisdom.EnvVar)
 	}
 	return exitOK
-}
-
-func sharedBText(limit int) string {
-	switch limit {
-	case 0:
-		return "linalg's rule (C sides ≤ 512)"
-	case 1:
-		return "never"
-	}
-	return fmt.Sprintf("C sides ≤ %d", limit)
-}
-
-func panelText(p int) string {
-	if p == 0 {
-		return "the default"
-	}
-	return fmt.Sprint(p)
 }

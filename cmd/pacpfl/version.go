@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/pacpfl/pacpfl/asm"
-	"github.com/pacpfl/pacpfl/cholesky"
 	"github.com/pacpfl/pacpfl/linalg"
+	"github.com/pacpfl/pacpfl/wisdom"
 )
 
 // Version is the pacpfl release; set with -ldflags "-X main.Version=…".
@@ -28,7 +28,7 @@ func init() {
 			fmt.Fprintf(stdout, "simd:     detected %s, chosen %s (supported: %s; force with %s)\n",
 				asm.Detected(), asm.Current(), levelList(asm.Supported()), asm.EnvVar)
 			fmt.Fprintf(stdout, "backends: %s\n", strings.Join(linalg.Backends(), " "))
-			fmt.Fprintf(stdout, "tuning:   %s\n", tuningLine())
+			fmt.Fprintf(stdout, "tuning:   %s\n", wisdom.Current(wisdomSource))
 			return exitOK
 		},
 	})
@@ -40,19 +40,4 @@ func levelList(ls []asm.Level) string {
 		s[i] = l.String()
 	}
 	return strings.Join(s, " ")
-}
-
-// tuningLine says where the native GEMM's kernel and blocks come from and
-// what they are.
-func tuningLine() string {
-	b := linalg.NewNative(0).Blocking()
-	kern, shared := asm.GemmKernelFor(asm.Current()).Name(), 0
-	if t := linalg.CurrentTuning(); t != nil {
-		shared = t.SharedBMax
-		if t.Kernel != "" {
-			kern = t.Kernel
-		}
-	}
-	return fmt.Sprintf("%s: GEMM kernel %s, MC %d, KC %d, NC %d, shared-B %s; Cholesky panel %d",
-		wisdomSource, kern, b.MC, b.KC, b.NC, sharedBText(shared), cholesky.Panel())
 }
