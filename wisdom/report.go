@@ -3,6 +3,8 @@ package wisdom
 import (
 	"fmt"
 	"io"
+	"runtime"
+	"strings"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
@@ -40,6 +42,22 @@ func Current(src Source) InForce {
 func (t InForce) String() string {
 	return fmt.Sprintf("%s: GEMM kernel %s, MC %d, KC %d, NC %d, shared-B %s; Cholesky panel %d",
 		t.Source, t.Kernel, t.MC, t.KC, t.NC, sharedBText(t.SharedBMax), t.Panel)
+}
+
+// WriteBuild writes what a run's numbers depend on besides its input, one
+// "label: value" line each: the Go version and platform, the SIMD levels
+// (detected, chosen, supported), the compiled-in BLAS backends and the
+// tuning in force, applied from src.
+func WriteBuild(w io.Writer, src Source) {
+	levels := make([]string, 0, len(asm.Supported()))
+	for _, l := range asm.Supported() {
+		levels = append(levels, l.String())
+	}
+	fmt.Fprintf(w, "go:       %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "simd:     detected %s, chosen %s (supported: %s; force with %s)\n",
+		asm.Detected(), asm.Current(), strings.Join(levels, " "), asm.EnvVar)
+	fmt.Fprintf(w, "backends: %s\n", strings.Join(linalg.Backends(), " "))
+	fmt.Fprintf(w, "tuning:   %s\n", Current(src))
 }
 
 // sharedBText is a shared-B limit in words.

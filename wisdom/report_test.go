@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/asm"
@@ -78,5 +79,17 @@ func TestWriteFile(t *testing.T) {
 	}
 	if g, err := Parse(b); err != nil || g.GEMM != f.GEMM {
 		t.Errorf("read back %+v, %v", g, err)
+	}
+}
+
+// WriteBuild's last line is the tuning in force, after the Go, SIMD and
+// backend lines.
+func TestWriteBuild(t *testing.T) {
+	var b bytes.Buffer
+	src := Source{Kind: "defaults"}
+	WriteBuild(&b, src)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 4 || lines[3] != "tuning:   "+Current(src).String() {
+		t.Errorf("build report:\n%s", &b)
 	}
 }

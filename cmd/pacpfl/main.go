@@ -81,31 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl: %v\n", err)
 		return exitUsage
 	}
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
-	}
-	name := args[0]
-	if isHelp(name) {
-		name = "help"
-	}
-	c, ok := commands.Lookup(name)
-	if !ok {
-		fmt.Fprintf(stderr, "pacpfl: unknown subcommand %q\nrun 'pacpfl help' for the subcommands\n", args[0])
-		return exitUsage
-	}
-	// A result that could not be written (a full disk, a closed pipe) is a
-	// failure, whatever the command thought of its work.
-	out := &cli.CheckedWriter{W: stdout}
-	st := c.Run(args[1:], out, &cli.Stderr{Writer: stderr, Stdout: out})
-	if out.Err != nil && st == exitOK {
-		fmt.Fprintf(stderr, "pacpfl %s: writing standard output: %v\n", name, out.Err)
-		return exitError
-	}
-	return st
+	return commands.Run("pacpfl", args, stdout, stderr)
 }
-
-func usage(w io.Writer) { commands.WriteUsage(w) }
 
 // newFlagSet is the flag set "pacpfl name" (cli.NewFlagSet): a bad flag
 // prints its error and one line pointing at -h; -h prints the flags to
@@ -121,20 +98,4 @@ var (
 	parseFlags = cli.Parse
 )
 
-func init() {
-	register(&command{
-		name:    "help",
-		summary: "list the subcommands",
-		run: func(args []string, stdout, stderr io.Writer) int {
-			if len(args) > 0 && !isHelp(args[0]) {
-				if c, ok := commands.Lookup(args[0]); ok {
-					return c.Run([]string{"-h"}, stdout, stderr)
-				}
-				fmt.Fprintf(stderr, "pacpfl help: unknown subcommand %q\n", args[0])
-				return exitUsage
-			}
-			usage(stdout)
-			return exitOK
-		},
-	})
-}
+func init() { commands.Add(commands.Help("pacpfl", "list the subcommands")) }

@@ -3,11 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"runtime"
-	"strings"
 
-	"github.com/pacpfl/pacpfl/asm"
-	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/wisdom"
 )
 
@@ -24,20 +20,8 @@ func init() {
 				return st
 			}
 			fmt.Fprintf(stdout, "pacpfl %s\n", Version)
-			fmt.Fprintf(stdout, "go:       %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			fmt.Fprintf(stdout, "simd:     detected %s, chosen %s (supported: %s; force with %s)\n",
-				asm.Detected(), asm.Current(), levelList(asm.Supported()), asm.EnvVar)
-			fmt.Fprintf(stdout, "backends: %s\n", strings.Join(linalg.Backends(), " "))
-			fmt.Fprintf(stdout, "tuning:   %s\n", wisdom.Current(wisdomSource))
+			wisdom.WriteBuild(stdout, wisdomSource)
 			return exitOK
 		},
 	})
-}
-
-func levelList(ls []asm.Level) string {
-	s := make([]string, len(ls))
-	for i, l := range ls {
-		s[i] = l.String()
-	}
-	return strings.Join(s, " ")
 }

@@ -171,3 +171,47 @@ func SignalContext() (context.Context, context.CancelFunc) {
 	}()
 	return ctx, stop
 }
+
+// Run runs the command args[0] of t on args[1:] for the program prog: no
+// command is a usage error after the usage; a help argument runs the
+// command "help"; an unknown one is a usage error. The command's stdout is
+// a CheckedWriter: output that could not be written (a full disk, a closed
+// pipe) is a failure (ExitError), whatever the command thought of its work.
+func (t *Table) Run(prog string, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		t.WriteUsage(stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	if IsHelp(name) {
+		name = "help"
+	}
+	c, ok := t.Lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "%s: unknown subcommand %q\nrun '%s help' for the subcommands\n", prog, args[0], prog)
+		return ExitUsage
+	}
+	out := &CheckedWriter{W: stdout}
+	st := c.Run(args[1:], out, &Stderr{Writer: stderr, Stdout: out})
+	if out.Err != nil && st == ExitOK {
+		fmt.Fprintf(stderr, "%s %s: writing standard output: %v\n", prog, name, out.Err)
+		return ExitError
+	}
+	return st
+}
+
+// Help is the command "help" of t for the program prog: t's usage, or
+// "help NAME": the flags of the command NAME.
+func (t *Table) Help(prog, summary string) Command {
+	return Command{Name: "help", Summary: summary, Run: func(args []string, stdout, stderr io.Writer) int {
+		if len(args) > 0 && !IsHelp(args[0]) {
+			if c, ok := t.Lookup(args[0]); ok {
+				return c.Run([]string{"-h"}, stdout, stderr)
+			}
+			fmt.Fprintf(stderr, "%s help: unknown subcommand %q\n", prog, args[0])
+			return ExitUsage
+		}
+		t.WriteUsage(stdout)
+		return ExitOK
+	}}
+}

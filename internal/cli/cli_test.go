@@ -96,3 +96,36 @@ func TestCheckedWriterKeepsFirstError(t *testing.T) {
 		t.Errorf("second write: %v, kept %v, %d writes reached the writer", err, c.Err, f.n)
 	}
 }
+
+func TestRunAndHelp(t *testing.T) {
+	tb := Table{Head: "usage\n", Width: 4}
+	var got []string
+	tb.Add(Command{Name: "echo", Run: func(args []string, stdout, stderr io.Writer) int {
+		got = args
+		if len(args) > 0 && args[0] == "-h" {
+			return ExitOK
+		}
+		_, err := stdout.Write([]byte("out"))
+		if err != nil {
+			return ExitOK // the lost output is Run's to report
+		}
+		return 7
+	}})
+	tb.Add(tb.Help("prog", "list"))
+	var out bytes.Buffer
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{nil, ExitUsage}, {[]string{"nope"}, ExitUsage}, {[]string{"echo", "a"}, 7}, {[]string{"-h"}, ExitOK},
+		{[]string{"help", "echo"}, ExitOK}, {[]string{"help", "nope"}, ExitUsage}} {
+		if st := tb.Run("prog", c.args, &out, io.Discard); st != c.want {
+			t.Errorf("%v: status %d, want %d", c.args, st, c.want)
+		}
+	}
+	if len(got) != 1 || got[0] != "-h" {
+		t.Errorf("help echo ran echo with %v, want -h", got)
+	}
+	if st := tb.Run("prog", []string{"echo"}, &failing{}, io.Discard); st != ExitError {
+		t.Errorf("lost stdout: status %d, want %d", st, ExitError)
+	}
+}
