@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench/suite"
@@ -120,10 +119,8 @@ func newBenchCmd(kernel string, stdout, stderr io.Writer, reps *int, def int, le
 // check refuses the named integer flags below 1 and --threads beyond the
 // machine, and resolves --levels.
 func (b *benchCmd) check(positive ...string) error {
-	for _, name := range positive {
-		if v, err := strconv.Atoi(b.fs.Lookup(name).Value.String()); err != nil || v < 1 {
-			return usagef("--%s %s: want at least 1", name, b.fs.Lookup(name).Value)
-		}
+	if err := flagvalue.CheckPositive(b.fs, positive...); err != nil {
+		return asUsage(err)
 	}
 	if f := b.fs.Lookup("threads"); f != nil {
 		if err := checkThreads("--threads", f.Value.(flag.Getter).Get().(int)); err != nil {
@@ -202,8 +199,5 @@ func checkMemory(stderr io.Writer, cmd, what string, bytes float64) (status int,
 // memoryError is sysmem.Check against availableMemory as a usage error (nil
 // if it fits).
 func memoryError(what string, bytes float64) error {
-	if err := sysmem.Check(what, bytes, availableMemory()); err != nil {
-		return usageError{err}
-	}
-	return nil
+	return asUsage(sysmem.Check(what, bytes, availableMemory()))
 }
