@@ -137,18 +137,16 @@ func (b *benchCmd) check(positive ...string) error {
 	return nil
 }
 
-// flagGiven reports whether the flag name was set on the command line.
-func flagGiven(fs *flag.FlagSet, name string) bool { return cli.Given(fs, name) }
-
 // positive is check of the named flags, for run.
 func (b *benchCmd) positive(names ...string) func() error {
 	return func() error { return b.check(names...) }
 }
 
 // run parses args, checks them (check, then sized: what it names needs
-// bytes, refused beyond the available memory) and runs bench. It returns exit status 2 for bad flags or a
-// configuration the suite refuses, 1 for another error (printed) or a
-// failed row (suite.ErrRowFailed: the row says why), else 0.
+// bytes, refused beyond the available memory) and runs bench. It returns
+// exit status 2 for bad flags or a configuration the suite refuses, 1 for
+// another error (printed) or a failed row (suite.ErrRowFailed: the row says
+// why), else 0.
 func (b *benchCmd) run(args []string, check func() error, sized func() (what string, bytes float64, err error),
 	bench func(context.Context, suite.Output) error) int {
 	if st, ok := parseFlags(b.fs, args, false); !ok {

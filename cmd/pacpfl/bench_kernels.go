@@ -8,6 +8,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/bench/suite"
 	"github.com/pacpfl/pacpfl/cholesky"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -28,7 +29,7 @@ func runBenchGemm(args []string, stdout, stderr io.Writer) int {
 		"comma-separated BLAS backends ("+strings.Join(linalg.KnownBackends(), ", ")+")")
 	b.fs.IntVar(&cfg.Threads, "threads", 0, "threads of every backend (0: GOMAXPROCS)")
 	return b.run(args, b.positive("reps"), func() (string, float64, error) {
-		if len(cfg.Shapes) > 0 && !flagGiven(b.fs, "n") {
+		if len(cfg.Shapes) > 0 && !cli.Given(b.fs, "n") {
 			cfg.Sizes = nil
 		}
 		sh, bytes := cfg.MemoryBytes()

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/pacpfl/pacpfl/bench/suite"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
@@ -47,10 +48,10 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 			return fmt.Sprintf("--m %d", slices.Max(ms)), exact.MemoryBytes(), err
 		}
 		sparse = suite.SparseLMLConfig{Inducing: inducing, Threads: exact.Threads, Reps: exact.Reps}
-		if flagGiven(b.fs, "m") {
+		if cli.Given(b.fs, "m") {
 			sparseMs, sparse.Ms = ms, ms
 		}
-		if flagGiven(b.fs, "k") {
+		if cli.Given(b.fs, "k") {
 			sparse.Ks = ks
 		}
 		if mMin, MMax := slices.Min(sparseMs), slices.Max(inducing); MMax > mMin {
@@ -68,7 +69,7 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 func checkLMLFlags(b *benchCmd, mode string, memLimit float64, splits stringList) error {
 	switch mode {
 	case "exact":
-		if flagGiven(b.fs, "inducing") {
+		if cli.Given(b.fs, "inducing") {
 			return usagef("--inducing applies to --gp-inference sparse")
 		}
 		if err := checkNames("--split", splits, []string{"auto", "particles", "blas"}); err != nil {
@@ -76,7 +77,7 @@ func checkLMLFlags(b *benchCmd, mode string, memLimit float64, splits stringList
 		}
 	case "sparse":
 		for _, name := range []string{"split", "memory-limit", "levels"} {
-			if flagGiven(b.fs, name) {
+			if cli.Given(b.fs, name) {
 				return usagef("--%s applies to --gp-inference exact", name)
 			}
 		}
