@@ -148,6 +148,7 @@ type CheckedWriter struct {
 	Err error
 }
 
+// Write writes p to W unless a write failed before, which it repeats.
 func (c *CheckedWriter) Write(p []byte) (int, error) {
 	if c.Err != nil {
 		return 0, c.Err

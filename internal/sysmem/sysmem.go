@@ -41,6 +41,7 @@ type TooLargeError struct {
 	Available float64 // bytes
 }
 
+// Error names the size and both amounts in GiB.
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s needs at least %.3g GiB, but only %.3g GiB of memory is available",
 		e.What, e.Need/(1<<30), e.Available/(1<<30))
