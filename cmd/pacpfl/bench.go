@@ -6,54 +6,42 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
-	"os"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench/suite"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
+	"github.com/pacpfl/pacpfl/internal/sysmem"
 )
 
-// `pacpfl bench <kernel>`: each kernel parses its flags into a config of
+// `pacpfl bench <kernel>`: each kernel binds its flags to a config of
 // package bench/suite, which measures and writes the table or JSON lines.
 
-// benchKernel is one `pacpfl bench <name>` target. run parses its own flags.
-type benchKernel struct {
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) int
-}
-
-var benchKernels = map[string]benchKernel{
-	"gemm":     {"DGEMM C = A·B per size (square or MxNxK) and BLAS backend (GFLOP/s, % of peak)", runBenchGemm},
-	"cholesky": {"Cholesky Dpotrf / inverse Dpotri per size and LAPACK backend (GFLOP/s, % of peak)", runBenchCholesky},
-	"exp": {"vector exp: asm.Exp at the current SIMD level (or --levels) vs a math.Exp loop (elements/s)",
-		runBenchExp},
-	"sekernel": {"m×m SE kernel matrix from m×2 features: fused vs SqDist+Exp (at --levels) vs generic",
-		runBenchSEKernel},
-	"conv": {"Bayesian CNN forward+backward: whole net, conv2, L-sample step stacked vs separate (ms)",
-		runBenchConv},
-	"bnn": {"BNN client update (LML (38) + gradient of k particles) and its parts vs conv's Bayesian step (ms)",
-		runBenchBNN},
-	"lml": {"GP client update: LML + gradient of k particles on m points (seconds, O(m³) GFLOP/s, % of peak); " +
-		"--gp-inference sparse: the Titsias bound with M inducing inputs", runBenchLML},
-	"rpc": {"gRPC transport on loopback: round overhead per client, 25 MB payload rate, 100 concurrent clients",
-		runBenchRPC},
-}
-
-func benchNames() []string { return slices.Sorted(maps.Keys(benchKernels)) }
-
-func benchUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pacpfl bench <kernel> [flags]   (or: pacpfl bench all [--json] [--reps R])")
-	fmt.Fprintln(w, "\nkernels:")
-	for _, n := range benchNames() {
-		fmt.Fprintf(w, "  %-10s %s\n", n, benchKernels[n].summary)
-	}
-}
+// benchKernels are the `pacpfl bench <name>` targets; each parses its own
+// flags.
+var benchKernels = cli.Table{Width: 10,
+	Head: "usage: pacpfl bench <kernel> [flags]   (or: pacpfl bench all [--json] [--reps R])\n\nkernels:\n"}
 
 func init() {
+	for _, k := range []command{
+		{"gemm", "DGEMM C = A·B per size (square or MxNxK) and BLAS backend (GFLOP/s, % of peak)", runBenchGemm},
+		{"cholesky", "Cholesky Dpotrf / inverse Dpotri per size and LAPACK backend (GFLOP/s, % of peak)",
+			runBenchCholesky},
+		{"exp", "vector exp: asm.Exp at the current SIMD level (or --levels) vs a math.Exp loop (elements/s)",
+			runBenchExp},
+		{"sekernel", "m×m SE kernel matrix from m×2 features: fused vs SqDist+Exp (at --levels) vs generic",
+			runBenchSEKernel},
+		{"conv", "Bayesian CNN forward+backward: whole net, conv2, L-sample step stacked vs separate (ms)",
+			runBenchConv},
+		{"bnn", "BNN client update (LML (38) + gradient of k particles) and its parts vs conv's Bayesian step (ms)",
+			runBenchBNN},
+		{"lml", "GP client update: LML + gradient of k particles on m points (seconds, O(m³) GFLOP/s, % of peak); " +
+			"--gp-inference sparse: the Titsias bound with M inducing inputs", runBenchLML},
+		{"rpc", "gRPC transport on loopback: round overhead per client, 25 MB payload rate, 100 concurrent clients",
+			runBenchRPC},
+	} {
+		benchKernels.Add(cli.Command{Name: k.name, Summary: k.summary, Run: k.run})
+	}
 	register(&command{
 		name:    "bench",
 		summary: "benchmark kernels and backends side by side (pacpfl bench -h lists them)",
@@ -63,37 +51,38 @@ func init() {
 
 func runBench(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		benchUsage(stderr)
+		benchKernels.WriteUsage(stderr)
 		return exitUsage
 	}
 	if isHelp(args[0]) {
-		benchUsage(stdout)
+		benchKernels.WriteUsage(stdout)
 		return exitOK
 	}
 	if args[0] == "all" {
 		// Every kernel with its default sizes; the shared flags, checked first, pass through.
-		fs := newFlagSet("bench all", stderr)
-		benchFlags(fs, suite.DefaultReps)
-		if st, ok := parseFlags(fs, args[1:], false); !ok {
+		var reps int
+		b := newBenchCmd("all", stdout, stderr, &reps, suite.DefaultReps, nil)
+		if st, ok := parseFlags(b.fs, args[1:], false); !ok {
 			return st
 		}
-		if _, err := checkBench(fs, "reps"); err != nil {
+		if err := b.check("reps"); err != nil {
 			return fail(stderr, "bench all", err)
 		}
 		status := exitOK
-		for _, n := range benchNames() {
+		for _, n := range benchKernels.Names() {
 			fmt.Fprintf(stdout, "== bench %s\n", n)
-			status = max(status, benchKernels[n].run(args[1:], stdout, stderr))
+			k, _ := benchKernels.Lookup(n)
+			status = max(status, k.Run(args[1:], stdout, stderr))
 		}
 		return status
 	}
-	b, ok := benchKernels[args[0]]
+	k, ok := benchKernels.Lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "pacpfl bench: unknown kernel %q\n\n", args[0])
-		benchUsage(stderr)
+		benchKernels.WriteUsage(stderr)
 		return exitUsage
 	}
-	return b.run(args[1:], stdout, stderr)
+	return k.Run(args[1:], stdout, stderr)
 }
 
 // intList and stringList are the flag.Values of comma-separated lists.
@@ -102,61 +91,77 @@ type (
 	stringList = flagvalue.Strings
 )
 
-// benchFlags registers the flags every kernel has: --json and --reps.
-func benchFlags(fs *flag.FlagSet, reps int) (*bool, *int) {
-	return fs.Bool("json", false, "one JSON object per line instead of a table"),
-		fs.Int("reps", reps, "repetitions per figure (the minimum is reported), after one warm-up")
+// benchCmd is the flag set of one `pacpfl bench <kernel>` with the flags
+// every kernel has, --json and --reps, and --levels where it applies.
+type benchCmd struct {
+	fs             *flag.FlagSet
+	name           string
+	json           bool
+	levelNames     stringList
+	levels         *[]asm.Level // where check puts the resolved --levels; nil: no --levels
+	stdout, stderr io.Writer
 }
 
-// levelsFlag registers --levels on fs (resolved by checkBench).
-func levelsFlag(fs *flag.FlagSet) {
-	fs.Var(&stringList{}, "levels", "comma-separated SIMD levels to alternate in this one process, or all "+
-		"(default: the current level)")
-}
-
-// checkBench refuses fs's named integer flags below 1 and its --threads
-// beyond the machine, and resolves its --levels (nil when not given).
-func checkBench(fs *flag.FlagSet, positive ...string) ([]asm.Level, error) {
-	for _, name := range positive {
-		if v, err := strconv.Atoi(fs.Lookup(name).Value.String()); err != nil || v < 1 {
-			return nil, usagef("--%s %s: want at least 1", name, fs.Lookup(name).Value)
-		}
+// newBenchCmd registers the shared flags, --reps into reps (default def)
+// and, if levels is not nil, --levels into it.
+func newBenchCmd(kernel string, stdout, stderr io.Writer, reps *int, def int, levels *[]asm.Level) *benchCmd {
+	b := &benchCmd{fs: newFlagSet("bench "+kernel, stderr), name: "bench " + kernel, levels: levels,
+		stdout: stdout, stderr: stderr}
+	b.fs.BoolVar(&b.json, "json", false, "one JSON object per line instead of a table")
+	b.fs.IntVar(reps, "reps", def, "repetitions per figure (the minimum is reported), after one warm-up")
+	if levels != nil {
+		b.fs.Var(&b.levelNames, "levels", "comma-separated SIMD levels to alternate in this one process, or all "+
+			"(default: the current level)")
 	}
-	if f := fs.Lookup("threads"); f != nil {
+	return b
+}
+
+// check refuses the named integer flags below 1 and --threads beyond the
+// machine, and resolves --levels.
+func (b *benchCmd) check(positive ...string) error {
+	if err := flagvalue.CheckPositive(b.fs, positive...); err != nil {
+		return asUsage(err)
+	}
+	if f := b.fs.Lookup("threads"); f != nil {
 		if err := checkThreads("--threads", f.Value.(flag.Getter).Get().(int)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	f := fs.Lookup("levels")
-	if f == nil {
-		return nil, nil
+	if b.levels != nil {
+		ls, err := suite.ParseLevels(b.levelNames)
+		if err != nil {
+			return usagef("--levels %s: %v", &b.levelNames, err)
+		}
+		*b.levels = ls
 	}
-	ls, err := suite.ParseLevels(*f.Value.(*stringList))
-	if err != nil {
-		return nil, usagef("--levels %s: %v", f.Value, err)
-	}
-	return ls, nil
+	return nil
 }
 
-// flagGiven reports whether the flag name was set on the command line.
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
+// positive is check of the named flags, for run.
+func (b *benchCmd) positive(names ...string) func() error {
+	return func() error { return b.check(names...) }
 }
 
-// runSuite runs bench, a benchmark of package suite, on cfg after two
-// checks: err, from the flags, and the memory (memoryError; what names the
-// size). It returns exit status 2 for bad flags or a configuration the suite
-// refuses, 1 for another error (printed) or a failed row (suite.ErrRowFailed:
-// the row says why), else 0.
-func runSuite[C, R any](stdout, stderr io.Writer, cmd string, asJSON bool, err error, what string, bytes float64,
-	bench func(context.Context, C, suite.Output) ([]R, error), cfg C) int {
+// run parses args, checks them (check, then sized: what it names needs
+// bytes, refused beyond the available memory) and runs bench. It returns
+// exit status 2 for bad flags or a configuration the suite refuses, 1 for
+// another error (printed) or a failed row (suite.ErrRowFailed: the row says
+// why), else 0.
+func (b *benchCmd) run(args []string, check func() error, sized func() (what string, bytes float64, err error),
+	bench func(context.Context, suite.Output) error) int {
+	if st, ok := parseFlags(b.fs, args, false); !ok {
+		return st
+	}
+	err := check()
 	if err == nil {
-		err = memoryError(what, bytes)
+		var what string
+		var bytes float64
+		if what, bytes, err = sized(); err == nil {
+			err = memoryError(what, bytes)
+		}
 	}
 	if err == nil {
-		_, err = bench(context.Background(), cfg, suite.Output{W: stdout, JSON: asJSON, Notes: stderr})
+		err = bench(context.Background(), suite.Output{W: b.stdout, JSON: b.json, Notes: b.stderr})
 		if errors.Is(err, suite.ErrInvalid) {
 			err = usageError{err}
 		} else if errors.Is(err, suite.ErrRowFailed) {
@@ -164,47 +169,33 @@ func runSuite[C, R any](stdout, stderr io.Writer, cmd string, asJSON bool, err e
 		}
 	}
 	if err != nil {
-		return fail(stderr, cmd, err)
+		return fail(b.stderr, b.name, err)
 	}
 	return exitOK
 }
 
-// availableMemory is this machine's MemAvailable in bytes (/proc/meminfo), 0
-// when unknown; a variable so tests can pretend to be a small machine.
-var availableMemory = func() float64 {
-	data, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
-			if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
+// benchOf is the suite benchmark f on the config cfg points to when it runs.
+func benchOf[C, R any](f func(context.Context, C, suite.Output) ([]R, error), cfg *C) func(context.Context,
+	suite.Output) error {
+	return func(ctx context.Context, out suite.Output) error { _, err := f(ctx, *cfg, out); return err }
 }
 
+// availableMemory is sysmem.Available; a variable so tests can pretend to be
+// a small machine.
+var availableMemory = sysmem.Available
+
 // checkMemory refuses a size whose buffers cannot fit in the available
-// memory. Go cannot recover from a failed allocation (the process dies with
-// "fatal error: out of memory" and a stack dump), or the kernel's OOM killer
-// ends it, so an absurd --n must be caught before anything is allocated.
-// bytes is a lower bound of what the benchmark holds at once.
+// memory, before anything is allocated (memoryError). bytes is a lower
+// bound of what the command holds at once.
 func checkMemory(stderr io.Writer, cmd, what string, bytes float64) (status int, ok bool) {
 	if err := memoryError(what, bytes); err != nil {
-		fmt.Fprintf(stderr, "pacpfl %s: %v\n", cmd, err)
-		return exitUsage, false
+		return fail(stderr, cmd, err), false
 	}
 	return exitOK, true
 }
 
-// memoryError is checkMemory's test as a usage error (nil if it fits).
+// memoryError is sysmem.Check against availableMemory as a usage error (nil
+// if it fits).
 func memoryError(what string, bytes float64) error {
-	avail := availableMemory()
-	if avail <= 0 || bytes <= avail {
-		return nil
-	}
-	return usagef("%s needs at least %.3g GiB, but only %.3g GiB of memory is available",
-		what, bytes/(1<<30), avail/(1<<30))
+	return asUsage(sysmem.Check(what, bytes, availableMemory()))
 }

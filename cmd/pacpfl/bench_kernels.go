@@ -8,131 +8,101 @@ import (
 
 	"github.com/pacpfl/pacpfl/bench/suite"
 	"github.com/pacpfl/pacpfl/cholesky"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
-// The kernels of `pacpfl bench` but lml: flags → a config of package
-// bench/suite → runSuite.
+// The kernels of `pacpfl bench` but lml: flags bound to a config of package
+// bench/suite, then benchCmd.run.
 
 func runBenchGemm(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench gemm", stderr)
-	sizes, backends := intList(slices.Clone(suite.DefaultGEMMSizes)), stringList(linalg.Backends())
-	fs.Var(&sizes, "n", "comma-separated matrix orders")
-	var shapes []suite.Shape
-	fs.Func("shapes", "comma-separated shapes MxNxK (C is M×N, the inner dimension K), measured after --n's orders "+
-		"(with --shapes alone, only these)", func(v string) (err error) { shapes, err = suite.ParseShapes(v); return err })
-	fs.Var(&backends, "backends", "comma-separated BLAS backends ("+strings.Join(linalg.KnownBackends(), ", ")+")")
-	asJSON, reps := benchFlags(fs, suite.DefaultReps)
-	threads := fs.Int("threads", 0, "threads of every backend (0: GOMAXPROCS)")
-	levelsFlag(fs)
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	levels, err := checkBench(fs, "reps")
-	cfg := suite.GEMMConfig{Sizes: sizes, Shapes: shapes, Backends: backends, Reps: *reps, Threads: *threads,
-		Levels: levels}
-	if len(shapes) > 0 && !flagGiven(fs, "n") {
-		cfg.Sizes = nil
-	}
-	sh, bytes := cfg.MemoryBytes()
-	return runSuite(stdout, stderr, "bench gemm", *asJSON, err, "shape "+sh.String(), bytes, suite.GEMM, cfg)
+	cfg := suite.GEMMConfig{Sizes: slices.Clone(suite.DefaultGEMMSizes), Backends: linalg.Backends()}
+	b := newBenchCmd("gemm", stdout, stderr, &cfg.Reps, suite.DefaultReps, &cfg.Levels)
+	b.fs.Var((*intList)(&cfg.Sizes), "n", "comma-separated matrix orders")
+	b.fs.Func("shapes", "comma-separated shapes MxNxK (C is M×N, the inner dimension K), measured after --n's "+
+		"orders (with --shapes alone, only these)", func(v string) (err error) {
+		cfg.Shapes, err = suite.ParseShapes(v)
+		return err
+	})
+	b.fs.Var((*stringList)(&cfg.Backends), "backends",
+		"comma-separated BLAS backends ("+strings.Join(linalg.KnownBackends(), ", ")+")")
+	b.fs.IntVar(&cfg.Threads, "threads", 0, "threads of every backend (0: GOMAXPROCS)")
+	return b.run(args, b.positive("reps"), func() (string, float64, error) {
+		if len(cfg.Shapes) > 0 && !cli.Given(b.fs, "n") {
+			cfg.Sizes = nil
+		}
+		sh, bytes := cfg.MemoryBytes()
+		return "shape " + sh.String(), bytes, nil
+	}, benchOf(suite.GEMM, &cfg))
 }
 
 func runBenchCholesky(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench cholesky", stderr)
-	sizes, backends := intList(slices.Clone(suite.DefaultCholeskySizes)), stringList(cholesky.Backends())
-	fs.Var(&sizes, "n", "comma-separated matrix orders")
-	fs.Var(&backends, "backends", "comma-separated LAPACK backends ("+strings.Join(cholesky.KnownBackends(), ", ")+")")
-	op := fs.String("op", "potrf", "potrf (factorization, n³/3 flop) or potri (inverse from the factor, 2n³/3 flop)")
-	asJSON, reps := benchFlags(fs, suite.DefaultReps)
-	threads := fs.Int("threads", 0, "threads of every backend (0: GOMAXPROCS)")
-	levelsFlag(fs)
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	levels, err := checkBench(fs, "reps")
-	if err == nil && *op != "potrf" && *op != "potri" {
-		err = usagef("--op %q: want potrf or potri", *op)
-	}
-	cfg := suite.CholeskyConfig{Sizes: sizes, Op: *op, Backends: backends, Reps: *reps, Threads: *threads, Levels: levels}
-	what := fmt.Sprintf("--n %d", slices.Max(sizes))
-	return runSuite(stdout, stderr, "bench cholesky", *asJSON, err, what, cfg.MemoryBytes(), suite.Cholesky, cfg)
+	cfg := suite.CholeskyConfig{Sizes: slices.Clone(suite.DefaultCholeskySizes), Backends: cholesky.Backends()}
+	b := newBenchCmd("cholesky", stdout, stderr, &cfg.Reps, suite.DefaultReps, &cfg.Levels)
+	b.fs.Var((*intList)(&cfg.Sizes), "n", "comma-separated matrix orders")
+	b.fs.Var((*stringList)(&cfg.Backends), "backends",
+		"comma-separated LAPACK backends ("+strings.Join(cholesky.KnownBackends(), ", ")+")")
+	b.fs.StringVar(&cfg.Op, "op", "potrf",
+		"potrf (factorization, n³/3 flop) or potri (inverse from the factor, 2n³/3 flop)")
+	b.fs.IntVar(&cfg.Threads, "threads", 0, "threads of every backend (0: GOMAXPROCS)")
+	return b.run(args, b.positive("reps"), func() (string, float64, error) {
+		if cfg.Op != "potrf" && cfg.Op != "potri" {
+			return "", 0, usagef("--op %q: want potrf or potri", cfg.Op)
+		}
+		return fmt.Sprintf("--n %d", slices.Max(cfg.Sizes)), cfg.MemoryBytes(), nil
+	}, benchOf(suite.Cholesky, &cfg))
 }
 
 func runBenchExp(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench exp", stderr)
-	n := fs.Int("n", suite.DefaultExpN, "vector length")
-	asJSON, reps := benchFlags(fs, suite.DefaultReps)
-	levelsFlag(fs)
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	levels, err := checkBench(fs, "n", "reps")
-	cfg := suite.ExpConfig{N: *n, Reps: *reps, Levels: levels}
-	what := fmt.Sprintf("--n %d", *n)
-	return runSuite(stdout, stderr, "bench exp", *asJSON, err, what, cfg.MemoryBytes(), suite.Exp, cfg)
+	var cfg suite.ExpConfig
+	b := newBenchCmd("exp", stdout, stderr, &cfg.Reps, suite.DefaultReps, &cfg.Levels)
+	b.fs.IntVar(&cfg.N, "n", suite.DefaultExpN, "vector length")
+	return b.run(args, b.positive("n", "reps"), func() (string, float64, error) {
+		return fmt.Sprintf("--n %d", cfg.N), cfg.MemoryBytes(), nil
+	}, benchOf(suite.Exp, &cfg))
 }
 
 func runBenchSEKernel(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench sekernel", stderr)
-	sizes := intList(slices.Clone(suite.DefaultSEKernelSizes))
-	fs.Var(&sizes, "m", "comma-separated numbers of points (the matrix is m×m)")
-	asJSON, reps := benchFlags(fs, suite.DefaultReps)
-	levelsFlag(fs)
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	levels, err := checkBench(fs, "reps")
-	cfg := suite.SEKernelConfig{Sizes: sizes, Reps: *reps, Levels: levels}
-	what := fmt.Sprintf("--m %d", slices.Max(sizes))
-	return runSuite(stdout, stderr, "bench sekernel", *asJSON, err, what, cfg.MemoryBytes(), suite.SEKernel, cfg)
+	cfg := suite.SEKernelConfig{Sizes: slices.Clone(suite.DefaultSEKernelSizes)}
+	b := newBenchCmd("sekernel", stdout, stderr, &cfg.Reps, suite.DefaultReps, &cfg.Levels)
+	b.fs.Var((*intList)(&cfg.Sizes), "m", "comma-separated numbers of points (the matrix is m×m)")
+	return b.run(args, b.positive("reps"), func() (string, float64, error) {
+		return fmt.Sprintf("--m %d", slices.Max(cfg.Sizes)), cfg.MemoryBytes(), nil
+	}, benchOf(suite.SEKernel, &cfg))
 }
 
 func runBenchConv(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench conv", stderr)
-	asJSON, reps := benchFlags(fs, suite.DefaultReps)
-	batch := fs.Int("batch", suite.DefaultConvBatch, "images per batch")
-	samples := fs.Int("samples", suite.DefaultConvSamples, "weight samples L of the Bayesian step")
-	backend := fs.String("backend", linalg.DefaultBackend, "BLAS backend for the products")
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	_, err := checkBench(fs, "reps", "batch", "samples")
-	cfg := suite.ConvConfig{Batch: *batch, Samples: *samples, Backend: *backend, Reps: *reps}
-	what := fmt.Sprintf("--batch %d --samples %d", *batch, *samples)
-	return runSuite(stdout, stderr, "bench conv", *asJSON, err, what, cfg.MemoryBytes(), suite.Conv, cfg)
+	var cfg suite.ConvConfig
+	b := newBenchCmd("conv", stdout, stderr, &cfg.Reps, suite.DefaultReps, nil)
+	b.fs.IntVar(&cfg.Batch, "batch", suite.DefaultConvBatch, "images per batch")
+	b.fs.IntVar(&cfg.Samples, "samples", suite.DefaultConvSamples, "weight samples L of the Bayesian step")
+	b.fs.StringVar(&cfg.Backend, "backend", linalg.DefaultBackend, "BLAS backend for the products")
+	return b.run(args, b.positive("reps", "batch", "samples"), func() (string, float64, error) {
+		return fmt.Sprintf("--batch %d --samples %d", cfg.Batch, cfg.Samples), cfg.MemoryBytes(), nil
+	}, benchOf(suite.Conv, &cfg))
 }
 
 func runBenchBNN(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench bnn", stderr)
-	asJSON, reps := benchFlags(fs, suite.DefaultReps)
-	arch := fs.String("arch", lml.ArchBCNN, "network: bcnn or mlp")
-	k := fs.Int("k", suite.DefaultBNNK, "prior particles k")
-	samples := fs.Int("samples", lml.DefaultBNNSamples, "weight samples L")
-	batch := fs.Int("batch", suite.DefaultConvBatch, "images per mini-batch b")
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	_, err := checkBench(fs, "reps", "k", "samples", "batch")
-	cfg := suite.BNNConfig{Arch: *arch, K: *k, Samples: *samples, Batch: *batch, Reps: *reps}
-	what := fmt.Sprintf("--k %d --samples %d --batch %d", *k, *samples, *batch)
-	return runSuite(stdout, stderr, "bench bnn", *asJSON, err, what, cfg.MemoryBytes(), suite.BNN, cfg)
+	var cfg suite.BNNConfig
+	b := newBenchCmd("bnn", stdout, stderr, &cfg.Reps, suite.DefaultReps, nil)
+	b.fs.StringVar(&cfg.Arch, "arch", lml.ArchBCNN, "network: bcnn or mlp")
+	b.fs.IntVar(&cfg.K, "k", suite.DefaultBNNK, "prior particles k")
+	b.fs.IntVar(&cfg.Samples, "samples", lml.DefaultBNNSamples, "weight samples L")
+	b.fs.IntVar(&cfg.Batch, "batch", suite.DefaultConvBatch, "images per mini-batch b")
+	return b.run(args, b.positive("reps", "k", "samples", "batch"), func() (string, float64, error) {
+		return fmt.Sprintf("--k %d --samples %d --batch %d", cfg.K, cfg.Samples, cfg.Batch), cfg.MemoryBytes(), nil
+	}, benchOf(suite.BNN, &cfg))
 }
 
 func runBenchRPC(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench rpc", stderr)
-	asJSON, reps := benchFlags(fs, suite.DefaultReps)
-	updates := fs.Int("updates", suite.DefaultRPCUpdates, "client updates per overhead measurement")
-	k := fs.Int("k", suite.DefaultRPCK, "particles of the overhead and concurrency tests")
-	clients := fs.Int("clients", suite.DefaultRPCClients, "clients of the concurrency test")
-	rounds := fs.Int("rounds", suite.DefaultRPCRounds, "rounds of the concurrency test")
-	transfers := fs.Int("transfers", suite.DefaultRPCTransfers, "25 MB round trips per transfer measurement")
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	_, err := checkBench(fs, "reps", "updates", "k", "clients", "rounds", "transfers")
-	cfg := suite.RPCConfig{Reps: *reps, Updates: *updates, K: *k, Clients: *clients, Rounds: *rounds,
-		Transfers: *transfers}
-	return runSuite(stdout, stderr, "bench rpc", *asJSON, err, "", 0, suite.RPC, cfg)
+	var cfg suite.RPCConfig
+	b := newBenchCmd("rpc", stdout, stderr, &cfg.Reps, suite.DefaultReps, nil)
+	b.fs.IntVar(&cfg.Updates, "updates", suite.DefaultRPCUpdates, "client updates per overhead measurement")
+	b.fs.IntVar(&cfg.K, "k", suite.DefaultRPCK, "particles of the overhead and concurrency tests")
+	b.fs.IntVar(&cfg.Clients, "clients", suite.DefaultRPCClients, "clients of the concurrency test")
+	b.fs.IntVar(&cfg.Rounds, "rounds", suite.DefaultRPCRounds, "rounds of the concurrency test")
+	b.fs.IntVar(&cfg.Transfers, "transfers", suite.DefaultRPCTransfers, "25 MB round trips per transfer measurement")
+	return b.run(args, b.positive("reps", "updates", "k", "clients", "rounds", "transfers"),
+		func() (string, float64, error) { return "", 0, nil }, benchOf(suite.RPC, &cfg))
 }

@@ -2,13 +2,13 @@ package main
 
 import (
 	"cmp"
-	"flag"
+	"context"
 	"fmt"
 	"io"
 	"slices"
 
-	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench/suite"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
@@ -17,76 +17,76 @@ import (
 // (suite.SparseLML).
 
 func runBenchLML(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench lml", stderr)
 	ms, ks := intList(slices.Clone(suite.DefaultLMLMs)), intList(slices.Clone(suite.DefaultLMLKs))
 	inducing, sparseMs := intList(slices.Clone(suite.DefaultSparseInducing)), intList(suite.DefaultSparseMs)
 	splits := stringList{"auto"}
-	fs.Var(&ms, "m", "comma-separated numbers of data points")
-	fs.Var(&ks, "k", "comma-separated numbers of particles")
-	fs.Var(&splits, "split", "comma-separated core splits to compare: auto, particles, blas")
-	threads := fs.Int("threads", 0, "cores to use (0: GOMAXPROCS)")
-	asJSON, reps := benchFlags(fs, suite.DefaultLMLReps)
-	memLimit := fs.Float64("memory-limit", 0,
+	var exact suite.LMLConfig
+	var sparse suite.SparseLMLConfig
+	b := newBenchCmd("lml", stdout, stderr, &exact.Reps, suite.DefaultLMLReps, &exact.Levels)
+	b.fs.Var(&ms, "m", "comma-separated numbers of data points")
+	b.fs.Var(&ks, "k", "comma-separated numbers of particles")
+	b.fs.Var(&splits, "split", "comma-separated core splits to compare: auto, particles, blas")
+	b.fs.IntVar(&exact.Threads, "threads", 0, "cores to use (0: GOMAXPROCS)")
+	memLimit := b.fs.Float64("memory-limit", 0,
 		"GiB the particles evaluated at once may hold in m² buffers (0: lml.DefaultMemoryLimit)")
-	levelsFlag(fs)
-	mode := fs.String("gp-inference", "exact", "exact: the LML and its gradient by dense Cholesky (O(m³)); "+
+	mode := b.fs.String("gp-inference", "exact", "exact: the LML and its gradient by dense Cholesky (O(m³)); "+
 		"sparse: the Titsias bound and its gradient with --inducing M inputs (lml.SparseWorkspace; "+
 		"one row per (m, k, M); GFLOP/s counts "+suite.SparseFlopsHelp+"; the peak RSS of each row and, apart, "+
 		"the data's size; --m defaults to "+sparseMs.String()+" and --k to 1)")
-	fs.Var(&inducing, "inducing",
+	b.fs.Var(&inducing, "inducing",
 		"--gp-inference sparse: comma-separated numbers of inducing inputs M (each at most every --m)")
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	levels, err := checkLMLFlags(fs, *mode, *memLimit, splits)
-	if *mode == "sparse" {
-		cfg := suite.SparseLMLConfig{Inducing: inducing, Threads: *threads, Reps: *reps}
-		if flagGiven(fs, "m") {
-			sparseMs, cfg.Ms = ms, ms
+	run := benchOf(suite.LML, &exact)
+	check := func() error { return checkLMLFlags(b, *mode, *memLimit, splits) }
+	return b.run(args, check, func() (string, float64, error) {
+		if *mode == "exact" {
+			exact.Ms, exact.Ks, exact.MemoryLimit = ms, ks, int64(*memLimit*(1<<30))
+			var err error
+			for _, s := range splits {
+				v, perr := lml.ParseSplit(s)
+				err, exact.Splits = cmp.Or(err, perr), append(exact.Splits, v)
+			}
+			return fmt.Sprintf("--m %d", slices.Max(ms)), exact.MemoryBytes(), err
 		}
-		if flagGiven(fs, "k") {
-			cfg.Ks = ks
+		sparse = suite.SparseLMLConfig{Inducing: inducing, Threads: exact.Threads, Reps: exact.Reps}
+		if cli.Given(b.fs, "m") {
+			sparseMs, sparse.Ms = ms, ms
 		}
-		if mMin, MMax := slices.Min(sparseMs), slices.Max(inducing); err == nil && MMax > mMin {
-			err = usagef("--inducing %d is above --m %d: the M inducing inputs are M of the m rows "+
+		if cli.Given(b.fs, "k") {
+			sparse.Ks = ks
+		}
+		if mMin, MMax := slices.Min(sparseMs), slices.Max(inducing); MMax > mMin {
+			return "", 0, usagef("--inducing %d is above --m %d: the M inducing inputs are M of the m rows "+
 				"(give M ≤ every m)", MMax, mMin)
 		}
+		run = benchOf(suite.SparseLML, &sparse)
 		what := fmt.Sprintf("--m %d --inducing %d", slices.Max(sparseMs), slices.Max(inducing))
-		return runSuite(stdout, stderr, "bench lml", *asJSON, err, what, cfg.MemoryBytes(), suite.SparseLML, cfg)
-	}
-	cfg := suite.LMLConfig{Ms: ms, Ks: ks, Threads: *threads, Reps: *reps, Levels: levels,
-		MemoryLimit: int64(*memLimit * (1 << 30))}
-	for _, s := range splits {
-		v, perr := lml.ParseSplit(s)
-		err, cfg.Splits = cmp.Or(err, perr), append(cfg.Splits, v)
-	}
-	what := fmt.Sprintf("--m %d", slices.Max(ms))
-	return runSuite(stdout, stderr, "bench lml", *asJSON, err, what, cfg.MemoryBytes(), suite.LML, cfg)
+		return what, sparse.MemoryBytes(), nil
+	}, func(ctx context.Context, out suite.Output) error { return run(ctx, out) })
 }
 
 // checkLMLFlags refuses the flags that do not apply to --gp-inference mode
 // and bad values of the others, and resolves --levels.
-func checkLMLFlags(fs *flag.FlagSet, mode string, memLimit float64, splits stringList) ([]asm.Level, error) {
+func checkLMLFlags(b *benchCmd, mode string, memLimit float64, splits stringList) error {
 	switch mode {
 	case "exact":
-		if flagGiven(fs, "inducing") {
-			return nil, usagef("--inducing applies to --gp-inference sparse")
+		if cli.Given(b.fs, "inducing") {
+			return usagef("--inducing applies to --gp-inference sparse")
 		}
 		if err := checkNames("--split", splits, []string{"auto", "particles", "blas"}); err != nil {
-			return nil, err
+			return err
 		}
 	case "sparse":
 		for _, name := range []string{"split", "memory-limit", "levels"} {
-			if flagGiven(fs, name) {
-				return nil, usagef("--%s applies to --gp-inference exact", name)
+			if cli.Given(b.fs, name) {
+				return usagef("--%s applies to --gp-inference exact", name)
 			}
 		}
 	default:
-		return nil, usagef("--gp-inference %q: want exact or sparse (bench lml times one inference; "+
+		return usagef("--gp-inference %q: want exact or sparse (bench lml times one inference; "+
 			"auto chooses per client size)", mode)
 	}
 	if !(memLimit >= 0) || memLimit > 1<<20 {
-		return nil, usagef("--memory-limit %v: want a number of GiB ≥ 0", memLimit)
+		return usagef("--memory-limit %v: want a number of GiB ≥ 0", memLimit)
 	}
-	return checkBench(fs, "reps")
+	return b.check("reps")
 }

@@ -16,7 +16,7 @@ func TestBenchDispatch(t *testing.T) {
 	assert.Contains(t, errs, `unknown kernel "nope"`)
 	st, out, _ := runCLI("bench", "-h")
 	assert.Equal(t, exitOK, st)
-	for _, n := range benchNames() {
+	for _, n := range benchKernels.Names() {
 		assert.Contains(t, out, n)
 	}
 }

@@ -1,44 +1,26 @@
 package main
 
 import (
-	"runtime"
-	"slices"
-	"strings"
-
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/internal/flagvalue"
 )
 
-// checkSeeds validates --seeds and --seed-base: the seeds base … base+n−1
-// must not wrap around 2⁶⁴.
-func checkSeeds(seeds int, base uint64) error {
-	if seeds < 1 {
-		return usagef("--seeds %d must be at least 1", seeds)
-	}
-	if base+uint64(seeds-1) < base {
-		return usagef("--seed-base %d with --seeds %d passes the largest seed 2⁶⁴−1", base, seeds)
-	}
-	return nil
-}
+// Checks of flag values (package flagvalue's), as usage errors.
 
-// checkNames refuses a list flag's unknown and repeated names.
+func checkSeeds(seeds int, base uint64) error { return asUsage(flagvalue.CheckSeeds(seeds, base)) }
+
 func checkNames(flagName string, names, known []string) error {
-	for i, n := range names {
-		if !slices.Contains(known, n) {
-			return usagef("unknown %s %q (known: %s)", flagName, n, strings.Join(known, ", "))
-		}
-		if slices.Contains(names[:i], n) {
-			return usagef("%s lists %q twice", flagName, n)
-		}
-	}
-	return nil
+	return asUsage(flagvalue.CheckNames(flagName, names, known))
 }
 
-// checkThreads refuses a thread count beyond the machine's CPUs (0: all).
-func checkThreads(flagName string, n int) error {
-	if n < 0 || n > runtime.NumCPU() {
-		return usagef("%s %d: want 0 (GOMAXPROCS) up to the %d CPUs of this machine", flagName, n, runtime.NumCPU())
+func checkThreads(flagName string, n int) error { return asUsage(flagvalue.CheckThreads(flagName, n)) }
+
+// asUsage is err, if not nil, as a usage error (exit status 2).
+func asUsage(err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	return usageError{err}
 }
 
 // checkData checks the flags that depend on the data: c against the n

@@ -7,43 +7,28 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"sort"
-	"syscall"
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/wisdom"
 )
 
-// Exit statuses.
+// Exit statuses (package cli's).
 const (
-	exitOK    = 0
-	exitError = 1 // the command ran and failed (bad data file, numerical failure, …)
-	exitUsage = 2 // the command line or the environment is wrong
-	// exitInterrupted: stopped by SIGINT or SIGTERM before the end (128 +
-	// SIGINT, what a shell reports for a program the signal killed).
-	exitInterrupted = 130
+	exitOK          = cli.ExitOK
+	exitError       = cli.ExitError
+	exitUsage       = cli.ExitUsage
+	exitInterrupted = cli.ExitInterrupted
 )
 
-// signalContext is done at the first SIGINT or SIGTERM, which a run answers
-// by stopping at its next round; the signal's default handling is restored
-// then, so that a second Ctrl-C ends a run stuck inside a long round at
-// once.
-func signalContext() (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	return ctx, stop
-}
+// signalContext is done at the first SIGINT or SIGTERM (cli.SignalContext).
+var signalContext = cli.SignalContext
 
 // stopOn is a round hook (fl.Config.AfterRound) that ends training with
 // ctx.Err() once ctx is done.
@@ -59,7 +44,9 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
-var commands = map[string]*command{}
+// commands are the subcommands, listed by usage.
+var commands = cli.Table{Width: 12, Head: "usage: pacpfl <subcommand> [flags]\n\nsubcommands:\n",
+	Foot: "\nRun 'pacpfl <subcommand> -h' for a subcommand's flags.\n"}
 
 // configError reports an unusable environment setting (PACPFL_SIMD,
 // PACPFL_CPU_GHZ); a variable so tests can replay the start-up failure
@@ -71,12 +58,7 @@ var configError = func() error {
 	return bench.ConfigError()
 }
 
-func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("pacpfl: duplicate subcommand " + c.name)
-	}
-	commands[c.name] = c
-}
+func register(c *command) { commands.Add(cli.Command{Name: c.name, Summary: c.summary, Run: c.run}) }
 
 // wisdomSource is where the native BLAS's tuning came from: main applies
 // the wisdom at start-up (PACPFL_WISDOM=off: the defaults); the tests, which
@@ -99,123 +81,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl: %v\n", err)
 		return exitUsage
 	}
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
-	}
-	name := args[0]
-	if isHelp(name) {
-		name = "help"
-	}
-	c, ok := commands[name]
-	if !ok {
-		fmt.Fprintf(stderr, "pacpfl: unknown subcommand %q\nrun 'pacpfl help' for the subcommands\n", args[0])
-		return exitUsage
-	}
-	// A result that could not be written (a full disk, a closed pipe) is a
-	// failure, whatever the command thought of its work.
-	out := &checkedWriter{w: stdout}
-	st := c.run(args[1:], out, &cliStderr{Writer: stderr, stdout: out})
-	if out.err != nil && st == exitOK {
-		fmt.Fprintf(stderr, "pacpfl %s: writing standard output: %v\n", name, out.err)
-		return exitError
-	}
-	return st
+	return commands.Run("pacpfl", args, stdout, stderr)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pacpfl <subcommand> [flags]")
-	fmt.Fprintln(w, "\nsubcommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\nRun 'pacpfl <subcommand> -h' for a subcommand's flags.")
-}
-
-// newFlagSet returns a flag set that reports errors to stderr without
-// exiting. A bad flag prints its error and one line pointing at -h, not the
-// whole flag list (which scrolled the error away); -h prints the flag list
-// to stdout (see parseFlags).
+// newFlagSet is the flag set "pacpfl name" (cli.NewFlagSet): a bad flag
+// prints its error and one line pointing at -h; -h prints the flags to
+// stdout (parseFlags).
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("pacpfl "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
-	return fs
+	return cli.NewFlagSet("pacpfl", name, stderr)
 }
 
-// isHelp reports whether arg asks for help.
-func isHelp(arg string) bool {
-	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
-}
+// Flag parsing and help (package cli).
+var (
+	isHelp     = cli.IsHelp
+	badUsage   = cli.BadUsage
+	parseFlags = cli.Parse
+)
 
-// cliStderr is the stderr that run hands to the subcommands: it also knows
-// stdout, where -h prints (help asked for is output, not a diagnostic).
-type cliStderr struct {
-	io.Writer
-	stdout io.Writer
-}
-
-// helpWriter is where the help of a flag set goes: stdout when known.
-func helpWriter(fs *flag.FlagSet) io.Writer {
-	if c, ok := fs.Output().(*cliStderr); ok {
-		return c.stdout
-	}
-	return fs.Output()
-}
-
-// printFlagHelp prints the usage line and the flags of fs to w.
-func printFlagHelp(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprintf(w, "usage: %s [flags]\n\nflags:\n", fs.Name())
-	out := fs.Output()
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(out)
-}
-
-// badUsage ends a usage error on fs with the pointer to its help.
-func badUsage(fs *flag.FlagSet) {
-	fmt.Fprintf(fs.Output(), "run '%s -h' for the flags\n", fs.Name())
-}
-
-// parseFlags parses args and returns the exit status to use if parsing
-// failed (ok=false): 0 for -h (the help printed on stdout), 2 for a bad
-// flag. Positional arguments are refused unless allowArgs.
-func parseFlags(fs *flag.FlagSet, args []string, allowArgs bool) (status int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printFlagHelp(fs, helpWriter(fs))
-			return exitOK, false
-		}
-		badUsage(fs) // the flag package printed the error itself
-		return exitUsage, false
-	}
-	if !allowArgs && fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		badUsage(fs)
-		return exitUsage, false
-	}
-	return exitOK, true
-}
-
-func init() {
-	register(&command{
-		name:    "help",
-		summary: "list the subcommands",
-		run: func(args []string, stdout, stderr io.Writer) int {
-			if len(args) > 0 && !isHelp(args[0]) {
-				if c, ok := commands[args[0]]; ok {
-					return c.run([]string{"-h"}, stdout, stderr)
-				}
-				fmt.Fprintf(stderr, "pacpfl help: unknown subcommand %q\n", args[0])
-				return exitUsage
-			}
-			usage(stdout)
-			return exitOK
-		},
-	})
-}
+func init() { commands.Add(commands.Help("pacpfl", "list the subcommands")) }

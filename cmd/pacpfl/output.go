@@ -32,8 +32,6 @@ func resolveOutput(flag, path string) (*outputDest, error) {
 	return &outputDest{d.Kind}, nil
 }
 
-func pathErr(err error) error { return outfile.Cause(err) }
-
 func checkOutput(flag, path string) error { return usageOf(outfile.Check(flag, path)) }
 
 func writeOutput(stdout io.Writer, flag, path string, data []byte) error {
@@ -44,28 +42,6 @@ func writeOutputStream(stdout io.Writer, flag, path string, write func(io.Writer
 	return usageOf(outfile.WriteStream(stdout, flag, path, write))
 }
 
-func writeSecret(flag, path string, data []byte) error {
-	return usageOf(outfile.WriteSecret(flag, path, data))
-}
-
-// checkedWriter remembers the first write error (a full disk, a closed
-// pipe), so that a command whose output was lost does not exit 0.
-type checkedWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (c *checkedWriter) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	n, err := c.w.Write(p)
-	if err != nil {
-		c.err = err
-	}
-	return n, err
-}
-
 // writeJSON writes v, indented, to path ("-": stdout) with writeOutput,
 // every NaN and ±Inf as null (report.Marshal).
 func writeJSON(stdout io.Writer, path string, v any) error {
@@ -74,14 +50,4 @@ func writeJSON(stdout io.Writer, path string, v any) error {
 		return err
 	}
 	return writeOutput(stdout, "--json", path, append(data, '\n'))
-}
-
-// jsonLine writes v as one compact JSON line (report.Marshal).
-func jsonLine(w io.Writer, v any) error {
-	data, err := report.Marshal(v, false)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(data, '\n'))
-	return err
 }

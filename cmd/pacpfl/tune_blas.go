@@ -13,20 +13,22 @@ import (
 // blocks and shared-B rule here (wisdom.Tune) and write the wisdom file.
 func runTuneBLAS(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("tune blas", stderr)
-	budget := fs.Duration("budget", 2*time.Minute, "wall time of the search (the winner's final check against the defaults comes after)")
-	sizes := intList{1000, 2000}
-	fs.Var(&sizes, "n", "square GEMM sizes every candidate is timed on (16 to 8000)")
-	reps := fs.Int("reps", 3, "alternated timings per comparison (the minimum is kept)")
-	threads := fs.Int("threads", 0, "goroutines of the measured GEMMs (0: GOMAXPROCS)")
+	o := wisdom.TuneOptions{N: intList{1000, 2000}, Tool: "pacpfl " + Version}
+	fs.DurationVar(&o.Budget, "budget", 2*time.Minute,
+		"wall time of the search (the winner's final check against the defaults comes after)")
+	fs.Var((*intList)(&o.N), "n", "square GEMM sizes every candidate is timed on (16 to 8000)")
+	fs.IntVar(&o.Reps, "reps", 3, "alternated timings per comparison (the minimum is kept)")
+	fs.IntVar(&o.Threads, "threads", 0, "goroutines of the measured GEMMs (0: GOMAXPROCS)")
 	out := fs.String("out", "", "wisdom file to write (default: "+wisdom.EnvVar+", else pacpfl/wisdom.json in the user's cache directory; - prints it)")
 	quiet := fs.Bool("quiet", false, "no line per comparison on stderr")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if *budget <= 0 || *reps < 1 || *reps > 1000 {
-		return fail(stderr, "tune blas", usagef("--budget %v and --reps %d must be positive (reps at most 1000)", *budget, *reps))
+	if o.Budget <= 0 || o.Reps < 1 || o.Reps > 1000 {
+		return fail(stderr, "tune blas",
+			usagef("--budget %v and --reps %d must be positive (reps at most 1000)", o.Budget, o.Reps))
 	}
-	if err := checkThreads("--threads", *threads); err != nil {
+	if err := checkThreads("--threads", o.Threads); err != nil {
 		return fail(stderr, "tune blas", err)
 	}
 	path := *out
@@ -49,7 +51,6 @@ func runTuneBLAS(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune blas", err)
 	}
-	o := wisdom.TuneOptions{Budget: *budget, N: sizes, Reps: *reps, Threads: *threads, Tool: "pacpfl " + Version}
 	if !*quiet {
 		o.Log = stderr
 	}
@@ -59,47 +60,12 @@ func runTuneBLAS(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune blas", err)
 	}
-	g := f.GEMM
-	fmt.Fprintf(stdout, "%s\n%s\n", f.CPU, peak)
-	fmt.Fprintf(stdout, "tuned: GEMM kernel %s, MC %d, KC %d, NC %d, shared-B limit %s; Cholesky panel %s\n",
-		g.Kernel, g.MC, g.KC, g.NC, sharedBText(g.SharedBMax), panelText(f.Cholesky.Panel))
-	for i := range f.Tuned {
-		d, t := f.Default[i].GFLOPS, f.Tuned[i].GFLOPS
-		fmt.Fprintf(stdout, "n = %d: defaults %.1f GFLOP/s (%.0f %% of peak), tuned %.1f (%.0f %%), %.3f×\n",
-			f.Tuned[i].N, d, 100*d/peak.GFLOPS(), t, 100*t/peak.GFLOPS(), t/d)
-	}
-	fmt.Fprintln(stdout, f.Summary)
-	b, err := wisdom.Encode(f)
-	if err != nil {
-		return fail(stderr, "tune blas", err)
-	}
-	if path == "-" {
-		_, err = stdout.Write(b)
-	} else {
-		err = wisdom.Save(path, f)
-	}
-	if err != nil {
+	f.WriteReport(stdout, peak)
+	if err := wisdom.WriteFile(stdout, path, f); err != nil {
 		return fail(stderr, "tune blas", err)
 	}
 	if path != "-" {
 		fmt.Fprintf(stdout, "wrote %s (pacpfl reads it at start-up; %s=off ignores it)\n", path, wisdom.EnvVar)
 	}
 	return exitOK
-}
-
-func sharedBText(limit int) string {
-	switch limit {
-	case 0:
-		return "linalg's rule (C sides ≤ 512)"
-	case 1:
-		return "never"
-	}
-	return fmt.Sprintf("C sides ≤ %d", limit)
-}
-
-func panelText(p int) string {
-	if p == 0 {
-		return "the default"
-	}
-	return fmt.Sprint(p)
 }

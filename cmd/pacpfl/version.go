@@ -3,12 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"runtime"
-	"strings"
 
-	"github.com/pacpfl/pacpfl/asm"
-	"github.com/pacpfl/pacpfl/cholesky"
-	"github.com/pacpfl/pacpfl/linalg"
+	"github.com/pacpfl/pacpfl/wisdom"
 )
 
 // Version is the pacpfl release; set with -ldflags "-X main.Version=…".
@@ -24,35 +20,8 @@ func init() {
 				return st
 			}
 			fmt.Fprintf(stdout, "pacpfl %s\n", Version)
-			fmt.Fprintf(stdout, "go:       %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			fmt.Fprintf(stdout, "simd:     detected %s, chosen %s (supported: %s; force with %s)\n",
-				asm.Detected(), asm.Current(), levelList(asm.Supported()), asm.EnvVar)
-			fmt.Fprintf(stdout, "backends: %s\n", strings.Join(linalg.Backends(), " "))
-			fmt.Fprintf(stdout, "tuning:   %s\n", tuningLine())
+			wisdom.WriteBuild(stdout, wisdomSource)
 			return exitOK
 		},
 	})
-}
-
-func levelList(ls []asm.Level) string {
-	s := make([]string, len(ls))
-	for i, l := range ls {
-		s[i] = l.String()
-	}
-	return strings.Join(s, " ")
-}
-
-// tuningLine says where the native GEMM's kernel and blocks come from and
-// what they are.
-func tuningLine() string {
-	b := linalg.NewNative(0).Blocking()
-	kern, shared := asm.GemmKernelFor(asm.Current()).Name(), 0
-	if t := linalg.CurrentTuning(); t != nil {
-		shared = t.SharedBMax
-		if t.Kernel != "" {
-			kern = t.Kernel
-		}
-	}
-	return fmt.Sprintf("%s: GEMM kernel %s, MC %d, KC %d, NC %d, shared-B %s; Cholesky panel %d",
-		wisdomSource, kern, b.MC, b.KC, b.NC, sharedBText(shared), cholesky.Panel())
 }
