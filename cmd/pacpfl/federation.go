@@ -142,7 +142,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		err = p.write(out, time.Since(start), stdout, jsonOut, sf.jsonPath)
 	}
 	if err != nil {
-		return fedFail(stderr, "server", jobError(err))
+		return fedFail(stderr, "server", libError(err))
 	}
 	return exitOK
 }

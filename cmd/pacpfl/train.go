@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/pacpfl/pacpfl/clienteval"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
@@ -196,7 +197,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		err = p.write(out, time.Since(start), stdout, jsonOut, *jsonPath)
 	}
 	if err != nil {
-		return fail(stderr, "train", jobError(err))
+		return fail(stderr, "train", libError(err))
 	}
 	return exitOK
 }
@@ -274,11 +275,17 @@ func watch(job *train.Job, stderr io.Writer, label string, quiet bool) *progress
 	return prog
 }
 
-// jobError is err with a configuration the training refused as a usage
-// error.
-func jobError(err error) error {
-	var ce *train.ConfigError
-	if errors.As(err, &ce) {
+// libError is err with the options a library package refused (its
+// ConfigError) as a usage error.
+func libError(err error) error {
+	var (
+		te *train.ConfigError
+		ce *clienteval.ConfigError
+	)
+	switch {
+	case errors.As(err, &te):
+		return usageError{te.Err}
+	case errors.As(err, &ce):
 		return usageError{ce.Err}
 	}
 	return err
