@@ -13,6 +13,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/modelfile"
+	"github.com/pacpfl/pacpfl/predict"
 	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/train"
 )
@@ -281,12 +282,15 @@ func libError(err error) error {
 	var (
 		te *train.ConfigError
 		ce *clienteval.ConfigError
+		pe *predict.ConfigError
 	)
 	switch {
 	case errors.As(err, &te):
 		return usageError{te.Err}
 	case errors.As(err, &ce):
 		return usageError{ce.Err}
+	case errors.As(err, &pe):
+		return usageError{pe.Err}
 	}
 	return err
 }
