@@ -3,7 +3,11 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -123,5 +127,49 @@ func TestJobStopsAndRefuses(t *testing.T) {
 		if _, err := bad.Run(context.Background(), nil); err == nil {
 			t.Fatalf("job %+v: no error", bad)
 		}
+	}
+}
+
+// NewCSVJob reads the file, tells what was dropped, and builds the job of
+// the task with the options of the federated data.
+func TestNewCSVJob(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.csv")
+	var b strings.Builder
+	b.WriteString("client,x,y\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "c%d,%d,%g\n", i%4, i, math.Sin(float64(i)))
+	}
+	b.WriteString("c0,NA,1\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := data.CSVSpec{ClientColumn: "client", TargetColumn: "y", Task: data.Regression, DropMissing: true}
+	var notes strings.Builder
+	src := CSVSource{Path: path, Spec: spec, Federate: data.FederateConfig{TestFraction: 0.25, Seed: 4}, Notes: &notes}
+	var clients int
+	job, err := NewCSVJob(src, func(ds *data.Dataset) (*GPOptions, error) {
+		clients = len(ds.Existing)
+		return gpOptions(), nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clients != 4 || job.CSV == nil || job.CSV.Options.GP == nil || job.CSV.Info.Seed != 4 ||
+		job.CSV.Info.TestFraction != 0.25 || job.CSV.Options.Source != path || job.CSV.Records.Dropped != 1 {
+		t.Fatalf("job %+v", job.CSV)
+	}
+	if notes.String() != "note: 1 row(s) with a missing value dropped (--drop-missing)\n" {
+		t.Fatalf("notes %q", notes.String())
+	}
+	boom := errors.New("bad options")
+	if _, err := NewCSVJob(src, func(*data.Dataset) (*GPOptions, error) { return nil, boom }, nil); !errors.Is(err, boom) {
+		t.Fatalf("error %v, want %v", err, boom)
+	}
+	src.Spec.Task = data.Classification
+	_, err = NewCSVJob(src, nil, nil)
+	var le *LabelsError
+	if !errors.As(err, &le) || !strings.HasSuffix(err.Error(), "(--task regression)") {
+		t.Fatalf("error %v, want a LabelsError", err)
 	}
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -163,49 +161,17 @@ func (c *csvFlags) spec() data.CSVSpec {
 		SplitColumn: c.splitCol, Task: data.Task(c.task), DropMissing: c.dropMissing}
 }
 
-// readUserData reads the CSV file of --data and federates it.
-func readUserData(c *csvFlags, f *trainFlags, stderr io.Writer) (*data.Records, *data.Federated, error) {
-	rec, fed, err := train.ReadData(c.path, c.spec(),
-		data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed})
-	if rec != nil && rec.Dropped > 0 {
-		fmt.Fprintf(stderr, "note: %d row(s) with a missing value dropped (--drop-missing)\n", rec.Dropped)
-	}
-	var le *train.LabelsError
-	if errors.As(err, &le) {
-		return nil, nil, fmt.Errorf("%w (--task regression)", err)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return rec, fed, nil
-}
-
 // csvJob reads the CSV file of --data and builds the training run on it:
 // GP clients for regression, BNN clients for classification.
 func (p *fedParse) csvJob(stderr io.Writer) (*train.Job, error) {
 	c, f, bf := &p.c, &p.f, &p.bf
-	rec, fed, err := readUserData(c, f, stderr)
-	if err != nil {
-		return nil, err
-	}
-	o := train.Options{Source: c.path, ClientColumn: c.clientCol, Seed: f.seed, SaveClients: c.saveClients}
-	if data.Task(c.task) == data.Regression {
-		gpo, err := f.options(fed.Dataset, f.seed)
-		if err != nil {
-			return nil, err
-		}
-		o.GP = &train.GPOptions{Options: gpo, Inference: f.inference()}
-	} else {
-		bno, err := bf.options(f, fed.Dataset, f.seed)
-		if err != nil {
-			return nil, err
-		}
-		o.BNN = &train.BNNOptions{Options: bno, Model: bf.bnnModel(), Hidden: bf.hidden}
-	}
-	job := &train.Job{CSV: &train.CSVJob{Records: rec, Data: fed, Options: o, Info: train.ReportInfo{Source: c.path,
-		Task: c.task, ClientColumn: c.clientCol, SplitColumn: c.splitCol, TestFraction: c.testFraction, Seed: f.seed}}}
-	if job.Config().DP != nil && c.saveClients {
-		fmt.Fprintln(stderr, "note: the model file holds the existing clients' training rows (--save-clients); the DP guarantee covers the particles, not those rows")
-	}
-	return job, nil
+	src := train.CSVSource{Path: c.path, Spec: c.spec(), SaveClients: c.saveClients, Notes: stderr,
+		Federate: data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed}}
+	return train.NewCSVJob(src, func(ds *data.Dataset) (*train.GPOptions, error) {
+		o, err := f.options(ds, f.seed)
+		return &train.GPOptions{Options: o, Inference: f.inference()}, err
+	}, func(ds *data.Dataset) (*train.BNNOptions, error) {
+		o, err := bf.options(f, ds, f.seed)
+		return &train.BNNOptions{Options: o, Model: bf.bnnModel(), Hidden: bf.hidden}, err
+	})
 }
