@@ -16,6 +16,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/rpc"
 	"github.com/pacpfl/pacpfl/rpc/fedtrain"
+	"github.com/pacpfl/pacpfl/train"
 )
 
 // pacpfl server / client / certs: the federation of pacpfl train across
@@ -114,35 +115,26 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if err := p.check(fs, sf.jsonPath); err != nil {
-		return fail(stderr, "server", err)
+	err := p.check(fs, sf.jsonPath)
+	if err == nil {
+		err = sf.st.Check()
 	}
-	if err := sf.st.Check(); err != nil {
-		return fedFail(stderr, "server", err)
-	}
-	setup, err := sf.st.Open(configHash(fs))
-	if err != nil {
-		return fedFail(stderr, "server", err)
-	}
-	stdout, jsonOut := reportStreams(sf.jsonPath, stdout, stderr)
-	start := time.Now()
-	job, err := p.job(stderr)
-	if err != nil {
-		return fedFail(stderr, "server", err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	prog := watch(job, stderr, "server", sf.quiet)
-	out, err := fedtrain.Serve(ctx, setup, job, rpc.NewLog(stderr, "pacpfl server: "))
-	prog.done()
-	if errors.As(err, new(*rpc.Interrupted)) {
-		return exitError
+	var setup *rpc.ServerSetup
+	if err == nil {
+		setup, err = sf.st.Open(configHash(fs))
 	}
 	if err == nil {
-		err = p.write(out, time.Since(start), stdout, jsonOut, sf.jsonPath)
+		err = p.runJob(stdout, stderr, sf.jsonPath, "server", sf.quiet, func(job *train.Job) (*train.Outcome, error) {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return fedtrain.Serve(ctx, setup, job, rpc.NewLog(stderr, "pacpfl server: "))
+		})
+	}
+	if errors.As(err, new(*rpc.Interrupted)) {
+		return exitError // rpc logged where to resume from
 	}
 	if err != nil {
-		return fedFail(stderr, "server", libError(err))
+		return fail(stderr, "server", libError(err))
 	}
 	return exitOK
 }
@@ -167,15 +159,6 @@ func configHash(fs *flag.FlagSet) string {
 		}
 	})
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// fedFail is fail with rpc's ConfigErrors as usage errors (exit status 2).
-func fedFail(stderr io.Writer, cmd string, err error) int {
-	var ce *rpc.ConfigError
-	if errors.As(err, &ce) {
-		err = usageError{err}
-	}
-	return fail(stderr, cmd, err)
 }
 
 func runClient(args []string, stdout, stderr io.Writer) int {
@@ -215,13 +198,13 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	if o.Client, o.Source, err = p.client(*id, stderr); err != nil {
-		return fedFail(stderr, "client", err)
+		return fail(stderr, "client", libError(err))
 	}
 	o.Client.GiveUp, o.Client.MaxClasses, o.Client.Log = *giveUp, *maxClasses, rpc.NewLog(stderr, "pacpfl client: ")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := rpc.Participate(ctx, o); err != nil {
-		return fedFail(stderr, "client", err)
+		return fail(stderr, "client", libError(err))
 	}
 	return exitOK
 }
@@ -265,7 +248,7 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 	}
 	hs, err := rpc.WriteCerts(*out, *hosts, *days, *clients)
 	if err != nil {
-		return fedFail(stderr, "certs", err)
+		return fail(stderr, "certs", libError(err))
 	}
 	fmt.Fprintf(stdout, "wrote %s: ca.pem, server.pem, server.key (hosts %s) and client-I.token, client-I.pem, client-I.key for I = 0 … %d (mode 0600)\n",
 		*out, strings.Join(hs, ","), *clients-1)

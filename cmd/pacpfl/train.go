@@ -15,6 +15,7 @@ import (
 	"github.com/pacpfl/pacpfl/modelfile"
 	"github.com/pacpfl/pacpfl/predict"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/rpc"
 	"github.com/pacpfl/pacpfl/train"
 )
 
@@ -175,32 +176,45 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if err := p.check(fs, *jsonPath); err != nil {
-		return fail(stderr, "train", err)
-	}
-	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
-	start := time.Now()
-	job, err := p.job(stderr)
-	if err != nil {
-		return fail(stderr, "train", err)
-	}
-	if job.BNN != nil {
-		for _, n := range job.BNN.Data.Notes {
-			fmt.Fprintf(stderr, "note: %s\n", n)
-		}
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	prog := watch(job, stderr, "train", *quiet)
-	out, err := job.Run(ctx, nil)
-	prog.done()
+	err := p.check(fs, *jsonPath)
 	if err == nil {
-		err = p.write(out, time.Since(start), stdout, jsonOut, *jsonPath)
+		err = p.runJob(stdout, stderr, *jsonPath, "train", *quiet, func(job *train.Job) (*train.Outcome, error) {
+			if job.BNN != nil {
+				for _, n := range job.BNN.Data.Notes {
+					fmt.Fprintf(stderr, "note: %s\n", n)
+				}
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return job.Run(ctx, nil)
+		})
 	}
 	if err != nil {
 		return fail(stderr, "train", libError(err))
 	}
 	return exitOK
+}
+
+// runJob builds the job of the flags, runs it with run while its progress
+// shows on stderr as label (without the LMLs of a DP run: its guarantee
+// does not cover them), and writes its reports: train and server.
+func (p *fedParse) runJob(stdout, stderr io.Writer, jsonPath, label string, quiet bool,
+	run func(*train.Job) (*train.Outcome, error)) error {
+	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
+	start := time.Now()
+	job, err := p.job(stderr)
+	if err != nil {
+		return err
+	}
+	cfg := job.Config()
+	prog := newProgress(stderr, label, cfg.Rounds, quiet)
+	prog.hideLML, cfg.Progress = cfg.DP != nil, prog.update
+	out, err := run(job)
+	prog.done()
+	if err != nil {
+		return err
+	}
+	return p.write(out, time.Since(start), stdout, jsonOut, jsonPath)
 }
 
 // job builds the training run of the flags: the data (generated, or read
@@ -266,31 +280,17 @@ func (p *fedParse) write(out *train.Outcome, took time.Duration, stdout, jsonOut
 	return nil
 }
 
-// watch shows the progress of job's rounds on stderr, without the LMLs of
-// a DP run (its guarantee does not cover them).
-func watch(job *train.Job, stderr io.Writer, label string, quiet bool) *progress {
-	cfg := job.Config()
-	prog := newProgress(stderr, label, cfg.Rounds, quiet)
-	prog.hideLML = cfg.DP != nil
-	cfg.Progress = prog.update
-	return prog
-}
-
-// libError is err with the options a library package refused (its
-// ConfigError) as a usage error.
+// libError is err as a usage error when it is, or wraps, the ConfigError
+// of a library package: options that cannot work.
 func libError(err error) error {
 	var (
 		te *train.ConfigError
 		ce *clienteval.ConfigError
 		pe *predict.ConfigError
+		re *rpc.ConfigError
 	)
-	switch {
-	case errors.As(err, &te):
-		return usageError{te.Err}
-	case errors.As(err, &ce):
-		return usageError{ce.Err}
-	case errors.As(err, &pe):
-		return usageError{pe.Err}
+	if errors.As(err, &te) || errors.As(err, &ce) || errors.As(err, &pe) || errors.As(err, &re) {
+		return usageError{err}
 	}
 	return err
 }
