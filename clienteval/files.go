@@ -139,7 +139,11 @@ func (o *BNNFile) Model() (lml.BNN, error) {
 	case o.Hidden < 0:
 		return lml.BNN{}, configErrorf("--hidden %d: want ≥ 0", o.Hidden)
 	case !(o.SigmaMu > 0) || math.IsInf(o.SigmaMu, 0) || !(o.SigmaOmega > 0) || math.IsInf(o.SigmaOmega, 0):
-		return lml.BNN{}, configErrorf("--sigma-mu %v and --sigma-omega %v: want positive numbers", o.SigmaMu, o.SigmaOmega)
+		return lml.BNN{}, configErrorf(
+			"--sigma-mu %v and --sigma-omega %v: want positive numbers",
+			o.SigmaMu,
+			o.SigmaOmega,
+		)
 	case o.Arch != lml.ArchMLP && o.Arch != lml.ArchBCNN:
 		return lml.BNN{}, configErrorf("unknown --arch %q (want mlp or bcnn)", o.Arch)
 	case o.Image != "" && o.Arch != lml.ArchBCNN:
@@ -185,7 +189,13 @@ func EvalBNN(o BNNFile) (*BNNResult, error) {
 	if err := model.CheckData(X, y); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Data, err)
 	}
-	c := BNNConfig{Model: model, Samples: o.Samples, SigmaMu: o.SigmaMu, SigmaOmega: o.SigmaOmega, Seed: uint64(o.InitSeed)}
+	c := BNNConfig{
+		Model:      model,
+		Samples:    o.Samples,
+		SigmaMu:    o.SigmaMu,
+		SigmaOmega: o.SigmaOmega,
+		Seed:       uint64(o.InitSeed),
+	}
 	if o.Memory != nil {
 		what := fmt.Sprintf("--arch %s --hidden %d --samples %d on %d samples", o.Arch, o.Hidden, o.Samples, len(y))
 		if err := o.Memory(what, c.MemoryBytes(len(y))); err != nil {

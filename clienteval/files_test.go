@@ -52,7 +52,13 @@ func TestEvalGPIsGP(t *testing.T) {
 // inducing inputs than rows too, and the memory hook's refusal is
 // returned as it is.
 func TestEvalGPRefuses(t *testing.T) {
-	good := GPFile{Data: "/nonexistent", InitSeed: 1, SigmaP: 0.5, DF: 2, Inference: fl.GPInference{Mode: fl.InferenceExact}}
+	good := GPFile{
+		Data:      "/nonexistent",
+		InitSeed:  1,
+		SigmaP:    0.5,
+		DF:        2,
+		Inference: fl.GPInference{Mode: fl.InferenceExact},
+	}
 	for _, c := range []struct {
 		change func(*GPFile)
 		want   string
@@ -97,7 +103,16 @@ func TestEvalGPRefuses(t *testing.T) {
 // the features (mlp) or an image that must match them (bcnn).
 func TestEvalBNN(t *testing.T) {
 	path := writeFile(t, "d.csv", "0,0.1,0.2\n1,0.3,0.4\n1,0.5,0.6\n")
-	o := BNNFile{Data: path, Arch: lml.ArchMLP, Hidden: 3, Classes: 2, Samples: 2, InitSeed: 1, SigmaMu: 3, SigmaOmega: 1}
+	o := BNNFile{
+		Data:       path,
+		Arch:       lml.ArchMLP,
+		Hidden:     3,
+		Classes:    2,
+		Samples:    2,
+		InitSeed:   1,
+		SigmaMu:    3,
+		SigmaOmega: 1,
+	}
 	got, err := EvalBNN(o)
 	require.NoError(t, err)
 	c := BNNConfig{Model: lml.BNN{Arch: lml.ArchMLP, InC: 1, InH: 1, InW: 2, Hidden: 3, Classes: 2}, Samples: 2,

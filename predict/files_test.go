@@ -39,7 +39,12 @@ func TestPredictFile(t *testing.T) {
 	}
 
 	newRows := len(ds.New[0].Y)
-	o.Override = predict.Override{Mode: modelfile.InferenceSparse, Inducing: newRows + 1, SetMode: true, SetInducing: true}
+	o.Override = predict.Override{
+		Mode:        modelfile.InferenceSparse,
+		Inducing:    newRows + 1,
+		SetMode:     true,
+		SetInducing: true,
+	}
 	_, err = predict.PredictFile(o)
 	var ce *predict.ConfigError
 	require.ErrorAs(t, err, &ce)

@@ -106,7 +106,10 @@ func TestJobRemoteClients(t *testing.T) {
 	o.Bounds.PriorSamples = 0
 	job := &Job{GP: &GPJob{Data: ds, Options: o, Inference: fl.GPInference{Mode: fl.InferenceExact}}}
 	boom := errors.New("no clients")
-	if _, err := job.Run(context.Background(), func() ([]fl.Client, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := job.Run(context.Background(), func() ([]fl.Client, error) { return nil, boom }); !errors.Is(
+		err,
+		boom,
+	) {
 		t.Fatalf("error %v, want %v", err, boom)
 	}
 }
@@ -163,7 +166,10 @@ func TestNewCSVJob(t *testing.T) {
 		t.Fatalf("notes %q", notes.String())
 	}
 	boom := errors.New("bad options")
-	if _, err := NewCSVJob(src, func(*data.Dataset) (*GPOptions, error) { return nil, boom }, nil); !errors.Is(err, boom) {
+	if _, err := NewCSVJob(src, func(*data.Dataset) (*GPOptions, error) { return nil, boom }, nil); !errors.Is(
+		err,
+		boom,
+	) {
 		t.Fatalf("error %v, want %v", err, boom)
 	}
 	src.Spec.Task = data.Classification

@@ -59,7 +59,12 @@ func setGP(sc *rpc.ServerConfig, d int, inf fl.GPInference, beta fl.Temperature)
 // or ctx does (rpc.ServerSetup.Federate: an *rpc.Interrupted error, the
 // checkpoint saved as the settings say); log, if set, gets the server's
 // log lines.
-func Serve(ctx context.Context, setup *rpc.ServerSetup, job *train.Job, log func(string, ...any)) (*train.Outcome, error) {
+func Serve(
+	ctx context.Context,
+	setup *rpc.ServerSetup,
+	job *train.Job,
+	log func(string, ...any),
+) (*train.Outcome, error) {
 	var out *train.Outcome
 	r, err := serverRun(ctx, job, &out)
 	if err != nil {
