@@ -88,7 +88,7 @@ func (p *fedParse) flags(fs *flag.FlagSet, args []string, server bool) {
 // check checks the parsed training flags (jsonPath: --json).
 func (p *fedParse) check(fs *flag.FlagSet, jsonPath string) error {
 	if p.csv {
-		if err := p.c.check(fs, &p.f, &p.bf); err != nil {
+		if err := p.c.check(fs, jsonPath, &p.f, &p.bf); err != nil {
 			return err
 		}
 	} else if err := p.bf.resolve(fs); err != nil {

@@ -88,9 +88,9 @@ func registerCSVRun(fs *flag.FlagSet, c *csvFlags, f *trainFlags, bf *bnnFlags, 
 	}
 }
 
-// check validates the CSV flags (before the file is read) and applies the
-// BNN defaults for classification.
-func (c *csvFlags) check(fs *flag.FlagSet, f *trainFlags, bf *bnnFlags) error {
+// check validates the CSV flags (before the file is read; jsonPath:
+// --json) and applies the BNN defaults for classification.
+func (c *csvFlags) check(fs *flag.FlagSet, jsonPath string, f *trainFlags, bf *bnnFlags) error {
 	bf.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { bf.set[fl.Name] = true })
 	switch {
@@ -104,7 +104,7 @@ func (c *csvFlags) check(fs *flag.FlagSet, f *trainFlags, bf *bnnFlags) error {
 		return usagef("--split-column and --test-fraction both split the rows: give one")
 	case c.save == "-":
 		return usagef("--save -: a model file is binary; give a file name")
-	case c.save != "" && c.save == f.jsonPathOf(fs):
+	case c.save != "" && c.save == jsonPath:
 		return usagef("--save and --json name the same file %s", c.save)
 	}
 	var other []string
@@ -145,14 +145,6 @@ func (c *csvFlags) check(fs *flag.FlagSet, f *trainFlags, bf *bnnFlags) error {
 		}
 	}
 	return nil
-}
-
-// jsonPathOf is the --json value of fs ("" when absent).
-func (f *trainFlags) jsonPathOf(fs *flag.FlagSet) string {
-	if fl := fs.Lookup("json"); fl != nil {
-		return fl.Value.String()
-	}
-	return ""
 }
 
 // spec is the data.CSVSpec of the flags.
