@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/clienteval"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
@@ -37,7 +36,7 @@ type bnnEvalFlags struct {
 	json bool
 }
 
-func (f *bnnEvalFlags) add(fs *flag.FlagSet) {
+func (f *bnnEvalFlags) add(fs *flag.FlagSet) *bool {
 	o := &f.o
 	fs.StringVar(&o.Data, "data", "", "data set, "+csvFormatHelp+": one sample per row, the class label (0..C−1) first, then the features; a header row is allowed")
 	fs.StringVar(&o.Arch, "arch", lml.ArchMLP, "network: mlp or bcnn")
@@ -50,24 +49,13 @@ func (f *bnnEvalFlags) add(fs *flag.FlagSet) {
 	fs.Float64Var(&o.SigmaMu, "sigma-mu", d.SigmaMu, "hyper-prior std of μ in units of √(2/fan-in)")
 	fs.Float64Var(&o.SigmaOmega, "sigma-omega", d.SigmaOmega, "hyper-prior std of ω")
 	fs.BoolVar(&f.json, "json", false, `print {"lml", "grad", "phi", "eps", "layout", …} as JSON`)
+	return &f.json
 }
 
 func runBNNEval(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bnn eval", stderr)
 	var f bnnEvalFlags
-	f.add(fs)
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return st
-	}
-	f.o.MaxLine, f.o.Memory = maxCSVLine, memoryError
-	res, err := clienteval.EvalBNN(f.o)
-	if err == nil && f.json {
-		err = bench.JSONLine(stdout, res)
-	} else if err == nil {
-		err = res.WriteText(stdout)
-	}
-	if err != nil {
-		return fail(stderr, "bnn eval", libError(err))
-	}
-	return exitOK
+	return runEval("bnn eval", args, stdout, stderr, f.add, func() (*clienteval.BNNResult, error) {
+		f.o.MaxLine, f.o.Memory = maxCSVLine, memoryError
+		return clienteval.EvalBNN(f.o)
+	})
 }

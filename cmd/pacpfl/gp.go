@@ -88,7 +88,7 @@ type gpEvalFlags struct {
 	json   bool
 }
 
-func (f *gpEvalFlags) add(fs *flag.FlagSet) {
+func (f *gpEvalFlags) add(fs *flag.FlagSet) *bool {
 	o := &f.o
 	fs.StringVar(&o.Data, "data", "", "data set, "+csvFormatHelp+": one sample per row, features then y in the last column; a header row is allowed")
 	fs.StringVar(&o.Params, "params", "", "file with φ, one plain decimal number per line, in the order of the layout (see --json)")
@@ -103,24 +103,35 @@ func (f *gpEvalFlags) add(fs *flag.FlagSet) {
 		"auto: exact up to %d rows, sparse above. The default is exact, unlike train's auto: gp eval prints the LML unless told otherwise", fl.AutoExactMaxRows))
 	fs.IntVar(&o.Inference.Inducing, "inducing", 0, fmt.Sprintf("inducing inputs M of the sparse bound (0: %d, or the rows if fewer; more than the rows is an error)", fl.DefaultInducing))
 	fs.Uint64Var(&o.Inference.Seed, "inducing-seed", 1, "seed of the inducing inputs' choice, with a hash of the inputs (train --seed S chooses a client's Z as --inducing-seed S does on the same inputs)")
+	return &f.json
 }
 
 func runGPEval(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("gp eval", stderr)
 	var f gpEvalFlags
-	f.add(fs)
+	return runEval("gp eval", args, stdout, stderr, f.add, func() (*clienteval.GPResult, error) {
+		f.o.Hidden, f.o.MaxLine, f.o.Memory = f.hidden, maxCSVLine, memoryError
+		return clienteval.EvalGP(f.o)
+	})
+}
+
+// runEval parses the flags that add registers (it returns --json's) and
+// prints eval's result, as text or with --json as one JSON line: gp eval
+// and bnn eval.
+func runEval[R interface{ WriteText(io.Writer) error }](cmd string, args []string, stdout, stderr io.Writer,
+	add func(*flag.FlagSet) *bool, eval func() (R, error)) int {
+	fs := newFlagSet(cmd, stderr)
+	json := add(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	f.o.Hidden, f.o.MaxLine, f.o.Memory = f.hidden, maxCSVLine, memoryError
-	res, err := clienteval.EvalGP(f.o)
-	if err == nil && f.json {
+	res, err := eval()
+	if err == nil && *json {
 		err = bench.JSONLine(stdout, res)
 	} else if err == nil {
 		err = res.WriteText(stdout)
 	}
 	if err != nil {
-		return fail(stderr, "gp eval", libError(err))
+		return fail(stderr, cmd, libError(err))
 	}
 	return exitOK
 }
