@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/pacpfl/pacpfl/fl"
 )
@@ -43,22 +43,10 @@ func runBound(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl bound kl-inverse: want two arguments Q and C, got %d\n%s\n", len(args)-1, boundUsage)
 		return exitUsage
 	}
-	var v [2]float64
-	for i, name := range []string{"Q", "C"} {
-		x, err := strconv.ParseFloat(args[1+i], 64)
-		if err != nil {
-			return fail(stderr, "bound kl-inverse", usagef("%s = %q is not a number", name, args[1+i]))
-		}
-		v[i] = x
+	p, err := fl.KLInverseArgs(args[1], args[2])
+	if errors.As(err, new(*fl.ArgError)) {
+		err = usageError{err}
 	}
-	q, c := v[0], v[1]
-	if !(q >= 0 && q <= 1) {
-		return fail(stderr, "bound kl-inverse", usagef("Q = %v must lie in [0, 1] (an empirical risk)", q))
-	}
-	if !(c >= 0) {
-		return fail(stderr, "bound kl-inverse", usagef("C = %v must be ≥ 0 (a complexity term)", c))
-	}
-	p, err := fl.KLInverse(q, c)
 	if err != nil {
 		return fail(stderr, "bound kl-inverse", err)
 	}

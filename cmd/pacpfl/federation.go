@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pacpfl/pacpfl/data"
-	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/rpc"
+	"github.com/pacpfl/pacpfl/rpc/fedtrain"
+	"github.com/pacpfl/pacpfl/train"
 )
 
 // pacpfl server / client / certs: the federation of pacpfl train across
@@ -64,114 +64,6 @@ func (s *serverFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&s.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 }
 
-// serverRun is what a server mode (--model gp or bnn, --data FILE.csv)
-// trains: the clients' data and model the coordinator checks, the training
-// configuration, the run with the remote clients, and its report.
-type serverRun struct {
-	rpc.ServerRun
-	report func(*fl.MethodResult) error
-}
-
-// setupServer builds the run of the flags' mode.
-func setupServer(p *fedParse, jsonPath string, start time.Time, stdout, jsonOut, stderr io.Writer) (*serverRun, error) {
-	f, bf, r := &p.f, &p.bf, &serverRun{}
-	if p.csv {
-		return r, r.setupCSV(p, jsonPath, start, stdout, jsonOut, stderr)
-	}
-	if bf.model == modelBNN {
-		im, err := bf.images()
-		if err != nil {
-			return nil, err
-		}
-		ds, err := bf.dataset(im, f, f.seed)
-		if err != nil {
-			return nil, err
-		}
-		ob, err := bf.options(f, ds, f.seed)
-		if err != nil {
-			return nil, err
-		}
-		model := bf.bnnModel()
-		r.Server, r.Train = rpc.DatasetServer(ds), &ob.Server
-		r.Server.ModelKind, r.Server.Dim = rpc.BNNKind(model), model.Dim()
-		r.Run = func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error) {
-			ob.Clients = func(*fl.BNNModel) ([]fl.Client, error) { return clients() }
-			return fl.RunPACPFLBNN(ds, model, ob)
-		}
-		r.report = func(res *fl.MethodResult) error {
-			return writeBNNReport(stdout, jsonOut, f, bf, model, ds, ob, res, start, jsonPath)
-		}
-		return r, nil
-	}
-	ds, err := f.dataset(f.seed)
-	if err != nil {
-		return nil, err
-	}
-	r.Server = rpc.DatasetServer(ds)
-	o, err := r.gp(f, ds)
-	if err != nil {
-		return nil, err
-	}
-	g := fl.NewGPModel(ds.D)
-	g.Inference = f.inference()
-	r.Run = func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error) {
-		o.Clients = func(*fl.GPModel) ([]fl.Client, error) { return clients() }
-		return fl.RunPACPFL(ds, g, *o, fl.MethodPACPFL)
-	}
-	r.report = func(res *fl.MethodResult) error {
-		return writeTrainReport(stdout, jsonOut, f, ds, *o, res, start, jsonPath)
-	}
-	return r, nil
-}
-
-// gp sets the model of GP clients of ds and returns the training options.
-func (r *serverRun) gp(f *trainFlags, ds *data.Dataset) (*fl.PACPFLOptions, error) {
-	o, err := f.options(ds, f.seed)
-	if err != nil {
-		return nil, err
-	}
-	r.Server.ModelKind, r.Server.Dim, r.Server.Beta, r.Train = rpc.GPKind(f.inference()), fl.NewGPModel(ds.D).Dim(), o.Beta.String(), &o.Server
-	return &o, nil
-}
-
-// setupCSV builds the run of --data FILE.csv: the clients read their own
-// rows of the file (rpc.CSVClient).
-func (r *serverRun) setupCSV(p *fedParse, jsonPath string, start time.Time, stdout, jsonOut, stderr io.Writer) error {
-	f, bf, c := &p.f, &p.bf, &p.c
-	rec, fed, err := readUserData(c, f, stderr)
-	if err != nil {
-		return err
-	}
-	ds := fed.Dataset
-	r.Server, r.IDs, r.Source = rpc.CSVServer(rec, fed), fed.ExistingIDs, c.path
-	if data.Task(c.task) == data.Classification {
-		bno, err := bf.options(f, ds, f.seed)
-		if err != nil {
-			return err
-		}
-		m, err := rpc.CSVBNNModel(bf.bnnModel(), ds.D, bf.hidden, ds.Classes)
-		if err != nil {
-			return err
-		}
-		r.Server.ModelKind, r.Server.Dim, r.Train = rpc.CSVBNNKind(ds.D, bf.hidden, bf.samples), m.Dim(), &bno.Server
-	} else if _, err := r.gp(f, ds); err != nil {
-		return err
-	}
-	var ur *userRun
-	r.Run = func(clients func() ([]fl.Client, error)) (_ *fl.MethodResult, err error) {
-		ur, err = trainUserFed(c, f, bf, fed, true, stderr, func(lc *fl.Config, _ []fl.Client) ([]fl.Client, error) {
-			rpc.CopyServerSettings(lc, r.Train) // the loop's own configuration with the server's settings
-			return clients()
-		})
-		return nil, err
-	}
-	r.report = func(*fl.MethodResult) error {
-		ur.seconds = time.Since(start).Seconds()
-		return ur.write(c, f, stdout, jsonOut, jsonPath)
-	}
-	return nil
-}
-
 // fedParse holds the training flags a server or client shares with train.
 type fedParse struct {
 	f   trainFlags
@@ -196,19 +88,17 @@ func (p *fedParse) flags(fs *flag.FlagSet, args []string, server bool) {
 // check checks the parsed training flags (jsonPath: --json).
 func (p *fedParse) check(fs *flag.FlagSet, jsonPath string) error {
 	if p.csv {
-		if err := p.c.check(fs, &p.f, &p.bf); err != nil {
+		if err := p.c.check(fs, jsonPath, &p.f, &p.bf); err != nil {
 			return err
-		}
-		if p.c.save != "" {
-			if err := checkOutput("--save", p.c.save); err != nil {
-				return err
-			}
 		}
 	} else if err := p.bf.resolve(fs); err != nil {
 		return err
 	}
 	if err := p.f.afterParse(fs, jsonPath); err != nil {
 		return err
+	}
+	if p.csv && p.c.save != "" {
+		return checkOutput("--save", p.c.save)
 	}
 	if !p.csv && p.bf.model == modelBNN {
 		p.bf.bnnDefaults(&p.f)
@@ -225,37 +115,26 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if err := p.check(fs, sf.jsonPath); err != nil {
-		return fail(stderr, "server", err)
+	err := p.check(fs, sf.jsonPath)
+	if err == nil {
+		err = sf.st.Check()
 	}
-	if err := sf.st.Check(); err != nil {
-		return fedFail(stderr, "server", err)
-	}
-	setup, err := sf.st.Open(configHash(fs))
-	if err != nil {
-		return fedFail(stderr, "server", err)
-	}
-	stdout, jsonOut := reportStreams(sf.jsonPath, stdout, stderr)
-	r, err := setupServer(p, sf.jsonPath, time.Now(), stdout, jsonOut, stderr)
-	if err != nil {
-		return fedFail(stderr, "server", err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	prog := newProgress(stderr, "server", r.Train.Rounds, sf.quiet)
-	prog.hideLML = r.Train.DP != nil
-	r.Train.Progress = prog.round
-	r.Log = rpc.NewLog(stderr, "pacpfl server: ")
-	res, err := setup.Federate(ctx, r.ServerRun)
-	prog.done()
-	if errors.As(err, new(*rpc.Interrupted)) {
-		return exitError
+	var setup *rpc.ServerSetup
+	if err == nil {
+		setup, err = sf.st.Open(configHash(fs))
 	}
 	if err == nil {
-		err = r.report(res)
+		err = p.runJob(stdout, stderr, sf.jsonPath, "server", sf.quiet, func(job *train.Job) (*train.Outcome, error) {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return fedtrain.Serve(ctx, setup, job, rpc.NewLog(stderr, "pacpfl server: "))
+		})
+	}
+	if errors.As(err, new(*rpc.Interrupted)) {
+		return exitError // rpc logged where to resume from
 	}
 	if err != nil {
-		return fedFail(stderr, "server", err)
+		return fail(stderr, "server", libError(err))
 	}
 	return exitOK
 }
@@ -280,15 +159,6 @@ func configHash(fs *flag.FlagSet) string {
 		}
 	})
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// fedFail is fail with rpc's ConfigErrors as usage errors (exit status 2).
-func fedFail(stderr io.Writer, cmd string, err error) int {
-	var ce *rpc.ConfigError
-	if errors.As(err, &ce) {
-		err = usageError{err}
-	}
-	return fail(stderr, cmd, err)
 }
 
 func runClient(args []string, stdout, stderr io.Writer) int {
@@ -328,13 +198,13 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	if o.Client, o.Source, err = p.client(*id, stderr); err != nil {
-		return fedFail(stderr, "client", err)
+		return fail(stderr, "client", libError(err))
 	}
 	o.Client.GiveUp, o.Client.MaxClasses, o.Client.Log = *giveUp, *maxClasses, rpc.NewLog(stderr, "pacpfl client: ")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := rpc.Participate(ctx, o); err != nil {
-		return fedFail(stderr, "client", err)
+		return fail(stderr, "client", libError(err))
 	}
 	return exitOK
 }
@@ -378,7 +248,7 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 	}
 	hs, err := rpc.WriteCerts(*out, *hosts, *days, *clients)
 	if err != nil {
-		return fedFail(stderr, "certs", err)
+		return fail(stderr, "certs", libError(err))
 	}
 	fmt.Fprintf(stdout, "wrote %s: ca.pem, server.pem, server.key (hosts %s) and client-I.token, client-I.pem, client-I.key for I = 0 … %d (mode 0600)\n",
 		*out, strings.Join(hs, ","), *clients-1)

@@ -20,6 +20,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/plot"
 	"github.com/pacpfl/pacpfl/predict"
+	"github.com/pacpfl/pacpfl/train"
 )
 
 // checkPNG decodes a PNG figure and checks its size.
@@ -73,7 +74,7 @@ func checkSVG(t *testing.T, path string, wants ...string) {
 
 // plotModel trains a small regression model on writeUserCSV's data and
 // saves it: site s3 is a new client.
-func plotModel(t *testing.T, dir string, features string) (csvPath, model string, run *userRun) {
+func plotModel(t *testing.T, dir string, features string) (csvPath, model string, run *train.Result) {
 	t.Helper()
 	csvPath = writeUserCSV(t, dir, 4, 16, false)
 	model = filepath.Join(dir, "m-"+strings.ReplaceAll(features, ",", "")+".pacpfl")

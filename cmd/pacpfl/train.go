@@ -8,10 +8,15 @@ import (
 	"io"
 	"time"
 
+	"github.com/pacpfl/pacpfl/clienteval"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
+	"github.com/pacpfl/pacpfl/modelfile"
+	"github.com/pacpfl/pacpfl/predict"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/rpc"
+	"github.com/pacpfl/pacpfl/train"
 )
 
 func init() {
@@ -163,80 +168,131 @@ func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, err
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
-	if csvDataArg(args) {
-		return runTrainCSV(args, stdout, stderr) // train_csv.go
-	}
 	fs := newFlagSet("train", stderr)
-	f, bf := newTrainFlags(), newBNNFlags()
-	f.registerTraining(fs, true)
-	bf.registerAll(fs)
+	var p fedParse
+	p.flags(fs, args, true)
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
-	if err := bf.resolve(fs); err != nil {
-		return fail(stderr, "train", err)
+	err := p.check(fs, *jsonPath)
+	if err == nil {
+		err = p.runJob(stdout, stderr, *jsonPath, "train", *quiet, func(job *train.Job) (*train.Outcome, error) {
+			if job.BNN != nil {
+				for _, n := range job.BNN.Data.Notes {
+					fmt.Fprintf(stderr, "note: %s\n", n)
+				}
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return job.Run(ctx, nil)
+		})
 	}
-	if err := f.afterParse(fs, *jsonPath); err != nil {
-		return fail(stderr, "train", err)
-	}
-	if bf.model == modelBNN {
-		return runTrainBNN(&f, &bf, *quiet, *jsonPath, stdout, stderr)
-	}
-	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
-	start := time.Now()
-	ds, err := f.dataset(f.seed)
 	if err != nil {
-		return fail(stderr, "train", err)
-	}
-	o, err := f.options(ds, f.seed)
-	if err != nil {
-		return fail(stderr, "train", err)
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	prog := newProgress(stderr, "train", o.Server.Rounds, *quiet)
-	prog.hideLML = o.Server.DP != nil
-	o.Server.Progress, o.Server.AfterRound = prog.round, stopOn(ctx)
-	g := fl.NewGPModel(ds.D)
-	g.Inference = f.inference()
-	res, err := fl.RunPACPFL(ds, g, o, fl.MethodPACPFL)
-	prog.done()
-	if err != nil {
-		return fail(stderr, "train", err)
-	}
-	if err := writeTrainReport(stdout, jsonOut, &f, ds, o, res, start, *jsonPath); err != nil {
-		return fail(stderr, "train", err)
+		return fail(stderr, "train", libError(err))
 	}
 	return exitOK
 }
 
-// writeTrainReport prints the report of a PAC-PFL run on Polynomial and
-// writes it as JSON to jsonPath (if set): pacpfl train and pacpfl server.
-func writeTrainReport(stdout, jsonOut io.Writer, f *trainFlags, ds *data.Dataset, o fl.PACPFLOptions, res *fl.MethodResult, start time.Time, jsonPath string) error {
-	text := report.TrainText{
-		Header: fmt.Sprintf("PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s",
-			len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound, o.Server.Tau, o.SigmaP, o.Beta, f.seed, f.inference()),
-		LML: "mean client LML", Train: res.Train, NoRounds: o.Server.Rounds == 0, Private: o.Server.DP != nil,
-		Existing: report.RegressionLine(len(ds.Existing), res.Existing.MeanRSMSE, res.Existing.MeanCE),
-		New:      report.RegressionLine(len(ds.New), res.New.MeanRSMSE, res.New.MeanCE),
-		Bounds:   res,
-	}
-	if err := text.WriteText(stdout); err != nil || jsonPath == "" {
+// runJob builds the job of the flags, runs it with run while its progress
+// shows on stderr as label (without the LMLs of a DP run: its guarantee
+// does not cover them), and writes its reports: train and server.
+func (p *fedParse) runJob(stdout, stderr io.Writer, jsonPath, label string, quiet bool,
+	run func(*train.Job) (*train.Outcome, error)) error {
+	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
+	start := time.Now()
+	job, err := p.job(stderr)
+	if err != nil {
 		return err
 	}
-	rep := report.NewTrain(res, o.Server.DP != nil)
-	rep.Dataset, rep.Seed, rep.TotalSeconds = "polynomial", f.seed, time.Since(start).Seconds()
-	rep.Config = map[string]any{
-		"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
-		"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": f.aggregate,
-		"sigma_p": o.SigmaP, "tau": o.Server.Tau, "dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip,
-		"dp_mechanism": f.dpMechanism, "beta": o.Beta.String(),
-		"clients": len(ds.Existing), "new_clients": len(ds.New), "extra": f.extra,
-		"gp_inference": f.inference().Mode, "inducing": f.inference().Inducing,
+	cfg := job.Config()
+	prog := newProgress(stderr, label, cfg.Rounds, quiet)
+	prog.hideLML, cfg.Progress = cfg.DP != nil, prog.update
+	out, err := run(job)
+	prog.done()
+	if err != nil {
+		return err
 	}
-	return writeJSON(jsonOut, jsonPath, rep)
+	return p.write(out, time.Since(start), stdout, jsonOut, jsonPath)
+}
+
+// job builds the training run of the flags: the data (generated, or read
+// from --data FILE.csv), the client model and the options.
+func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
+	f, bf := &p.f, &p.bf
+	if p.csv {
+		return p.csvJob(stderr)
+	}
+	info := train.SyntheticInfo{Seed: f.seed, Aggregate: f.aggregate, DPEpsilon: f.dpEpsilon, DPClip: f.dpClip,
+		DPMechanism: f.dpMechanism}
+	if bf.model == modelBNN {
+		im, err := bf.images()
+		if err != nil {
+			return nil, err
+		}
+		ds, err := bf.dataset(im, f, f.seed)
+		if err != nil {
+			return nil, err
+		}
+		o, err := bf.options(f, ds, f.seed)
+		if err != nil {
+			return nil, err
+		}
+		info.Dataset, info.Description, info.Partition, info.Alpha = dataFMNIST, bf.describe(f), bf.partition, bf.alpha
+		if bf.partition == partLabels5 {
+			info.Split = bf.split
+		}
+		return &train.Job{BNN: &train.BNNJob{Data: ds, Options: o, Model: bf.bnnModel(), Info: info}}, nil
+	}
+	ds, err := f.dataset(f.seed)
+	if err != nil {
+		return nil, err
+	}
+	o, err := f.options(ds, f.seed)
+	if err != nil {
+		return nil, err
+	}
+	info.Dataset, info.Extra = dataPoly, f.extra
+	return &train.Job{GP: &train.GPJob{Data: ds, Options: o, Inference: f.inference(), Info: info}}, nil
+}
+
+// write prints the outcome's report, saves the model of a run on a CSV
+// file (--save) and writes the JSON report (--json): train and server.
+func (p *fedParse) write(out *train.Outcome, took time.Duration, stdout, jsonOut io.Writer, jsonPath string) error {
+	text, rep := out.Report(took.Seconds())
+	if err := text.WriteText(stdout); err != nil {
+		return err
+	}
+	if save := p.c.save; p.csv && save != "" {
+		b, err := modelfile.Encode(out.CSV.Model)
+		if err == nil {
+			err = writeOutput(stdout, "--save", save, b)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "model saved to %s (%d bytes; pacpfl predict --model %s --data FILE.csv)\n", save, len(b), save)
+	}
+	if jsonPath != "" {
+		return writeJSON(jsonOut, jsonPath, rep)
+	}
+	return nil
+}
+
+// libError is err as a usage error when it is, or wraps, the ConfigError
+// of a library package: options that cannot work.
+func libError(err error) error {
+	var (
+		te *train.ConfigError
+		ce *clienteval.ConfigError
+		pe *predict.ConfigError
+		re *rpc.ConfigError
+	)
+	if errors.As(err, &te) || errors.As(err, &ce) || errors.As(err, &pe) || errors.As(err, &re) {
+		return usageError{err}
+	}
+	return err
 }
 
 // fmtMetric is report.Metric: x, or "–" for an undefined (NaN) figure.
@@ -278,8 +334,5 @@ func (p *progress) update(round int, lml float64) {
 	p.bar.Unit, p.bar.HideValue = p.unit, p.hideLML
 	p.bar.Update(round, lml)
 }
-
-// round is update as a method's Progress hook.
-func (p *progress) round(e fl.RoundEvent) { p.update(e.Round, e.Value) }
 
 func (p *progress) done() { p.bar.Done() }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/csv"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/modelfile"
 	"github.com/pacpfl/pacpfl/predict"
+	"github.com/pacpfl/pacpfl/train"
 )
 
 // writeUserCSV writes a small federated regression (classify: labels) data
@@ -49,13 +51,20 @@ func writeUserCSV(t *testing.T, dir string, clients, rows int, classify bool) st
 }
 
 // trainCSVForTest parses train flags and runs the training in-process.
-func trainCSVForTest(t *testing.T, args ...string) *userRun {
+func trainCSVForTest(t *testing.T, args ...string) *train.Result {
 	t.Helper()
-	r, st, ok := parseTrainCSV(args, io.Discard)
+	fs := newFlagSet("train", io.Discard)
+	var p fedParse
+	p.flags(fs, args, true)
+	fs.Bool("quiet", false, "")
+	st, ok := parseFlags(fs, args, false)
 	require.True(t, ok, "status %d", st)
-	run, err := trainUserData(&r.c, &r.f, &r.bf, true, io.Discard)
+	require.NoError(t, p.check(fs, ""))
+	job, err := p.job(io.Discard)
 	require.NoError(t, err)
-	return run
+	out, err := job.Run(context.Background(), nil)
+	require.NoError(t, err)
+	return out.CSV
 }
 
 func bitsEqual(t *testing.T, what string, a, b []float64) {

@@ -1,0 +1,66 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/pacpfl/pacpfl/data"
+)
+
+// CSVSource is a user's CSV file and how a job reads and federates it
+// (ReadData): the data of a CSV job.
+type CSVSource struct {
+	Path     string
+	Spec     data.CSVSpec
+	Federate data.FederateConfig
+	// SaveClients stores the existing clients' training rows in the model
+	// (Options.SaveClients).
+	SaveClients bool
+	// Notes, if set, is told what the user should know before the run:
+	// rows dropped for a missing value, a model file that holds training
+	// rows of a differentially private run.
+	Notes io.Writer
+}
+
+// NewCSVJob reads and federates src and builds the job on it: GP clients
+// with gp's options for a regression target, BNN clients with bnn's for a
+// classification one, each given the federated data set (the options
+// depend on its clients). A classification target of mostly distinct
+// labels is refused (LabelsError).
+func NewCSVJob(src CSVSource, gp func(*data.Dataset) (*GPOptions, error),
+	bnn func(*data.Dataset) (*BNNOptions, error)) (*Job, error) {
+	notes := src.Notes
+	if notes == nil {
+		notes = io.Discard
+	}
+	rec, fed, err := ReadData(src.Path, src.Spec, src.Federate)
+	if rec != nil && rec.Dropped > 0 {
+		fmt.Fprintf(notes, "note: %d row(s) with a missing value dropped (--drop-missing)\n", rec.Dropped)
+	}
+	var le *LabelsError
+	if errors.As(err, &le) {
+		return nil, fmt.Errorf("%w (--task regression)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	o := Options{Source: src.Path, ClientColumn: src.Spec.ClientColumn, Seed: src.Federate.Seed,
+		SaveClients: src.SaveClients}
+	if src.Spec.Task == data.Classification {
+		o.BNN, err = bnn(fed.Dataset)
+	} else {
+		o.GP, err = gp(fed.Dataset)
+	}
+	if err != nil {
+		return nil, err
+	}
+	job := &Job{CSV: &CSVJob{Records: rec, Data: fed, Options: o, Info: ReportInfo{Source: src.Path,
+		Task: string(src.Spec.Task), ClientColumn: src.Spec.ClientColumn, SplitColumn: src.Spec.SplitColumn,
+		TestFraction: src.Federate.TestFraction, Seed: src.Federate.Seed}}}
+	if job.Config().DP != nil && src.SaveClients {
+		fmt.Fprintln(notes, "note: the model file holds the existing clients' training rows (--save-clients); "+
+			"the DP guarantee covers the particles, not those rows")
+	}
+	return job, nil
+}
