@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
@@ -28,29 +27,30 @@ type GridPoint struct {
 }
 
 // CrossValidateGrid scores every setting on every fold (fl.CVFoldsBy: the
-// existing clients' training data only) and returns the points best first,
-// ties in grid order. A setting whose training or prediction fails (NaN
-// weights, a singular fit) is a result of the search, not a failure of
-// it: it scores +Inf with the first fold's error.
+// existing clients' training data only) with fl.ScoreGrid and returns the
+// points best first, ties in grid order (fl.SortCV). A setting whose
+// training or prediction fails (NaN weights, a singular fit) is a result
+// of the search, not a failure of it: it scores +Inf with the first
+// failing fold's error.
 func CrossValidateGrid(folds []fl.CVFold, grid []Setting) []GridPoint {
+	scores := fl.ScoreGrid(folds, fl.CVGrid{Settings: len(grid), KeepGoing: true,
+		Score: func(i int, fold fl.CVFold) ([]float64, error) {
+			m, err := grid[i].Score(fold)
+			return []float64{m.MeanRSMSE}, err
+		}})
 	pts := make([]GridPoint, 0, len(grid))
-	for _, st := range grid {
-		p := GridPoint{Setting: st.Values}
-		for _, fold := range folds {
-			m, err := st.Score(fold)
-			if err != nil {
-				p.Failed = err.Error()
-				break
-			}
-			p.Folds = append(p.Folds, m.MeanRSMSE)
+	for i, sc := range scores {
+		p := GridPoint{Setting: grid[i].Values}
+		if len(sc.Folds) > 0 {
+			p.Folds = sc.Folds[0]
 		}
 		p.RSMSE = fl.Mean(p.Folds)
-		if p.Failed != "" {
-			p.RSMSE = math.Inf(1)
+		if sc.Err != nil {
+			p.Failed, p.RSMSE = sc.Err.Error(), math.Inf(1)
 		}
 		pts = append(pts, p)
 	}
-	sort.SliceStable(pts, func(a, b int) bool { return pts[a].RSMSE < pts[b].RSMSE })
+	fl.SortCV(pts, func(p GridPoint) float64 { return p.RSMSE })
 	return pts
 }
 
