@@ -238,3 +238,13 @@ func (mr *MethodReport) add(res *fl.MethodResult) {
 	}
 	mr.Seconds += res.Seconds
 }
+
+// Seeds is n consecutive seeds from base: an experiment's seeds as
+// pacpfl's --seeds and --seed-base give them.
+func Seeds(n int, base uint64) []uint64 {
+	out := make([]uint64, max(n, 0))
+	for i := range out {
+		out[i] = base + uint64(i)
+	}
+	return out
+}

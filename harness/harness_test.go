@@ -317,3 +317,12 @@ func TestSeedValuesOfAMixtureAndOfClassification(t *testing.T) {
 		t.Errorf("classification per client: %v", pc)
 	}
 }
+
+func TestSeeds(t *testing.T) {
+	if got := Seeds(3, 5); len(got) != 3 || got[0] != 5 || got[2] != 7 {
+		t.Fatalf("Seeds(3, 5) = %v", got)
+	}
+	if got := Seeds(-1, 5); len(got) != 0 {
+		t.Fatalf("Seeds(-1, 5) = %v", got)
+	}
+}

@@ -11,9 +11,11 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 func init() {
@@ -166,13 +168,8 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(x.seeds, x.seedBase), Methods: ms}
-	obs := &progressObserver{w: stderr, quiet: x.quiet, onDone: func(ev harness.Event) {
-		res := ev.Result
-		fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
-			ev.Seed, ev.Method, fmtMetric("%.3f", res.Existing.MeanRSMSE), fmtMetric("%.3f", res.Existing.MeanCE),
-			fmtMetric("%.3f", res.New.MeanRSMSE), fmtMetric("%.3f", res.New.MeanCE), res.Seconds)
-	}}
+	exp := harness.Experiment{Data: f.dataset, Seeds: harness.Seeds(x.seeds, x.seedBase), Methods: ms}
+	obs := &runlog.Regression{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), SeedLines: true}
 	ctx, stop := signalContext()
 	defer stop()
 	hr, err := harness.Run(ctx, exp, obs)

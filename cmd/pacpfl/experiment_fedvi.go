@@ -4,6 +4,7 @@ import (
 	"flag"
 
 	"github.com/pacpfl/pacpfl/fl/fedvi"
+	"github.com/pacpfl/pacpfl/methods"
 )
 
 // FedVI and its FedAvg rows as methods of pacpfl experiment
@@ -54,11 +55,11 @@ func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 }
 
 // label is the table label of method m in this run: the registry's
-// (methodLabel), with the FedAvg rows on FedVI's CNN named after the network
+// (methods.Label), with the FedAvg rows on FedVI's CNN named after the network
 // they train on.
 func (v *fedviFlags) label(m string) string {
 	if v.fedavgReLU || (m != methodFedVIFedAvg && m != methodFedVIFedAvgFT) {
-		return methodLabel(m)
+		return methods.Label(m)
 	}
 	if m == methodFedVIFedAvg {
 		return "FedAvg (FedVI's E, no ReLU after dense 128)"

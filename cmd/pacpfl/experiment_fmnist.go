@@ -12,6 +12,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/runlog"
@@ -175,9 +176,9 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	exp := harness.Experiment{Methods: hms, Seeds: seedRange(x.seeds, x.seedBase), Data: x.data(im, ds0, stderr)}
+	exp := harness.Experiment{Methods: hms, Seeds: harness.Seeds(x.seeds, x.seedBase), Data: x.data(im, ds0, stderr)}
 	acc := report.NewClassRuns(x.seeds, bf.partition == partDirichlet)
-	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: newBar(stderr, x.quiet), OnDone: acc.Observe}
+	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), OnDone: acc.Observe}
 	ctx, stop := signalContext()
 	defer stop()
 	hr, err := harness.Run(ctx, exp, obs)

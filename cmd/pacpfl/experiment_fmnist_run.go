@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"slices"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -13,7 +12,6 @@ import (
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/methods"
-	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // fmnistMethods are the methods of experiment fmnist with the flags'
@@ -61,22 +59,4 @@ func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf
 		return nil, usageError{err}
 	}
 	return ms, nil
-}
-
-// progressBar is a progress as a runlog.Bar.
-type progressBar struct{ *progress }
-
-func (b progressBar) Update(step int, v float64) { b.update(step, v) }
-func (b progressBar) Done()                      { b.done() }
-
-// newBar makes progress bars on w.
-func newBar(w io.Writer, quiet bool) runlog.BarMaker {
-	return func(label string, total int, unit string, hide bool) runlog.Bar {
-		p := newProgress(w, label, total, quiet)
-		p.hideLML = hide
-		if unit != "" {
-			p.unit = unit
-		}
-		return progressBar{p}
-	}
 }

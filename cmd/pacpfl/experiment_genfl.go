@@ -161,7 +161,7 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(usageError{err})
 	}
-	exp := harness.Experiment{Seeds: seedRange(*seeds, *seedBase),
+	exp := harness.Experiment{Seeds: harness.Seeds(*seeds, *seedBase),
 		Methods: []harness.Method{methods.GenFLBound{Options: o0, Setting: g.setting}},
 		Data: genflData(im, *partition, data.IIDConfig{Clients: *clients, Train: *trainPer, Test: *testPer},
 			data.ShardsConfig{Clients: *clients, ShardSize: *shardSize})}

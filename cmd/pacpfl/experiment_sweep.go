@@ -7,8 +7,10 @@ import (
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // sweepLevel is one setting of a PAC-PFL sweep (--dp-sweep, --k-sweep): a
@@ -28,7 +30,7 @@ func sweepReport(name string, levels []sweepLevel, seeds int, seedBase uint64, q
 	if err != nil {
 		return nil, err
 	}
-	sw := methods.Sweep{Data: f0.dataset, Seeds: seedRange(seeds, seedBase)}
+	sw := methods.Sweep{Data: f0.dataset, Seeds: harness.Seeds(seeds, seedBase)}
 	hide := map[string]bool{}
 	for i := range levels {
 		lv := &levels[i]
@@ -42,12 +44,8 @@ func sweepReport(name string, levels []sweepLevel, seeds int, seedBase uint64, q
 		sw.Levels = append(sw.Levels, m)
 		hide[lv.label] = lv.hideLML
 	}
-	obs := &progressObserver{w: stderr, quiet: quiet,
-		label: func(ev harness.Event) string {
-			return fmt.Sprintf("%s seed %d/%d %s", name, ev.SeedIndex+1, ev.Seeds, ev.Method)
-		},
-		hideLML: func(ev harness.Event) bool { return hide[ev.Method] },
-	}
+	obs := &runlog.Regression{W: stderr, Quiet: quiet, NewBar: cliprogress.Maker(stderr, quiet), Sweep: name,
+		HideValue: func(m string) bool { return hide[m] }}
 	ctx, stop := signalContext()
 	defer stop()
 	return sw.Run(ctx, obs)
@@ -72,7 +70,7 @@ func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, 
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep.WriteKTable(stdout, func(i int) string { return modeLine(hr.Methods[i].PerSeed) })
+	rep.WriteKTable(stdout, func(i int) string { return report.ModeLine(hr.Methods[i].PerSeed) })
 	rep.Seconds = time.Since(start).Seconds()
 	fmt.Fprintf(stdout, "wall time %.0fs\n", rep.Seconds)
 	if jsonPath != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
@@ -24,29 +25,8 @@ func init() {
 	})
 }
 
-// floatList is a flag.Value for comma-separated positive finite numbers.
-type floatList []float64
-
-func (l *floatList) String() string {
-	s := make([]string, len(*l))
-	for i, v := range *l {
-		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return strings.Join(s, ",")
-}
-
-func (l *floatList) Set(v string) error {
-	var out []float64
-	for _, f := range strings.Split(v, ",") {
-		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(x > 0) || math.IsInf(x, 0) {
-			return fmt.Errorf("%q is not a positive finite number", f)
-		}
-		out = append(out, x)
-	}
-	*l = out
-	return nil
-}
+// floatList is the flag.Value of comma-separated positive numbers.
+type floatList = flagvalue.Floats
 
 // The grid the defaults were chosen on (σ_P on the paper's grid; τ on a log scale
 // below the largest value that keeps the new-client bound finite).
