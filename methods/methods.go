@@ -58,7 +58,8 @@ type Info struct {
 	Source string
 }
 
-// registry holds every method in table order.
+// registry holds every method in table order: experiment fmnist lists
+// its methods in this order.
 var registry = []Info{
 	{"pacpfl", "PAC-PFL", []Task{Regression, Classification}, "PAC-PFL (Boroujeni, Krause and Ferrari-Trecate): SVGD on a hyper-posterior over GP or BNN priors"},
 	{"pfedgp", "pFedGP", []Task{Regression}, "pFedGP (Achituve et al. 2021) as in PAC-PFL's Table 6"},
@@ -66,14 +67,14 @@ var registry = []Info{
 	{"maml", "MAML", []Task{Regression}, "MAML as in Fallah et al. (2020), PAC-PFL's Table 6"},
 	{"vanilla", "Vanilla", []Task{Regression, Classification}, "one prior per client fitted on its own data, PAC-PFL's Table 6"},
 	{"pooled", "Pooled", []Task{Regression, Classification}, "one prior fitted on the pooled data, PAC-PFL's Table 6"},
+	{"genfl", "GenFL (PFL)", []Task{Classification}, "GenFL's personalised learning (Jobic, Haddouche and Guedj 2023)"},
+	{"fedvi", "FedVI", []Task{Classification}, "FedVI (Vedadi et al.)"},
+	{"fedvi-fedavg", "FedAvg (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg on FedVI's CNN"},
+	{"fedvi-fedavg-ft", "FedAvg+FT (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg with local fine-tuning on FedVI's CNN"},
 	{"pfedbayes", "pFedBayes", []Task{Classification}, "pFedBayes (Zhang et al. 2022)"},
 	{"fedavg", "FedAvg", []Task{Classification}, "FedAvg (McMahan et al. 2017) on pFedBayes's MLP"},
 	{"fedprox", "FedProx", []Task{Classification}, "FedProx (Li et al. 2020) on pFedBayes's MLP"},
 	{"fedavg-ft", "FedAvg+FT", []Task{Classification}, "FedAvg with local fine-tuning on pFedBayes's MLP"},
-	{"fedvi", "FedVI", []Task{Classification}, "FedVI (Vedadi et al.)"},
-	{"fedvi-fedavg", "FedAvg (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg on FedVI's CNN"},
-	{"fedvi-fedavg-ft", "FedAvg+FT (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg with local fine-tuning on FedVI's CNN"},
-	{"genfl", "GenFL (PFL)", []Task{Classification}, "GenFL's personalised learning (Jobic, Haddouche and Guedj 2023)"},
 }
 
 // Lookup returns the method named name.

@@ -26,12 +26,6 @@ func init() {
 	})
 }
 
-// The frequentist regression baselines of Table 6 (point predictions).
-const (
-	methodMTL  = "mtl"
-	methodMAML = "maml"
-)
-
 // regressionMethods are the methods of experiment polynomial and pv, in
 // table order.
 var regressionMethods = methods.Names(methods.Regression)

@@ -7,19 +7,6 @@ import (
 	"github.com/pacpfl/pacpfl/methods"
 )
 
-// FedVI and its FedAvg rows as methods of pacpfl experiment
-// fmnist. FedAvg here is trained on FedVI's embedding CNN E — with a ReLU
-// after its dense 128, which FedVI's own E (the paper's) no longer has —
-// and a dense classifier, with FedVI's rounds and server optimiser, so that
-// the rows differ in the model only, as in the FedVI paper.
-const (
-	methodFedVIFedAvg   = "fedvi-fedavg"
-	methodFedVIFedAvgFT = "fedvi-fedavg-ft"
-)
-
-// fedviMethods are the method names this file serves.
-var fedviMethods = []string{fedvi.MethodFedVI, methodFedVIFedAvg, methodFedVIFedAvgFT}
-
 // fedviFlags are the settings of the FedVI-family methods. The defaults
 // (150 rounds of 30 clients, evaluation over the last 10) are sized for
 // the README's command (300 + 100 clients sharing 60,000 of Fashion-MNIST's
@@ -58,10 +45,10 @@ func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 // (methods.Label), with the FedAvg rows on FedVI's CNN named after the network
 // they train on.
 func (v *fedviFlags) label(m string) string {
-	if v.fedavgReLU || (m != methodFedVIFedAvg && m != methodFedVIFedAvgFT) {
+	if v.fedavgReLU || (m != methods.MethodFedVIFedAvg && m != methods.MethodFedVIFedAvgFT) {
 		return methods.Label(m)
 	}
-	if m == methodFedVIFedAvg {
+	if m == methods.MethodFedVIFedAvg {
 		return "FedAvg (FedVI's E, no ReLU after dense 128)"
 	}
 	return "FedAvg+FT (FedVI's E, no ReLU after dense 128)"

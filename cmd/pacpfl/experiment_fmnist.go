@@ -10,10 +10,10 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/runlog"
 )
@@ -131,7 +131,7 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 	}
 	// A repeated method would pool its runs as if they were more seeds and
 	// print a confidence interval that is too narrow.
-	if err := checkNames("--methods", x.methods, slices.Concat(bnnMethods, []string{genfl.MethodGenFL}, fedviMethods, fedBaselines)); err != nil {
+	if err := checkNames("--methods", x.methods, methods.Names(methods.Classification)); err != nil {
 		return err
 	}
 	x.arch = lml.BNN{Arch: bf.arch, Hidden: bf.hidden}
@@ -141,7 +141,7 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 			return err
 		}
 	}
-	x.vf.withFT = slices.Contains(x.methods, methodFedVIFedAvgFT)
+	x.vf.withFT = slices.Contains(x.methods, methods.MethodFedVIFedAvgFT)
 	if err := x.vf.check(); err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/fedvi"
-	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
@@ -28,8 +27,8 @@ func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf
 	if !vf.withFT {
 		ft.Epochs = 0
 	}
-	g := genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, seed0)
-	s := methods.Settings{Task: methods.Classification, BNNModel: bf.bnnModel, FedVI: &vo, FedVIFedAvg: &ao, FedVIFineTune: &ft, GenFL: &g}
+	// GenFL runs with its paper's settings (methods.DefaultGenFL).
+	s := methods.Settings{Task: methods.Classification, BNNModel: bf.bnnModel, FedVI: &vo, FedVIFedAvg: &ao, FedVIFineTune: &ft}
 	var err error
 	if has(fl.MethodPACPFL) {
 		o, err := bf.options(f, ds0, seed0)

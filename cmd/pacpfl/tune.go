@@ -125,7 +125,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "tune", err)
 	}
 	switch *x.method {
-	case methodMTL, methodMAML, fl.MethodVanilla, fl.MethodPooled:
+	case methods.MTL{}.Name(), methods.MAML{}.Name(), fl.MethodVanilla, fl.MethodPooled:
 		if *x.folds < 2 || *x.folds > len(ds.Existing) {
 			return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *x.folds, len(ds.Existing)))
 		}
