@@ -160,7 +160,6 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	f, bf := &x.f, &x.bf
-	stdout, jsonOut := reportStreams(x.jsonPath, stdout, stderr)
 	start := time.Now()
 	im, err := bf.images()
 	if err != nil {
@@ -197,18 +196,14 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	for _, m := range x.methods {
 		rep.Methods[m] = acc.Method(m)
 	}
-	rep.WriteText(stdout, x.methods, x.vf.label)
-	if x.fed {
-		a := x.arch.WithDefaults()
-		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), x.ff.rounds, x.ff.localSteps, x.ff.batch)
-	}
-	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
-	if x.jsonPath != "" {
-		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
-			return fail(stderr, "experiment", err)
+	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
+		rep.WriteText(w, x.methods, x.vf.label)
+		if x.fed {
+			a := x.arch.WithDefaults()
+			fmt.Fprintf(w, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), x.ff.rounds, x.ff.localSteps, x.ff.batch)
 		}
-	}
-	return exitOK
+		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
+	}, stdout, stderr)
 }
 
 // data is the data function of the experiment: ds0 for the first seed,

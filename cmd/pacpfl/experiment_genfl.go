@@ -161,7 +161,6 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	start := time.Now()
 	im, err := data.FashionMNIST(*dataDir)
 	if err != nil {
@@ -188,13 +187,8 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	if err := rep.Add(hr, time.Since(start).Seconds()); err != nil {
 		return fail(err)
 	}
-	rep.WriteText(stdout, d.Clients, d.PooledTestImages(), o0.TestDraws)
-	if *jsonPath != "" {
-		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
-			return fail(err)
-		}
-	}
-	return exitOK
+	write := func(w io.Writer) { rep.WriteText(w, d.Clients, d.PooledTestImages(), o0.TestDraws) }
+	return emitReport("experiment genfl", *jsonPath, rep, write, stdout, stderr)
 }
 
 // checkData checks the users' flags and sets the setting's default for

@@ -147,7 +147,6 @@ func runTunePACPFL(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int
 	if *x.folds < 2 || *x.folds > len(ds.Existing) {
 		return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *x.folds, len(ds.Existing)))
 	}
-	stdout, jsonOut := reportStreams(*x.jsonPath, stdout, stderr)
 	start := time.Now()
 	prog := newProgress(stderr, "tune", len(x.taus)*len(x.sigmas)*max(len(x.lrs), 1)**x.folds, *x.quiet)
 	prog.hideLML = true
@@ -160,13 +159,7 @@ func runTunePACPFL(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int
 	}
 	rep := report.Tune{Dataset: f.datasetKey(), Seed: f.seed, Folds: *x.folds, Split: x.split, Clients: len(ds.Existing), Points: pts, Best: pts[0],
 		Seconds: time.Since(start).Seconds(), K: base.Server.K, Beta: base.Beta.String(), Net: f.net.text(ds.D)}
-	rep.WriteText(stdout)
-	if *x.jsonPath != "" {
-		if err := writeJSON(jsonOut, *x.jsonPath, rep); err != nil {
-			return fail(stderr, "tune", err)
-		}
-	}
-	return exitOK
+	return emitReport("tune", *x.jsonPath, rep, rep.WriteText, stdout, stderr)
 }
 
 // setDefault changes a registered flag's default (the value and what -h
