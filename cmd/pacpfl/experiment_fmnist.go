@@ -14,6 +14,7 @@ import (
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/runlog"
 )
@@ -25,42 +26,36 @@ func fmnistUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: pacpfl experiment fmnist [--partition labels5 --split small|medium|large | --partition dirichlet --alpha 0.4 --clients N] [--methods pacpfl,vanilla,pooled,pfedbayes,fedavg,fedprox,fedavg-ft,genfl,fedvi,fedvi-fedavg,fedvi-fedavg-ft] [--seeds 5] [--seed-base N] [--json FILE] [train flags] [--fed-*, --pfedbayes-*, --fedavg-*, --fedvi-* flags]")
 }
 
-// The split of experiment fmnist --partition dirichlet unless --clients,
-// --new-clients or --max-images say otherwise: FedVI's (docs/math.md,
-// "FedVI"), 300 participating and 100 held-out clients sharing a random
-// 60,000 of Fashion-MNIST's 70,000 images, about 150 each — one seed of
-// fedvi and fedvi-fedavg in about 23 minutes of two idle cores. (train's
-// BNN keeps bnnClients and bnnNewClients on the whole data set.)
-const dirichletClients, dirichletNewClients, dirichletImages = 300, 100, 60000
-
 // fmnistClientFlags makes the help of --clients, --new-clients and
 // --max-images that of experiment fmnist, whose data is always
 // Fashion-MNIST (bnnDefaults and dirichletDefaults set the values).
 func fmnistClientFlags(fs *flag.FlagSet) {
 	c, n, im := fs.Lookup("clients"), fs.Lookup("new-clients"), fs.Lookup("max-images")
 	c.Usage = "existing (participating) clients n of --partition dirichlet (labels5 has one client per label)"
-	c.DefValue = strconv.Itoa(dirichletClients)
+	c.DefValue = strconv.Itoa(papers.FedVIClients)
 	// Two defaults, one per partition: both in the text, none after it.
-	n.Usage = fmt.Sprintf("held-out new (non-participating) clients, never seen in training (default %d for labels5, %d for dirichlet)", bnnNewClients, dirichletNewClients)
+	n.Usage = fmt.Sprintf("held-out new (non-participating) clients, never seen in training (default %d for labels5, %d for dirichlet)", bnnNewClients, papers.FedVINewClients)
 	n.DefValue = "0"
-	im.Usage = fmt.Sprintf("use at most this many images (default 0 for labels5: the split's full sizes; %d for dirichlet, drawn at random from the 70,000)", dirichletImages)
+	im.Usage = fmt.Sprintf("use at most this many images (default 0 for labels5: the split's full sizes; %d for dirichlet, drawn at random from the 70,000)", papers.FedVIImages)
 	im.DefValue = "0"
 }
 
 // dirichletDefaults sets experiment fmnist's split of --partition
-// dirichlet where the flags were not given (after bnnDefaults).
+// dirichlet where the flags were not given (after bnnDefaults): FedVI's
+// (papers.FedVIClients), one seed of fedvi and fedvi-fedavg in about 23
+// minutes of two idle cores.
 func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
 	if b.partition != partDirichlet {
 		return
 	}
 	if !b.set["clients"] {
-		f.clients = dirichletClients
+		f.clients = papers.FedVIClients
 	}
 	if !b.set["new-clients"] {
-		f.newClients = dirichletNewClients
+		f.newClients = papers.FedVINewClients
 	}
 	if !b.set["max-images"] {
-		b.maxImages = dirichletImages
+		b.maxImages = papers.FedVIImages
 	}
 }
 
