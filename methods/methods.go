@@ -22,10 +22,12 @@
 // streams, reporting rounds to the observer and returning ctx.Err() when
 // the context is done), a Default constructor, a registry entry (name,
 // label, tasks, source) and its case in New with a Settings field for its
-// options. One flag file in cmd/pacpfl: the method's flags and their
-// conversion to those options, passed to New through Settings. Every
-// experiment of its task then runs it by name, and reports and plots find
-// its label here.
+// options. Every experiment of its task then runs it by name with its
+// defaults, and reports and plots find its label here. For flags of its
+// own, one flag file in cmd/pacpfl: the flags, their check and their
+// conversion to the Settings field, registered for experiment fmnist in
+// the file's init (the regression experiments run a new method with its
+// defaults).
 //
 // The registry is fixed at compile time: nothing can change a label while a
 // program runs. A Method's Run calls the method's own package, with the

@@ -59,19 +59,55 @@ func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
 	}
 }
 
+// methodFlags are the flags of a family of experiment fmnist's methods.
+// Each family has a flag file of its own whose init appends its maker to
+// fmnistMethodFlags: with its adapter in package methods, that file is all
+// a new method of the experiment needs.
+type methodFlags interface {
+	// add registers the flags.
+	add(fs *flag.FlagSet)
+	// check validates them for x's --methods, before any data is read.
+	check(x *fmnistExperiment) error
+	// settings puts the options of the family's methods among x's, with
+	// the random streams of the first seed seed0, into s.
+	settings(s *methods.Settings, x *fmnistExperiment, seed0 uint64) error
+	// label is method m's table label in this run, "" for the registry's.
+	label(m string) string
+	// note writes the family's settings after the results table, or
+	// nothing.
+	note(w io.Writer, x *fmnistExperiment)
+}
+
+// fmnistMethodFlags make the methodFlags of experiment fmnist, in the
+// order of their checks (the flag files' init order: by file name).
+var fmnistMethodFlags []func() methodFlags
+
+// has reports whether any of ms is among x's methods.
+func (x *fmnistExperiment) has(ms ...string) bool {
+	return slices.ContainsFunc(ms, func(m string) bool { return slices.Contains(x.methods, m) })
+}
+
+// label is method m's table label in this run.
+func (x *fmnistExperiment) label(m string) string {
+	for _, f := range x.mf {
+		if l := f.label(m); l != "" {
+			return l
+		}
+	}
+	return methods.Label(m)
+}
+
 // fmnistExperiment is experiment fmnist's parsed flags.
 type fmnistExperiment struct {
 	f        trainFlags
 	bf       bnnFlags
-	ff       fedFlags
-	vf       fedviFlags
+	mf       []methodFlags
 	seeds    int
 	seedBase uint64
 	methods  stringList
 	quiet    bool
 	jsonPath string
 	arch     lml.BNN
-	fed      bool // a method of fedBaselines runs
 }
 
 // parseFMNIST parses and checks the flags of experiment fmnist; ok=false:
@@ -92,8 +128,10 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL; existing clients only), fedvi, fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes, fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
-	addFedFlags(fs, &x.ff)
-	addFedVIFlags(fs, &x.vf)
+	for _, mk := range fmnistMethodFlags {
+		x.mf = append(x.mf, mk())
+		x.mf[len(x.mf)-1].add(fs)
+	}
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {
@@ -130,15 +168,10 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 		return err
 	}
 	x.arch = lml.BNN{Arch: bf.arch, Hidden: bf.hidden}
-	x.fed = slices.ContainsFunc(x.methods, func(m string) bool { return slices.Contains(fedBaselines, m) })
-	if x.fed {
-		if err := x.ff.check(x.arch); err != nil {
+	for _, m := range x.mf {
+		if err := m.check(x); err != nil {
 			return err
 		}
-	}
-	x.vf.withFT = slices.Contains(x.methods, methods.MethodFedVIFedAvgFT)
-	if err := x.vf.check(); err != nil {
-		return err
 	}
 	bf.bnnDefaults(f)
 	bf.dirichletDefaults(f)
@@ -166,7 +199,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	hms, err := fmnistMethods(x.methods, f, bf, &x.ff, &x.vf, x.arch, ds0, x.seedBase)
+	hms, err := x.newMethods(ds0)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
@@ -192,10 +225,9 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		rep.Methods[m] = acc.Method(m)
 	}
 	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
-		rep.WriteText(w, x.methods, x.vf.label)
-		if x.fed {
-			a := x.arch.WithDefaults()
-			fmt.Fprintf(w, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), x.ff.rounds, x.ff.localSteps, x.ff.batch)
+		rep.WriteText(w, x.methods, x.label)
+		for _, m := range x.mf {
+			m.note(w, x)
 		}
 		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
 	}, stdout, stderr)
