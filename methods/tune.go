@@ -65,6 +65,19 @@ var (
 	tuneFitLRs      = []float64{3e-3, 1e-2}
 )
 
+// DefaultPACPFLGrid is the grid of server temperatures τ and hyper-prior
+// stds σ_P PAC-PFL's defaults were chosen on: σ_P on the paper's grid, τ
+// on a log scale below the largest value that keeps the new-client bound
+// finite.
+func DefaultPACPFLGrid() (taus, sigmaPs []float64) {
+	return []float64{0.05, 0.1, 0.2, 0.5}, []float64{0.1, 0.25, 0.5, 1}
+}
+
+// TuneSeed is the seed of the data tuning draws unless told otherwise:
+// the data of the reported tables start at seed 1, and the defaults were
+// chosen on data none of them uses.
+const TuneSeed = 1000
+
 // DefaultFitGrid is the grid of Adam steps and step sizes of Vanilla's and
 // Pooled's LML fits their defaults were chosen on.
 func DefaultFitGrid() (steps []int, lrs []float64) {

@@ -28,13 +28,6 @@ func init() {
 // floatList is the flag.Value of comma-separated positive numbers.
 type floatList = flagvalue.Floats
 
-// The grid the defaults were chosen on (σ_P on the paper's grid; τ on a log scale
-// below the largest value that keeps the new-client bound finite).
-var (
-	defaultTuneTaus    = floatList{0.05, 0.1, 0.2, 0.5}
-	defaultTuneSigmaPs = floatList{0.1, 0.25, 0.5, 1}
-)
-
 // tuneFlags are pacpfl tune's parsed flags.
 type tuneFlags struct {
 	f                 trainFlags
@@ -63,7 +56,8 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	f.gpInferenceFlags.register(fs)
 	pv := addPVFlags(fs, dsName)
 	x.method = fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
-	x.taus, x.sigmas = append(floatList(nil), defaultTuneTaus...), append(floatList(nil), defaultTuneSigmaPs...)
+	taus, sigmas := methods.DefaultPACPFLGrid()
+	x.taus, x.sigmas = taus, sigmas
 	fs.Var(&x.taus, "taus", "candidate server temperatures τ")
 	fs.Var(&x.sigmas, "sigma-ps", "candidate hyper-prior stds σ_P")
 	fs.Var(&x.lrs, "lrs", "candidate server learning rates η (default: --lr only)")
@@ -87,9 +81,8 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	if x.split, err = fl.ParseCVSplit(*cvSplit); err != nil {
 		return nil, fail(stderr, "tune", usagef("--cv-split %q: want halves or future", *cvSplit)), false
 	}
-	if f.seed == 1 && !flagSet(fs, "seed") {
-		// The data of the reported tables start at seed 1: tune elsewhere.
-		f.seed = 1000
+	if !flagSet(fs, "seed") {
+		f.seed = methods.TuneSeed
 	}
 	if err := pv.apply(f); err != nil {
 		return nil, fail(stderr, "tune", err), false
