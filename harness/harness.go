@@ -56,8 +56,8 @@ type Event struct {
 	// likelihood), NaN if none.
 	Round, Rounds int
 	Value         float64
-	// Result is the method's result on this seed and Data the seed's data
-	// set it ran on (Done events).
+	// Result is the method's result on this seed (Done events) and Data
+	// the seed's data set it ran on (Done and DataReady events).
 	Result *fl.MethodResult
 	Data   *data.Dataset
 }
@@ -73,6 +73,9 @@ const (
 	// Phase: a method started the phase Event.Phase (whose steps, if
 	// counted, follow as Round events of that phase).
 	Phase
+	// DataReady: the data set of a seed (Event.Data) is built, before any
+	// method runs on it; Event.Method is empty.
+	DataReady
 )
 
 // Observer receives the progress of an experiment. Run calls it from the
@@ -162,6 +165,7 @@ func Run(ctx context.Context, e Experiment, obs Observer) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("data of seed %d: %w", seed, err)
 		}
+		obs.Observe(Event{Kind: DataReady, Seed: seed, SeedIndex: si, Seeds: len(e.Seeds), Data: ds, Value: math.NaN()})
 		for mi, m := range e.Methods {
 			if err := ctx.Err(); err != nil {
 				return nil, err

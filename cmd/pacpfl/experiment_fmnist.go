@@ -203,7 +203,12 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	exp := harness.Experiment{Methods: hms, Seeds: harness.Seeds(x.seeds, x.seedBase), Data: x.data(im, ds0, stderr)}
+	exp := harness.Experiment{Methods: hms, Seeds: harness.Seeds(x.seeds, x.seedBase), Data: func(seed uint64) (*data.Dataset, error) {
+		if seed == x.seedBase {
+			return ds0, nil
+		}
+		return bf.dataset(im, f, seed)
+	}}
 	acc := report.NewClassRuns(x.seeds, bf.partition == partDirichlet)
 	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), OnDone: acc.Observe}
 	ctx, stop := signalContext()
@@ -231,26 +236,4 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
 	}, stdout, stderr)
-}
-
-// data is the data function of the experiment: ds0 for the first seed,
-// and each data set's notes printed once.
-func (x *fmnistExperiment) data(im *data.Images, ds0 *data.Dataset, stderr io.Writer) func(uint64) (*data.Dataset, error) {
-	var notes []string
-	return func(seed uint64) (*data.Dataset, error) {
-		ds := ds0
-		if seed != x.seedBase {
-			var err error
-			if ds, err = x.bf.dataset(im, &x.f, seed); err != nil {
-				return nil, err
-			}
-		}
-		for _, n := range ds.Notes {
-			if !slices.Contains(notes, n) {
-				notes = append(notes, n)
-				fmt.Fprintf(stderr, "note: %s\n", n)
-			}
-		}
-		return ds, nil
-	}
 }
