@@ -220,14 +220,11 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Seeds: hr.Seeds, Methods: map[string]*report.ClassMethod{}}
+	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Seeds: hr.Seeds, Methods: acc.Methods(x.methods)}
 	if bf.partition == partLabels5 {
 		rep.Split = bf.split
 	} else {
 		rep.Alpha, rep.Clients = bf.alpha, f.clients
-	}
-	for _, m := range x.methods {
-		rep.Methods[m] = acc.Method(m)
 	}
 	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
 		rep.WriteText(w, x.methods, x.label)
