@@ -117,29 +117,29 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
+	var base fl.PACPFLOptions
 	switch *x.method {
 	case methods.MTL{}.Name(), methods.MAML{}.Name(), fl.MethodVanilla, fl.MethodPooled:
-		if *x.folds < 2 || *x.folds > len(ds.Existing) {
-			return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *x.folds, len(ds.Existing)))
-		}
-		return runTuneBaseline(*x.method, ds, f.gpModel(ds.D, false), x.fitSteps, x.fitLRs, f.datasetKey(), *x.folds, f.seed, x.split, *x.jsonPath, stdout, stderr)
 	case fl.MethodPACPFL:
+		if base, err = f.options(ds, f.seed); err != nil {
+			return fail(stderr, "tune", err)
+		}
 	default:
 		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl, maml, vanilla or pooled", *x.method))
-	}
-	return runTunePACPFL(x, ds, stdout, stderr)
-}
-
-// runTunePACPFL cross-validates PAC-PFL's τ, σ_P, η and T on ds.
-func runTunePACPFL(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int {
-	f := &x.f
-	base, err := f.options(ds, f.seed)
-	if err != nil {
-		return fail(stderr, "tune", err)
 	}
 	if *x.folds < 2 || *x.folds > len(ds.Existing) {
 		return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *x.folds, len(ds.Existing)))
 	}
+	if *x.method != fl.MethodPACPFL {
+		return runTuneBaseline(x, ds, stdout, stderr)
+	}
+	return runTunePACPFL(x, ds, base, stdout, stderr)
+}
+
+// runTunePACPFL cross-validates PAC-PFL's τ, σ_P, η and T on ds from the
+// options base.
+func runTunePACPFL(x *tuneFlags, ds *data.Dataset, base fl.PACPFLOptions, stdout, stderr io.Writer) int {
+	f := &x.f
 	start := time.Now()
 	prog := newProgress(stderr, "tune", len(x.taus)*len(x.sigmas)*max(len(x.lrs), 1)**x.folds, *x.quiet)
 	prog.hideLML = true
@@ -153,6 +153,36 @@ func runTunePACPFL(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int
 	rep := report.Tune{Dataset: f.datasetKey(), Seed: f.seed, Folds: *x.folds, Split: x.split, Clients: len(ds.Existing), Points: pts, Best: pts[0],
 		Seconds: time.Since(start).Seconds(), K: base.Server.K, Beta: base.Beta.String(), Net: f.net.text(ds.D)}
 	return emitReport("tune", *x.jsonPath, rep, rep.WriteText, stdout, stderr)
+}
+
+// runTuneBaseline chooses MTL's (λ_v, learning rate), MAML's (α, β) or the
+// Adam steps and step size of Vanilla's and Pooled's LML fits by K-fold
+// cross-validation on the existing clients' training data only
+// (methods.TuneBaseline).
+func runTuneBaseline(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int {
+	f, method := &x.f, *x.method
+	start := time.Now()
+	g := f.gpModel(ds.D, false)
+	pts, err := methods.TuneBaseline(ds, method, func(int) *fl.GPModel { return g }, x.fitSteps, x.fitLRs, *x.folds, f.seed, x.split)
+	if err != nil {
+		return fail(stderr, "tune", usageError{err})
+	}
+	if math.IsInf(pts[0].RSMSE, 1) && len(pts) == 1 {
+		return fail(stderr, "tune", fmt.Errorf("every setting failed: %s", pts[0].Failed))
+	}
+	stdout, jsonOut := reportStreams(*x.jsonPath, stdout, stderr)
+	rep := report.TuneBaseline{Dataset: f.datasetKey(), Method: method, Seed: f.seed, Folds: *x.folds, Split: x.split, Points: pts,
+		Best: pts[0], Clients: len(ds.Existing), Seconds: time.Since(start).Seconds()}
+	rep.WriteText(stdout)
+	if pts[0].Failed != "" {
+		return fail(stderr, "tune", fmt.Errorf("every setting failed; the first: %s", pts[0].Failed))
+	}
+	if *x.jsonPath != "" {
+		if err := writeJSON(jsonOut, *x.jsonPath, rep); err != nil {
+			return fail(stderr, "tune", err)
+		}
+	}
+	return exitOK
 }
 
 // setDefault changes a registered flag's default (the value and what -h
