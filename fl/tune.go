@@ -46,7 +46,8 @@ type CVOptions struct {
 // the other folds' clients, and every held-out client is treated as a new
 // client: it conditions on one half of its training samples and is scored
 // (RSMSE) on the other half, and the other way round. No test set and no
-// new client is touched. Returns every setting's score, best first.
+// new client is touched. Returns every setting's score, best first
+// (SortCV); the first setting that fails ends the search.
 func CrossValidate(ds *data.Dataset, g *GPModel, base PACPFLOptions, o CVOptions) ([]CVPoint, error) {
 	if len(o.Taus) == 0 || len(o.SigmaPs) == 0 {
 		return nil, errors.New("cv: empty grid")
@@ -68,40 +69,99 @@ func CrossValidate(ds *data.Dataset, g *GPModel, base PACPFLOptions, o CVOptions
 	if err != nil {
 		return nil, err
 	}
-	var points []CVPoint
-	total, done := len(o.Taus)*len(o.SigmaPs)*len(lrs)*o.Folds, 0
+	var grid []CVPoint // one per setting (τ, σ_P, η), in grid order
 	for _, tau := range o.Taus {
 		for _, sp := range o.SigmaPs {
 			for _, lr := range lrs {
-				pts := make([]CVPoint, len(checks))
-				for c, t := range checks {
-					pts[c] = CVPoint{Tau: tau, SigmaP: sp, LR: lr, Rounds: t}
-				}
-				name := fmt.Sprintf("τ=%g σ_P=%g η=%g", tau, sp, lr)
-				for _, fold := range folds {
-					if err := cvFold(fold, g, base, tau, sp, lr, checks, pts); err != nil {
-						return nil, fmt.Errorf("cv: %s: %w", name, err)
-					}
-					done++
-					if o.Progress != nil {
-						o.Progress(done, total)
-					}
-				}
-				for c := range pts {
-					pts[c].RSMSE = Mean(pts[c].Folds)
-				}
-				points = append(points, pts...)
+				grid = append(grid, CVPoint{Tau: tau, SigmaP: sp, LR: lr})
 			}
 		}
 	}
-	sortCV(points)
+	scores := ScoreGrid(folds, CVGrid{Settings: len(grid), Progress: o.Progress,
+		Score: func(i int, fold CVFold) ([]float64, error) {
+			return cvFold(fold, g, base, grid[i].Tau, grid[i].SigmaP, grid[i].LR, checks)
+		}})
+	var points []CVPoint
+	for i, sc := range scores {
+		p := grid[i]
+		if sc.Err != nil {
+			return nil, fmt.Errorf("cv: τ=%g σ_P=%g η=%g: %w", p.Tau, p.SigmaP, p.LR, sc.Err)
+		}
+		for c, t := range checks {
+			p.Rounds, p.Folds = t, sc.Folds[c]
+			p.RSMSE = Mean(p.Folds)
+			points = append(points, p)
+		}
+	}
+	SortCV(points, func(p CVPoint) float64 { return p.RSMSE })
 	return points, nil
 }
 
+// CVGrid is a hyper-parameter grid for ScoreGrid: Settings settings, each
+// trained once per fold by Score.
+type CVGrid struct {
+	Settings int
+	// Score trains setting i on fold.Train and returns the validation
+	// RSMSE (on fold.Val) of each of the setting's points: one for most
+	// methods, one per checkpoint round for PAC-PFL's single training
+	// scored after several rounds. Every call of a setting returns as
+	// many.
+	Score func(i int, fold CVFold) ([]float64, error)
+	// KeepGoing makes a failed setting a result of the search (its
+	// CVScore.Err set, its remaining folds skipped) rather than its end.
+	KeepGoing bool
+	// Progress, if set, is called after each training run (setting and
+	// fold).
+	Progress func(done, total int)
+}
+
+// CVScore is one setting's cross-validation: Folds[p][f] is the
+// validation RSMSE of its point p on fold f; Err the error that stopped
+// it (Folds then holds the folds before it).
+type CVScore struct {
+	Folds [][]float64
+	Err   error
+}
+
+// ScoreGrid is pacpfl's one cross-validation loop (CrossValidate's and
+// methods.CrossValidateGrid's): it scores every setting of g on every
+// fold, setting by setting in order, and returns one CVScore per setting.
+// Without g.KeepGoing it stops after the first failed setting, whose score
+// is the last returned.
+func ScoreGrid(folds []CVFold, g CVGrid) []CVScore {
+	var out []CVScore
+	total, done := g.Settings*len(folds), 0
+	for i := range g.Settings {
+		var sc CVScore
+		for _, fold := range folds {
+			s, err := g.Score(i, fold)
+			if err != nil {
+				sc.Err = err
+				break
+			}
+			if sc.Folds == nil {
+				sc.Folds = make([][]float64, len(s))
+			}
+			for p, v := range s {
+				sc.Folds[p] = append(sc.Folds[p], v)
+			}
+			done++
+			if g.Progress != nil {
+				g.Progress(done, total)
+			}
+		}
+		out = append(out, sc)
+		if sc.Err != nil && !g.KeepGoing {
+			break
+		}
+	}
+	return out
+}
+
 // cvFold trains PAC-PFL on one fold's federation for the last checkpoint's
-// number of rounds and appends the validation RSMSE of the particles after
-// each checkpoint round to pts[c].Folds.
-func cvFold(fold CVFold, g *GPModel, base PACPFLOptions, tau, sp, lr float64, checks []int, pts []CVPoint) error {
+// number of rounds and returns the validation RSMSE of the particles after
+// each checkpoint round.
+func cvFold(fold CVFold, g *GPModel, base PACPFLOptions, tau, sp, lr float64, checks []int) ([]float64, error) {
 	train, val := fold.Train, fold.Val
 	opt := base
 	opt.Server.Tau, opt.SigmaP, opt.Server.LR = tau, sp, lr
@@ -113,7 +173,8 @@ func cvFold(fold CVFold, g *GPModel, base PACPFLOptions, tau, sp, lr float64, ch
 	}
 	// The client model prediction uses: trainPACPFL's, built the same way.
 	gm := &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean || opt.ZeroMean, Beta: opt.Beta, Inference: g.Inference}
-	score := func(c int, particles []float64) error {
+	scores := make([]float64, 0, len(checks))
+	score := func(particles []float64) error {
 		preds, err := gm.PredictGroup(particles, val)
 		if err != nil {
 			return err
@@ -122,10 +183,9 @@ func cvFold(fold CVFold, g *GPModel, base PACPFLOptions, tau, sp, lr float64, ch
 		if err != nil {
 			return err
 		}
-		pts[c].Folds = append(pts[c].Folds, m.MeanRSMSE)
+		scores = append(scores, m.MeanRSMSE)
 		return nil
 	}
-	next := 0
 	after := base.Server.AfterRound
 	opt.Server.AfterRound = func(s *Server, round int) error {
 		if after != nil {
@@ -133,23 +193,25 @@ func cvFold(fold CVFold, g *GPModel, base PACPFLOptions, tau, sp, lr float64, ch
 				return err
 			}
 		}
-		if next < len(checks)-1 && round == checks[next] {
+		if next := len(scores); next < len(checks)-1 && round == checks[next] {
 			st, err := s.State()
 			if err != nil {
 				return err
 			}
-			if err := score(next, st.Particles); err != nil {
+			if err := score(st.Particles); err != nil {
 				return fmt.Errorf("after %d rounds: %w", round, err)
 			}
-			next++
 		}
 		return nil
 	}
 	res, _, err := trainPACPFL(train, g, opt)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return score(len(checks)-1, res.Particles)
+	if err := score(res.Particles); err != nil {
+		return nil, err
+	}
+	return scores, nil
 }
 
 // CVFold is one fold of K-fold cross-validation over the existing clients:
@@ -269,16 +331,18 @@ func splitClients(ds *data.Dataset, held []int, split CVSplit) (*data.Dataset, [
 	return train, val
 }
 
-// sortCV orders by validation RSMSE (NaN last), ties by the grid order.
-func sortCV(p []CVPoint) {
-	less := func(a, b CVPoint) bool {
-		if math.IsNaN(b.RSMSE) {
-			return !math.IsNaN(a.RSMSE)
+// SortCV orders cross-validation points by their validation RSMSE,
+// smallest first (+Inf, a failed setting, after every finite score, NaN
+// last), ties in their order: the order of every tuning report.
+func SortCV[P any](p []P, rsmse func(P) float64) {
+	less := func(a, b float64) bool {
+		if math.IsNaN(b) {
+			return !math.IsNaN(a)
 		}
-		return a.RSMSE < b.RSMSE
+		return a < b
 	}
 	for i := 1; i < len(p); i++ {
-		for j := i; j > 0 && less(p[j], p[j-1]); j-- {
+		for j := i; j > 0 && less(rsmse(p[j]), rsmse(p[j-1])); j-- {
 			p[j], p[j-1] = p[j-1], p[j]
 		}
 	}

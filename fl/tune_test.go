@@ -1,6 +1,7 @@
 package fl
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -171,5 +172,43 @@ func TestCVFoldsFuture(t *testing.T) {
 	o.Split = "bogus"
 	if _, err := CrossValidate(ds, smallGP(), base, o); err == nil {
 		t.Fatal("CrossValidate accepted split \"bogus\"")
+	}
+}
+
+func TestScoreGridStopsOrKeepsGoing(t *testing.T) {
+	folds := []CVFold{{}, {Val: make([]data.ClientData, 1)}, {Val: make([]data.ClientData, 2)}}
+	bad := errors.New("bad")
+	score := func(i int, fold CVFold) ([]float64, error) {
+		f := len(fold.Val)
+		if i == 1 && f == 1 {
+			return nil, bad
+		}
+		return []float64{float64(i), float64(10*i + f)}, nil
+	}
+	runs := 0
+	stop := ScoreGrid(folds, CVGrid{Settings: 3, Score: score, Progress: func(done, total int) {
+		runs = done
+		if total != 9 {
+			t.Fatalf("total %d, want 9", total)
+		}
+	}})
+	if len(stop) != 2 || stop[1].Err != bad || len(stop[1].Folds[0]) != 1 || runs != 4 {
+		t.Fatalf("fail-fast: %+v after %d runs", stop, runs)
+	}
+	if got := stop[0].Folds; len(got) != 2 || !slices.Equal(got[1], []float64{0, 1, 2}) {
+		t.Fatalf("setting 0: %v", got)
+	}
+	all := ScoreGrid(folds, CVGrid{Settings: 3, Score: score, KeepGoing: true})
+	if len(all) != 3 || all[2].Err != nil || !slices.Equal(all[2].Folds[1], []float64{20, 21, 22}) {
+		t.Fatalf("keep going: %+v", all)
+	}
+}
+
+func TestSortCVNaNLast(t *testing.T) {
+	p := []float64{math.NaN(), 2, math.Inf(1), 1, 2}
+	idx := []int{0, 1, 2, 3, 4}
+	SortCV(idx, func(i int) float64 { return p[i] })
+	if want := []int{3, 1, 4, 2, 0}; !slices.Equal(idx, want) {
+		t.Fatalf("order %v, want %v", idx, want)
 	}
 }

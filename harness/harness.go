@@ -56,8 +56,8 @@ type Event struct {
 	// likelihood), NaN if none.
 	Round, Rounds int
 	Value         float64
-	// Result is the method's result on this seed and Data the seed's data
-	// set it ran on (Done events).
+	// Result is the method's result on this seed (Done events) and Data
+	// the seed's data set it ran on (Done and DataReady events).
 	Result *fl.MethodResult
 	Data   *data.Dataset
 }
@@ -73,6 +73,9 @@ const (
 	// Phase: a method started the phase Event.Phase (whose steps, if
 	// counted, follow as Round events of that phase).
 	Phase
+	// DataReady: the data set of a seed (Event.Data) is built, before any
+	// method runs on it; Event.Method is empty.
+	DataReady
 )
 
 // Observer receives the progress of an experiment. Run calls it from the
@@ -162,6 +165,7 @@ func Run(ctx context.Context, e Experiment, obs Observer) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("data of seed %d: %w", seed, err)
 		}
+		obs.Observe(Event{Kind: DataReady, Seed: seed, SeedIndex: si, Seeds: len(e.Seeds), Data: ds, Value: math.NaN()})
 		for mi, m := range e.Methods {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -237,4 +241,14 @@ func (mr *MethodReport) add(res *fl.MethodResult) {
 		mr.PerClient[key] = append(mr.PerClient[key], xs)
 	}
 	mr.Seconds += res.Seconds
+}
+
+// Seeds is n consecutive seeds from base: an experiment's seeds as
+// pacpfl's --seeds and --seed-base give them.
+func Seeds(n int, base uint64) []uint64 {
+	out := make([]uint64, max(n, 0))
+	for i := range out {
+		out[i] = base + uint64(i)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,9 +108,30 @@ func TestRunSummarisesEachMethodOverTheSeeds(t *testing.T) {
 			t.Errorf("%s: a mode purity without a mixture", mr.Name)
 		}
 	}
-	// Per seed: a's two rounds, a done, bbb done; every event names its run.
-	if len(events) != 3*4 {
-		t.Fatalf("%d events, want 12", len(events))
+	// Per seed: its data, a's two rounds, a done, bbb done; every event
+	// names its run.
+	if len(events) != 3*5 {
+		t.Fatalf("%d events, want 15", len(events))
+	}
+	for si := range 3 {
+		if events[5*si].Kind != DataReady {
+			t.Errorf("event %d: %+v, want seed %d's data first", 5*si, events[5*si], si)
+		}
+	}
+	var ready []Event
+	events = slices.DeleteFunc(events, func(ev Event) bool {
+		if ev.Kind == DataReady {
+			ready = append(ready, ev)
+		}
+		return ev.Kind == DataReady
+	})
+	for i, ev := range ready {
+		if ev.Data != seen[i] || ev.Seed != e.Seeds[i] || ev.SeedIndex != i || ev.Seeds != 3 || ev.Method != "" {
+			t.Errorf("data event %d: %+v", i, ev)
+		}
+	}
+	if len(ready) != 3 || len(events) != 12 {
+		t.Fatalf("%d data events, %d others", len(ready), len(events))
 	}
 	for i, ev := range events {
 		si := i / 4
@@ -315,5 +337,14 @@ func TestSeedValuesOfAMixtureAndOfClassification(t *testing.T) {
 	pc := ClientValues(cls)
 	if !reflect.DeepEqual(pc[ExistingAccuracy], []float64{80, 83}) || pc[NewAccuracy] == nil || len(pc[NewAccuracy]) != 0 || len(pc) != 4 {
 		t.Errorf("classification per client: %v", pc)
+	}
+}
+
+func TestSeeds(t *testing.T) {
+	if got := Seeds(3, 5); len(got) != 3 || got[0] != 5 || got[2] != 7 {
+		t.Fatalf("Seeds(3, 5) = %v", got)
+	}
+	if got := Seeds(-1, 5); len(got) != 0 {
+		t.Fatalf("Seeds(-1, 5) = %v", got)
 	}
 }

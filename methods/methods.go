@@ -22,10 +22,12 @@
 // streams, reporting rounds to the observer and returning ctx.Err() when
 // the context is done), a Default constructor, a registry entry (name,
 // label, tasks, source) and its case in New with a Settings field for its
-// options. One flag file in cmd/pacpfl: the method's flags and their
-// conversion to those options, passed to New through Settings. Every
-// experiment of its task then runs it by name, and reports and plots find
-// its label here.
+// options. Every experiment of its task then runs it by name with its
+// defaults, and reports and plots find its label here. For flags of its
+// own, one flag file in cmd/pacpfl: the flags, their check and their
+// conversion to the Settings field, registered for experiment fmnist in
+// the file's init (the regression experiments run a new method with its
+// defaults).
 //
 // The registry is fixed at compile time: nothing can change a label while a
 // program runs. A Method's Run calls the method's own package, with the
@@ -58,7 +60,8 @@ type Info struct {
 	Source string
 }
 
-// registry holds every method in table order.
+// registry holds every method in table order: experiment fmnist lists
+// its methods in this order.
 var registry = []Info{
 	{"pacpfl", "PAC-PFL", []Task{Regression, Classification}, "PAC-PFL (Boroujeni, Krause and Ferrari-Trecate): SVGD on a hyper-posterior over GP or BNN priors"},
 	{"pfedgp", "pFedGP", []Task{Regression}, "pFedGP (Achituve et al. 2021) as in PAC-PFL's Table 6"},
@@ -66,14 +69,14 @@ var registry = []Info{
 	{"maml", "MAML", []Task{Regression}, "MAML as in Fallah et al. (2020), PAC-PFL's Table 6"},
 	{"vanilla", "Vanilla", []Task{Regression, Classification}, "one prior per client fitted on its own data, PAC-PFL's Table 6"},
 	{"pooled", "Pooled", []Task{Regression, Classification}, "one prior fitted on the pooled data, PAC-PFL's Table 6"},
+	{"genfl", "GenFL (PFL)", []Task{Classification}, "GenFL's personalised learning (Jobic, Haddouche and Guedj 2023)"},
+	{"fedvi", "FedVI", []Task{Classification}, "FedVI (Vedadi et al.)"},
+	{"fedvi-fedavg", "FedAvg (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg on FedVI's CNN"},
+	{"fedvi-fedavg-ft", "FedAvg+FT (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg with local fine-tuning on FedVI's CNN"},
 	{"pfedbayes", "pFedBayes", []Task{Classification}, "pFedBayes (Zhang et al. 2022)"},
 	{"fedavg", "FedAvg", []Task{Classification}, "FedAvg (McMahan et al. 2017) on pFedBayes's MLP"},
 	{"fedprox", "FedProx", []Task{Classification}, "FedProx (Li et al. 2020) on pFedBayes's MLP"},
 	{"fedavg-ft", "FedAvg+FT", []Task{Classification}, "FedAvg with local fine-tuning on pFedBayes's MLP"},
-	{"fedvi", "FedVI", []Task{Classification}, "FedVI (Vedadi et al.)"},
-	{"fedvi-fedavg", "FedAvg (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg on FedVI's CNN"},
-	{"fedvi-fedavg-ft", "FedAvg+FT (FedVI's CNN, ReLU after dense 128)", []Task{Classification}, "FedAvg with local fine-tuning on FedVI's CNN"},
-	{"genfl", "GenFL (PFL)", []Task{Classification}, "GenFL's personalised learning (Jobic, Haddouche and Guedj 2023)"},
 }
 
 // Lookup returns the method named name.

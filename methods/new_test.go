@@ -2,6 +2,7 @@ package methods
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/fedvi"
+	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
@@ -55,11 +57,13 @@ func TestNew(t *testing.T) {
 		assert.Equal(t, Names(Classification)[i], m.Name())
 	}
 	// FedAvg and FedAvg+FT of one call share their training.
-	avg, ft := cls[4].(FedAvg), cls[6].(FedAvg)
+	byName := func(name string) harness.Method { return cls[slices.Index(Names(Classification), name)] }
+	avg, ft := byName(fedavg.MethodFedAvg).(FedAvg), byName(fedavg.MethodFedAvgFT).(FedAvg)
 	assert.Equal(t, fedavg.MethodFedAvg, avg.Name())
 	assert.True(t, avg.shared != nil && avg.shared == ft.shared)
-	assert.True(t, cls[8].(FedVIFedAvg).shared == cls[9].(FedVIFedAvg).shared)
-	assert.Equal(t, fedvi.DefaultFineTune(), cls[9].(FedVIFedAvg).FineTune)
+	viAvg, viFT := byName(MethodFedVIFedAvg).(FedVIFedAvg), byName(MethodFedVIFedAvgFT).(FedVIFedAvg)
+	assert.True(t, viAvg.shared != nil && viAvg.shared == viFT.shared)
+	assert.Equal(t, fedvi.DefaultFineTune(), viFT.FineTune)
 }
 
 // Bad names and settings are errors naming the method.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
@@ -28,29 +27,30 @@ type GridPoint struct {
 }
 
 // CrossValidateGrid scores every setting on every fold (fl.CVFoldsBy: the
-// existing clients' training data only) and returns the points best first,
-// ties in grid order. A setting whose training or prediction fails (NaN
-// weights, a singular fit) is a result of the search, not a failure of
-// it: it scores +Inf with the first fold's error.
+// existing clients' training data only) with fl.ScoreGrid and returns the
+// points best first, ties in grid order (fl.SortCV). A setting whose
+// training or prediction fails (NaN weights, a singular fit) is a result
+// of the search, not a failure of it: it scores +Inf with the first
+// failing fold's error.
 func CrossValidateGrid(folds []fl.CVFold, grid []Setting) []GridPoint {
+	scores := fl.ScoreGrid(folds, fl.CVGrid{Settings: len(grid), KeepGoing: true,
+		Score: func(i int, fold fl.CVFold) ([]float64, error) {
+			m, err := grid[i].Score(fold)
+			return []float64{m.MeanRSMSE}, err
+		}})
 	pts := make([]GridPoint, 0, len(grid))
-	for _, st := range grid {
-		p := GridPoint{Setting: st.Values}
-		for _, fold := range folds {
-			m, err := st.Score(fold)
-			if err != nil {
-				p.Failed = err.Error()
-				break
-			}
-			p.Folds = append(p.Folds, m.MeanRSMSE)
+	for i, sc := range scores {
+		p := GridPoint{Setting: grid[i].Values}
+		if len(sc.Folds) > 0 {
+			p.Folds = sc.Folds[0]
 		}
 		p.RSMSE = fl.Mean(p.Folds)
-		if p.Failed != "" {
-			p.RSMSE = math.Inf(1)
+		if sc.Err != nil {
+			p.Failed, p.RSMSE = sc.Err.Error(), math.Inf(1)
 		}
 		pts = append(pts, p)
 	}
-	sort.SliceStable(pts, func(a, b int) bool { return pts[a].RSMSE < pts[b].RSMSE })
+	fl.SortCV(pts, func(p GridPoint) float64 { return p.RSMSE })
 	return pts
 }
 
@@ -64,6 +64,19 @@ var (
 	tuneFitSteps    = []int{300, 1000, 3000, 6000}
 	tuneFitLRs      = []float64{3e-3, 1e-2}
 )
+
+// DefaultPACPFLGrid is the grid of server temperatures τ and hyper-prior
+// stds σ_P PAC-PFL's defaults were chosen on: σ_P on the paper's grid, τ
+// on a log scale below the largest value that keeps the new-client bound
+// finite.
+func DefaultPACPFLGrid() (taus, sigmaPs []float64) {
+	return []float64{0.05, 0.1, 0.2, 0.5}, []float64{0.1, 0.25, 0.5, 1}
+}
+
+// TuneSeed is the seed of the data tuning draws unless told otherwise:
+// the data of the reported tables start at seed 1, and the defaults were
+// chosen on data none of them uses.
+const TuneSeed = 1000
 
 // DefaultFitGrid is the grid of Adam steps and step sizes of Vanilla's and
 // Pooled's LML fits their defaults were chosen on.

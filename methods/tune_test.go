@@ -76,3 +76,13 @@ func TestCrossValidateGrid(t *testing.T) {
 		t.Error("an empty grid of fit steps accepted")
 	}
 }
+
+// The PAC-PFL grid is a fresh copy per call: a program may change it.
+func TestDefaultPACPFLGrid(t *testing.T) {
+	taus, sps := DefaultPACPFLGrid()
+	taus[0], sps[0] = -1, -1
+	taus, sps = DefaultPACPFLGrid()
+	if taus[0] != 0.05 || sps[0] != 0.1 || len(taus) != 4 || len(sps) != 4 {
+		t.Fatalf("grid %v × %v", taus, sps)
+	}
+}

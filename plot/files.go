@@ -16,14 +16,42 @@ type Drawn struct {
 	Notes []string
 }
 
-// MetricError is the error of a metric that a report has no values of.
+// MetricError is the error of a metric that a figure cannot draw: one the
+// report at Path has no values of (Have lists those it has), or, with
+// Want set, one the figure does not draw at all.
 type MetricError struct {
 	Metric, Path string
 	Have         []string // the metrics the report has
+	Want         string   // the metrics the figure draws, in words
 }
 
 func (e *MetricError) Error() string {
+	if e.Want != "" {
+		return fmt.Sprintf("%q: want %s", e.Metric, e.Want)
+	}
 	return fmt.Sprintf("%q: %s has per-client values of %s", e.Metric, e.Path, strings.Join(e.Have, ", "))
+}
+
+// ReportFigure is a figure of a JSON report file (pacpfl plot training,
+// experiment or sweep).
+type ReportFigure struct {
+	// Metric is the metric drawn by default and MetricHelp the choice of
+	// metrics in words; an empty MetricHelp: the figure has no choice.
+	Metric, MetricHelp string
+	// Draw draws the report at path in format (Format); a metric it
+	// cannot draw is a *MetricError.
+	Draw func(path, metric, format string) ([]byte, Drawn, error)
+}
+
+// ReportFigures returns the figures of report files by name: training
+// (TrainingFile), experiment (ExperimentFile) and sweep (SweepFile).
+func ReportFigures() map[string]ReportFigure {
+	return map[string]ReportFigure{
+		"training": {Draw: func(path, _, format string) ([]byte, Drawn, error) { return TrainingFile(path, format) }},
+		"experiment": {MetricHelp: "the per-client metric: rsmse or ce (regression), accuracy or ce (fmnist); default rsmse or accuracy",
+			Draw: ExperimentFile},
+		"sweep": {Metric: "rsmse", MetricHelp: "the metric: rsmse or ce", Draw: SweepFile},
+	}
 }
 
 // TrainingFile draws the train report at path (ReadTrain, Training).
@@ -62,9 +90,13 @@ func ExperimentFile(path, metric, format string) ([]byte, Drawn, error) {
 	return img, d, nil
 }
 
-// SweepFile draws metric ("rsmse" or "ce") of the sweep report at path
-// (ReadSweep, Sweep); the errors of the figure name the file.
+// SweepFile draws metric ("rsmse" or "ce"; another is a *MetricError) of
+// the sweep report at path (ReadSweep, Sweep); the errors of the figure
+// name the file.
 func SweepFile(path, metric, format string) ([]byte, Drawn, error) {
+	if metric != "rsmse" && metric != "ce" {
+		return nil, Drawn{}, &MetricError{Metric: metric, Want: "rsmse or ce"}
+	}
 	s, err := ReadSweep(path)
 	if err != nil {
 		return nil, Drawn{}, err

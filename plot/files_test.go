@@ -55,6 +55,22 @@ func TestSweepFile(t *testing.T) {
 	assert.Equal(t, Drawn{What: "rsmse at 2 values of k"}, d)
 	_, _, err = SweepFile(writeFile(t, "bad.json", `{"k_sweep":[{"k":0}]}`), "rsmse", "svg")
 	assert.ErrorContains(t, err, `bad.json: row 1 of "k_sweep" has no k ≥ 1`)
+	_, _, err = SweepFile("missing.json", "accuracy", "svg")
+	var me *MetricError
+	require.True(t, errors.As(err, &me), "a bad metric before the file is read: %v", err)
+	assert.Equal(t, `"accuracy": want rsmse or ce`, err.Error())
+}
+
+// Every report figure draws; sweep's and experiment's have a --metric.
+func TestReportFigures(t *testing.T) {
+	figs := ReportFigures()
+	require.Len(t, figs, 3)
+	for name, f := range figs {
+		assert.NotNil(t, f.Draw, name)
+	}
+	assert.Empty(t, figs["training"].MetricHelp)
+	assert.Equal(t, "rsmse", figs["sweep"].Metric)
+	assert.NotEmpty(t, figs["experiment"].MetricHelp)
 }
 
 func TestUnknownClientError(t *testing.T) {

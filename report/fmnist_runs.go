@@ -98,6 +98,16 @@ func (a *ClassRuns) Method(m string) *ClassMethod {
 	return r
 }
 
+// Methods are the rows of the methods named, by name (an FMNIST report's
+// Methods).
+func (a *ClassRuns) Methods(names []string) map[string]*ClassMethod {
+	out := make(map[string]*ClassMethod, len(names))
+	for _, m := range names {
+		out[m] = a.Method(m)
+	}
+	return out
+}
+
 // WeightedRuns are one method's weighted accuracies (the FedVI paper's
 // metric) over the seeds.
 type WeightedRuns struct {

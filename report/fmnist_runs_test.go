@@ -69,6 +69,9 @@ func TestClassRuns(t *testing.T) {
 	assert.True(t, m.Weighted.GlobalModel)
 	assert.Equal(t, Float(25), m.Weighted.Existing.Final.Mean)
 	assert.Len(t, m.PerClient["new_accuracy"], 2)
+	rows := a.Methods([]string{"fedavg"})
+	require.Len(t, rows, 1)
+	assert.Equal(t, m.Seconds, rows["fedavg"].Seconds)
 
 	a.Observe(harness.Event{Kind: harness.Done, Method: "bad", Data: ds, Result: &fl.MethodResult{Method: "bad"}})
 	assert.ErrorContains(t, a.Err(), "no accuracies of the participating clients")

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 
+	"github.com/klauspost/cpuid/v2"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
@@ -279,4 +281,11 @@ func (r *GenFL) writePaper(w io.Writer) {
 		i = j
 	}
 	fmt.Fprintf(w, "\nThe paper's Table 2 (MNIST, label-sorted shards; mean bound / mean test error): %s.\n", strings.Join(groups, "; "))
+}
+
+// CPUName names the CPU and the cores the program may use (GOMAXPROCS),
+// the GenFL report's CPU: the machine of every time it prints.
+func CPUName() string {
+	c := cpuid.CPU
+	return fmt.Sprintf("%s (family %d model %d), GOMAXPROCS %d", strings.TrimSpace(c.BrandName), c.Family, c.Model, runtime.GOMAXPROCS(0))
 }

@@ -59,3 +59,9 @@ func TestGenFLReport(t *testing.T) {
 	assert.Error(t, err)
 	assert.Error(t, p.Add(&harness.Report{}, 0))
 }
+
+func TestCPUNameNamesTheCores(t *testing.T) {
+	if got := CPUName(); !strings.Contains(got, "GOMAXPROCS") {
+		t.Fatalf("CPUName() = %q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
@@ -28,7 +29,9 @@ type BarMaker func(label string, total int, unit string, hideValue bool) Bar
 // experiment fmnist): a Bar per method and seed (PAC-PFL's
 // personalisation after its rounds with a Bar of its own, GenFL's phases
 // as Phases lines), then each seed's figures on a line. OnDone, if set,
-// receives every Done event first.
+// receives every Done event first. Each note of the seeds' data sets
+// (data.Dataset.Notes) is written once, when it first appears, even when
+// Quiet: a note qualifies the results.
 type Classification struct {
 	W      io.Writer
 	Quiet  bool
@@ -37,11 +40,19 @@ type Classification struct {
 	bar    Bar
 	phase  string
 	gp     *Phases
+	notes  []string
 }
 
 // Observe implements harness.Observer.
 func (o *Classification) Observe(ev harness.Event) {
 	switch ev.Kind {
+	case harness.DataReady:
+		for _, n := range ev.Data.Notes {
+			if !slices.Contains(o.notes, n) {
+				o.notes = append(o.notes, n)
+				fmt.Fprintf(o.W, "note: %s\n", n)
+			}
+		}
 	case harness.Phase:
 		o.genfl(ev).Phase(ev.Phase)
 	case harness.Round:

@@ -79,3 +79,29 @@ func TestClassificationObserver(t *testing.T) {
 	assert.Equal(t, 1, done)
 	assert.Contains(t, b.String(), "experiment: seed 1 pacpfl   existing accuracy 80.00%")
 }
+
+// A Bar per method and seed, labelled as a sweep's levels when Sweep is
+// set, its values hidden where HideValue says; each seed's line with
+// SeedLines.
+func TestRegressionObserver(t *testing.T) {
+	var log []string
+	var labels []string
+	var b strings.Builder
+	o := &Regression{W: &b, Sweep: "k-sweep", SeedLines: true, HideValue: func(m string) bool { return m == "ε=1" },
+		NewBar: func(label string, total int, unit string, hide bool) Bar {
+			labels = append(labels, fmt.Sprintf("%s/%d/%v", label, total, hide))
+			return fakeBar{&log, label}
+		}}
+	res := &fl.MethodResult{Existing: fl.GroupMetrics{MeanRSMSE: 0.5, MeanCE: math.NaN()}, New: fl.GroupMetrics{MeanRSMSE: 0.25, MeanCE: 0.125}, Seconds: 2}
+	for _, m := range []string{"ε=1", "no DP"} {
+		o.Observe(harness.Event{Kind: harness.Round, Method: m, Seed: 7, SeedIndex: 1, Seeds: 2, Round: 1, Rounds: 3})
+		o.Observe(harness.Event{Kind: harness.Done, Method: m, Seed: 7, Result: res})
+	}
+	assert.Equal(t, []string{"k-sweep seed 2/2 ε=1/3/true", "k-sweep seed 2/2 no DP/3/false"}, labels)
+	assert.Equal(t, []string{"k-sweep seed 2/2 ε=1 1", "k-sweep seed 2/2 ε=1 done", "k-sweep seed 2/2 no DP 1", "k-sweep seed 2/2 no DP done"}, log)
+	assert.Contains(t, b.String(), "experiment: seed 7 no DP    existing RSMSE 0.500 CE –")
+	b.Reset()
+	o.Quiet = true
+	o.Observe(harness.Event{Kind: harness.Done, Method: "x", Result: res})
+	assert.Empty(t, b.String())
+}

@@ -11,9 +11,11 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 func init() {
@@ -23,12 +25,6 @@ func init() {
 		run:     runExperiment,
 	})
 }
-
-// The frequentist regression baselines of Table 6 (point predictions).
-const (
-	methodMTL  = "mtl"
-	methodMAML = "maml"
-)
 
 // regressionMethods are the methods of experiment polynomial and pv, in
 // table order.
@@ -68,9 +64,9 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	f := &x.f
 	switch {
 	case len(x.kSweep) > 0:
-		return runKSweep(x.kSweep, f, x.seeds, x.seedBase, x.quiet, x.jsonPath, stdout, stderr)
+		return runKSweep(x, stdout, stderr)
 	case f.dpSweep:
-		return runDPSweep(x.dpSweep, f, x.seeds, x.seedBase, x.quiet, x.jsonPath, stdout, stderr)
+		return runDPSweep(x, stdout, stderr)
 	}
 	return runRegressionTable(x, stdout, stderr)
 }
@@ -161,18 +157,12 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 	if _, err := f.options(ds0, x.seedBase); err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	stdout, jsonOut := reportStreams(x.jsonPath, stdout, stderr)
 	ms, err := f.regressionMethods(x.methods, ds0, x.seedBase)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	exp := harness.Experiment{Data: f.dataset, Seeds: seedRange(x.seeds, x.seedBase), Methods: ms}
-	obs := &progressObserver{w: stderr, quiet: x.quiet, onDone: func(ev harness.Event) {
-		res := ev.Result
-		fmt.Fprintf(stderr, "experiment: seed %d %-8s existing RSMSE %s CE %s | new RSMSE %s CE %s (%.1fs)\n",
-			ev.Seed, ev.Method, fmtMetric("%.3f", res.Existing.MeanRSMSE), fmtMetric("%.3f", res.Existing.MeanCE),
-			fmtMetric("%.3f", res.New.MeanRSMSE), fmtMetric("%.3f", res.New.MeanCE), res.Seconds)
-	}}
+	exp := harness.Experiment{Data: f.dataset, Seeds: harness.Seeds(x.seeds, x.seedBase), Methods: ms}
+	obs := &runlog.Regression{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), SeedLines: true}
 	ctx, stop := signalContext()
 	defer stop()
 	hr, err := harness.Run(ctx, exp, obs)
@@ -180,13 +170,7 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	rep := report.NewExperiment(f.datasetKey(), hr)
-	rep.WriteText(stdout, x.methods, f.clients, f.newClients)
-	if x.jsonPath != "" {
-		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
-			return fail(stderr, "experiment", err)
-		}
-	}
-	return exitOK
+	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) { rep.WriteText(w, x.methods, f.clients, f.newClients) }, stdout, stderr)
 }
 
 // checkExperiment validates the flags of experiment polynomial that train
@@ -246,21 +230,6 @@ func (f *trainFlags) regressionMethods(names []string, ds0 *data.Dataset, seed0 
 func pvBaselineSteps() int {
 	v, _ := methods.DefaultVanilla(methods.PV)
 	return v.Options.Steps
-}
-
-// pacpflMethod is PAC-PFL (or pFedGP) with the training flags' settings,
-// checked on ds0 and seed0.
-func (f *trainFlags) pacpflMethod(name string, ds0 *data.Dataset, seed0 uint64) (harness.Method, error) {
-	m, err := f.pacpfl(ds0, seed0)
-	if err != nil {
-		return nil, err
-	}
-	ms, err := methods.New([]string{name}, methods.Settings{PACPFL: &m, PFedGPMean: f.pfedgpMean,
-		GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) }})
-	if err != nil {
-		return nil, err
-	}
-	return ms[0], nil
 }
 
 // pacpfl is PAC-PFL with the training flags' settings, checked on ds0 and

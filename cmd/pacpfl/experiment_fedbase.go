@@ -2,10 +2,13 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"io"
 
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/methods"
 )
 
 // The peer methods of experiment fmnist from the pFedBayes paper's Table 1
@@ -22,6 +25,42 @@ type fedFlags struct {
 	fs                                  *flag.FlagSet // to tell the flags given from the defaults
 	avgLR, proxMu                       float64
 	ftSteps                             int
+	on                                  bool // a method of fedBaselines runs
+}
+
+func init() { fmnistMethodFlags = append(fmnistMethodFlags, func() methodFlags { return &fedFlags{} }) }
+
+func (f *fedFlags) add(fs *flag.FlagSet) { addFedFlags(fs, f) }
+
+// check validates the flags when one of their methods runs.
+func (f *fedFlags) check(x *fmnistExperiment) error {
+	if f.on = x.has(fedBaselines...); f.on {
+		return f.checkArch(x.arch)
+	}
+	return nil
+}
+
+func (f *fedFlags) settings(s *methods.Settings, x *fmnistExperiment, seed uint64) error {
+	var err error
+	opt := func(ok bool, get func() error) {
+		if ok && err == nil {
+			err = get()
+		}
+	}
+	opt(x.has(pfedbayes.MethodPFedBayes), func() error { o, err := f.pfedbayes(x.arch, seed); s.PFedBayes = &o; return err })
+	opt(x.has(fedavg.MethodFedAvg, fedavg.MethodFedAvgFT), func() error { o, err := f.fedavg(x.arch, seed, false); s.FedAvg = &o; return err })
+	opt(x.has(fedavg.MethodFedProx), func() error { o, err := f.fedavg(x.arch, seed, true); s.FedProx = &o; return err })
+	return err
+}
+
+func (f *fedFlags) label(string) string { return "" }
+
+// note names the network and the rounds of the methods that ran.
+func (f *fedFlags) note(w io.Writer, x *fmnistExperiment) {
+	if f.on {
+		a := x.arch.WithDefaults()
+		fmt.Fprintf(w, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), f.rounds, f.localSteps, f.batch)
+	}
 }
 
 func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
@@ -96,8 +135,9 @@ func (f *fedFlags) fedavg(arch lml.BNN, seed uint64, prox bool) (fedavg.Options,
 	return o, nil
 }
 
-// check validates the flags before any data is read.
-func (f *fedFlags) check(arch lml.BNN) error {
+// checkArch validates the flags for the network arch before any data is
+// read.
+func (f *fedFlags) checkArch(arch lml.BNN) error {
 	if f.rounds < 1 || f.evalLast < 1 {
 		return usagef("--fed-rounds %d and --fed-eval-last %d must be at least 1", f.rounds, f.evalLast)
 	}

@@ -2,22 +2,11 @@ package main
 
 import (
 	"flag"
+	"io"
 
 	"github.com/pacpfl/pacpfl/fl/fedvi"
+	"github.com/pacpfl/pacpfl/methods"
 )
-
-// FedVI and its FedAvg rows as methods of pacpfl experiment
-// fmnist. FedAvg here is trained on FedVI's embedding CNN E — with a ReLU
-// after its dense 128, which FedVI's own E (the paper's) no longer has —
-// and a dense classifier, with FedVI's rounds and server optimiser, so that
-// the rows differ in the model only, as in the FedVI paper.
-const (
-	methodFedVIFedAvg   = "fedvi-fedavg"
-	methodFedVIFedAvgFT = "fedvi-fedavg-ft"
-)
-
-// fedviMethods are the method names this file serves.
-var fedviMethods = []string{fedvi.MethodFedVI, methodFedVIFedAvg, methodFedVIFedAvgFT}
 
 // fedviFlags are the settings of the FedVI-family methods. The defaults
 // (150 rounds of 30 clients, evaluation over the last 10) are sized for
@@ -38,6 +27,28 @@ type fedviFlags struct {
 	withFT bool
 }
 
+func init() {
+	fmnistMethodFlags = append(fmnistMethodFlags, func() methodFlags { return &fedviFlags{} })
+}
+
+func (v *fedviFlags) add(fs *flag.FlagSet) { addFedVIFlags(fs, v) }
+
+// settings are the options of FedVI and of FedAvg on its network.
+func (v *fedviFlags) settings(s *methods.Settings, _ *fmnistExperiment, _ uint64) error {
+	vo := v.options()
+	ao := vo
+	ao.Arch.EmbedReLU = v.fedavgReLU
+	ft := fedvi.DefaultFineTune()
+	ft.Epochs = v.ftEpochs
+	if !v.withFT {
+		ft.Epochs = 0
+	}
+	s.FedVI, s.FedVIFedAvg, s.FedVIFineTune = &vo, &ao, &ft
+	return nil
+}
+
+func (v *fedviFlags) note(io.Writer, *fmnistExperiment) {}
+
 func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 	d := fedvi.DefaultOptions()
 	fs.IntVar(&v.rounds, "fedvi-rounds", 150, "fedvi, fedvi-fedavg: communication rounds T")
@@ -53,21 +64,21 @@ func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 	fs.IntVar(&v.ftEpochs, "fedvi-ft-epochs", fedvi.DefaultFineTune().Epochs, "fedvi-fedavg-ft: local fine-tuning epochs")
 }
 
-// label is the table label of method m in this run: the registry's
-// (methodLabel), with the FedAvg rows on FedVI's CNN named after the network
-// they train on.
+// label names the FedAvg rows on FedVI's CNN after the network they train
+// on when it is FedVI's own E; "" (the registry's label) otherwise.
 func (v *fedviFlags) label(m string) string {
-	if v.fedavgReLU || (m != methodFedVIFedAvg && m != methodFedVIFedAvgFT) {
-		return methodLabel(m)
+	if v.fedavgReLU || (m != methods.MethodFedVIFedAvg && m != methods.MethodFedVIFedAvgFT) {
+		return ""
 	}
-	if m == methodFedVIFedAvg {
+	if m == methods.MethodFedVIFedAvg {
 		return "FedAvg (FedVI's E, no ReLU after dense 128)"
 	}
 	return "FedAvg+FT (FedVI's E, no ReLU after dense 128)"
 }
 
 // check validates the flags before any data is read.
-func (v *fedviFlags) check() error {
+func (v *fedviFlags) check(x *fmnistExperiment) error {
+	v.withFT = x.has(methods.MethodFedVIFedAvgFT)
 	switch {
 	case v.rounds < 1:
 		return usagef("--fedvi-rounds %d must be ≥ 1", v.rounds)

@@ -10,9 +10,11 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/runlog"
 )
@@ -24,58 +26,88 @@ func fmnistUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: pacpfl experiment fmnist [--partition labels5 --split small|medium|large | --partition dirichlet --alpha 0.4 --clients N] [--methods pacpfl,vanilla,pooled,pfedbayes,fedavg,fedprox,fedavg-ft,genfl,fedvi,fedvi-fedavg,fedvi-fedavg-ft] [--seeds 5] [--seed-base N] [--json FILE] [train flags] [--fed-*, --pfedbayes-*, --fedavg-*, --fedvi-* flags]")
 }
 
-// The split of experiment fmnist --partition dirichlet unless --clients,
-// --new-clients or --max-images say otherwise: FedVI's (docs/math.md,
-// "FedVI"), 300 participating and 100 held-out clients sharing a random
-// 60,000 of Fashion-MNIST's 70,000 images, about 150 each — one seed of
-// fedvi and fedvi-fedavg in about 23 minutes of two idle cores. (train's
-// BNN keeps bnnClients and bnnNewClients on the whole data set.)
-const dirichletClients, dirichletNewClients, dirichletImages = 300, 100, 60000
-
 // fmnistClientFlags makes the help of --clients, --new-clients and
 // --max-images that of experiment fmnist, whose data is always
 // Fashion-MNIST (bnnDefaults and dirichletDefaults set the values).
 func fmnistClientFlags(fs *flag.FlagSet) {
 	c, n, im := fs.Lookup("clients"), fs.Lookup("new-clients"), fs.Lookup("max-images")
 	c.Usage = "existing (participating) clients n of --partition dirichlet (labels5 has one client per label)"
-	c.DefValue = strconv.Itoa(dirichletClients)
+	c.DefValue = strconv.Itoa(papers.FedVIClients)
 	// Two defaults, one per partition: both in the text, none after it.
-	n.Usage = fmt.Sprintf("held-out new (non-participating) clients, never seen in training (default %d for labels5, %d for dirichlet)", bnnNewClients, dirichletNewClients)
+	n.Usage = fmt.Sprintf("held-out new (non-participating) clients, never seen in training (default %d for labels5, %d for dirichlet)", bnnNewClients, papers.FedVINewClients)
 	n.DefValue = "0"
-	im.Usage = fmt.Sprintf("use at most this many images (default 0 for labels5: the split's full sizes; %d for dirichlet, drawn at random from the 70,000)", dirichletImages)
+	im.Usage = fmt.Sprintf("use at most this many images (default 0 for labels5: the split's full sizes; %d for dirichlet, drawn at random from the 70,000)", papers.FedVIImages)
 	im.DefValue = "0"
 }
 
 // dirichletDefaults sets experiment fmnist's split of --partition
-// dirichlet where the flags were not given (after bnnDefaults).
+// dirichlet where the flags were not given (after bnnDefaults): FedVI's
+// (papers.FedVIClients), one seed of fedvi and fedvi-fedavg in about 23
+// minutes of two idle cores.
 func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
 	if b.partition != partDirichlet {
 		return
 	}
 	if !b.set["clients"] {
-		f.clients = dirichletClients
+		f.clients = papers.FedVIClients
 	}
 	if !b.set["new-clients"] {
-		f.newClients = dirichletNewClients
+		f.newClients = papers.FedVINewClients
 	}
 	if !b.set["max-images"] {
-		b.maxImages = dirichletImages
+		b.maxImages = papers.FedVIImages
 	}
+}
+
+// methodFlags are the flags of a family of experiment fmnist's methods.
+// Each family has a flag file of its own whose init appends its maker to
+// fmnistMethodFlags: with its adapter in package methods, that file is all
+// a new method of the experiment needs.
+type methodFlags interface {
+	// add registers the flags.
+	add(fs *flag.FlagSet)
+	// check validates them for x's --methods, before any data is read.
+	check(x *fmnistExperiment) error
+	// settings puts the options of the family's methods among x's, with
+	// the random streams of the first seed seed0, into s.
+	settings(s *methods.Settings, x *fmnistExperiment, seed0 uint64) error
+	// label is method m's table label in this run, "" for the registry's.
+	label(m string) string
+	// note writes the family's settings after the results table, or
+	// nothing.
+	note(w io.Writer, x *fmnistExperiment)
+}
+
+// fmnistMethodFlags make the methodFlags of experiment fmnist, in the
+// order of their checks (the flag files' init order: by file name).
+var fmnistMethodFlags []func() methodFlags
+
+// has reports whether any of ms is among x's methods.
+func (x *fmnistExperiment) has(ms ...string) bool {
+	return slices.ContainsFunc(ms, func(m string) bool { return slices.Contains(x.methods, m) })
+}
+
+// label is method m's table label in this run.
+func (x *fmnistExperiment) label(m string) string {
+	for _, f := range x.mf {
+		if l := f.label(m); l != "" {
+			return l
+		}
+	}
+	return methods.Label(m)
 }
 
 // fmnistExperiment is experiment fmnist's parsed flags.
 type fmnistExperiment struct {
 	f        trainFlags
 	bf       bnnFlags
-	ff       fedFlags
-	vf       fedviFlags
+	mf       []methodFlags
 	seeds    int
 	seedBase uint64
 	methods  stringList
 	quiet    bool
 	jsonPath string
 	arch     lml.BNN
-	fed      bool // a method of fedBaselines runs
 }
 
 // parseFMNIST parses and checks the flags of experiment fmnist; ok=false:
@@ -96,8 +128,10 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL; existing clients only), fedvi, fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes, fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
-	addFedFlags(fs, &x.ff)
-	addFedVIFlags(fs, &x.vf)
+	for _, mk := range fmnistMethodFlags {
+		x.mf = append(x.mf, mk())
+		x.mf[len(x.mf)-1].add(fs)
+	}
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {
@@ -130,19 +164,14 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 	}
 	// A repeated method would pool its runs as if they were more seeds and
 	// print a confidence interval that is too narrow.
-	if err := checkNames("--methods", x.methods, slices.Concat(bnnMethods, []string{genfl.MethodGenFL}, fedviMethods, fedBaselines)); err != nil {
+	if err := checkNames("--methods", x.methods, methods.Names(methods.Classification)); err != nil {
 		return err
 	}
 	x.arch = lml.BNN{Arch: bf.arch, Hidden: bf.hidden}
-	x.fed = slices.ContainsFunc(x.methods, func(m string) bool { return slices.Contains(fedBaselines, m) })
-	if x.fed {
-		if err := x.ff.check(x.arch); err != nil {
+	for _, m := range x.mf {
+		if err := m.check(x); err != nil {
 			return err
 		}
-	}
-	x.vf.withFT = slices.Contains(x.methods, methodFedVIFedAvgFT)
-	if err := x.vf.check(); err != nil {
-		return err
 	}
 	bf.bnnDefaults(f)
 	bf.dirichletDefaults(f)
@@ -159,7 +188,6 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	f, bf := &x.f, &x.bf
-	stdout, jsonOut := reportStreams(x.jsonPath, stdout, stderr)
 	start := time.Now()
 	im, err := bf.images()
 	if err != nil {
@@ -171,13 +199,18 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	hms, err := fmnistMethods(x.methods, f, bf, &x.ff, &x.vf, x.arch, ds0, x.seedBase)
+	hms, err := x.newMethods(ds0)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	exp := harness.Experiment{Methods: hms, Seeds: seedRange(x.seeds, x.seedBase), Data: x.data(im, ds0, stderr)}
+	exp := harness.Experiment{Methods: hms, Seeds: harness.Seeds(x.seeds, x.seedBase), Data: func(seed uint64) (*data.Dataset, error) {
+		if seed == x.seedBase {
+			return ds0, nil
+		}
+		return bf.dataset(im, f, seed)
+	}}
 	acc := report.NewClassRuns(x.seeds, bf.partition == partDirichlet)
-	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: newBar(stderr, x.quiet), OnDone: acc.Observe}
+	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), OnDone: acc.Observe}
 	ctx, stop := signalContext()
 	defer stop()
 	hr, err := harness.Run(ctx, exp, obs)
@@ -187,47 +220,17 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Seeds: hr.Seeds, Methods: map[string]*report.ClassMethod{}}
+	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Seeds: hr.Seeds, Methods: acc.Methods(x.methods)}
 	if bf.partition == partLabels5 {
 		rep.Split = bf.split
 	} else {
 		rep.Alpha, rep.Clients = bf.alpha, f.clients
 	}
-	for _, m := range x.methods {
-		rep.Methods[m] = acc.Method(m)
-	}
-	rep.WriteText(stdout, x.methods, x.vf.label)
-	if x.fed {
-		a := x.arch.WithDefaults()
-		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), x.ff.rounds, x.ff.localSteps, x.ff.batch)
-	}
-	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
-	if x.jsonPath != "" {
-		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
-			return fail(stderr, "experiment", err)
+	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
+		rep.WriteText(w, x.methods, x.label)
+		for _, m := range x.mf {
+			m.note(w, x)
 		}
-	}
-	return exitOK
-}
-
-// data is the data function of the experiment: ds0 for the first seed,
-// and each data set's notes printed once.
-func (x *fmnistExperiment) data(im *data.Images, ds0 *data.Dataset, stderr io.Writer) func(uint64) (*data.Dataset, error) {
-	var notes []string
-	return func(seed uint64) (*data.Dataset, error) {
-		ds := ds0
-		if seed != x.seedBase {
-			var err error
-			if ds, err = x.bf.dataset(im, &x.f, seed); err != nil {
-				return nil, err
-			}
-		}
-		for _, n := range ds.Notes {
-			if !slices.Contains(notes, n) {
-				notes = append(notes, n)
-				fmt.Fprintf(stderr, "note: %s\n", n)
-			}
-		}
-		return ds, nil
-	}
+		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
+	}, stdout, stderr)
 }

@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
-	"strings"
 	"time"
-
-	"github.com/klauspost/cpuid/v2"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl/genfl"
@@ -37,32 +33,41 @@ type genflFlags struct {
 	testDraws                            int
 }
 
+// addGenFLFlags registers the flags of GenFL; their defaults are the
+// paper's (genfl.DefaultOptions with a learnt prior and FEDBOUND's pairs),
+// and 0 leaves a setting that depends on the prior or the estimator at
+// DefaultOptions' choice.
 func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
-	fs.StringVar(&g.prior, "prior", "learnt", "prior: learnt (ERM on the first half of every user's data; posterior and bound on the second) or random (data-free, truncated normal means)")
-	fs.StringVar(&g.objective, "objective", "f1", "training objective: f1 (Pinsker relaxation) or f2 (quadratic relaxation)")
-	g.hidden = intList(genfl.DefaultHidden())
+	d := genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, 0)
+	r := genfl.DefaultOptions(genfl.RandomPriorKind, genfl.Full, 0)
+	byPrior := func(what string, learnt, random any) string {
+		return fmt.Sprintf("%s (0: %v with a learnt prior, %v with a random one", what, learnt, random)
+	}
+	fs.StringVar(&g.prior, "prior", d.Prior.String(), "prior: learnt (ERM on the first half of every user's data; posterior and bound on the second) or random (data-free, truncated normal means)")
+	fs.StringVar(&g.objective, "objective", d.Objective.Objective.String(), "training objective: f1 (Pinsker relaxation) or f2 (quadratic relaxation)")
+	g.hidden = intList(d.Arch.Hidden)
 	fs.Var(&g.hidden, "hidden", "hidden layer widths of the MLP (the seed's parameter count is that of 600,600,600)")
-	fs.Float64Var(&g.sigmaPrior, "sigma-prior", genfl.DefaultSigmaPrior, "σ of the Gaussian prior over every weight")
-	fs.Float64Var(&g.klPenalty, "kl-penalty", 0, "factor of KL(Q‖P) in the objective only (0: 1 with a learnt prior, 0.1 with a random one, as the paper)")
-	fs.IntVar(&g.rounds, "rounds", 0, "GenFL rounds (0: 10 with a learnt prior, 200 with a random one)")
-	fs.IntVar(&g.localEpochs, "local-epochs", 0, "local epochs E per round (0: 5 with a learnt prior, 1 with a random one)")
-	fs.IntVar(&g.priorRounds, "prior-rounds", genfl.DefaultPriorRounds, "rounds of the learnt prior's federated ERM")
-	fs.IntVar(&g.priorEpochs, "prior-epochs", genfl.DefaultPriorEpochs, "local epochs of the learnt prior's federated ERM")
-	fs.IntVar(&g.personalEpochs, "personal-epochs", genfl.DefaultPersonalEpochs, "pfl: epochs of each user's personalisation")
-	fs.Float64Var(&g.fraction, "fraction", genfl.DefaultFraction, "fraction C of the users sampled each round")
-	fs.Float64Var(&g.lr, "lr", genfl.DefaultLR, "SGD learning rate")
-	fs.Float64Var(&g.momentum, "momentum", genfl.DefaultMomentum, "SGD momentum of GenFL and the personalisation")
-	fs.Float64Var(&g.priorMomentum, "prior-momentum", genfl.DefaultPriorMomentum, "SGD momentum of the learnt prior's ERM")
-	fs.Float64Var(&g.dropout, "dropout", genfl.DefaultDropout, "dropout of the learnt prior's ERM")
-	fs.IntVar(&g.batch, "batch", genfl.DefaultBatch, "mini-batch size")
-	fs.Float64Var(&g.delta, "delta", genfl.DefaultDelta, "δ of McAllester's bound (also in the objective)")
-	fs.Float64Var(&g.deltaPrime, "delta-prime", genfl.DefaultDeltaPrime, "δ′ of the bound's Monte Carlo step")
-	fs.Float64Var(&g.pMin, "p-min", genfl.DefaultPMin, "probability floor of the bounded cross-entropy")
-	fs.StringVar(&g.estimator, "estimator", "pairs", "FEDBOUND's sampling: pairs (n independent (weight draw, training example) pairs, exact by local reparameterisation) or full (Alg. 2 as printed: every user evaluates n weight draws on all its examples)")
-	fs.IntVar(&g.mcSamples, "mc-samples", 0, "n of FEDBOUND (0: 150000 pairs, the paper's n; 100 weight draws per user with --estimator full)")
-	fs.IntVar(&g.clientMCSamples, "client-mc-samples", genfl.DefaultClientMCSamples, "pfl: n of each user's own bound")
-	fs.IntVar(&g.stack, "stack", genfl.DefaultStack, "--estimator full: weight samples evaluated together")
-	fs.IntVar(&g.testDraws, "test-draws", genfl.DefaultTestDraws, "weight draws per test image of the Gibbs test error")
+	fs.Float64Var(&g.sigmaPrior, "sigma-prior", d.SigmaPrior, "σ of the Gaussian prior over every weight")
+	fs.Float64Var(&g.klPenalty, "kl-penalty", 0, byPrior("factor of KL(Q‖P) in the objective only", d.Objective.KLPenalty, r.Objective.KLPenalty)+", as the paper)")
+	fs.IntVar(&g.rounds, "rounds", 0, byPrior("GenFL rounds", d.PosteriorFed.Rounds, r.PosteriorFed.Rounds)+")")
+	fs.IntVar(&g.localEpochs, "local-epochs", 0, byPrior("local epochs E per round", d.PosteriorFed.LocalEpochs, r.PosteriorFed.LocalEpochs)+")")
+	fs.IntVar(&g.priorRounds, "prior-rounds", d.PriorFed.Rounds, "rounds of the learnt prior's federated ERM")
+	fs.IntVar(&g.priorEpochs, "prior-epochs", d.PriorFed.LocalEpochs, "local epochs of the learnt prior's federated ERM")
+	fs.IntVar(&g.personalEpochs, "personal-epochs", d.PersonalEpochs, "pfl: epochs of each user's personalisation")
+	fs.Float64Var(&g.fraction, "fraction", d.PosteriorFed.Fraction, "fraction C of the users sampled each round")
+	fs.Float64Var(&g.lr, "lr", d.PosteriorFed.LR, "SGD learning rate")
+	fs.Float64Var(&g.momentum, "momentum", d.PosteriorFed.Momentum, "SGD momentum of GenFL and the personalisation")
+	fs.Float64Var(&g.priorMomentum, "prior-momentum", d.PriorFed.Momentum, "SGD momentum of the learnt prior's ERM")
+	fs.Float64Var(&g.dropout, "dropout", d.Dropout, "dropout of the learnt prior's ERM")
+	fs.IntVar(&g.batch, "batch", d.PosteriorFed.Batch, "mini-batch size")
+	fs.Float64Var(&g.delta, "delta", d.Objective.Delta, "δ of McAllester's bound (also in the objective)")
+	fs.Float64Var(&g.deltaPrime, "delta-prime", d.DeltaPrime, "δ′ of the bound's Monte Carlo step")
+	fs.Float64Var(&g.pMin, "p-min", d.Objective.PMin, "probability floor of the bounded cross-entropy")
+	fs.StringVar(&g.estimator, "estimator", d.MC.Estimator.String(), "FEDBOUND's sampling: pairs (n independent (weight draw, training example) pairs, exact by local reparameterisation) or full (Alg. 2 as printed: every user evaluates n weight draws on all its examples)")
+	fs.IntVar(&g.mcSamples, "mc-samples", 0, fmt.Sprintf("n of FEDBOUND (0: %d pairs, the paper's n; %d weight draws per user with --estimator full)", d.MC.N, r.MC.N))
+	fs.IntVar(&g.clientMCSamples, "client-mc-samples", d.ClientMC.N, "pfl: n of each user's own bound")
+	fs.IntVar(&g.stack, "stack", d.MC.Stack, "--estimator full: weight samples evaluated together")
+	fs.IntVar(&g.testDraws, "test-draws", d.TestDraws, "weight draws per test image of the Gibbs test error")
 	fs.StringVar(&g.setting, "setting", "", "flsob (GenFL + the global FEDBOUND) or pfl (Alg. 3/4: personalised posteriors and per-user bounds); default flsob for --partition iid, pfl for shards")
 }
 
@@ -126,11 +131,12 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("experiment genfl", stderr)
 	var g genflFlags
 	addGenFLFlags(fs, &g)
-	partition := fs.String("partition", "iid", "users: iid (label-blind random draws) or shards (label-sorted shards, McMahan et al.)")
-	clients := fs.Int("clients", 100, "number of users K")
-	trainPer := fs.Int("train-per-client", 540, "iid: training images per user")
-	testPer := fs.Int("test-per-client", 60, "iid: test images per user")
-	shardSize := fs.Int("shard-size", 300, "shards: images per shard (2 shards per user, 10 % of them test)")
+	d := methods.DefaultGenFLData()
+	fs.StringVar(&d.Partition, "partition", d.Partition, "users: iid (label-blind random draws) or shards (label-sorted shards, McMahan et al.)")
+	fs.IntVar(&d.Clients, "clients", d.Clients, "number of users K")
+	fs.IntVar(&d.Train, "train-per-client", d.Train, "iid: training images per user")
+	fs.IntVar(&d.Test, "test-per-client", d.Test, "iid: test images per user")
+	fs.IntVar(&d.ShardSize, "shard-size", d.ShardSize, "shards: images per shard (2 shards per user, 10 % of them test)")
 	dataDir := fs.String("data-dir", "", "directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
@@ -140,7 +146,7 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	fail := func(err error) int { return fail(stderr, "experiment genfl", err) }
-	if err := g.checkData(*partition, *clients, *trainPer, *testPer, *shardSize); err != nil {
+	if err := g.checkData(d); err != nil {
 		return fail(err)
 	}
 	if err := checkSeeds(*seeds, *seedBase); err != nil {
@@ -155,16 +161,21 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	stdout, jsonOut := reportStreams(*jsonPath, stdout, stderr)
 	start := time.Now()
 	im, err := data.FashionMNIST(*dataDir)
 	if err != nil {
 		return fail(usageError{err})
 	}
-	exp := harness.Experiment{Seeds: seedRange(*seeds, *seedBase),
+	deal := d.Data(im)
+	exp := harness.Experiment{Seeds: harness.Seeds(*seeds, *seedBase),
 		Methods: []harness.Method{methods.GenFLBound{Options: o0, Setting: g.setting}},
-		Data: genflData(im, *partition, data.IIDConfig{Clients: *clients, Train: *trainPer, Test: *testPer},
-			data.ShardsConfig{Clients: *clients, ShardSize: *shardSize})}
+		Data: func(seed uint64) (*data.Dataset, error) {
+			ds, err := deal(seed)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			return ds, nil
+		}}
 	obs := &runlog.GenFL{W: stderr, Quiet: *quiet, Full: o0.MC.Estimator == genfl.Full}
 	ctx, stop := signalContext()
 	defer stop()
@@ -172,64 +183,35 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	rep := report.NewGenFL(*partition, g.setting, o0, cpuName())
+	rep := report.NewGenFL(d.Partition, g.setting, o0, report.CPUName())
 	if err := rep.Add(hr, time.Since(start).Seconds()); err != nil {
 		return fail(err)
 	}
-	testImages := *clients * *testPer
-	if *partition == "shards" {
-		testImages = 0 // per user, not pooled
-	}
-	rep.WriteText(stdout, *clients, testImages, o0.TestDraws)
-	if *jsonPath != "" {
-		if err := writeJSON(jsonOut, *jsonPath, rep); err != nil {
-			return fail(err)
-		}
-	}
-	return exitOK
+	write := func(w io.Writer) { rep.WriteText(w, d.Clients, d.PooledTestImages(), o0.TestDraws) }
+	return emitReport("experiment genfl", *jsonPath, rep, write, stdout, stderr)
 }
 
 // checkData checks the users' flags and sets the setting's default for
 // the partition.
-func (g *genflFlags) checkData(partition string, clients, trainPer, testPer, shardSize int) error {
-	if partition != "iid" && partition != "shards" {
-		return usagef("unknown --partition %q (iid or shards)", partition)
+func (g *genflFlags) checkData(d methods.GenFLData) error {
+	if d.Partition != methods.PartitionIID && d.Partition != methods.PartitionShards {
+		return usagef("unknown --partition %q (iid or shards)", d.Partition)
 	}
 	if g.setting == "" {
-		g.setting = map[string]string{"iid": "flsob", "shards": "pfl"}[partition]
+		g.setting = d.Setting()
 	}
-	if g.setting != "flsob" && g.setting != "pfl" {
+	if g.setting != methods.FLSOB && g.setting != methods.PFL {
 		return usagef("unknown --setting %q (flsob or pfl)", g.setting)
 	}
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"clients", clients}, {"train-per-client", trainPer}, {"test-per-client", testPer}, {"shard-size", shardSize}} {
+	}{{"clients", d.Clients}, {"train-per-client", d.Train}, {"test-per-client", d.Test}, {"shard-size", d.ShardSize}} {
 		if c.v < 1 {
 			return usagef("--%s %d must be at least 1", c.name, c.v)
 		}
 	}
 	return nil
-}
-
-// genflData is experiment genfl's data of a seed: iid users, or users of
-// label-sorted shards.
-func genflData(im *data.Images, partition string, iid data.IIDConfig, sh data.ShardsConfig) func(uint64) (*data.Dataset, error) {
-	return func(seed uint64) (*data.Dataset, error) {
-		var ds *data.Dataset
-		var err error
-		if partition == "iid" {
-			iid.Seed = seed
-			ds, err = data.IID(im, iid)
-		} else {
-			sh.Seed = seed
-			ds, err = data.Shards(im, sh)
-		}
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return ds, nil
-	}
 }
 
 // check validates the flags; klPenalty is the KL factor in effect.
@@ -275,10 +257,4 @@ func (g *genflFlags) check(klPenalty float64) error {
 		}
 	}
 	return nil
-}
-
-// cpuName names the CPU and the cores used, for every figure printed.
-func cpuName() string {
-	c := cpuid.CPU
-	return fmt.Sprintf("%s (family %d model %d), GOMAXPROCS %d", strings.TrimSpace(c.BrandName), c.Family, c.Model, runtime.GOMAXPROCS(0))
 }

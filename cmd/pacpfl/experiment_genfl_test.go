@@ -124,7 +124,7 @@ func TestGenFLAsFMNISTMethod(t *testing.T) {
 	assert.Nil(t, r.NewClass)
 	assert.Len(t, r.ExistingClass.Accuracy, 10)
 	assert.Greater(t, r.ExistingClass.MeanAccuracy, 30.0) // 5 labels per client: chance 20 %
-	assert.Equal(t, "GenFL (PFL)", methodLabel("genfl"))
+	assert.Equal(t, "GenFL (PFL)", methods.Label("genfl"))
 
 	st, _, errs := runCLI("experiment", "fmnist", "--methods", "genfl,bogus", "--data-dir", dir)
 	assert.Equal(t, exitUsage, st)

@@ -7,8 +7,10 @@ import (
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // sweepLevel is one setting of a PAC-PFL sweep (--dp-sweep, --k-sweep): a
@@ -19,65 +21,107 @@ type sweepLevel struct {
 	flags   trainFlags
 }
 
-// sweepReport trains PAC-PFL at every level on every seed (methods.Sweep).
-// Every level's options are validated on the first seed's data before any
-// training.
-func sweepReport(name string, levels []sweepLevel, seeds int, seedBase uint64, quiet bool, stderr io.Writer) (*harness.Report, error) {
+// runSweep is --k-sweep or --dp-sweep (name): PAC-PFL trained at every
+// level on every seed (methods.Sweep, every level's options validated on
+// the first seed's data before any training), the report made by mk and
+// written as text by write and, with --json, as JSON.
+func runSweep(x *regressionExperiment, name string, levels []sweepLevel, mk func(*harness.Report) (*report.Sweep, error),
+	write func(io.Writer, *report.Sweep, *harness.Report), stdout, stderr io.Writer) int {
+	start := time.Now()
 	f0 := &levels[0].flags
-	ds0, err := f0.dataset(seedBase)
+	ds0, err := f0.dataset(x.seedBase)
 	if err != nil {
-		return nil, err
+		return fail(stderr, "experiment", err)
 	}
-	sw := methods.Sweep{Data: f0.dataset, Seeds: seedRange(seeds, seedBase)}
+	sw := methods.Sweep{Data: f0.dataset, Seeds: harness.Seeds(x.seeds, x.seedBase)}
 	hide := map[string]bool{}
 	for i := range levels {
 		lv := &levels[i]
 		lv.flags.boundSamples, lv.flags.learnedSamples = 0, 0
-		hm, err := lv.flags.pacpflMethod(fl.MethodPACPFL, ds0, seedBase)
+		m, err := lv.flags.pacpfl(ds0, x.seedBase)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", lv.label, err)
+			return fail(stderr, "experiment", fmt.Errorf("%s: %w", lv.label, err))
 		}
-		m := hm.(methods.PACPFL)
 		m.Key = lv.label
 		sw.Levels = append(sw.Levels, m)
 		hide[lv.label] = lv.hideLML
 	}
-	obs := &progressObserver{w: stderr, quiet: quiet,
-		label: func(ev harness.Event) string {
-			return fmt.Sprintf("%s seed %d/%d %s", name, ev.SeedIndex+1, ev.Seeds, ev.Method)
-		},
-		hideLML: func(ev harness.Event) bool { return hide[ev.Method] },
-	}
+	obs := &runlog.Regression{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), Sweep: name,
+		HideValue: func(m string) bool { return hide[m] }}
 	ctx, stop := signalContext()
 	defer stop()
-	return sw.Run(ctx, obs)
+	hr, err := sw.Run(ctx, obs)
+	var rep *report.Sweep
+	if err == nil {
+		rep, err = mk(hr)
+	}
+	if err != nil {
+		return fail(stderr, "experiment", err)
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) { write(w, rep, hr) }, stdout, stderr)
 }
 
 // runKSweep trains PAC-PFL with each number of particles k on every seed:
 // the paper's Fig. 3 (existing-client RSMSE against k).
-func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, jsonPath string, stdout, stderr io.Writer) int {
-	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
-	start := time.Now()
+func runKSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
+	f := &x.f
 	var levels []sweepLevel
-	for _, k := range ks {
+	for _, k := range x.kSweep {
 		g := *f
 		g.k = k
 		levels = append(levels, sweepLevel{label: fmt.Sprintf("k=%d", k), flags: g})
 	}
-	hr, err := sweepReport("k-sweep", levels, seeds, seedBase, quiet, stderr)
-	if err != nil {
-		return fail(stderr, "experiment", err)
+	return runSweep(x, "k-sweep", levels, func(hr *harness.Report) (*report.Sweep, error) {
+		return report.NewKSweep(f.datasetKey(), f.clients, x.kSweep, hr)
+	}, func(w io.Writer, rep *report.Sweep, hr *harness.Report) {
+		rep.WriteKTable(w, func(i int) string { return report.ModeLine(hr.Methods[i].PerSeed) })
+		fmt.Fprintf(w, "wall time %.0fs\n", rep.Seconds)
+	}, stdout, stderr)
+}
+
+// runDPSweep trains PAC-PFL at each guaranteed ε (and once without DP) on
+// every seed and prints the utility at each level: the paper's Fig. 4, with
+// an ε that holds.
+func runDPSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
+	f := &x.f
+	if f.dpEpsilon != 0 {
+		return fail(stderr, "experiment", usagef("--dp-sweep sets ε itself: drop --dp-epsilon"))
 	}
-	rep, err := report.NewKSweep(f.datasetKey(), f.clients, ks, hr)
-	if err != nil {
-		return fail(stderr, "experiment", err)
+	eps := append([]float64{0}, x.dpSweep...) // 0: no DP
+	var levels []sweepLevel
+	for _, e := range eps {
+		label := "no DP"
+		if e > 0 {
+			label = fmt.Sprintf("ε=%g", e)
+		}
+		levels = append(levels, sweepLevel{label: label, hideLML: e > 0, flags: f.atEpsilon(e)})
 	}
-	rep.WriteKTable(stdout, func(i int) string { return modeLine(hr.Methods[i].PerSeed) })
-	rep.Seconds = time.Since(start).Seconds()
-	fmt.Fprintf(stdout, "wall time %.0fs\n", rep.Seconds)
+	return runSweep(x, "dp-sweep", levels, func(hr *harness.Report) (*report.Sweep, error) {
+		return report.NewDPSweep(f.datasetKey(), f.clients, eps, f.dpMechanism, f.dpDelta, hr)
+	}, func(w io.Writer, rep *report.Sweep, _ *harness.Report) { rep.WriteDPTable(w, f.dpMechanism) }, stdout, stderr)
+}
+
+// atEpsilon is a copy of the flags training at DP level e; e = 0 is the
+// non-private reference run, without the DP-only flags.
+func (f *trainFlags) atEpsilon(e float64) trainFlags {
+	g := *f
+	g.dpEpsilon = e
+	if e == 0 {
+		g.dpMechanism, g.dpDeltaSet, g.dpNoiseSeed = string(fl.DPLaplace), false, 0
+	}
+	return g
+}
+
+// emitReport writes rep as text (write) to stdout — to stderr when
+// --json - sends the JSON there — and, with --json, as JSON; it returns
+// the exit status.
+func emitReport(cmd, jsonPath string, rep any, write func(io.Writer), stdout, stderr io.Writer) int {
+	text, js := reportStreams(jsonPath, stdout, stderr)
+	write(text)
 	if jsonPath != "" {
-		if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
-			return fail(stderr, "experiment", err)
+		if err := writeJSON(js, jsonPath, rep); err != nil {
+			return fail(stderr, cmd, err)
 		}
 	}
 	return exitOK

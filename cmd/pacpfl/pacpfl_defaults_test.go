@@ -53,10 +53,11 @@ func TestPACPFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 			name string
 			want fl.PACPFLOptions
 		}{{fl.MethodPACPFL, pm.Options}, {fl.MethodPFedGP, gm.Options}} {
-			hm, err := f.pacpflMethod(w.name, ds, 3)
+			hms, err := f.regressionMethods([]string{w.name}, ds, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
+			hm := hms[0]
 			var got fl.PACPFLOptions
 			switch m := hm.(type) {
 			case methods.PACPFL:

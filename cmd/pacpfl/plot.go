@@ -35,7 +35,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case args[0] == "predictive":
 		return runPlotPredictive(args[1:], stdout, stderr)
-	case reportFigures[args[0]].draw != nil:
+	case plot.ReportFigures()[args[0]].Draw != nil:
 		return runPlotReport(args[0], args[1:], stdout, stderr)
 	case isHelp(args[0]):
 		plotUsage(stdout)
@@ -62,34 +62,15 @@ func checkFigureOut(path string) (string, error) {
 // image format.
 type plotJob struct{ cmd, json, out, format string }
 
-// reportFigures are the figures of a --json report: --metric's default and
-// help ("": no --metric), the drawing, and whether a write error names the
-// report.
-var reportFigures = map[string]struct {
-	metric, metricHelp string
-	draw               func(path, metric, format string) ([]byte, plot.Drawn, error)
-	named              bool
-}{
-	"training": {draw: func(path, _, format string) ([]byte, plot.Drawn, error) { return plot.TrainingFile(path, format) }},
-	"experiment": {"", "the per-client metric: rsmse or ce (regression), accuracy or ce (fmnist); default rsmse or accuracy",
-		plot.ExperimentFile, true},
-	"sweep": {"rsmse", "the metric: rsmse or ce", func(path, metric, format string) ([]byte, plot.Drawn, error) {
-		if metric != "rsmse" && metric != "ce" {
-			return nil, plot.Drawn{}, usagef("--metric %q: want rsmse or ce", metric)
-		}
-		return plot.SweepFile(path, metric, format)
-	}, true},
-}
-
 // runPlotReport is plot training, experiment or sweep.
 func runPlotReport(name string, args []string, stdout, stderr io.Writer) int {
-	fig, j := reportFigures[name], plotJob{cmd: "plot " + name}
+	fig, j := plot.ReportFigures()[name], plotJob{cmd: "plot " + name}
 	fs := newFlagSet(j.cmd, stderr)
 	fs.StringVar(&j.json, "json", "", "the `FILE` written by --json")
 	fs.StringVar(&j.out, "out", "", "the figure `FILE`: .png or .svg")
-	metric := &fig.metric
-	if fig.metricHelp != "" {
-		metric = fs.String("metric", fig.metric, fig.metricHelp)
+	metric := &fig.Metric
+	if fig.MetricHelp != "" {
+		metric = fs.String("metric", fig.Metric, fig.MetricHelp)
 	}
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
@@ -103,8 +84,10 @@ func runPlotReport(name string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, j.cmd, err)
 	}
-	img, d, err := fig.draw(j.json, *metric, j.format)
-	return j.finish(stdout, stderr, img, d, err, fig.named)
+	img, d, err := fig.Draw(j.json, *metric, j.format)
+	// A write error names the report whose figure it is (training's
+	// message names its rounds only).
+	return j.finish(stdout, stderr, img, d, err, name != "training")
 }
 
 // finish writes the figure img, or reports err (usage for a metric the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
@@ -24,36 +25,8 @@ func init() {
 	})
 }
 
-// floatList is a flag.Value for comma-separated positive finite numbers.
-type floatList []float64
-
-func (l *floatList) String() string {
-	s := make([]string, len(*l))
-	for i, v := range *l {
-		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return strings.Join(s, ",")
-}
-
-func (l *floatList) Set(v string) error {
-	var out []float64
-	for _, f := range strings.Split(v, ",") {
-		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(x > 0) || math.IsInf(x, 0) {
-			return fmt.Errorf("%q is not a positive finite number", f)
-		}
-		out = append(out, x)
-	}
-	*l = out
-	return nil
-}
-
-// The grid the defaults were chosen on (σ_P on the paper's grid; τ on a log scale
-// below the largest value that keeps the new-client bound finite).
-var (
-	defaultTuneTaus    = floatList{0.05, 0.1, 0.2, 0.5}
-	defaultTuneSigmaPs = floatList{0.1, 0.25, 0.5, 1}
-)
+// floatList is the flag.Value of comma-separated positive numbers.
+type floatList = flagvalue.Floats
 
 // tuneFlags are pacpfl tune's parsed flags.
 type tuneFlags struct {
@@ -83,7 +56,8 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	f.gpInferenceFlags.register(fs)
 	pv := addPVFlags(fs, dsName)
 	x.method = fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
-	x.taus, x.sigmas = append(floatList(nil), defaultTuneTaus...), append(floatList(nil), defaultTuneSigmaPs...)
+	taus, sigmas := methods.DefaultPACPFLGrid()
+	x.taus, x.sigmas = taus, sigmas
 	fs.Var(&x.taus, "taus", "candidate server temperatures τ")
 	fs.Var(&x.sigmas, "sigma-ps", "candidate hyper-prior stds σ_P")
 	fs.Var(&x.lrs, "lrs", "candidate server learning rates η (default: --lr only)")
@@ -107,9 +81,8 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	if x.split, err = fl.ParseCVSplit(*cvSplit); err != nil {
 		return nil, fail(stderr, "tune", usagef("--cv-split %q: want halves or future", *cvSplit)), false
 	}
-	if f.seed == 1 && !flagSet(fs, "seed") {
-		// The data of the reported tables start at seed 1: tune elsewhere.
-		f.seed = 1000
+	if !flagSet(fs, "seed") {
+		f.seed = methods.TuneSeed
 	}
 	if err := pv.apply(f); err != nil {
 		return nil, fail(stderr, "tune", err), false
@@ -144,30 +117,29 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
+	var base fl.PACPFLOptions
 	switch *x.method {
-	case methodMTL, methodMAML, fl.MethodVanilla, fl.MethodPooled:
-		if *x.folds < 2 || *x.folds > len(ds.Existing) {
-			return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *x.folds, len(ds.Existing)))
-		}
-		return runTuneBaseline(*x.method, ds, f.gpModel(ds.D, false), x.fitSteps, x.fitLRs, f.datasetKey(), *x.folds, f.seed, x.split, *x.jsonPath, stdout, stderr)
+	case methods.MTL{}.Name(), methods.MAML{}.Name(), fl.MethodVanilla, fl.MethodPooled:
 	case fl.MethodPACPFL:
+		if base, err = f.options(ds, f.seed); err != nil {
+			return fail(stderr, "tune", err)
+		}
 	default:
 		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl, maml, vanilla or pooled", *x.method))
-	}
-	return runTunePACPFL(x, ds, stdout, stderr)
-}
-
-// runTunePACPFL cross-validates PAC-PFL's τ, σ_P, η and T on ds.
-func runTunePACPFL(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int {
-	f := &x.f
-	base, err := f.options(ds, f.seed)
-	if err != nil {
-		return fail(stderr, "tune", err)
 	}
 	if *x.folds < 2 || *x.folds > len(ds.Existing) {
 		return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *x.folds, len(ds.Existing)))
 	}
-	stdout, jsonOut := reportStreams(*x.jsonPath, stdout, stderr)
+	if *x.method != fl.MethodPACPFL {
+		return runTuneBaseline(x, ds, stdout, stderr)
+	}
+	return runTunePACPFL(x, ds, base, stdout, stderr)
+}
+
+// runTunePACPFL cross-validates PAC-PFL's τ, σ_P, η and T on ds from the
+// options base.
+func runTunePACPFL(x *tuneFlags, ds *data.Dataset, base fl.PACPFLOptions, stdout, stderr io.Writer) int {
+	f := &x.f
 	start := time.Now()
 	prog := newProgress(stderr, "tune", len(x.taus)*len(x.sigmas)*max(len(x.lrs), 1)**x.folds, *x.quiet)
 	prog.hideLML = true
@@ -180,7 +152,31 @@ func runTunePACPFL(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int
 	}
 	rep := report.Tune{Dataset: f.datasetKey(), Seed: f.seed, Folds: *x.folds, Split: x.split, Clients: len(ds.Existing), Points: pts, Best: pts[0],
 		Seconds: time.Since(start).Seconds(), K: base.Server.K, Beta: base.Beta.String(), Net: f.net.text(ds.D)}
+	return emitReport("tune", *x.jsonPath, rep, rep.WriteText, stdout, stderr)
+}
+
+// runTuneBaseline chooses MTL's (λ_v, learning rate), MAML's (α, β) or the
+// Adam steps and step size of Vanilla's and Pooled's LML fits by K-fold
+// cross-validation on the existing clients' training data only
+// (methods.TuneBaseline).
+func runTuneBaseline(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int {
+	f, method := &x.f, *x.method
+	start := time.Now()
+	g := f.gpModel(ds.D, false)
+	pts, err := methods.TuneBaseline(ds, method, func(int) *fl.GPModel { return g }, x.fitSteps, x.fitLRs, *x.folds, f.seed, x.split)
+	if err != nil {
+		return fail(stderr, "tune", usageError{err})
+	}
+	if math.IsInf(pts[0].RSMSE, 1) && len(pts) == 1 {
+		return fail(stderr, "tune", fmt.Errorf("every setting failed: %s", pts[0].Failed))
+	}
+	stdout, jsonOut := reportStreams(*x.jsonPath, stdout, stderr)
+	rep := report.TuneBaseline{Dataset: f.datasetKey(), Method: method, Seed: f.seed, Folds: *x.folds, Split: x.split, Points: pts,
+		Best: pts[0], Clients: len(ds.Existing), Seconds: time.Since(start).Seconds()}
 	rep.WriteText(stdout)
+	if pts[0].Failed != "" {
+		return fail(stderr, "tune", fmt.Errorf("every setting failed; the first: %s", pts[0].Failed))
+	}
 	if *x.jsonPath != "" {
 		if err := writeJSON(jsonOut, *x.jsonPath, rep); err != nil {
 			return fail(stderr, "tune", err)

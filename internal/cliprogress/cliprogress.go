@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/pacpfl/pacpfl/runlog"
 )
 
 // LogEvery is the interval of the log lines when the stream is not a
@@ -91,5 +93,19 @@ func (b *Bar) Done() {
 	if b.drawn {
 		fmt.Fprintln(b.w)
 		b.drawn = false
+	}
+}
+
+// Maker makes the bars of an experiment's observer (package runlog) on w:
+// one Bar per run, counted in unit (default "round"), its values hidden
+// when hideValue.
+func Maker(w io.Writer, quiet bool) runlog.BarMaker {
+	return func(label string, total int, unit string, hideValue bool) runlog.Bar {
+		b := New(w, label, total, quiet)
+		b.HideValue = hideValue
+		if unit != "" {
+			b.Unit = unit
+		}
+		return b
 	}
 }

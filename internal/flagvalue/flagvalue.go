@@ -4,6 +4,7 @@ package flagvalue
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -30,6 +31,33 @@ func (l *Ints) Set(v string) error {
 			return fmt.Errorf("%q is not a positive integer", f)
 		}
 		out = append(out, n)
+	}
+	*l = out
+	return nil
+}
+
+// Floats is a flag.Value for comma-separated positive finite numbers
+// ("0.05,0.1"); Set replaces the list.
+type Floats []float64
+
+// String is the list joined with commas, each number in its shortest form.
+func (l *Floats) String() string {
+	s := make([]string, len(*l))
+	for i, v := range *l {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+// Set parses v, refusing an entry that is not a positive finite number.
+func (l *Floats) Set(v string) error {
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return fmt.Errorf("%q is not a positive finite number", f)
+		}
+		out = append(out, x)
 	}
 	*l = out
 	return nil

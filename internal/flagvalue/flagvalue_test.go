@@ -24,3 +24,14 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "native,gonum", sl.String())
 	assert.Error(t, sl.Set(" , "))
 }
+
+func TestFloats(t *testing.T) {
+	var fl Floats
+	require.NoError(t, fl.Set("0.05, 1e-3,2"))
+	assert.Equal(t, Floats{0.05, 0.001, 2}, fl)
+	assert.Equal(t, "0.05,0.001,2", fl.String())
+	for _, bad := range []string{"0", "-1", "x", "Inf", "NaN"} {
+		assert.Error(t, fl.Set(bad), bad)
+	}
+	assert.Equal(t, Floats{0.05, 0.001, 2}, fl, "a failed Set keeps the list")
+}

@@ -1,0 +1,65 @@
+package methods
+
+import (
+	"fmt"
+
+	"github.com/pacpfl/pacpfl/data"
+)
+
+// GenFL's partitions of Fashion-MNIST (GenFLData.Partition).
+const (
+	// PartitionIID: label-blind random draws, Train + Test images per
+	// user (data.IID; the paper's Table 1).
+	PartitionIID = "iid"
+	// PartitionShards: two label-sorted shards of ShardSize images per
+	// user, 10 % of them its test set (data.Shards, McMahan et al.; the
+	// paper's Table 2).
+	PartitionShards = "shards"
+)
+
+// GenFLData is the federation of GenFL's experiments (Jobic, Haddouche,
+// Guedj 2023) on an image pool: Clients users by Partition.
+type GenFLData struct {
+	Partition string
+	Clients   int
+	// Train and Test: images per user of PartitionIID.
+	Train, Test int
+	// ShardSize: images per shard of PartitionShards.
+	ShardSize int
+}
+
+// DefaultGenFLData is the paper's federation: 100 users with 540 training
+// and 60 test images each (iid), or shards of 300 images.
+func DefaultGenFLData() GenFLData {
+	return GenFLData{Partition: PartitionIID, Clients: 100, Train: 540, Test: 60, ShardSize: 300}
+}
+
+// Setting is the GenFLBound setting the paper runs on the partition:
+// FLSOB on iid users, PFL on shards ("" for an unknown partition).
+func (d GenFLData) Setting() string {
+	return map[string]string{PartitionIID: FLSOB, PartitionShards: PFL}[d.Partition]
+}
+
+// PooledTestImages is the number of test images the users pool for the
+// measured test error: Clients·Test on iid users, 0 on shards (each
+// user's error is measured on its own test images).
+func (d GenFLData) PooledTestImages() int {
+	if d.Partition == PartitionShards {
+		return 0
+	}
+	return d.Clients * d.Test
+}
+
+// Data returns the data set of a seed drawn from im (a harness.Experiment's
+// Data): data.IID or data.Shards with the seed.
+func (d GenFLData) Data(im *data.Images) func(seed uint64) (*data.Dataset, error) {
+	return func(seed uint64) (*data.Dataset, error) {
+		switch d.Partition {
+		case PartitionIID:
+			return data.IID(im, data.IIDConfig{Clients: d.Clients, Train: d.Train, Test: d.Test, Seed: seed})
+		case PartitionShards:
+			return data.Shards(im, data.ShardsConfig{Clients: d.Clients, ShardSize: d.ShardSize, Seed: seed})
+		}
+		return nil, fmt.Errorf("methods: unknown GenFL partition %q (%s or %s)", d.Partition, PartitionIID, PartitionShards)
+	}
+}

@@ -1,0 +1,38 @@
+package methods
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pacpfl/pacpfl/data"
+)
+
+// The partitions deal the paper's users from the pool with the seed, and
+// name the setting the paper runs on them.
+func TestGenFLData(t *testing.T) {
+	const n = 400
+	im := &data.Images{Name: "tiny", Rows: 2, Cols: 2, Classes: 2, Pixels: make([]uint8, n*4), Labels: make([]uint8, n)}
+	for i := range im.Labels {
+		im.Labels[i] = uint8(i % 2)
+	}
+	d := DefaultGenFLData()
+	assert.Equal(t, FLSOB, d.Setting())
+	assert.Equal(t, 6000, d.PooledTestImages())
+	d.Clients, d.Train, d.Test = 4, 9, 1
+	ds, err := d.Data(im)(3)
+	require.NoError(t, err)
+	require.Len(t, ds.Existing, 4)
+	assert.Equal(t, 9, ds.Existing[0].M())
+	d.Partition, d.ShardSize = PartitionShards, 20
+	assert.Equal(t, PFL, d.Setting())
+	assert.Equal(t, 0, d.PooledTestImages())
+	ds, err = d.Data(im)(3)
+	require.NoError(t, err)
+	assert.Len(t, ds.Existing, 4)
+	d.Partition = "x"
+	assert.Empty(t, d.Setting())
+	_, err = d.Data(im)(3)
+	assert.ErrorContains(t, err, `unknown GenFL partition "x"`)
+}
