@@ -201,7 +201,12 @@ type GPCertifyOptions struct {
 	// DataFree also computes the certificate over all existing clients
 	// against the data-free hyper-prior 𝒩(μ_𝒫, σ_𝒫²I), for comparison.
 	DataFree bool
-	Seed     uint64
+	// PriorModel also certifies the model of the run on A itself (its
+	// particles as the hyper-posterior's centres, so KL(𝒬‖𝒫_A) is 0 at
+	// equal widths): a certified configuration whose accuracy is
+	// measured beside it.
+	PriorModel bool
+	Seed       uint64
 }
 
 // Defaults of the certificate's grids (absolute stds per coordinate of φ,
@@ -231,9 +236,19 @@ type GPCertificates struct {
 	// TestSetExisting and TestSetNew are test-set bounds (Langford) on the
 	// deployed predictor's expected loss: over all existing clients' test
 	// points, and over new clients (one mean loss per client).
-	TestSetExisting float64 `json:"test_set_existing"`
-	TestSetNew      float64 `json:"test_set_new"`
-	NewDeployed     float64 `json:"new_deployed"`
+	// TestSetNewPooled pools the new clients' test points: a bound on
+	// the mean risk of these new clients (not of the environment).
+	TestSetExisting  float64 `json:"test_set_existing"`
+	TestSetNew       float64 `json:"test_set_new"`
+	TestSetNewPooled float64 `json:"test_set_new_pooled"`
+	NewDeployed      float64 `json:"new_deployed"`
+	// PriorModel is the certificate of the run on A's own model on B
+	// (when asked), PriorModelMeasured and PriorModelDeployed its measured
+	// test losses on B as above, PriorModelNewDeployed on the new clients.
+	PriorModel            *Certificate `json:"prior_model,omitempty"`
+	PriorModelMeasured    float64      `json:"prior_model_measured,omitempty"`
+	PriorModelDeployed    float64      `json:"prior_model_deployed,omitempty"`
+	PriorModelNewDeployed float64      `json:"prior_model_new_deployed,omitempty"`
 	// PriorParticles are the particles of the run on A.
 	PriorParticles []float64 `json:"-"`
 	Delta          float64   `json:"delta"`
@@ -251,6 +266,7 @@ func CertifyGP(
 	co GPCertifyOptions,
 ) (*GPCertificates, error) {
 	n := len(ds.Existing)
+	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta, Inference: g.Inference}
 	clip := co.Clip
 	if clip == 0 {
 		clip = 1
@@ -329,7 +345,34 @@ func CertifyGP(
 	if err := out.testSet(ds, g, particles, B, clip, o.Delta); err != nil {
 		return nil, err
 	}
+	if co.PriorModel {
+		if err := out.priorModel(ds, g, pA, B, o, co); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// priorModel certifies the run on A as the deployed model (hyper-posterior
+// centres = hyper-prior centres, the same width grid for both).
+func (out *GPCertificates) priorModel(ds *data.Dataset, g *GPModel, pA GaussianMixture, B []data.ClientData,
+	o CertifyOptions, co GPCertifyOptions) error {
+	op := o
+	op.PriorWidths = o.Widths
+	c, err := Certify(pA, pA, sampleCounts(B), g.CertEval(B, out.Clip), op)
+	if err != nil {
+		return err
+	}
+	out.PriorModel = &c
+	if out.PriorModelMeasured, err = certMeasured(g, B, pA, c, co); err != nil {
+		return err
+	}
+	var tmp GPCertificates
+	if err := tmp.testSet(ds, g, pA.Centers, B, out.Clip, o.Delta); err != nil {
+		return err
+	}
+	out.PriorModelDeployed, out.PriorModelNewDeployed = tmp.ExistingDeployed, tmp.NewDeployed
+	return nil
 }
 
 func sampleCounts(cs []data.ClientData) []int {
@@ -432,11 +475,15 @@ func (out *GPCertificates) testSet(
 	if len(ds.New) == 0 {
 		return nil
 	}
-	ln, _, err := lossOf(ds.New)
+	ln, nn, err := lossOf(ds.New)
 	if err != nil {
 		return err
 	}
 	out.NewDeployed = mean(ln)
-	out.TestSetNew, err = TestSetBound(out.NewDeployed, len(ln), delta)
+	if out.TestSetNew, err = TestSetBound(out.NewDeployed, len(ln), delta); err != nil {
+		return err
+	}
+	mN, wN := pooled(ln, nn)
+	out.TestSetNewPooled, err = TestSetBound(mN, wN, delta)
 	return err
 }

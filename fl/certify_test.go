@@ -469,6 +469,26 @@ func TestCertifyGPPriorFromAOnly(t *testing.T) {
 	if c1.Existing.Clients != nB || c1.Existing.N != 10*nB {
 		t.Errorf("bound over %d clients / %d samples, want B's %d / %d", c1.Existing.Clients, c1.Existing.N, nB, 10*nB)
 	}
+	// The new clients' test-set bound, recomputed.
+	preds, err := g.PredictGroup(res.Particles, ds.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := 0.0
+	for i, c := range ds.New {
+		s := 0.0
+		for j, y := range c.YTest {
+			s += ClippedSquare(y, preds[i].Mean[j], 1)
+		}
+		per += s / float64(len(c.YTest)) / float64(len(ds.New))
+	}
+	want, _ := TestSetBound(per, len(ds.New), 0.05)
+	if math.Abs(c1.NewDeployed-per) > 1e-12 || math.Abs(c1.TestSetNew-want) > 1e-12 || !(c1.TestSetNewPooled > per) {
+		t.Errorf("new clients: %v ≤ %v (pooled %v), want %v ≤ %v", c1.NewDeployed, c1.TestSetNew, c1.TestSetNewPooled, per, want)
+	}
+	if !(c1.TestSetExisting > 0 && c1.TestSetExisting < 1 && c1.Existing.Bound > c1.Existing.Loss) {
+		t.Errorf("certificates %+v", c1)
+	}
 	for _, i := range c1.Split.B {
 		for j := range ds.Existing[i].Y {
 			ds.Existing[i].Y[j] += 0.5
