@@ -266,7 +266,13 @@ func CertifyGP(
 	co GPCertifyOptions,
 ) (*GPCertificates, error) {
 	n := len(ds.Existing)
-	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta, Inference: g.Inference}
+	g = &GPModel{
+		Model:        g.Model,
+		LiteralBatch: g.LiteralBatch,
+		FreezeMean:   g.FreezeMean,
+		Beta:         opt.Beta,
+		Inference:    g.Inference,
+	}
 	clip := co.Clip
 	if clip == 0 {
 		clip = 1

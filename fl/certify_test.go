@@ -484,7 +484,14 @@ func TestCertifyGPPriorFromAOnly(t *testing.T) {
 	}
 	want, _ := TestSetBound(per, len(ds.New), 0.05)
 	if math.Abs(c1.NewDeployed-per) > 1e-12 || math.Abs(c1.TestSetNew-want) > 1e-12 || !(c1.TestSetNewPooled > per) {
-		t.Errorf("new clients: %v ≤ %v (pooled %v), want %v ≤ %v", c1.NewDeployed, c1.TestSetNew, c1.TestSetNewPooled, per, want)
+		t.Errorf(
+			"new clients: %v ≤ %v (pooled %v), want %v ≤ %v",
+			c1.NewDeployed,
+			c1.TestSetNew,
+			c1.TestSetNewPooled,
+			per,
+			want,
+		)
 	}
 	if !(c1.TestSetExisting > 0 && c1.TestSetExisting < 1 && c1.Existing.Bound > c1.Existing.Loss) {
 		t.Errorf("certificates %+v", c1)

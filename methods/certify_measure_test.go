@@ -39,7 +39,11 @@ func TestCertifyMeasure(t *testing.T) {
 		c := data.DefaultPV()
 		c.Seed = seed
 		ds, err = data.PV(c)
-		co.Certify = fl.CertifyOptions{Draws: 100, Widths: []float64{0.003, 0.01, 0.03}, Scales: []float64{1, 0.3, 0.1}}
+		co.Certify = fl.CertifyOptions{
+			Draws:  100,
+			Widths: []float64{0.003, 0.01, 0.03},
+			Scales: []float64{1, 0.3, 0.1},
+		}
 		co.TestDraws = 10
 	} else {
 		c := data.DefaultPolynomial()
@@ -63,7 +67,12 @@ func TestCertifyMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("trained in %v: RSMSE existing %.4f new %.4f\n", time.Since(start), res.Existing.MeanRSMSE, res.New.MeanRSMSE)
+	fmt.Printf(
+		"trained in %v: RSMSE existing %.4f new %.4f\n",
+		time.Since(start),
+		res.Existing.MeanRSMSE,
+		res.New.MeanRSMSE,
+	)
 	rep, err := fl.CertifyGP(ds, g, o, res.Train.Particles, co)
 	if err != nil {
 		t.Fatal(err)
