@@ -516,3 +516,30 @@ func TestCertifyGPPriorFromAOnly(t *testing.T) {
 		t.Error("overlapping split accepted")
 	}
 }
+
+// TestCertifyFallback checks the capped posterior mapping: draws whose KL
+// sum exceeds the cap use the priors (KL 0, the prior's loss).
+func TestCertifyFallback(t *testing.T) {
+	eval := func(phi []float64, i int, scale float64) (CertTerms, error) {
+		if math.Abs(phi[0]) < 0.5 {
+			return CertTerms{LossSum: 1, KL: 1, PriorLossSum: 5}, nil
+		}
+		return CertTerms{LossSum: 1, KL: 1000, PriorLossSum: 5}, nil
+	}
+	q := GaussianMixture{Centers: []float64{0}, K: 1, Dim: 1}
+	o := CertifyOptions{Widths: []float64{1}, PriorWidths: []float64{1}, Scales: []float64{1}, Draws: 400}
+	c, err := Certify(q, q, []int{10}, eval, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// P(|N(0,1)| ≥ 0.5) ≈ 0.617.
+	frac := float64(c.Fallbacks) / 400
+	if math.Abs(frac-0.617) > 0.1 || c.KLCap != 12 {
+		t.Fatalf("%d fallbacks of 400, cap %v", c.Fallbacks, c.KLCap)
+	}
+	wantLoss := (frac*5 + (1-frac)*1) / 10
+	wantKL := (1 - frac) * 1
+	if math.Abs(c.Loss-wantLoss) > 1e-12 || math.Abs(c.ClientKL-wantKL) > 1e-12 {
+		t.Errorf("loss %v KL %v, want %v %v", c.Loss, c.ClientKL, wantLoss, wantKL)
+	}
+}
