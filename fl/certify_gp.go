@@ -236,6 +236,9 @@ type GPCertificates struct {
 	// TestSetExisting and TestSetNew are test-set bounds (Langford) on the
 	// deployed predictor's expected loss: over all existing clients' test
 	// points, and over new clients (one mean loss per client).
+	// ExistingDeployedAll is the deployed predictor's test loss pooled over
+	// all existing clients (what TestSetExisting bounds).
+	ExistingDeployedAll float64 `json:"existing_deployed_all"`
 	// TestSetNewPooled pools the new clients' test points: a bound on
 	// the mean risk of these new clients (not of the environment).
 	TestSetExisting  float64 `json:"test_set_existing"`
@@ -475,6 +478,7 @@ func (out *GPCertificates) testSet(
 		return err
 	}
 	mE, wE := pooled(le, ne)
+	out.ExistingDeployedAll = mE
 	if out.TestSetExisting, err = TestSetBound(mE, wE, delta); err != nil {
 		return err
 	}
