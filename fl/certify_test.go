@@ -245,6 +245,7 @@ func TestCertifyDirect(t *testing.T) {
 		PriorWidths: []float64{0.1},
 		Scales:      []float64{1},
 		Draws:       50,
+		FinalDraws:  50,
 	}
 	c, err := Certify(q, p, m, constEval(terms), o)
 	if err != nil {
@@ -278,12 +279,16 @@ func TestCertifyDirect(t *testing.T) {
 		}
 		prev = c.Bound
 	}
-	// A larger grid costs (union bound) unless a point is better.
+	// A larger prior grid costs (union bound) unless a point is better;
+	// a larger posterior grid does not (the final draws are fresh).
 	o.Delta = 0.1
 	o.Scales = []float64{1, 1}
-	c2, _ := Certify(q, p, m, constEval(terms), o)
-	if !(c2.Bound > c.Bound) {
-		t.Errorf("grid of 2: %v, not above %v", c2.Bound, c.Bound)
+	if c2, _ := Certify(q, p, m, constEval(terms), o); c2.Bound != c.Bound {
+		t.Errorf("temperature grid of 2: %v, want %v", c2.Bound, c.Bound)
+	}
+	o.PriorWidths = []float64{0.1, 0.1}
+	if c2, _ := Certify(q, p, m, constEval(terms), o); !(c2.Bound > c.Bound) {
+		t.Errorf("prior grid of 2: %v, not above %v", c2.Bound, c.Bound)
 	}
 	for _, bad := range []CertifyOptions{{Delta: 1.5, Widths: o.Widths, PriorWidths: o.PriorWidths, Scales: o.Scales},
 		{Widths: nil, PriorWidths: o.PriorWidths, Scales: o.Scales},
@@ -533,9 +538,9 @@ func TestCertifyFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	// P(|N(0,1)| ≥ 0.5) ≈ 0.617.
-	frac := float64(c.Fallbacks) / 400
-	if math.Abs(frac-0.617) > 0.1 || c.KLCap != 12 {
-		t.Fatalf("%d fallbacks of 400, cap %v", c.Fallbacks, c.KLCap)
+	frac := float64(c.Fallbacks) / float64(c.Draws)
+	if c.Draws != 1600 || math.Abs(frac-0.617) > 0.1 || c.KLCap != 12 {
+		t.Fatalf("%d fallbacks of %d, cap %v", c.Fallbacks, c.Draws, c.KLCap)
 	}
 	wantLoss := (frac*5 + (1-frac)*1) / 10
 	wantKL := (1 - frac) * 1
