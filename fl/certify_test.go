@@ -548,3 +548,45 @@ func TestCertifyFallback(t *testing.T) {
 		t.Errorf("loss %v KL %v, want %v %v", c.Loss, c.ClientKL, wantLoss, wantKL)
 	}
 }
+
+// TestConcentrationBoundsHold draws many samples with a known mean and
+// counts how often TestSetBound and EmpiricalBernsteinUpper fall below it:
+// at most a δ fraction (with 3 standard deviations of slack), and not far
+// below δ for the kl form (it is nearly exact for Bernoulli losses).
+func TestConcentrationBoundsHold(t *testing.T) {
+	const reps, n, p, delta = 4000, 50, 0.2, 0.1
+	rng := rand.New(rand.NewPCG(3, 4))
+	failKL, failEB := 0, 0
+	xs := make([]float64, n)
+	for r := 0; r < reps; r++ {
+		s := 0.0
+		for i := range xs {
+			xs[i] = 0
+			if rng.Float64() < p {
+				xs[i] = 1
+			}
+			s += xs[i]
+		}
+		b, err := TestSetBound(s/n, n, delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b < p {
+			failKL++
+		}
+		e, err := EmpiricalBernsteinUpper(xs, delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e < p {
+			failEB++
+		}
+	}
+	limit := delta + 3*math.Sqrt(delta*(1-delta)/reps)
+	if f := float64(failKL) / reps; f > limit || f < delta/10 {
+		t.Errorf("test-set bound below the mean in %v of the samples (δ = %v)", f, delta)
+	}
+	if f := float64(failEB) / reps; f > limit {
+		t.Errorf("empirical Bernstein bound below the mean in %v of the samples (δ = %v)", f, delta)
+	}
+}
