@@ -259,8 +259,9 @@ type GPCertificates struct {
 
 // CertifyGP certifies the PAC-PFL GP model that opt trained on ds (its
 // particles, client model g): it trains the hyper-prior's particles on the
-// clients of A only (same options and seed, so the same initial particles)
-// and bounds the clients of B with them (docs/math.md §2.18).
+// clients of A only (same options and seed, so the same initial particles;
+// a round costs what a training round costs) and bounds the clients of B
+// with them (docs/math.md §2.18).
 func CertifyGP(
 	ds *data.Dataset,
 	g *GPModel,
@@ -322,6 +323,9 @@ func CertifyGP(
 	dsA := &data.Dataset{D: ds.D, Existing: A}
 	optA := opt
 	optA.Server.ClientsPerRound = min(opt.Server.ClientsPerRound, len(A))
+	// In-process clients on A, no progress report (a stop request through
+	// AfterRound still applies).
+	optA.Clients, optA.Server.Progress = nil, nil
 	resA, _, err := trainPACPFL(dsA, g, optA)
 	if err != nil {
 		return nil, fmt.Errorf("certify: hyper-prior run on A: %w", err)
