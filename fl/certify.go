@@ -307,12 +307,12 @@ func Certify(q, p GaussianMixture, m []int, eval CertEvalFunc, o CertifyOptions)
 	// Stage 1 chooses the grid point on its own draws; stage 2 bounds it
 	// on fresh draws, so the Monte Carlo terms pay no union bound.
 	best := Certificate{Bound: math.Inf(1)}
+	caps, err := klCaps(q, m, eval, o.Scales)
+	if err != nil {
+		return Certificate{}, err
+	}
 	for wi, w := range o.Widths {
 		q.Std = w
-		caps, err := klCaps(q, m, eval, o.Scales)
-		if err != nil {
-			return Certificate{}, err
-		}
 		d, err := drawTerms(q, m, N, eval, o.Scales, caps, T, o.Seed, 0, uint64(wi))
 		if err != nil {
 			return Certificate{}, err
