@@ -501,3 +501,34 @@ func (out *GPCertificates) testSet(
 	out.TestSetNewPooled, err = TestSetBound(mN, wN, delta)
 	return err
 }
+
+// Sentences says in one sentence per certificate what it covers — which
+// model, which loss and range, which probability, which assumptions — with
+// the same loss measured beside it (docs/math.md §2.18).
+func (c *GPCertificates) Sentences() []string {
+	conf := 100 * (1 - c.Delta)
+	loss := fmt.Sprintf("the squared error clipped at %g and divided by it (a loss in [0, 1])", c.Clip)
+	e := c.Existing
+	out := []string{
+		fmt.Sprintf("With probability ≥ %g %% over the training samples of the %d existing clients of B "+
+			"(i.i.d. within each client, independent across clients), the mean expected %s of their personalised "+
+			"GP posteriors, randomised over the trained hyper-posterior, is at most %.3f "+
+			"(hyper-prior learned on the other %d clients; measured on B's test data: %.3f, deployed predictor %.3f).",
+			conf, e.Clients, loss, e.Bound, len(c.Split.A), c.ExistingMeasured, c.ExistingDeployed),
+		fmt.Sprintf("With probability ≥ %g %% over the test data (independent of the trained model), the mean "+
+			"expected %s of the deployed predictor of the existing clients is at most %.3f (measured: %.3f).",
+			conf, loss, c.TestSetExisting, c.ExistingDeployedAll),
+	}
+	if c.TestSetNew > 0 {
+		out = append(out, fmt.Sprintf("With probability ≥ %g %% over the new clients (drawn independently from "+
+			"the environment) and their data, the expected %s of a new client's deployed predictor, personalised on "+
+			"its own data, is at most %.3f (measured: %.3f).", conf, loss, c.TestSetNew, c.NewDeployed))
+	}
+	if p := c.PriorModel; p != nil {
+		out = append(out, fmt.Sprintf("With probability ≥ %g %% over the training samples of B, the same loss of "+
+			"B's personalised posteriors under the model trained on A alone is at most %.3f (measured: %.3f, "+
+			"deployed %.3f; new clients with that model: %.3f).",
+			conf, p.Bound, c.PriorModelMeasured, c.PriorModelDeployed, c.PriorModelNewDeployed))
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -588,5 +589,25 @@ func TestConcentrationBoundsHold(t *testing.T) {
 	}
 	if f := float64(failEB) / reps; f > limit {
 		t.Errorf("empirical Bernstein bound below the mean in %v of the samples (δ = %v)", f, delta)
+	}
+}
+
+func TestGPCertificatesSentences(t *testing.T) {
+	c := &GPCertificates{Clip: 1, Delta: 0.05, Split: Split{A: []int{0, 1}, B: []int{2, 3}},
+		Existing: Certificate{Bound: 0.5, Clients: 2}, ExistingMeasured: 0.2, ExistingDeployed: 0.1,
+		TestSetExisting: 0.12, ExistingDeployedAll: 0.1, TestSetNew: 0.3, NewDeployed: 0.1,
+		PriorModel: &Certificate{Bound: 0.4}}
+	s := c.Sentences()
+	if len(s) != 4 {
+		t.Fatalf("%d sentences", len(s))
+	}
+	for _, want := range []string{"0.500", "0.120", "0.300", "0.400"} {
+		found := false
+		for _, x := range s {
+			found = found || strings.Contains(x, want)
+		}
+		if !found {
+			t.Errorf("no sentence carries %s: %q", want, s)
+		}
 	}
 }

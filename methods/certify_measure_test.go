@@ -78,6 +78,9 @@ func TestCertifyMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Printf("certified in %v\n", time.Since(start))
+	for _, line := range rep.Sentences() {
+		fmt.Println(line)
+	}
 	rep.Split = fl.Split{}
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	fmt.Printf("seed %d: %s\n", seed, b)
