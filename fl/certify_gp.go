@@ -507,7 +507,7 @@ func (out *GPCertificates) testSet(
 // the same loss measured beside it (docs/math.md §2.18).
 func (c *GPCertificates) Sentences() []string {
 	conf := 100 * (1 - c.Delta)
-	loss := fmt.Sprintf("the squared error clipped at %g and divided by it (a loss in [0, 1])", c.Clip)
+	loss := fmt.Sprintf("squared error (clipped at %g and divided by it: a loss in [0, 1])", c.Clip)
 	e := c.Existing
 	out := []string{
 		fmt.Sprintf("With probability ≥ %g %% over the training samples of the %d existing clients of B "+
