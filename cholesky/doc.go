@@ -59,8 +59,9 @@
 // halves, with the coupling blocks computed by GEMMs, one Dsyrk, and
 // triangular products whose leaves (≤ 128) run as GEMMs against a
 // zero-padded copy of the triangle, so that almost every flop runs in the
-// BLAS GEMM; the leaves of the inversion and of the product (≤ 64) are the
-// unblocked trti2/lauu2. The two diagonal halves of a step are independent
+// BLAS GEMM (with linalg's native BLAS, GemmTriangular, which skips the
+// zero half per micro-tile); the leaves of the inversion and of the product
+// (≤ 64) are the unblocked trti2/lauu2. The two diagonal halves of a step are independent
 // (for Dlauum after setting L21ᵀL21 aside), and the rows (or columns) of
 // the coupling block are independent in each triangular product; so from
 // order 256 on, with the native BLAS on two or more threads, the top-level

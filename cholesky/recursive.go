@@ -233,8 +233,10 @@ func (e engine) trmmLLT(m, n int, l []float64, ldl int, b []float64, ldb int) {
 // trmmLeaf computes B = alpha·op(T)·B (side Left, T m×m) or B = alpha·B·T
 // (side Right, T n×n) for a small lower-triangular T by copying T into a
 // dense square with explicit zeros (and ones on a unit diagonal) and calling
-// the BLAS Dgemm on slices of B copied aside: the GEMM does up to twice the
-// leaf's flops but runs at GEMM speed, unlike a triangular product.
+// the BLAS Dgemm on slices of B copied aside: it runs at GEMM speed, unlike
+// a triangular product. With linalg's native BLAS the GEMM skips the zero
+// half of the triangle per micro-tile (GemmTriangular); with another BLAS it
+// does up to twice the leaf's flops.
 func (e engine) trmmLeaf(side blas.Side, tr blas.Transpose, diag blas.Diag, m, n int, alpha float64, t []float64, ldt int, b []float64, ldb int) {
 	k := n
 	if side == blas.Left {
@@ -262,6 +264,10 @@ func (e engine) trmmLeaf(side blas.Side, tr blas.Transpose, diag blas.Diag, m, n
 			for i := 0; i < rows; i++ {
 				copy(tmp[i*n:i*n+n], b[(r0+i)*ldb:(r0+i)*ldb+n])
 			}
+			if nat, ok := e.b.(*linalg.Native); ok {
+				nat.GemmTriangular(blas.Right, blas.Lower, blas.NoTrans, rows, n, alpha, d, k, tmp, n, 0, b[r0*ldb:], ldb)
+				continue
+			}
 			e.b.Dgemm(blas.NoTrans, blas.NoTrans, rows, n, n, alpha, tmp, n, d, k, 0, b[r0*ldb:], ldb)
 		}
 		return
@@ -272,6 +278,10 @@ func (e engine) trmmLeaf(side blas.Side, tr blas.Transpose, diag blas.Diag, m, n
 		tmp := ws.tmp[:m*cols]
 		for i := 0; i < m; i++ {
 			copy(tmp[i*cols:i*cols+cols], b[i*ldb+c0:i*ldb+c0+cols])
+		}
+		if nat, ok := e.b.(*linalg.Native); ok {
+			nat.GemmTriangular(blas.Left, blas.Lower, tr, m, cols, alpha, d, k, tmp, cols, 0, b[c0:], ldb)
+			continue
 		}
 		e.b.Dgemm(tr, blas.NoTrans, m, cols, m, alpha, d, k, tmp, cols, 0, b[c0:], ldb)
 	}

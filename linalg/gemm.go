@@ -200,6 +200,9 @@ type gemmProblem struct {
 	// diagonal are taken as zero (never used, whatever they hold), and the
 	// products with them are skipped (GemmUpperB).
 	upperB bool
+	// triK: one operand is triangular with explicit zeros (GemmTriangular),
+	// and each micro-tile runs over the part of k where it is not zero.
+	triK triOperand
 	// packed, if not nil, holds op(B) already packed (GemmPacked, one
 	// region covering C).
 	packed *PackedB
@@ -239,7 +242,7 @@ var gemmCalls freeList[gemmCall]
 func (nat *Native) gemm(p gemmProblem, threads int) {
 	kern := nat.kernel()
 	blk := roundBlocking(nat.Blocking(), kern)
-	if p.tri == blas.All && !p.upperB && threads > 1 && 2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops && p.m > kern.MR {
+	if p.tri == blas.All && !p.upperB && p.triK == triNone && threads > 1 && 2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops && p.m > kern.MR {
 		switch gemmSchedule(nat.schedule.Load()) {
 		case scheduleShared:
 			nat.gemmShared(p, kern, blk, threads)
@@ -485,14 +488,23 @@ func macroKernel(pa, pb, tile []float64, kern *asm.GemmKernel, p *gemmProblem, i
 				continue
 			}
 			ap := pa[(ir/mr)*kb*mr:]
+			bt, kt := bp, kr
+			if p.triK != triNone {
+				lo, hi := p.triK.kRange(i, mr, j, pc, kb)
+				if hi <= lo && beta == 1 {
+					continue // nothing to add to C
+				}
+				hi = max(lo, hi) // k = 0 still scales C by beta
+				ap, bt, kt = ap[lo*mr:], bp[lo*nr:], hi-lo
+			}
 			if cls == tileIn && nrows == mr && ncols == nr {
-				kern.Run(kr, ap, bp, p.c[i*ldc+j:], ldc, p.alpha, beta)
+				kern.Run(kt, ap, bt, p.c[i*ldc+j:], ldc, p.alpha, beta)
 				continue
 			}
 			// Edge or diagonal tile: compute into the scratch tile, then
 			// merge the valid part.
 			t := tile[:mr*nr]
-			kern.Run(kr, ap, bp, t, nr, 1, 0)
+			kern.Run(kt, ap, bt, t, nr, 1, 0)
 			for x := 0; x < nrows; x++ {
 				crow := p.c[(i+x)*ldc+j : (i+x)*ldc+j+ncols]
 				trow := t[x*nr : x*nr+ncols]
