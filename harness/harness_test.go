@@ -338,6 +338,16 @@ func TestSeedValuesOfAMixtureAndOfClassification(t *testing.T) {
 	if !reflect.DeepEqual(pc[ExistingAccuracy], []float64{80, 83}) || pc[NewAccuracy] == nil || len(pc[NewAccuracy]) != 0 || len(pc) != 4 {
 		t.Errorf("classification per client: %v", pc)
 	}
+	// A global model only (FedAvg): still classification, not a
+	// regression result of zeros.
+	global := &fl.MethodResult{GlobalClass: &fl.ClassGroupMetrics{MeanAccuracy: 70, MeanCE: 0.3}}
+	got = SeedValues(global)
+	if got[GlobalAccuracy] != 70 || !math.IsNaN(got[ExistingAccuracy]) {
+		t.Errorf("global model only: %v", got)
+	}
+	if _, ok := got[ExistingRSMSE]; ok {
+		t.Errorf("global model only is taken for regression: %v", got)
+	}
 }
 
 func TestSeeds(t *testing.T) {

@@ -31,9 +31,10 @@ const (
 	NewModeChance      = "new_mode_chance"
 )
 
-// Classification reports whether res is a classification result.
+// Classification reports whether res is a classification result: one
+// with personalised models' or only a global model's metrics (FedAvg).
 func Classification(res *fl.MethodResult) bool {
-	return res.ExistingClass != nil || res.NewClass != nil
+	return res.ExistingClass != nil || res.NewClass != nil || res.GlobalClass != nil
 }
 
 // SeedValues returns the group averages of one result by metric key: for
