@@ -208,7 +208,7 @@ func (p *fedParse) runJob(stdout, stderr io.Writer, jsonPath, label string, quie
 	}
 	cfg := job.Config()
 	prog := newProgress(stderr, label, cfg.Rounds, quiet)
-	prog.hideLML, cfg.Progress = cfg.DP != nil, prog.update
+	prog.hideLML, cfg.Progress = cfg.DP != nil, func(e fl.RoundEvent) { prog.update(e.Round, e.Value) }
 	out, err := run(job)
 	prog.done()
 	if err != nil {
