@@ -47,9 +47,12 @@ func (f *fedFlags) settings(s *methods.Settings, x *fmnistExperiment, seed uint6
 			err = get()
 		}
 	}
-	opt(x.has(pfedbayes.MethodPFedBayes), func() error { o, err := f.pfedbayes(x.arch, seed); s.PFedBayes = &o; return err })
-	opt(x.has(fedavg.MethodFedAvg, fedavg.MethodFedAvgFT), func() error { o, err := f.fedavg(x.arch, seed, false); s.FedAvg = &o; return err })
-	opt(x.has(fedavg.MethodFedProx), func() error { o, err := f.fedavg(x.arch, seed, true); s.FedProx = &o; return err })
+	opt(x.has(pfedbayes.MethodPFedBayes),
+		func() error { o, err := f.pfedbayes(x.arch, seed); s.PFedBayes = &o; return err })
+	opt(x.has(fedavg.MethodFedAvg, fedavg.MethodFedAvgFT),
+		func() error { o, err := f.fedavg(x.arch, seed, false); s.FedAvg = &o; return err })
+	opt(x.has(fedavg.MethodFedProx),
+		func() error { o, err := f.fedavg(x.arch, seed, true); s.FedProx = &o; return err })
 	return err
 }
 
@@ -59,7 +62,8 @@ func (f *fedFlags) label(string) string { return "" }
 func (f *fedFlags) note(w io.Writer, x *fmnistExperiment) {
 	if f.on {
 		a := x.arch.WithDefaults()
-		fmt.Fprintf(w, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), f.rounds, f.localSteps, f.batch)
+		fmt.Fprintf(w, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = "+
+			"%d\n", a, a.NumWeights(), f.rounds, f.localSteps, f.batch)
 	}
 }
 
@@ -67,7 +71,8 @@ func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
 	p, a, x := pfedbayes.DefaultOptions(), fedavg.DefaultOptions(), fedavg.FedProxOptions()
 	f.fs = fs
 	fs.IntVar(&f.rounds, "fed-rounds", p.Rounds, "pfedbayes, fedavg, fedprox: communication rounds T")
-	fs.IntVar(&f.evalLast, "fed-eval-last", p.EvalLast, "pfedbayes, fedavg, fedprox: score after each of the last N rounds and report the best (the pFedBayes paper: rounds 700–800)")
+	fs.IntVar(&f.evalLast, "fed-eval-last", p.EvalLast, "pfedbayes, fedavg, fedprox: score after each of the last N "+
+		"rounds and report the best (the pFedBayes paper: rounds 700–800)")
 	fs.IntVar(&f.localSteps, "fed-local-steps", p.LocalSteps, "pfedbayes, fedavg, fedprox: local steps R per round")
 	fs.IntVar(&f.batch, "fed-batch", p.Batch, "pfedbayes, fedavg, fedprox: minibatch b")
 	fs.IntVar(&f.aggregate, "fed-clients-per-round", p.ClientsPerRound,
@@ -79,19 +84,25 @@ func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
 	fs.Float64Var(&f.lr2, "pfedbayes-lr2", p.LR2, "pfedbayes: η₂, step of the localised global model")
 	fs.Float64Var(&f.beta, "pfedbayes-beta", p.Beta, "pfedbayes: β of the server step")
 	fs.IntVar(&f.mc, "pfedbayes-mc", p.MC, "pfedbayes: K weight draws per step")
-	fs.IntVar(&f.evalDraws, "pfedbayes-eval-draws", p.EvalDraws, "pfedbayes: weight draws of the predictive (0: the mean network)")
-	fs.StringVar(&f.optimizer, "pfedbayes-optimizer", p.Optimizer.String(), "pfedbayes: sgd (the paper's gradient descent) or adam (the authors' code; moments kept per client)")
-	fs.StringVar(&f.variant, "pfedbayes-variant", p.Variant.String(), "pfedbayes: paper (the printed loss and algorithm) or code (what the authors' code computes: (ζ/R)·KL − Σ ln p, 5 personalised steps per global one, Adam, ρ⁰ = −3, draws of std 0.001; the flags given override its settings)")
+	fs.IntVar(&f.evalDraws, "pfedbayes-eval-draws", p.EvalDraws,
+		"pfedbayes: weight draws of the predictive (0: the mean network)")
+	fs.StringVar(&f.optimizer, "pfedbayes-optimizer", p.Optimizer.String(),
+		"pfedbayes: sgd (the paper's gradient descent) or adam (the authors' code; moments kept per client)")
+	fs.StringVar(&f.variant, "pfedbayes-variant", p.Variant.String(), "pfedbayes: paper (the printed loss and "+
+		"algorithm) or code (what the authors' code computes: (ζ/R)·KL − Σ ln p, 5 personalised steps per global "+
+		"one, Adam, ρ⁰ = −3, draws of std 0.001; the flags given override its settings)")
 	fs.Float64Var(&f.avgLR, "fedavg-lr", a.LR, "fedavg, fedprox, fedavg-ft: SGD step η")
 	fs.Float64Var(&f.proxMu, "fedprox-mu", x.Mu, "fedprox: weight μ of the proximal term μ/2‖w − w_global‖²")
-	fs.IntVar(&f.ftSteps, "fedavg-ft-steps", a.FineTune, "fedavg-ft: local fine-tuning steps from the final global model")
+	fs.IntVar(&f.ftSteps, "fedavg-ft-steps", a.FineTune,
+		"fedavg-ft: local fine-tuning steps from the final global model")
 }
 
 func (f *fedFlags) pfedbayes(arch lml.BNN, seed uint64) (pfedbayes.Options, error) {
 	o := pfedbayes.DefaultOptions()
 	o.Arch, o.Rounds, o.EvalLast = arch, f.rounds, min(f.evalLast, max(f.rounds, 1))
 	o.LocalSteps, o.Batch, o.ClientsPerRound = f.localSteps, f.batch, f.aggregate
-	o.Zeta, o.Rho0, o.MuInit, o.LR1, o.LR2, o.Beta, o.MC, o.EvalDraws, o.Seed = f.zeta, f.rho0, f.muInit, f.lr1, f.lr2, f.beta, f.mc, f.evalDraws, seed
+	o.Zeta, o.Rho0, o.MuInit, o.LR1, o.LR2, o.Beta, o.MC, o.EvalDraws, o.Seed = f.zeta, f.rho0, f.muInit, f.lr1, f.lr2,
+		f.beta, f.mc, f.evalDraws, seed
 	var err error
 	if o.Optimizer, err = pfedbayes.ParseOptimizer(f.optimizer); err != nil {
 		return o, usageError{err}
@@ -124,7 +135,8 @@ func (f *fedFlags) pfedbayes(arch lml.BNN, seed uint64) (pfedbayes.Options, erro
 
 func (f *fedFlags) fedavg(arch lml.BNN, seed uint64, prox bool) (fedavg.Options, error) {
 	o := fedavg.DefaultOptions()
-	o.Arch, o.Rounds, o.EvalLast, o.LocalSteps, o.Batch, o.ClientsPerRound = arch, f.rounds, min(f.evalLast, max(f.rounds, 1)), f.localSteps, f.batch, f.aggregate
+	o.Arch, o.Rounds, o.EvalLast, o.LocalSteps, o.Batch, o.ClientsPerRound = arch, f.rounds,
+		min(f.evalLast, max(f.rounds, 1)), f.localSteps, f.batch, f.aggregate
 	o.LR, o.FineTune, o.Seed = f.avgLR, f.ftSteps, seed
 	if prox {
 		o.Mu, o.FineTune = f.proxMu, 0

@@ -52,16 +52,24 @@ func (v *fedviFlags) note(io.Writer, *fmnistExperiment) {}
 func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
 	d := fedvi.DefaultOptions()
 	fs.IntVar(&v.rounds, "fedvi-rounds", 150, "fedvi, fedvi-fedavg: communication rounds T")
-	fs.IntVar(&v.perRound, "fedvi-clients-per-round", 30, "fedvi, fedvi-fedavg: clients sampled per round (0: all); 30 chosen on seed 2 of the README's split, 300 + 100 clients sharing 60,000 images (docs/math.md)")
-	fs.IntVar(&v.evalLast, "fedvi-eval-last", 10, "fedvi, fedvi-fedavg: the accuracy is also reported as the mean over this many last rounds (the paper: 100 of 1500)")
-	fs.IntVar(&v.batch, "fedvi-batch", d.Batch, "fedvi, fedvi-fedavg: client mini-batch (FedVI: first half support, second half query)")
+	fs.IntVar(&v.perRound, "fedvi-clients-per-round", 30, "fedvi, fedvi-fedavg: clients sampled per round (0: all); "+
+		"30 chosen on seed 2 of the README's split, 300 + 100 clients sharing 60,000 images (docs/math.md)")
+	fs.IntVar(&v.evalLast, "fedvi-eval-last", 10, "fedvi, fedvi-fedavg: the accuracy is also reported as the mean "+
+		"over this many last rounds (the paper: 100 of 1500)")
+	fs.IntVar(&v.batch, "fedvi-batch", d.Batch,
+		"fedvi, fedvi-fedavg: client mini-batch (FedVI: first half support, second half query)")
 	fs.Float64Var(&v.tau, "fedvi-tau", d.Tau, "fedvi: τ, the weight of the local KL")
 	fs.Float64Var(&v.clientLR, "fedvi-client-lr", d.ClientLR, "fedvi, fedvi-fedavg: client SGD step")
-	fs.Float64Var(&v.serverLR, "fedvi-server-lr", d.ServerLR, "fedvi, fedvi-fedavg: server SGD step (with momentum 0.9)")
-	fs.StringVar(&v.pool, "fedvi-pool", poolName(d.Arch.PoolOutputs), "fedvi: how P takes the support set: outputs (P on every image, its outputs averaged) or features (P on the mean global features)")
-	fs.BoolVar(&v.embedReLU, "fedvi-embed-relu", false, "fedvi: a ReLU after E's dense 128 as in Reddi et al.'s CNN (the paper's E has none; the FedAvg rows' E: --fedvi-fedavg-embed-relu)")
-	fs.BoolVar(&v.fedavgReLU, "fedvi-fedavg-embed-relu", true, "fedvi-fedavg, fedvi-fedavg-ft: a ReLU after E's dense 128 (Reddi et al.'s CNN); false: FedVI's own E (the seed's, without it)")
-	fs.IntVar(&v.ftEpochs, "fedvi-ft-epochs", fedvi.DefaultFineTune().Epochs, "fedvi-fedavg-ft: local fine-tuning epochs")
+	fs.Float64Var(&v.serverLR, "fedvi-server-lr", d.ServerLR,
+		"fedvi, fedvi-fedavg: server SGD step (with momentum 0.9)")
+	fs.StringVar(&v.pool, "fedvi-pool", poolName(d.Arch.PoolOutputs), "fedvi: how P takes the support set: outputs "+
+		"(P on every image, its outputs averaged) or features (P on the mean global features)")
+	fs.BoolVar(&v.embedReLU, "fedvi-embed-relu", false, "fedvi: a ReLU after E's dense 128 as in Reddi et al.'s CNN "+
+		"(the paper's E has none; the FedAvg rows' E: --fedvi-fedavg-embed-relu)")
+	fs.BoolVar(&v.fedavgReLU, "fedvi-fedavg-embed-relu", true, "fedvi-fedavg, fedvi-fedavg-ft: a ReLU after E's "+
+		"dense 128 (Reddi et al.'s CNN); false: FedVI's own E (the seed's, without it)")
+	fs.IntVar(&v.ftEpochs, "fedvi-ft-epochs", fedvi.DefaultFineTune().Epochs,
+		"fedvi-fedavg-ft: local fine-tuning epochs")
 }
 
 // label names the FedAvg rows on FedVI's CNN after the network they train

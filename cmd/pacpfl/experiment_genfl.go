@@ -43,16 +43,21 @@ func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 	byPrior := func(what string, learnt, random any) string {
 		return fmt.Sprintf("%s (0: %v with a learnt prior, %v with a random one", what, learnt, random)
 	}
-	fs.StringVar(&g.prior, "prior", d.Prior.String(), "prior: learnt (ERM on the first half of every user's data; posterior and bound on the second) or random (data-free, truncated normal means)")
-	fs.StringVar(&g.objective, "objective", d.Objective.Objective.String(), "training objective: f1 (Pinsker relaxation) or f2 (quadratic relaxation)")
+	fs.StringVar(&g.prior, "prior", d.Prior.String(), "prior: learnt (ERM on the first half of every user's data; "+
+		"posterior and bound on the second) or random (data-free, truncated normal means)")
+	fs.StringVar(&g.objective, "objective", d.Objective.Objective.String(),
+		"training objective: f1 (Pinsker relaxation) or f2 (quadratic relaxation)")
 	g.hidden = intList(d.Arch.Hidden)
 	fs.Var(&g.hidden, "hidden", "hidden layer widths of the MLP (the seed's parameter count is that of 600,600,600)")
 	fs.Float64Var(&g.sigmaPrior, "sigma-prior", d.SigmaPrior, "σ of the Gaussian prior over every weight")
-	fs.Float64Var(&g.klPenalty, "kl-penalty", 0, byPrior("factor of KL(Q‖P) in the objective only", d.Objective.KLPenalty, r.Objective.KLPenalty)+", as the paper)")
+	fs.Float64Var(&g.klPenalty, "kl-penalty", 0, byPrior("factor of KL(Q‖P) in the objective only",
+		d.Objective.KLPenalty, r.Objective.KLPenalty)+", as the paper)")
 	fs.IntVar(&g.rounds, "rounds", 0, byPrior("GenFL rounds", d.PosteriorFed.Rounds, r.PosteriorFed.Rounds)+")")
-	fs.IntVar(&g.localEpochs, "local-epochs", 0, byPrior("local epochs E per round", d.PosteriorFed.LocalEpochs, r.PosteriorFed.LocalEpochs)+")")
+	fs.IntVar(&g.localEpochs, "local-epochs", 0,
+		byPrior("local epochs E per round", d.PosteriorFed.LocalEpochs, r.PosteriorFed.LocalEpochs)+")")
 	fs.IntVar(&g.priorRounds, "prior-rounds", d.PriorFed.Rounds, "rounds of the learnt prior's federated ERM")
-	fs.IntVar(&g.priorEpochs, "prior-epochs", d.PriorFed.LocalEpochs, "local epochs of the learnt prior's federated ERM")
+	fs.IntVar(&g.priorEpochs, "prior-epochs", d.PriorFed.LocalEpochs,
+		"local epochs of the learnt prior's federated ERM")
 	fs.IntVar(&g.personalEpochs, "personal-epochs", d.PersonalEpochs, "pfl: epochs of each user's personalisation")
 	fs.Float64Var(&g.fraction, "fraction", d.PosteriorFed.Fraction, "fraction C of the users sampled each round")
 	fs.Float64Var(&g.lr, "lr", d.PosteriorFed.LR, "SGD learning rate")
@@ -63,12 +68,16 @@ func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 	fs.Float64Var(&g.delta, "delta", d.Objective.Delta, "δ of McAllester's bound (also in the objective)")
 	fs.Float64Var(&g.deltaPrime, "delta-prime", d.DeltaPrime, "δ′ of the bound's Monte Carlo step")
 	fs.Float64Var(&g.pMin, "p-min", d.Objective.PMin, "probability floor of the bounded cross-entropy")
-	fs.StringVar(&g.estimator, "estimator", d.MC.Estimator.String(), "FEDBOUND's sampling: pairs (n independent (weight draw, training example) pairs, exact by local reparameterisation) or full (Alg. 2 as printed: every user evaluates n weight draws on all its examples)")
-	fs.IntVar(&g.mcSamples, "mc-samples", 0, fmt.Sprintf("n of FEDBOUND (0: %d pairs, the paper's n; %d weight draws per user with --estimator full)", d.MC.N, r.MC.N))
+	fs.StringVar(&g.estimator, "estimator", d.MC.Estimator.String(), "FEDBOUND's sampling: pairs (n independent "+
+		"(weight draw, training example) pairs, exact by local reparameterisation) or full (Alg. 2 as printed: every "+
+		"user evaluates n weight draws on all its examples)")
+	fs.IntVar(&g.mcSamples, "mc-samples", 0, fmt.Sprintf(
+		"n of FEDBOUND (0: %d pairs, the paper's n; %d weight draws per user with --estimator full)", d.MC.N, r.MC.N))
 	fs.IntVar(&g.clientMCSamples, "client-mc-samples", d.ClientMC.N, "pfl: n of each user's own bound")
 	fs.IntVar(&g.stack, "stack", d.MC.Stack, "--estimator full: weight samples evaluated together")
 	fs.IntVar(&g.testDraws, "test-draws", d.TestDraws, "weight draws per test image of the Gibbs test error")
-	fs.StringVar(&g.setting, "setting", "", "flsob (GenFL + the global FEDBOUND) or pfl (Alg. 3/4: personalised posteriors and per-user bounds); default flsob for --partition iid, pfl for shards")
+	fs.StringVar(&g.setting, "setting", "", "flsob (GenFL + the global FEDBOUND) or pfl (Alg. 3/4: personalised "+
+		"posteriors and per-user bounds); default flsob for --partition iid, pfl for shards")
 }
 
 // options validates the flags and returns the run's options: the seed's
@@ -100,7 +109,8 @@ func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 	o.Arch.Hidden = slices.Clone([]int(g.hidden))
 	o.SigmaPrior, o.Dropout = g.sigmaPrior, g.dropout
 	pf := &o.PriorFed
-	pf.Rounds, pf.Fraction, pf.LocalEpochs, pf.Batch, pf.LR, pf.Momentum = g.priorRounds, g.fraction, g.priorEpochs, g.batch, g.lr, g.priorMomentum
+	pf.Rounds, pf.Fraction, pf.LocalEpochs, pf.Batch, pf.LR, pf.Momentum = g.priorRounds, g.fraction, g.priorEpochs,
+		g.batch, g.lr, g.priorMomentum
 	qf := &o.PosteriorFed
 	if g.rounds != 0 {
 		qf.Rounds = g.rounds
@@ -117,12 +127,14 @@ func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 	}
 	o.MC.Stack, o.ClientMC.N, o.ClientMC.Stack = g.stack, g.clientMCSamples, g.stack
 	o.TestDraws = g.testDraws
-	o.Workers, o.PriorFed.Workers, o.PosteriorFed.Workers, o.MC.Workers, o.ClientMC.Workers = workers, workers, workers, workers, workers
+	o.Workers, o.PriorFed.Workers, o.PosteriorFed.Workers, o.MC.Workers, o.ClientMC.Workers = workers, workers, workers,
+		workers, workers
 	return o, nil
 }
 
 func genflUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pacpfl experiment genfl [--partition iid|shards] [--prior learnt|random] [--objective f1|f2] [--seeds N] [--seed-base S] [--json FILE] [flags]")
+	fmt.Fprintln(w, "usage: pacpfl experiment genfl [--partition iid|shards] [--prior learnt|random] [--objective "+
+		"f1|f2] [--seeds N] [--seed-base S] [--json FILE] [flags]")
 }
 
 // runExperimentGenFL is pacpfl experiment genfl: GenFL + FEDBOUND (FL-SOB)
@@ -132,12 +144,15 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	var g genflFlags
 	addGenFLFlags(fs, &g)
 	d := methods.DefaultGenFLData()
-	fs.StringVar(&d.Partition, "partition", d.Partition, "users: iid (label-blind random draws) or shards (label-sorted shards, McMahan et al.)")
+	fs.StringVar(&d.Partition, "partition", d.Partition,
+		"users: iid (label-blind random draws) or shards (label-sorted shards, McMahan et al.)")
 	fs.IntVar(&d.Clients, "clients", d.Clients, "number of users K")
 	fs.IntVar(&d.Train, "train-per-client", d.Train, "iid: training images per user")
 	fs.IntVar(&d.Test, "test-per-client", d.Test, "iid: test images per user")
-	fs.IntVar(&d.ShardSize, "shard-size", d.ShardSize, "shards: images per shard (2 shards per user, 10 % of them test)")
-	dataDir := fs.String("data-dir", "", "directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
+	fs.IntVar(&d.ShardSize, "shard-size", d.ShardSize,
+		"shards: images per shard (2 shards per user, 10 % of them test)")
+	dataDir := fs.String("data-dir", "",
+		"directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
 	seeds := fs.Int("seeds", 5, "number of seeds")
 	seedBase := fs.Uint64("seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -225,8 +240,10 @@ func (g *genflFlags) check(klPenalty float64) error {
 	counts := []struct {
 		name string
 		v    int
-	}{{"rounds", g.rounds}, {"local-epochs", g.localEpochs}, {"prior-rounds", g.priorRounds}, {"prior-epochs", g.priorEpochs},
-		{"personal-epochs", g.personalEpochs}, {"batch", g.batch}, {"mc-samples", g.mcSamples}, {"client-mc-samples", g.clientMCSamples},
+	}{{"rounds", g.rounds}, {"local-epochs", g.localEpochs}, {"prior-rounds", g.priorRounds},
+		{"prior-epochs", g.priorEpochs},
+		{"personal-epochs", g.personalEpochs}, {"batch", g.batch}, {"mc-samples", g.mcSamples},
+		{"client-mc-samples", g.clientMCSamples},
 		{"stack", g.stack}, {"test-draws", g.testDraws}}
 	for _, c := range counts {
 		min := 1
