@@ -59,8 +59,6 @@ func (f *fedFlags) settings(s *methods.Settings, x *fmnistExperiment, seed uint6
 	return err
 }
 
-func (f *fedFlags) label(string) string { return "" }
-
 // note names the network and the rounds of the methods that ran.
 func (f *fedFlags) note(w io.Writer, x *fmnistExperiment) {
 	if f.on {

@@ -76,8 +76,6 @@ type methodFlags interface {
 	// settings puts the options of the family's methods among x's, with
 	// the random streams of the first seed seed0, into s.
 	settings(s *methods.Settings, x *fmnistExperiment, seed0 uint64) error
-	// label is method m's table label in this run, "" for the registry's.
-	label(m string) string
 	// note writes the family's settings after the results table, or
 	// nothing.
 	note(w io.Writer, x *fmnistExperiment)
@@ -92,16 +90,6 @@ func (x *fmnistExperiment) has(ms ...string) bool {
 	return slices.ContainsFunc(ms, func(m string) bool { return slices.Contains(x.methods, m) })
 }
 
-// label is method m's table label in this run.
-func (x *fmnistExperiment) label(m string) string {
-	for _, f := range x.mf {
-		if l := f.label(m); l != "" {
-			return l
-		}
-	}
-	return methods.Label(m)
-}
-
 // fmnistExperiment is experiment fmnist's parsed flags.
 type fmnistExperiment struct {
 	f        trainFlags
@@ -113,6 +101,7 @@ type fmnistExperiment struct {
 	quiet    bool
 	jsonPath string
 	arch     lml.BNN
+	set      methods.Settings // the methods' settings (newMethods)
 }
 
 // parseFMNIST parses and checks the flags of experiment fmnist; ok=false:
@@ -237,7 +226,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		rep.Alpha, rep.Clients = bf.alpha, f.clients
 	}
 	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
-		rep.WriteText(w, x.methods, x.label)
+		rep.WriteText(w, x.methods, x.set.Label)
 		for _, m := range x.mf {
 			m.note(w, x)
 		}
