@@ -184,7 +184,8 @@ func (b *builder) pfedgp() (validated, error) {
 	case PFedGPNet:
 		m.Options.ZeroMean = false
 	default:
-		return nil, fmt.Errorf("unknown GP mean %q (want %s, %s or %s)", s.PFedGPMean, PFedGPLinear, PFedGPZero, PFedGPNet)
+		return nil,
+			fmt.Errorf("unknown GP mean %q (want %s, %s or %s)", s.PFedGPMean, PFedGPLinear, PFedGPZero, PFedGPNet)
 	}
 	return PFedGP{PACPFL: m}, nil
 }
@@ -231,8 +232,7 @@ func (b *builder) classification(name string) (validated, error) {
 		return FedVI{Options: orDefault(s.FedVI, fedvi.DefaultOptions)}, nil
 	case MethodFedVIFedAvg, MethodFedVIFedAvgFT:
 		if b.viAvg == nil {
-			o := orDefault(s.FedVIFedAvg, func() fedvi.Options { return orDefault(s.FedVI, fedvi.DefaultOptions) })
-			avg, ft := FedVIFedAvgPair(o, orDefault(s.FedVIFineTune, fedvi.DefaultFineTune))
+			avg, ft := FedVIFedAvgPair(s.fedVIFedAvg(), orDefault(s.FedVIFineTune, fedvi.DefaultFineTune))
 			b.viAvg, b.viAvgFT = &avg, &ft
 		}
 		if name == MethodFedVIFedAvgFT {
@@ -249,6 +249,26 @@ func (b *builder) classification(name string) (validated, error) {
 }
 
 // orDefault is *p, or def() for nil.
+// fedVIFedAvg are the options of FedAvg on FedVI's network: FedVIFedAvg,
+// else FedVI, else fedvi.DefaultOptions.
+func (s *Settings) fedVIFedAvg() fedvi.Options {
+	return orDefault(s.FedVIFedAvg, func() fedvi.Options { return orDefault(s.FedVI, fedvi.DefaultOptions) })
+}
+
+// Label is method m's table label with s's settings: the registry's Label,
+// except that the FedAvg rows on FedVI's network name FedVI's own E when
+// their network has no ReLU after its dense 128 (the registry's label
+// names Reddi et al.'s CNN, which has one).
+func (s *Settings) Label(m string) string {
+	if (m == MethodFedVIFedAvg || m == MethodFedVIFedAvgFT) && !s.fedVIFedAvg().Arch.EmbedReLU {
+		if m == MethodFedVIFedAvg {
+			return "FedAvg (FedVI's E, no ReLU after dense 128)"
+		}
+		return "FedAvg+FT (FedVI's E, no ReLU after dense 128)"
+	}
+	return Label(m)
+}
+
 func orDefault[T any](p *T, def func() T) T {
 	if p != nil {
 		return *p

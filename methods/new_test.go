@@ -85,3 +85,20 @@ func TestNewErrors(t *testing.T) {
 	_, err = New([]string{"fedavg-ft"}, Settings{Task: Classification, FedAvg: &o})
 	assert.NoError(t, err)
 }
+
+// The FedAvg rows on FedVI's network say which E they train on; other
+// methods keep the registry's label.
+func TestSettingsLabel(t *testing.T) {
+	relu := fedvi.DefaultOptions()
+	relu.Arch.EmbedReLU = true
+	s := Settings{FedVIFedAvg: &relu}
+	assert.Equal(t, Label(MethodFedVIFedAvg), s.Label(MethodFedVIFedAvg))
+	assert.Equal(t, Label(MethodFedVIFedAvgFT), s.Label(MethodFedVIFedAvgFT))
+	plain := fedvi.DefaultOptions()
+	s = Settings{FedVI: &relu, FedVIFedAvg: &plain}
+	assert.NotEqual(t, Label(MethodFedVIFedAvg), s.Label(MethodFedVIFedAvg))
+	assert.NotEqual(t, s.Label(MethodFedVIFedAvg), s.Label(MethodFedVIFedAvgFT))
+	assert.Equal(t, Label(fedvi.MethodFedVI), s.Label(fedvi.MethodFedVI))
+	// Without FedAvg's own options the rows train on FedVI's network.
+	assert.Equal(t, Label(MethodFedVIFedAvg), (&Settings{FedVI: &relu}).Label(MethodFedVIFedAvg))
+}

@@ -15,10 +15,9 @@ import (
 // two idle cores (docs/math.md, "FedVI"); the paper's 1500 rounds over 100
 // clients per round are out of reach there.
 type fedviFlags struct {
-	rounds, perRound, evalLast, batch, ftEpochs int
-	tau, clientLR, serverLR                     float64
-	pool                                        string
-	embedReLU                                   bool
+	o    fedvi.Options // the flags' FedVI settings (the network's classes: methods.FedVI fills them in)
+	ft   fedvi.FineTune
+	pool string
 	// fedavgReLU: the FedAvg rows train E with a ReLU after dense 128
 	// (Reddi et al.'s CNN; the default) or FedVI's own E without it.
 	fedavgReLU bool
@@ -36,10 +35,8 @@ func (v *fedviFlags) add(fs *flag.FlagSet) { addFedVIFlags(fs, v) }
 // settings are the options of FedVI and of FedAvg on its network.
 func (v *fedviFlags) settings(s *methods.Settings, _ *fmnistExperiment, _ uint64) error {
 	vo := v.options()
-	ao := vo
+	ao, ft := vo, v.ft
 	ao.Arch.EmbedReLU = v.fedavgReLU
-	ft := fedvi.DefaultFineTune()
-	ft.Epochs = v.ftEpochs
 	if !v.withFT {
 		ft.Epochs = 0
 	}
@@ -50,44 +47,42 @@ func (v *fedviFlags) settings(s *methods.Settings, _ *fmnistExperiment, _ uint64
 func (v *fedviFlags) note(io.Writer, *fmnistExperiment) {}
 
 func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
-	d := fedvi.DefaultOptions()
-	fs.IntVar(&v.rounds, "fedvi-rounds", 150, "fedvi, fedvi-fedavg: communication rounds T")
-	fs.IntVar(&v.perRound, "fedvi-clients-per-round", 30, "fedvi, fedvi-fedavg: clients sampled per round (0: all); 30 chosen on seed 2 of the README's split, 300 + 100 clients sharing 60,000 images (docs/math.md)")
-	fs.IntVar(&v.evalLast, "fedvi-eval-last", 10, "fedvi, fedvi-fedavg: the accuracy is also reported as the mean over this many last rounds (the paper: 100 of 1500)")
-	fs.IntVar(&v.batch, "fedvi-batch", d.Batch, "fedvi, fedvi-fedavg: client mini-batch (FedVI: first half support, second half query)")
-	fs.Float64Var(&v.tau, "fedvi-tau", d.Tau, "fedvi: τ, the weight of the local KL")
-	fs.Float64Var(&v.clientLR, "fedvi-client-lr", d.ClientLR, "fedvi, fedvi-fedavg: client SGD step")
-	fs.Float64Var(&v.serverLR, "fedvi-server-lr", d.ServerLR, "fedvi, fedvi-fedavg: server SGD step (with momentum 0.9)")
-	fs.StringVar(&v.pool, "fedvi-pool", poolName(d.Arch.PoolOutputs), "fedvi: how P takes the support set: outputs (P on every image, its outputs averaged) or features (P on the mean global features)")
-	fs.BoolVar(&v.embedReLU, "fedvi-embed-relu", false, "fedvi: a ReLU after E's dense 128 as in Reddi et al.'s CNN (the paper's E has none; the FedAvg rows' E: --fedvi-fedavg-embed-relu)")
-	fs.BoolVar(&v.fedavgReLU, "fedvi-fedavg-embed-relu", true, "fedvi-fedavg, fedvi-fedavg-ft: a ReLU after E's dense 128 (Reddi et al.'s CNN); false: FedVI's own E (the seed's, without it)")
-	fs.IntVar(&v.ftEpochs, "fedvi-ft-epochs", fedvi.DefaultFineTune().Epochs, "fedvi-fedavg-ft: local fine-tuning epochs")
-}
-
-// label names the FedAvg rows on FedVI's CNN after the network they train
-// on when it is FedVI's own E; "" (the registry's label) otherwise.
-func (v *fedviFlags) label(m string) string {
-	if v.fedavgReLU || (m != methods.MethodFedVIFedAvg && m != methods.MethodFedVIFedAvgFT) {
-		return ""
-	}
-	if m == methods.MethodFedVIFedAvg {
-		return "FedAvg (FedVI's E, no ReLU after dense 128)"
-	}
-	return "FedAvg+FT (FedVI's E, no ReLU after dense 128)"
+	v.o, v.ft = fedvi.DefaultOptions(), fedvi.DefaultFineTune()
+	o := &v.o
+	o.Rounds, o.ClientsPerRound, o.EvalLast = 150, 30, 10
+	fs.IntVar(&o.Rounds, "fedvi-rounds", o.Rounds, "fedvi, fedvi-fedavg: communication rounds T")
+	fs.IntVar(&o.ClientsPerRound, "fedvi-clients-per-round", o.ClientsPerRound, "fedvi, fedvi-fedavg: clients "+
+		"sampled per round (0: all); 30 chosen on seed 2 of the README's split, 300 + 100 clients sharing 60,000 "+
+		"images (docs/math.md)")
+	fs.IntVar(&o.EvalLast, "fedvi-eval-last", o.EvalLast, "fedvi, fedvi-fedavg: the accuracy is also reported as "+
+		"the mean over this many last rounds (the paper: 100 of 1500)")
+	fs.IntVar(&o.Batch, "fedvi-batch", o.Batch,
+		"fedvi, fedvi-fedavg: client mini-batch (FedVI: first half support, second half query)")
+	fs.Float64Var(&o.Tau, "fedvi-tau", o.Tau, "fedvi: τ, the weight of the local KL")
+	fs.Float64Var(&o.ClientLR, "fedvi-client-lr", o.ClientLR, "fedvi, fedvi-fedavg: client SGD step")
+	fs.Float64Var(&o.ServerLR, "fedvi-server-lr", o.ServerLR,
+		"fedvi, fedvi-fedavg: server SGD step (with momentum 0.9)")
+	fs.StringVar(&v.pool, "fedvi-pool", poolName(o.Arch.PoolOutputs), "fedvi: how P takes the support set: outputs "+
+		"(P on every image, its outputs averaged) or features (P on the mean global features)")
+	fs.BoolVar(&o.Arch.EmbedReLU, "fedvi-embed-relu", o.Arch.EmbedReLU, "fedvi: a ReLU after E's dense 128 as in "+
+		"Reddi et al.'s CNN (the paper's E has none; the FedAvg rows' E: --fedvi-fedavg-embed-relu)")
+	fs.BoolVar(&v.fedavgReLU, "fedvi-fedavg-embed-relu", true, "fedvi-fedavg, fedvi-fedavg-ft: a ReLU after E's "+
+		"dense 128 (Reddi et al.'s CNN); false: FedVI's own E (the seed's, without it)")
+	fs.IntVar(&v.ft.Epochs, "fedvi-ft-epochs", v.ft.Epochs, "fedvi-fedavg-ft: local fine-tuning epochs")
 }
 
 // check validates the flags before any data is read.
 func (v *fedviFlags) check(x *fmnistExperiment) error {
 	v.withFT = x.has(methods.MethodFedVIFedAvgFT)
-	switch {
-	case v.rounds < 1:
-		return usagef("--fedvi-rounds %d must be ≥ 1", v.rounds)
-	case v.perRound < 0:
-		return usagef("--fedvi-clients-per-round %d must be ≥ 0", v.perRound)
-	case v.evalLast < 1 || v.evalLast > v.rounds:
-		return usagef("--fedvi-eval-last %d must be in [1, --fedvi-rounds = %d]", v.evalLast, v.rounds)
-	case v.ftEpochs < 1:
-		return usagef("--fedvi-ft-epochs %d must be ≥ 1", v.ftEpochs)
+	switch o := &v.o; {
+	case o.Rounds < 1:
+		return usagef("--fedvi-rounds %d must be ≥ 1", o.Rounds)
+	case o.ClientsPerRound < 0:
+		return usagef("--fedvi-clients-per-round %d must be ≥ 0", o.ClientsPerRound)
+	case o.EvalLast < 1 || o.EvalLast > o.Rounds:
+		return usagef("--fedvi-eval-last %d must be in [1, --fedvi-rounds = %d]", o.EvalLast, o.Rounds)
+	case v.ft.Epochs < 1:
+		return usagef("--fedvi-ft-epochs %d must be ≥ 1", v.ft.Epochs)
 	case v.pool != poolName(true) && v.pool != poolName(false):
 		return usagef("--fedvi-pool %q: want %s or %s", v.pool, poolName(true), poolName(false))
 	}
@@ -98,14 +93,10 @@ func (v *fedviFlags) check(x *fmnistExperiment) error {
 	return nil
 }
 
-// options are FedVI's options of the flags (the network's classes are
-// the data set's: methods.FedVI fills them in).
+// options are FedVI's options of the flags.
 func (v *fedviFlags) options() fedvi.Options {
-	o := fedvi.DefaultOptions()
-	o.Rounds, o.ClientsPerRound, o.EvalLast, o.Batch = v.rounds, v.perRound, v.evalLast, v.batch
-	o.Tau, o.ClientLR, o.ServerLR = v.tau, v.clientLR, v.serverLR
+	o := v.o
 	o.Arch.PoolOutputs = v.pool == poolName(true)
-	o.Arch.EmbedReLU = v.embedReLU
 	return o
 }
 

@@ -23,7 +23,10 @@ import (
 var bnnMethods = []string{fl.MethodPACPFL, fl.MethodVanilla, fl.MethodPooled}
 
 func fmnistUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pacpfl experiment fmnist [--partition labels5 --split small|medium|large | --partition dirichlet --alpha 0.4 --clients N] [--methods pacpfl,vanilla,pooled,pfedbayes,fedavg,fedprox,fedavg-ft,genfl,fedvi,fedvi-fedavg,fedvi-fedavg-ft] [--seeds 5] [--seed-base N] [--json FILE] [train flags] [--fed-*, --pfedbayes-*, --fedavg-*, --fedvi-* flags]")
+	fmt.Fprintln(w, "usage: pacpfl experiment fmnist [--partition labels5 --split small|medium|large | --partition "+
+		"dirichlet --alpha 0.4 --clients N] [--methods "+
+		"pacpfl,vanilla,pooled,pfedbayes,fedavg,fedprox,fedavg-ft,genfl,fedvi,fedvi-fedavg,fedvi-fedavg-ft] [--seeds "+
+		"5] [--seed-base N] [--json FILE] [train flags] [--fed-*, --pfedbayes-*, --fedavg-*, --fedvi-* flags]")
 }
 
 // fmnistClientFlags makes the help of --clients, --new-clients and
@@ -34,9 +37,11 @@ func fmnistClientFlags(fs *flag.FlagSet) {
 	c.Usage = "existing (participating) clients n of --partition dirichlet (labels5 has one client per label)"
 	c.DefValue = strconv.Itoa(papers.FedVIClients)
 	// Two defaults, one per partition: both in the text, none after it.
-	n.Usage = fmt.Sprintf("held-out new (non-participating) clients, never seen in training (default %d for labels5, %d for dirichlet)", bnnNewClients, papers.FedVINewClients)
+	n.Usage = fmt.Sprintf("held-out new (non-participating) clients, never seen in training (default %d for labels5, "+
+		"%d for dirichlet)", bnnNewClients, papers.FedVINewClients)
 	n.DefValue = "0"
-	im.Usage = fmt.Sprintf("use at most this many images (default 0 for labels5: the split's full sizes; %d for dirichlet, drawn at random from the 70,000)", papers.FedVIImages)
+	im.Usage = fmt.Sprintf("use at most this many images (default 0 for labels5: the split's full sizes; %d for "+
+		"dirichlet, drawn at random from the 70,000)", papers.FedVIImages)
 	im.DefValue = "0"
 }
 
@@ -71,8 +76,6 @@ type methodFlags interface {
 	// settings puts the options of the family's methods among x's, with
 	// the random streams of the first seed seed0, into s.
 	settings(s *methods.Settings, x *fmnistExperiment, seed0 uint64) error
-	// label is method m's table label in this run, "" for the registry's.
-	label(m string) string
 	// note writes the family's settings after the results table, or
 	// nothing.
 	note(w io.Writer, x *fmnistExperiment)
@@ -87,16 +90,6 @@ func (x *fmnistExperiment) has(ms ...string) bool {
 	return slices.ContainsFunc(ms, func(m string) bool { return slices.Contains(x.methods, m) })
 }
 
-// label is method m's table label in this run.
-func (x *fmnistExperiment) label(m string) string {
-	for _, f := range x.mf {
-		if l := f.label(m); l != "" {
-			return l
-		}
-	}
-	return methods.Label(m)
-}
-
 // fmnistExperiment is experiment fmnist's parsed flags.
 type fmnistExperiment struct {
 	f        trainFlags
@@ -108,6 +101,7 @@ type fmnistExperiment struct {
 	quiet    bool
 	jsonPath string
 	arch     lml.BNN
+	set      methods.Settings // the methods' settings (newMethods)
 }
 
 // parseFMNIST parses and checks the flags of experiment fmnist; ok=false:
@@ -127,7 +121,10 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	fmnistClientFlags(fs)
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
-	fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL; existing clients only), fedvi, fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes, fedavg, fedprox and fedavg-ft (its baselines on the same MLP)")
+	fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL; "+
+		"existing clients only), fedvi, fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning "+
+		"on FedVI's CNN, with a ReLU after its dense 128); pfedbayes, fedavg, fedprox and fedavg-ft (its baselines "+
+		"on the same MLP)")
 	for _, mk := range fmnistMethodFlags {
 		x.mf = append(x.mf, mk())
 		x.mf[len(x.mf)-1].add(fs)
@@ -203,14 +200,16 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	exp := harness.Experiment{Methods: hms, Seeds: harness.Seeds(x.seeds, x.seedBase), Data: func(seed uint64) (*data.Dataset, error) {
-		if seed == x.seedBase {
-			return ds0, nil
-		}
-		return bf.dataset(im, f, seed)
-	}}
+	exp := harness.Experiment{Methods: hms, Seeds: harness.Seeds(x.seeds, x.seedBase),
+		Data: func(seed uint64) (*data.Dataset, error) {
+			if seed == x.seedBase {
+				return ds0, nil
+			}
+			return bf.dataset(im, f, seed)
+		}}
 	acc := report.NewClassRuns(x.seeds, bf.partition == partDirichlet)
-	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), OnDone: acc.Observe}
+	obs := &runlog.Classification{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet),
+		OnDone: acc.Observe}
 	ctx, stop := signalContext()
 	defer stop()
 	hr, err := harness.Run(ctx, exp, obs)
@@ -227,10 +226,11 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		rep.Alpha, rep.Clients = bf.alpha, f.clients
 	}
 	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
-		rep.WriteText(w, x.methods, x.label)
+		rep.WriteText(w, x.methods, x.set.Label)
 		for _, m := range x.mf {
 			m.note(w, x)
 		}
-		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
+		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase,
+			x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
 	}, stdout, stderr)
 }

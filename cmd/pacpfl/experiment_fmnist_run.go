@@ -30,6 +30,7 @@ func (x *fmnistExperiment) newMethods(ds0 *data.Dataset) ([]harness.Method, erro
 			return nil, err
 		}
 	}
+	x.set = s
 	ms, err := methods.New(x.methods, s)
 	if err != nil {
 		return nil, usageError{err}

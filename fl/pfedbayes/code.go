@@ -139,7 +139,8 @@ func (w *worker) codeStep(x, y []float64, o *Options) (float64, error) {
 			return 0, fmt.Errorf("pfedbayes: %w: the weights diverged (η₁ = %g, η₂ = %g)", err, o.LR1, o.LR2)
 		}
 		if math.IsNaN(l) || math.IsInf(l, 0) {
-			return 0, fmt.Errorf("pfedbayes: the client loss is %v: the weights diverged (η₁ = %g, η₂ = %g)", l, o.LR1, o.LR2)
+			return 0,
+				fmt.Errorf("pfedbayes: the client loss is %v: the weights diverged (η₁ = %g, η₂ = %g)", l, o.LR1, o.LR2)
 		}
 		loss = l
 		var step, isc2 float64
@@ -199,4 +200,28 @@ func (w *worker) codeStep(x, y []float64, o *Options) (float64, error) {
 		meanfield.SoftplusVec(sigQ, dsigQ, rhoQ, w.buf) // σ_i of the current ρ_i for the next iteration
 	}
 	return loss, nil
+}
+
+// WithVariantDefaults returns o with the settings of its Variant where the
+// caller did not choose them: for Code, CodeOptions' PersonalSteps and
+// NoiseStd, and its Rho0, Optimizer and EvalDraws unless chosen reports
+// that field (by its Go name) as the caller's; the Paper variant's o is
+// returned as is. A command line can so select the authors' code and still
+// override some of its settings.
+func (o Options) WithVariantDefaults(chosen func(field string) bool) Options {
+	if o.Variant != Code {
+		return o
+	}
+	c := CodeOptions()
+	o.PersonalSteps, o.NoiseStd = c.PersonalSteps, c.NoiseStd
+	if !chosen("Rho0") {
+		o.Rho0 = c.Rho0
+	}
+	if !chosen("Optimizer") {
+		o.Optimizer = c.Optimizer
+	}
+	if !chosen("EvalDraws") {
+		o.EvalDraws = c.EvalDraws
+	}
+	return o
 }
