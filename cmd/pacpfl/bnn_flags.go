@@ -183,15 +183,15 @@ func (b *bnnFlags) bnnDefaults(f *trainFlags) {
 			set()
 		}
 	}
-	def("k", func() { f.k = o.Server.K })
-	def("rounds", func() { f.rounds = o.Server.Rounds })
-	def("clients-per-round", func() { f.clientsPerRound = o.Server.ClientsPerRound })
-	def("batch", func() { f.batch = o.Server.Batch })
-	def("lr", func() { f.lr = o.Server.LR })
-	def("tau", func() { f.tau = o.Server.Tau })
-	def("bound-samples", func() { f.boundSamples = o.Bounds.PriorSamples })
-	def("clients", func() { f.clients = bnnClients })
-	def("new-clients", func() { f.newClients = bnnNewClients })
+	def("k", func() { f.o.Server.K = o.Server.K })
+	def("rounds", func() { f.o.Server.Rounds = o.Server.Rounds })
+	def("clients-per-round", func() { f.o.Server.ClientsPerRound = o.Server.ClientsPerRound })
+	def("batch", func() { f.o.Server.Batch = o.Server.Batch })
+	def("lr", func() { f.o.Server.LR = o.Server.LR })
+	def("tau", func() { f.o.Server.Tau = o.Server.Tau })
+	def("bound-samples", func() { f.o.Bounds.PriorSamples = o.Bounds.PriorSamples })
+	def("clients", func() { f.poly.Existing = bnnClients })
+	def("new-clients", func() { f.poly.New = bnnNewClients })
 }
 
 // check validates the BNN flags (before any data is read).
@@ -202,7 +202,7 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	// The server flags, against a stand-in for the n existing clients the
 	// split will have (labels5: one per class); options re-checks them on
 	// the real split.
-	n := f.clients
+	n := f.poly.Existing
 	if b.partition == partLabels5 {
 		n = 10
 	}
@@ -210,13 +210,13 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		// No method samples clients with --clients-per-round: its default
 		// must not refuse a split of fewer clients (its values are still
 		// checked).
-		n = max(n, f.clientsPerRound)
+		n = max(n, f.o.Server.ClientsPerRound)
 	}
 	s, err := f.serverConfig(&data.Dataset{Existing: make([]data.ClientData, n)}, 0)
 	if err != nil {
 		return err
 	}
-	if tau := (fl.BNNOptions{Server: s}).BoundTau(n); f.boundSamples > 0 && !(tau < 1) {
+	if tau := (fl.BNNOptions{Server: s}).BoundTau(n); f.o.Bounds.PriorSamples > 0 && !(tau < 1) {
 		return usagef("the bounds need τ < 1, got %v (or pass --bound-samples 0 to skip the bounds)", tau)
 	}
 	m := b.bnnModel()
@@ -229,7 +229,7 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if err := b.bnnNetFlags.check(); err != nil {
 		return err
 	}
-	if err := b.bnnBoundFlags.check(f.boundSamples); err != nil {
+	if err := b.bnnBoundFlags.check(f.o.Bounds.PriorSamples); err != nil {
 		return err
 	}
 	// The images as float64 (at most the 70,000 of the set), and per
@@ -239,8 +239,8 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		images = float64(b.maxImages)
 	}
 	nw := float64(m.Model.NumWeights())
-	return memoryError(fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.arch, b.hidden, f.k, b.samples),
-		8*(images*784+float64(f.k)*2*nw*(3+float64(max(f.clientsPerRound, 1)))+2*float64(b.samples)*nw))
+	return memoryError(fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.arch, b.hidden, f.o.Server.K, b.samples),
+		8*(images*784+float64(f.o.Server.K)*2*nw*(3+float64(max(f.o.Server.ClientsPerRound, 1)))+2*float64(b.samples)*nw))
 }
 
 // check validates the split's flags and the clients' numbers of f (set:
@@ -261,15 +261,15 @@ func (g *fmnistFlags) check(f *trainFlags, set map[string]bool) error {
 		if !(g.alpha > 0) || math.IsInf(g.alpha, 0) {
 			return usagef("--alpha %v must be positive and finite", g.alpha)
 		}
-		if f.clients < 1 {
-			return usagef("--clients %d must be at least 1", f.clients)
+		if f.poly.Existing < 1 {
+			return usagef("--clients %d must be at least 1", f.poly.Existing)
 		}
 	default:
 		return usagef("unknown --partition %q (want labels5 or dirichlet)", g.partition)
 	}
 	switch {
-	case f.newClients < 0:
-		return usagef("--new-clients %d must be ≥ 0", f.newClients)
+	case f.poly.New < 0:
+		return usagef("--new-clients %d must be ≥ 0", f.poly.New)
 	case g.maxImages < 0:
 		return usagef("--max-images %d must be ≥ 0", g.maxImages)
 	}
@@ -343,9 +343,9 @@ func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (*data.D
 	var ds *data.Dataset
 	var err error
 	if b.partition == partLabels5 {
-		ds, err = data.Labels5(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)})
+		ds, err = data.Labels5(im, data.Labels5Config{Split: b.split, New: f.poly.New, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)})
 	} else {
-		ds, err = data.Dirichlet(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)})
+		ds, err = data.Dirichlet(im, data.DirichletConfig{Clients: f.poly.Existing, New: f.poly.New, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)})
 	}
 	if err != nil {
 		return nil, usageError{err}
@@ -359,9 +359,9 @@ func (b *bnnFlags) client(im *data.Images, f *trainFlags, seed uint64, i int) (*
 	var c *data.ClientData
 	var err error
 	if b.partition == partLabels5 {
-		c, err = data.Labels5Client(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)}, i)
+		c, err = data.Labels5Client(im, data.Labels5Config{Split: b.split, New: f.poly.New, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)}, i)
 	} else {
-		c, err = data.DirichletClient(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)}, i)
+		c, err = data.DirichletClient(im, data.DirichletConfig{Clients: f.poly.Existing, New: f.poly.New, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)}, i)
 	}
 	if err != nil {
 		return nil, usagef("--client %d: %v", i, err)
@@ -381,7 +381,7 @@ func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNN
 	if err != nil {
 		return o, err
 	}
-	o.Bounds = fl.BNNBoundOptions{Loss: loss, Delta: f.delta, PriorSamples: f.boundSamples, WeightDraws: b.draws, Seed: seed}
+	o.Bounds = fl.BNNBoundOptions{Loss: loss, Delta: f.o.Bounds.Delta, PriorSamples: f.o.Bounds.PriorSamples, WeightDraws: b.draws, Seed: seed}
 	// Check the bound assumptions now rather than after training.
 	if err := o.CheckBounds(ds); err != nil {
 		return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
@@ -391,7 +391,7 @@ func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNN
 
 // describe names the data set of the flags, e.g. "fmnist labels5 small".
 func (b *bnnFlags) describe(f *trainFlags) string {
-	s := fmt.Sprintf("fmnist %s α=%g n=%d", b.partition, b.alpha, f.clients)
+	s := fmt.Sprintf("fmnist %s α=%g n=%d", b.partition, b.alpha, f.poly.Existing)
 	if b.partition == partLabels5 {
 		s = fmt.Sprintf("fmnist %s %s", b.partition, b.split)
 	}

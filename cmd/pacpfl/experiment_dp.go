@@ -13,7 +13,7 @@ import (
 // every seed and prints the utility at each level: the paper's Fig. 4, with
 // an ε that holds.
 func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet bool, jsonPath string, stdout, stderr io.Writer) int {
-	if f.dpEpsilon != 0 {
+	if f.dp.Epsilon != 0 {
 		return fail(stderr, "experiment", usagef("--dp-sweep sets ε itself: drop --dp-epsilon"))
 	}
 	stdout, jsonOut := reportStreams(jsonPath, stdout, stderr)
@@ -31,12 +31,12 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep, err := report.NewDPSweep(f.datasetKey(), f.clients, levels, f.dpMechanism, f.dpDelta, hr)
+	rep, err := report.NewDPSweep(f.datasetKey(), f.poly.Existing, levels, string(f.dp.Mechanism), f.dp.Delta, hr)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	rep.WriteDPTable(stdout, f.dpMechanism)
+	rep.WriteDPTable(stdout, string(f.dp.Mechanism))
 	if jsonPath != "" {
 		if err := writeJSON(jsonOut, jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)
@@ -49,9 +49,9 @@ func runDPSweep(eps []float64, f *trainFlags, seeds int, seedBase uint64, quiet 
 // non-private reference run, without the DP-only flags.
 func (f *trainFlags) atEpsilon(e float64) trainFlags {
 	g := *f
-	g.dpEpsilon = e
+	g.dp.Epsilon = e
 	if e == 0 {
-		g.dpMechanism, g.dpDeltaSet, g.dpNoiseSeed = string(fl.DPLaplace), false, 0
+		g.dp.Mechanism, g.dpDeltaSet, g.dpNoiseSeed = fl.DPLaplace, false, 0
 	}
 	return g
 }

@@ -53,10 +53,10 @@ func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
 		return
 	}
 	if !b.set["clients"] {
-		f.clients = dirichletClients
+		f.poly.Existing = dirichletClients
 	}
 	if !b.set["new-clients"] {
-		f.newClients = dirichletNewClients
+		f.poly.New = dirichletNewClients
 	}
 	if !b.set["max-images"] {
 		b.maxImages = dirichletImages
@@ -85,10 +85,10 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	fs := newFlagSet("experiment fmnist", stderr)
 	// The comparison computes no bounds, and its seeds are --seeds and
 	// --seed-base: it registers neither the bounds' flags nor --seed.
-	x.f.svgdFlags.register(fs)
-	x.f.tempFlags.register(fs)
-	x.f.dpFlags.register(fs)
-	x.f.dataFlags.register(fs)
+	x.f.registerSVGD(fs)
+	x.f.registerTemp(fs)
+	x.f.registerDP(fs)
+	x.f.registerData(fs)
 	x.bf.bnnChoiceFlags.register(fs)
 	x.bf.fmnistFlags.register(fs)
 	x.bf.bnnNetFlags.register(fs)
@@ -107,7 +107,7 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 		return nil, fail(stderr, "experiment", err), false
 	}
 	// Bounds are not part of the comparison.
-	x.f.boundSamples = 0
+	x.f.o.Bounds.PriorSamples = 0
 	return x, exitOK, true
 }
 
@@ -191,7 +191,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if bf.partition == partLabels5 {
 		rep.Split = bf.split
 	} else {
-		rep.Alpha, rep.Clients = bf.alpha, f.clients
+		rep.Alpha, rep.Clients = bf.alpha, f.poly.Existing
 	}
 	for _, m := range x.methods {
 		rep.Methods[m] = acc.Method(m)
@@ -201,7 +201,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		a := x.arch.WithDefaults()
 		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), x.ff.rounds, x.ff.localSteps, x.ff.batch)
 	}
-	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.poly.New, time.Since(start).Seconds())
 	if x.jsonPath != "" {
 		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)

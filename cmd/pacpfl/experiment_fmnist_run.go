@@ -39,7 +39,7 @@ func fmnistMethods(names []string, f *trainFlags, bf *bnnFlags, ff *fedFlags, vf
 			return nil, err
 		}
 		// Per data set: c's default, τ from --lambda, the DP noise.
-		o.Server.ClientsPerRound = f.clientsPerRound
+		o.Server.ClientsPerRound = f.o.Server.ClientsPerRound
 		if o.Server.DP != nil {
 			o.Server.DP.Noise = nil
 		}

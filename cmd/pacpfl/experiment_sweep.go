@@ -32,7 +32,7 @@ func sweepReport(name string, levels []sweepLevel, seeds int, seedBase uint64, q
 	hide := map[string]bool{}
 	for i := range levels {
 		lv := &levels[i]
-		lv.flags.boundSamples, lv.flags.learnedSamples = 0, 0
+		lv.flags.o.Bounds.PriorSamples, lv.flags.learnedSamples = 0, 0
 		hm, err := lv.flags.pacpflMethod(fl.MethodPACPFL, ds0, seedBase)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", lv.label, err)
@@ -61,14 +61,14 @@ func runKSweep(ks []int, f *trainFlags, seeds int, seedBase uint64, quiet bool, 
 	var levels []sweepLevel
 	for _, k := range ks {
 		g := *f
-		g.k = k
+		g.o.Server.K = k
 		levels = append(levels, sweepLevel{label: fmt.Sprintf("k=%d", k), flags: g})
 	}
 	hr, err := sweepReport("k-sweep", levels, seeds, seedBase, quiet, stderr)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep, err := report.NewKSweep(f.datasetKey(), f.clients, ks, hr)
+	rep, err := report.NewKSweep(f.datasetKey(), f.poly.Existing, ks, hr)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}

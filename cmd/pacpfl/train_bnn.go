@@ -81,7 +81,7 @@ func writeBNNReport(stdout, jsonOut io.Writer, f *trainFlags, b *bnnFlags, model
 		"aggregate": f.aggregate, "tau": o.Server.Tau, "sigma_mu": o.SigmaMu, "sigma_omega": o.SigmaOmega,
 		"posterior_particles": model.Posterior.Particles, "posterior_steps": model.Posterior.Steps,
 		"posterior_lr": model.Posterior.LR, "alpha_samples": model.Posterior.AlphaSamples,
-		"dp_epsilon": f.dpEpsilon, "dp_clip": f.dpClip, "dp_mechanism": f.dpMechanism,
+		"dp_epsilon": f.dp.Epsilon, "dp_clip": f.dp.Clip, "dp_mechanism": f.dp.Mechanism,
 		"clients": len(ds.Existing), "new_clients": len(ds.New),
 	}
 	if b.partition == partLabels5 {

@@ -202,7 +202,7 @@ func (c *csvFlags) check(fs *flag.FlagSet, f *trainFlags, bf *bnnFlags) error {
 		other = gpOnly
 		bf.bnnDefaults(f)
 		if !bf.set["clients-per-round"] && !bf.set["c"] {
-			f.clientsPerRound = 0 // min(n, 24), n known from the file
+			f.o.Server.ClientsPerRound = 0 // min(n, 24), n known from the file
 		}
 	default:
 		return usagef("unknown --task %q (want regression or classification)", c.task)
