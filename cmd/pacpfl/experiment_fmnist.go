@@ -59,7 +59,7 @@ func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
 		f.poly.New = dirichletNewClients
 	}
 	if !b.set["max-images"] {
-		b.maxImages = dirichletImages
+		b.dir.MaxImages = dirichletImages
 	}
 }
 
@@ -89,9 +89,9 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	x.f.registerTemp(fs)
 	x.f.registerDP(fs)
 	x.f.registerData(fs)
-	x.bf.bnnChoiceFlags.register(fs)
-	x.bf.fmnistFlags.register(fs)
-	x.bf.bnnNetFlags.register(fs)
+	x.bf.registerChoice(fs)
+	x.bf.registerFMNIST(fs)
+	x.bf.registerNet(fs)
 	fmnistClientFlags(fs)
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
@@ -133,7 +133,7 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 	if err := checkNames("--methods", x.methods, slices.Concat(bnnMethods, []string{genfl.MethodGenFL}, fedviMethods, fedBaselines)); err != nil {
 		return err
 	}
-	x.arch = lml.BNN{Arch: bf.arch, Hidden: bf.hidden}
+	x.arch = lml.BNN{Arch: bf.net.Arch, Hidden: bf.net.Hidden}
 	x.fed = slices.ContainsFunc(x.methods, func(m string) bool { return slices.Contains(fedBaselines, m) })
 	if x.fed {
 		if err := x.ff.check(x.arch); err != nil {
@@ -191,7 +191,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if bf.partition == partLabels5 {
 		rep.Split = bf.split
 	} else {
-		rep.Alpha, rep.Clients = bf.alpha, f.poly.Existing
+		rep.Alpha, rep.Clients = bf.dir.Alpha, f.poly.Existing
 	}
 	for _, m := range x.methods {
 		rep.Methods[m] = acc.Method(m)

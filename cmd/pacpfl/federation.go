@@ -149,11 +149,11 @@ func (r *serverRun) setupCSV(p *fedParse, jsonPath string, start time.Time, stdo
 		if err != nil {
 			return err
 		}
-		m, err := rpc.CSVBNNModel(bf.bnnModel(), ds.D, bf.hidden, ds.Classes)
+		m, err := rpc.CSVBNNModel(bf.bnnModel(), ds.D, bf.net.Hidden, ds.Classes)
 		if err != nil {
 			return err
 		}
-		r.Server.ModelKind, r.Server.Dim, r.Train = rpc.CSVBNNKind(ds.D, bf.hidden, bf.samples), m.Dim(), &bno.Server
+		r.Server.ModelKind, r.Server.Dim, r.Train = rpc.CSVBNNKind(ds.D, bf.net.Hidden, bf.samples), m.Dim(), &bno.Server
 	} else if _, err := r.gp(f, ds); err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (p *fedParse) client(id int, stderr io.Writer) (rpc.ClientConfig, string, e
 	switch {
 	case p.csv:
 		cfg, err := rpc.CSVClient(rpc.CSVClientOptions{ID: id, Path: p.c.path, Spec: p.c.spec(), TestFraction: p.c.testFraction,
-			Seed: f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.hidden, Notes: stderr})
+			Seed: f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.net.Hidden, Notes: stderr})
 		return cfg, p.c.path, err
 	case bf.model == modelBNN:
 		im, err := bf.images()

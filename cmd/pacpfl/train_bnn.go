@@ -87,7 +87,7 @@ func writeBNNReport(stdout, jsonOut io.Writer, f *trainFlags, b *bnnFlags, model
 	if b.partition == partLabels5 {
 		rep.Split = b.split
 	} else {
-		rep.Config["alpha"] = b.alpha
+		rep.Config["alpha"] = b.dir.Alpha
 	}
 	return writeJSON(jsonOut, jsonPath, rep)
 }

@@ -100,8 +100,8 @@ type csvRun struct {
 // CSV flags (train and server; a client has only the server's columns).
 func registerCSVRun(fs *flag.FlagSet, c *csvFlags, f *trainFlags, bf *bnnFlags, training bool) {
 	f.registerTraining(fs, false)
-	bf.bnnNetFlags.register(fs)
-	bf.bnnBoundFlags.register(fs)
+	bf.registerNet(fs)
+	bf.registerBounds(fs)
 	c.register(fs)
 	if training {
 		c.registerTraining(fs)
@@ -215,14 +215,14 @@ func (c *csvFlags) check(fs *flag.FlagSet, f *trainFlags, bf *bnnFlags) error {
 	if data.Task(c.task) == data.Classification {
 		m := bf.bnnModel()
 		switch {
-		case bf.hidden < 0:
-			return usagef("--hidden %d must be ≥ 0", bf.hidden)
+		case bf.net.Hidden < 0:
+			return usagef("--hidden %d must be ≥ 0", bf.net.Hidden)
 		case bf.samples < 1:
 			return usagef("--samples %d must be at least 1", bf.samples)
-		case !(bf.sigmaMu > 0) || math.IsInf(bf.sigmaMu, 0) || !(bf.sigmaOmega > 0) || math.IsInf(bf.sigmaOmega, 0):
-			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.sigmaMu, bf.sigmaOmega)
-		case bf.draws < 1:
-			return usagef("--weight-draws %d must be at least 1", bf.draws)
+		case !(bf.o.SigmaMu > 0) || math.IsInf(bf.o.SigmaMu, 0) || !(bf.o.SigmaOmega > 0) || math.IsInf(bf.o.SigmaOmega, 0):
+			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.o.SigmaMu, bf.o.SigmaOmega)
+		case bf.o.Bounds.WeightDraws < 1:
+			return usagef("--weight-draws %d must be at least 1", bf.o.Bounds.WeightDraws)
 		}
 		if err := m.Posterior.Validate(); err != nil {
 			return usageError{err}
@@ -297,7 +297,7 @@ func trainUserFed(c *csvFlags, f *trainFlags, bf *bnnFlags, fed *data.Federated,
 		if err != nil {
 			return nil, err
 		}
-		o.BNN = &train.BNNOptions{Options: bno, Model: bf.bnnModel(), Hidden: bf.hidden}
+		o.BNN = &train.BNNOptions{Options: bno, Model: bf.bnnModel(), Hidden: bf.net.Hidden}
 		server = &o.BNN.Options.Server
 	}
 	if server.DP != nil && c.saveClients {
