@@ -182,7 +182,7 @@ func (b *bnnFlags) bnnDefaults(f *trainFlags) {
 
 // check validates the BNN flags (before any data is read).
 func (b *bnnFlags) check(f *trainFlags) error {
-	if err := b.checkSplit(f); err != nil {
+	if err := b.checkSplit(); err != nil {
 		return err
 	}
 	// The server flags, against a stand-in for the n existing clients the
@@ -215,7 +215,7 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if err := b.checkNet(); err != nil {
 		return err
 	}
-	if err := b.checkBounds(f.o.Bounds.PriorSamples); err != nil {
+	if err := b.checkBounds(); err != nil {
 		return err
 	}
 	// The images as float64 (at most the 70,000 of the set), and per
@@ -229,8 +229,9 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		8*(images*784+float64(f.o.Server.K)*2*nw*(3+float64(max(f.o.Server.ClientsPerRound, 1)))+2*float64(b.samples)*nw))
 }
 
-// checkSplit validates the split's flags and the clients' numbers of f.
-func (g *bnnFlags) checkSplit(f *trainFlags) error {
+// checkSplit validates the split's flags (the clients' numbers were
+// checked with the training flags).
+func (g *bnnFlags) checkSplit() error {
 	set := g.set
 	switch g.partition {
 	case partLabels5:
@@ -247,16 +248,10 @@ func (g *bnnFlags) checkSplit(f *trainFlags) error {
 		if !(g.dir.Alpha > 0) || math.IsInf(g.dir.Alpha, 0) {
 			return usagef("--alpha %v must be positive and finite", g.dir.Alpha)
 		}
-		if f.poly.Existing < 1 {
-			return usagef("--clients %d must be at least 1", f.poly.Existing)
-		}
 	default:
 		return usagef("unknown --partition %q (want labels5 or dirichlet)", g.partition)
 	}
-	switch {
-	case f.poly.New < 0:
-		return usagef("--new-clients %d must be ≥ 0", f.poly.New)
-	case g.dir.MaxImages < 0:
+	if g.dir.MaxImages < 0 {
 		return usagef("--max-images %d must be ≥ 0", g.dir.MaxImages)
 	}
 	if err := data.CheckPixelScale(string(g.dir.Pixels)); err != nil || g.dir.Pixels == "" {
@@ -280,13 +275,11 @@ func (g *bnnFlags) checkNet() error {
 	return nil
 }
 
-// checkBounds validates the bounds' flags (boundSamples: --bound-samples).
-func (g *bnnFlags) checkBounds(boundSamples int) error {
-	switch {
-	case g.o.Bounds.WeightDraws < 1:
+// checkBounds validates the bounds' flags (--bound-samples was checked
+// with the training flags).
+func (g *bnnFlags) checkBounds() error {
+	if g.o.Bounds.WeightDraws < 1 {
 		return usagef("--weight-draws %d must be at least 1", g.o.Bounds.WeightDraws)
-	case boundSamples < 0:
-		return usagef("--bound-samples %d must be ≥ 0", boundSamples)
 	}
 	_, err := g.loss()
 	return err
