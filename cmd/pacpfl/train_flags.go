@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -187,7 +188,13 @@ func checkPositive(name string, v float64) error {
 	return nil
 }
 
-// checkSVGD validates the server loop's flags and β.
+// optionFlags name the fields of fl.PACPFLOptions by their flags.
+var optionFlags = map[string]string{"Server.K": "k", "Server.Rounds": "rounds", "Server.ClientsPerRound": "clients-per-round",
+	"Server.Batch": "batch", "Server.LR": "lr", "Server.Tau": "tau", "SigmaP": "sigma-p",
+	"Bounds.PriorSamples": "bound-samples", "Bounds.FuncSamples": "func-samples", "Bounds.Delta": "delta"}
+
+// checkSVGD validates the ranges of fl.PACPFLOptions, the server loop's
+// other flags and β.
 func (f *trainFlags) checkSVGD(given func(string) bool) error {
 	for _, pair := range [][2]string{{"rounds", "T"}, {"clients-per-round", "c"}} {
 		if given(pair[0]) && given(pair[1]) {
@@ -195,24 +202,15 @@ func (f *trainFlags) checkSVGD(given func(string) bool) error {
 			return usagef("--%s and -%s are the same flag: give one", pair[0], pair[1])
 		}
 	}
-	s := &f.o.Server
+	var fe *fl.FieldError
+	if err := f.o.CheckRanges(); errors.As(err, &fe) {
+		return usagef("--%s %v must %s", optionFlags[fe.Field], fe.Value, fe.Want)
+	}
 	switch {
-	case s.K < 1:
-		return usagef("--k %d must be at least 1", s.K)
-	case s.Rounds < 0:
-		return usagef("--rounds %d must be ≥ 0", s.Rounds)
-	case s.ClientsPerRound < 0:
-		return usagef("--clients-per-round %d must be at least 1 (or 0: min(n, %d))", s.ClientsPerRound,
-			fl.DefaultClientsPerRound)
-	case s.Batch < 0:
-		return usagef("--batch %d must be at least 1 (or 0: all of S_i, the exact LML)", s.Batch)
-	case s.Optimizer != "adam" && s.Optimizer != "sgd":
-		return usagef("unknown --optimizer %q (want adam or sgd)", s.Optimizer)
+	case f.o.Server.Optimizer != "adam" && f.o.Server.Optimizer != "sgd":
+		return usagef("unknown --optimizer %q (want adam or sgd)", f.o.Server.Optimizer)
 	case f.aggregate != "sum" && f.aggregate != "mean":
 		return usagef("unknown --aggregate %q (want sum or mean)", f.aggregate)
-	}
-	if err := checkPositive("lr", s.LR); err != nil {
-		return err
 	}
 	if _, err := fl.ParseTemperature(f.beta); err != nil {
 		return usagef("--beta: %v", err)
@@ -235,15 +233,8 @@ func (f *trainFlags) checkSizes() error {
 
 // checkBounds validates the bounds' flags.
 func (f *trainFlags) checkBounds() error {
-	switch b := &f.o.Bounds; {
-	case b.PriorSamples < 0:
-		return usagef("--bound-samples %d must be ≥ 0 (0: skip the bounds)", b.PriorSamples)
-	case b.FuncSamples < 1:
-		return usagef("--func-samples %d must be at least 1", b.FuncSamples)
-	case f.learnedSamples < 0:
+	if f.learnedSamples < 0 {
 		return usagef("--bound-trained-samples %d must be ≥ 0 (0: skip that bound)", f.learnedSamples)
-	case !(b.Delta > 0 && b.Delta < 1):
-		return usagef("--delta %v must lie in (0, 1)", b.Delta)
 	}
 	if _, _, err := parseRange(f.lossRange); err != nil {
 		return usageError{err}
@@ -255,12 +246,6 @@ func (f *trainFlags) checkBounds() error {
 func (f *trainFlags) checkTemp() error {
 	if !(f.lambda >= 0) || math.IsInf(f.lambda, 0) {
 		return usagef("--lambda %v must be positive and finite (0: use --tau)", f.lambda)
-	}
-	if err := checkPositive("tau", f.o.Server.Tau); err != nil {
-		return err
-	}
-	if err := checkPositive("sigma-p", f.o.SigmaP); err != nil {
-		return err
 	}
 	if f.lambda != 0 && f.tauSet {
 		return usagef("--lambda and --tau both set τ: give only one")
