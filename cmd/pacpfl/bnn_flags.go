@@ -225,7 +225,8 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		images = float64(b.dir.MaxImages)
 	}
 	nw := float64(m.Model.NumWeights())
-	return memoryError(fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.net.Arch, b.net.Hidden, f.o.Server.K, b.samples),
+	what := fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.net.Arch, b.net.Hidden, f.o.Server.K, b.samples)
+	return memoryError(what,
 		8*(images*784+float64(f.o.Server.K)*2*nw*(3+float64(max(f.o.Server.ClientsPerRound, 1)))+2*float64(b.samples)*nw))
 }
 

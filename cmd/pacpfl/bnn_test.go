@@ -405,7 +405,8 @@ func TestFMNISTClientFlagsHelp(t *testing.T) {
 		assert.Equal(t, strconv.Itoa(f.poly.Existing), fs.Lookup("clients").DefValue)
 		assert.Contains(t, help("clients"), "(default "+strconv.Itoa(f.poly.Existing)+")")
 		assert.Contains(t, help("max-images"), fmt.Sprintf("%d for dirichlet", bf.dir.MaxImages))
-		assert.Equal(t, []int{300, 100, 60000}, []int{f.poly.Existing, f.poly.New, bf.dir.MaxImages}, "the split of docs/math.md's FedVI runs")
+		assert.Equal(t, []int{300, 100, 60000}, []int{f.poly.Existing, f.poly.New, bf.dir.MaxImages},
+			"the split of docs/math.md's FedVI runs")
 	}
 	// experiment fmnist applies them before it checks the flags: on
 	// dirichlet the server may sample at most the 300 participating clients.

@@ -201,7 +201,8 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 		a := x.arch.WithDefaults()
 		fmt.Fprintf(stdout, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n", a, a.NumWeights(), x.ff.rounds, x.ff.localSteps, x.ff.batch)
 	}
-	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.poly.New, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase, x.seedBase+uint64(x.seeds)-1,
+		bf.describe(f), f.poly.New, time.Since(start).Seconds())
 	if x.jsonPath != "" {
 		if err := writeJSON(jsonOut, x.jsonPath, rep); err != nil {
 			return fail(stderr, "experiment", err)

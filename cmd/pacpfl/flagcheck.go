@@ -35,7 +35,8 @@ func (f *trainFlags) checkData(ds *data.Dataset) error {
 		return usagef("--clients-per-round %d exceeds the %d existing clients", f.o.Server.ClientsPerRound, n)
 	}
 	if f.given["batch"] && maxM > 0 && f.o.Server.Batch > maxM {
-		return usagef("--batch %d exceeds every client's sample count (at most %d; 0 uses all of S_i)", f.o.Server.Batch, maxM)
+		return usagef("--batch %d exceeds every client's sample count (at most %d; 0 uses all of S_i)",
+			f.o.Server.Batch, maxM)
 	}
 	return nil
 }

@@ -189,7 +189,8 @@ func checkPositive(name string, v float64) error {
 }
 
 // optionFlags name the fields of fl.PACPFLOptions by their flags.
-var optionFlags = map[string]string{"Server.K": "k", "Server.Rounds": "rounds", "Server.ClientsPerRound": "clients-per-round",
+var optionFlags = map[string]string{
+	"Server.K": "k", "Server.Rounds": "rounds", "Server.ClientsPerRound": "clients-per-round",
 	"Server.Batch": "batch", "Server.LR": "lr", "Server.Tau": "tau", "SigmaP": "sigma-p",
 	"Bounds.PriorSamples": "bound-samples", "Bounds.FuncSamples": "func-samples", "Bounds.Delta": "delta"}
 
