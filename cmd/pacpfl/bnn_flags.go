@@ -21,35 +21,42 @@ const (
 )
 
 // bnnFlags are the flags of the BNN client model and its data (train,
-// experiment fmnist, server, client) in groups; trainFlags holds the
-// shared ones.
+// experiment fmnist, server, client), bound to the library's options in
+// groups; trainFlags holds the shared ones.
 type bnnFlags struct {
-	bnnChoiceFlags
-	fmnistFlags
-	bnnNetFlags
-	bnnBoundFlags
-	set map[string]bool // flags given on the command line
+	model, data string
+	net         lml.BNN                 // --arch, --hidden (0: the architecture's)
+	samples     int                     // --samples: L of (38) in training
+	post        lml.BNNPosteriorOptions // the personalisation
+	o           fl.BNNOptions           // σ_μ, σ_ω and the bounds' p-min and weight draws
+	boundLoss   string                  // --bound-loss, parsed by loss
+	partition   string
+	dataDir     string
+	split       string               // --split of labels5
+	dir         data.DirichletConfig // --alpha, --max-images, --pixels (Clients, New: trainFlags')
+	set         map[string]bool      // flags given on the command line
 	// noPACPFL: experiment fmnist runs no PAC-PFL, so no method reads the
 	// server's clients per round.
 	noPACPFL bool
 }
 
-// newBNNFlags returns the flags with every group's defaults (as
-// newTrainFlags): those a command does not register keep them.
+// newBNNFlags returns the flags with the library's defaults: those a
+// command does not register keep them.
 func newBNNFlags() bnnFlags {
-	var b bnnFlags
-	scratch := flag.NewFlagSet("", flag.ContinueOnError)
-	b.registerAll(scratch)
-	return b
+	post := lml.DefaultBNNPosteriorOptions()
+	post.Batch = 0 // min(m, 64): follows each client's m
+	return bnnFlags{model: modelGP, net: lml.BNN{Arch: lml.ArchMLP}, samples: lml.DefaultBNNSamples, post: post,
+		o: fl.DefaultBNNOptions(), boundLoss: "ce", partition: partLabels5, split: "small",
+		dir: data.DirichletConfig{Alpha: data.DefaultDirichletAlpha, Pixels: data.PixelsUnit}}
 }
 
 // registerAll registers every group (train, server and client on
 // synthetic data).
 func (b *bnnFlags) registerAll(fs *flag.FlagSet) {
-	b.bnnChoiceFlags.register(fs)
-	b.fmnistFlags.register(fs)
-	b.bnnNetFlags.register(fs)
-	b.bnnBoundFlags.register(fs)
+	b.registerChoice(fs)
+	b.registerFMNIST(fs)
+	b.registerNet(fs)
+	b.registerBounds(fs)
 }
 
 // The BNN's default numbers of existing (--partition dirichlet) and new
@@ -64,76 +71,55 @@ var (
 	gpOnly = []string{"extra", "func-samples", "loss-range", "sigma-p", "pfedgp-mean", "baseline-steps"}
 )
 
-// bnnChoiceFlags choose the client model, its data set and the BNN's
+// registerChoice registers the client model, its data set and the BNN's
 // network (a CSV file's task decides them, so train --data FILE.csv does
 // not register them).
-type bnnChoiceFlags struct {
-	model, data, arch string
+func (b *bnnFlags) registerChoice(fs *flag.FlagSet) {
+	fs.StringVar(&b.model, "model", b.model, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
+	fs.StringVar(&b.data, "data", b.data, "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the default follows --model")
+	fs.StringVar(&b.net.Arch, "arch", b.net.Arch, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
 }
 
-func (g *bnnChoiceFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.model, "model", modelGP, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
-	fs.StringVar(&g.data, "data", "", "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the default follows --model")
-	fs.StringVar(&g.arch, "arch", lml.ArchMLP, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
-}
-
-// fmnistFlags are the federated split of Fashion-MNIST.
-type fmnistFlags struct {
-	partition, split, dataDir, pixels string
-	alpha                             float64
-	maxImages                         int
-}
-
-// register registers the split's flags; --clients and --new-clients
-// (dataFlags, registered before) size the BNN's split too, with other
-// defaults (bnnDefaults).
-func (g *fmnistFlags) register(fs *flag.FlagSet) {
+// registerFMNIST registers the federated split of Fashion-MNIST;
+// --clients and --new-clients (trainFlags', registered before) size the
+// BNN's split too, with other defaults (bnnDefaults).
+func (b *bnnFlags) registerFMNIST(fs *flag.FlagSet) {
 	if f := fs.Lookup("clients"); f != nil {
 		f.Usage = fmt.Sprintf("existing clients n: gp, of the Polynomial data set (the default below); bnn, of --partition dirichlet (default %d; labels5 has one per label)", bnnClients)
 	}
 	if f := fs.Lookup("new-clients"); f != nil {
 		f.Usage = fmt.Sprintf("new clients: gp, of the Polynomial data set (the default below); bnn, held out of either Fashion-MNIST partition (default %d)", bnnNewClients)
 	}
-	fs.StringVar(&g.partition, "partition", partLabels5, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
-	fs.StringVar(&g.split, "split", "small", "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
-	fs.Float64Var(&g.alpha, "alpha", data.DefaultDirichletAlpha, "bnn, dirichlet: concentration α of the label proportions")
-	fs.StringVar(&g.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
-	fs.IntVar(&g.maxImages, "max-images", 0, "bnn: use at most this many images (0: the split's full sizes)")
-	fs.StringVar(&g.pixels, "pixels", string(data.PixelsUnit), "bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
+	d := &b.dir
+	fs.StringVar(&b.partition, "partition", b.partition, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
+	fs.StringVar(&b.split, "split", b.split, "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
+	fs.Float64Var(&d.Alpha, "alpha", d.Alpha, "bnn, dirichlet: concentration α of the label proportions")
+	fs.StringVar(&b.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
+	fs.IntVar(&d.MaxImages, "max-images", d.MaxImages, "bnn: use at most this many images (0: the split's full sizes)")
+	fs.StringVar((*string)(&d.Pixels), "pixels", string(d.Pixels), "bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
 }
 
-// bnnNetFlags are the BNN's prior, training and personalisation.
-type bnnNetFlags struct {
-	sigmaMu, sigmaOmega, postLR float64
-	hidden, samples, particles  int
-	postSteps, alphaSamples     int
+// registerNet registers the BNN's network, prior, training and
+// personalisation.
+func (b *bnnFlags) registerNet(fs *flag.FlagSet) {
+	p := &b.post
+	fs.IntVar(&b.net.Hidden, "hidden", b.net.Hidden, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
+	fs.IntVar(&b.samples, "samples", b.samples, "bnn: weight samples L of the LML estimate (38) in training")
+	fs.Float64Var(&b.o.SigmaMu, "sigma-mu", b.o.SigmaMu, "bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
+	fs.Float64Var(&b.o.SigmaOmega, "sigma-omega", b.o.SigmaOmega, "bnn: hyper-prior std of the prior log-variances ω")
+	fs.IntVar(&p.Particles, "posterior-particles", p.Particles, "bnn: SVGD weight particles M per prior in personalisation")
+	fs.IntVar(&p.Steps, "posterior-steps", p.Steps, "bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
+	fs.Float64Var(&p.LR, "posterior-lr", p.LR, "bnn: Adam learning rate of the personalisation SVGD")
+	fs.IntVar(&p.AlphaSamples, "alpha-samples", p.AlphaSamples, "bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
 }
 
-func (g *bnnNetFlags) register(fs *flag.FlagSet) {
-	o := fl.DefaultBNNOptions()
-	po := lml.DefaultBNNPosteriorOptions()
-	fs.IntVar(&g.hidden, "hidden", 0, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
-	fs.IntVar(&g.samples, "samples", lml.DefaultBNNSamples, "bnn: weight samples L of the LML estimate (38) in training")
-	fs.Float64Var(&g.sigmaMu, "sigma-mu", o.SigmaMu, "bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
-	fs.Float64Var(&g.sigmaOmega, "sigma-omega", o.SigmaOmega, "bnn: hyper-prior std of the prior log-variances ω")
-	fs.IntVar(&g.particles, "posterior-particles", po.Particles, "bnn: SVGD weight particles M per prior in personalisation")
-	fs.IntVar(&g.postSteps, "posterior-steps", po.Steps, "bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
-	fs.Float64Var(&g.postLR, "posterior-lr", po.LR, "bnn: Adam learning rate of the personalisation SVGD")
-	fs.IntVar(&g.alphaSamples, "alpha-samples", po.AlphaSamples, "bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
-}
-
-// bnnBoundFlags are the BNN's bounds (experiment fmnist computes none).
-type bnnBoundFlags struct {
-	boundLoss string
-	pMin      float64
-	draws     int
-}
-
-func (g *bnnBoundFlags) register(fs *flag.FlagSet) {
-	o := fl.DefaultBNNOptions()
-	fs.StringVar(&g.boundLoss, "bound-loss", "ce", "bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
-	fs.Float64Var(&g.pMin, "p-min", o.Bounds.Loss.PMin, "bnn: probability floor of the clipped cross-entropy")
-	fs.IntVar(&g.draws, "weight-draws", o.Bounds.WeightDraws, "bnn: weight draws per ln Z^C of the bounds")
+// registerBounds registers the BNN's bounds (experiment fmnist computes
+// none).
+func (b *bnnFlags) registerBounds(fs *flag.FlagSet) {
+	o := &b.o.Bounds
+	fs.StringVar(&b.boundLoss, "bound-loss", b.boundLoss, "bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
+	fs.Float64Var(&o.Loss.PMin, "p-min", o.Loss.PMin, "bnn: probability floor of the clipped cross-entropy")
+	fs.IntVar(&o.WeightDraws, "weight-draws", o.WeightDraws, "bnn: weight draws per ln Z^C of the bounds")
 }
 
 // resolve records the flags given, settles the model and the data set and
@@ -183,26 +169,26 @@ func (b *bnnFlags) bnnDefaults(f *trainFlags) {
 			set()
 		}
 	}
-	def("k", func() { f.k = o.Server.K })
-	def("rounds", func() { f.rounds = o.Server.Rounds })
-	def("clients-per-round", func() { f.clientsPerRound = o.Server.ClientsPerRound })
-	def("batch", func() { f.batch = o.Server.Batch })
-	def("lr", func() { f.lr = o.Server.LR })
-	def("tau", func() { f.tau = o.Server.Tau })
-	def("bound-samples", func() { f.boundSamples = o.Bounds.PriorSamples })
-	def("clients", func() { f.clients = bnnClients })
-	def("new-clients", func() { f.newClients = bnnNewClients })
+	def("k", func() { f.o.Server.K = o.Server.K })
+	def("rounds", func() { f.o.Server.Rounds = o.Server.Rounds })
+	def("clients-per-round", func() { f.o.Server.ClientsPerRound = o.Server.ClientsPerRound })
+	def("batch", func() { f.o.Server.Batch = o.Server.Batch })
+	def("lr", func() { f.o.Server.LR = o.Server.LR })
+	def("tau", func() { f.o.Server.Tau = o.Server.Tau })
+	def("bound-samples", func() { f.o.Bounds.PriorSamples = o.Bounds.PriorSamples })
+	def("clients", func() { f.poly.Existing = bnnClients })
+	def("new-clients", func() { f.poly.New = bnnNewClients })
 }
 
 // check validates the BNN flags (before any data is read).
 func (b *bnnFlags) check(f *trainFlags) error {
-	if err := b.fmnistFlags.check(f, b.set); err != nil {
+	if err := b.checkSplit(); err != nil {
 		return err
 	}
 	// The server flags, against a stand-in for the n existing clients the
 	// split will have (labels5: one per class); options re-checks them on
 	// the real split.
-	n := f.clients
+	n := f.poly.Existing
 	if b.partition == partLabels5 {
 		n = 10
 	}
@@ -210,13 +196,13 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		// No method samples clients with --clients-per-round: its default
 		// must not refuse a split of fewer clients (its values are still
 		// checked).
-		n = max(n, f.clientsPerRound)
+		n = max(n, f.o.Server.ClientsPerRound)
 	}
 	s, err := f.serverConfig(&data.Dataset{Existing: make([]data.ClientData, n)}, 0)
 	if err != nil {
 		return err
 	}
-	if tau := (fl.BNNOptions{Server: s}).BoundTau(n); f.boundSamples > 0 && !(tau < 1) {
+	if tau := (fl.BNNOptions{Server: s}).BoundTau(n); f.o.Bounds.PriorSamples > 0 && !(tau < 1) {
 		return usagef("the bounds need τ < 1, got %v (or pass --bound-samples 0 to skip the bounds)", tau)
 	}
 	m := b.bnnModel()
@@ -226,26 +212,28 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	if err := m.Posterior.Validate(); err != nil {
 		return usageError{err}
 	}
-	if err := b.bnnNetFlags.check(); err != nil {
+	if err := b.checkNet(); err != nil {
 		return err
 	}
-	if err := b.bnnBoundFlags.check(f.boundSamples); err != nil {
+	if err := b.checkBounds(); err != nil {
 		return err
 	}
 	// The images as float64 (at most the 70,000 of the set), and per
 	// concurrent client update a network of L samples, lower bounds.
 	images := 70000.0
-	if b.maxImages > 0 {
-		images = float64(b.maxImages)
+	if b.dir.MaxImages > 0 {
+		images = float64(b.dir.MaxImages)
 	}
 	nw := float64(m.Model.NumWeights())
-	return memoryError(fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.arch, b.hidden, f.k, b.samples),
-		8*(images*784+float64(f.k)*2*nw*(3+float64(max(f.clientsPerRound, 1)))+2*float64(b.samples)*nw))
+	what := fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.net.Arch, b.net.Hidden, f.o.Server.K, b.samples)
+	return memoryError(what,
+		8*(images*784+float64(f.o.Server.K)*2*nw*(3+float64(max(f.o.Server.ClientsPerRound, 1)))+2*float64(b.samples)*nw))
 }
 
-// check validates the split's flags and the clients' numbers of f (set:
-// the flags given).
-func (g *fmnistFlags) check(f *trainFlags, set map[string]bool) error {
+// checkSplit validates the split's flags (the clients' numbers were
+// checked with the training flags).
+func (g *bnnFlags) checkSplit() error {
+	set := g.set
 	switch g.partition {
 	case partLabels5:
 		if _, ok := data.Labels5Sizes[g.split]; !ok {
@@ -258,49 +246,41 @@ func (g *fmnistFlags) check(f *trainFlags, set map[string]bool) error {
 		if set["split"] {
 			return usagef("--split is for --partition labels5")
 		}
-		if !(g.alpha > 0) || math.IsInf(g.alpha, 0) {
-			return usagef("--alpha %v must be positive and finite", g.alpha)
-		}
-		if f.clients < 1 {
-			return usagef("--clients %d must be at least 1", f.clients)
+		if !(g.dir.Alpha > 0) || math.IsInf(g.dir.Alpha, 0) {
+			return usagef("--alpha %v must be positive and finite", g.dir.Alpha)
 		}
 	default:
 		return usagef("unknown --partition %q (want labels5 or dirichlet)", g.partition)
 	}
-	switch {
-	case f.newClients < 0:
-		return usagef("--new-clients %d must be ≥ 0", f.newClients)
-	case g.maxImages < 0:
-		return usagef("--max-images %d must be ≥ 0", g.maxImages)
+	if g.dir.MaxImages < 0 {
+		return usagef("--max-images %d must be ≥ 0", g.dir.MaxImages)
 	}
-	if err := data.CheckPixelScale(g.pixels); err != nil || g.pixels == "" {
-		return usagef("--pixels %q: want unit or symmetric", g.pixels)
+	if err := data.CheckPixelScale(string(g.dir.Pixels)); err != nil || g.dir.Pixels == "" {
+		return usagef("--pixels %q: want unit or symmetric", g.dir.Pixels)
 	}
 	return nil
 }
 
-// check validates the network's and the personalisation's flags.
-func (g *bnnNetFlags) check() error {
+// checkNet validates the network's and the personalisation's flags.
+func (g *bnnFlags) checkNet() error {
 	switch {
-	case g.hidden < 0:
-		return usagef("--hidden %d must be ≥ 0", g.hidden)
+	case g.net.Hidden < 0:
+		return usagef("--hidden %d must be ≥ 0", g.net.Hidden)
 	case g.samples < 1:
 		return usagef("--samples %d must be at least 1", g.samples)
-	case g.particles < 1 || g.postSteps < 0 || g.alphaSamples < 1:
+	case g.post.Particles < 1 || g.post.Steps < 0 || g.post.AlphaSamples < 1:
 		return usagef("--posterior-particles and --alpha-samples must be ≥ 1, --posterior-steps ≥ 0")
-	case !(g.sigmaMu > 0) || math.IsInf(g.sigmaMu, 0) || !(g.sigmaOmega > 0) || math.IsInf(g.sigmaOmega, 0):
-		return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", g.sigmaMu, g.sigmaOmega)
+	case !(g.o.SigmaMu > 0) || math.IsInf(g.o.SigmaMu, 0) || !(g.o.SigmaOmega > 0) || math.IsInf(g.o.SigmaOmega, 0):
+		return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", g.o.SigmaMu, g.o.SigmaOmega)
 	}
 	return nil
 }
 
-// check validates the bounds' flags (boundSamples: --bound-samples).
-func (g *bnnBoundFlags) check(boundSamples int) error {
-	switch {
-	case g.draws < 1:
-		return usagef("--weight-draws %d must be at least 1", g.draws)
-	case boundSamples < 0:
-		return usagef("--bound-samples %d must be ≥ 0", boundSamples)
+// checkBounds validates the bounds' flags (--bound-samples was checked
+// with the training flags).
+func (g *bnnFlags) checkBounds() error {
+	if g.o.Bounds.WeightDraws < 1 {
+		return usagef("--weight-draws %d must be at least 1", g.o.Bounds.WeightDraws)
 	}
 	_, err := g.loss()
 	return err
@@ -308,20 +288,19 @@ func (g *bnnBoundFlags) check(boundSamples int) error {
 
 // bnnModel is the client model of the flags.
 func (b *bnnFlags) bnnModel() *fl.BNNModel {
-	m := fl.NewBNNModel(lml.BNN{Arch: b.arch, Hidden: b.hidden})
-	m.Samples = b.samples
-	m.Posterior = lml.BNNPosteriorOptions{Particles: b.particles, Steps: b.postSteps, LR: b.postLR, AlphaSamples: b.alphaSamples}
+	m := fl.NewBNNModel(b.net)
+	m.Samples, m.Posterior = b.samples, b.post
 	return m
 }
 
 // loss is the bounded loss of the bounds.
-func (g *bnnBoundFlags) loss() (lml.Loss, error) {
+func (g *bnnFlags) loss() (lml.Loss, error) {
 	switch g.boundLoss {
 	case "ce":
-		if !(g.pMin > 0 && g.pMin < 1) {
-			return lml.Loss{}, usagef("--p-min %v must lie in (0, 1)", g.pMin)
+		if !(g.o.Bounds.Loss.PMin > 0 && g.o.Bounds.Loss.PMin < 1) {
+			return lml.Loss{}, usagef("--p-min %v must lie in (0, 1)", g.o.Bounds.Loss.PMin)
 		}
-		return lml.Loss{Kind: lml.ClippedNLL, PMin: g.pMin}, nil
+		return lml.Loss{Kind: lml.ClippedNLL, PMin: g.o.Bounds.Loss.PMin}, nil
 	case "01":
 		return lml.Loss{Kind: lml.ZeroOne}, nil
 	}
@@ -338,14 +317,20 @@ func (b *bnnFlags) images() (*data.Images, error) {
 	return im, nil
 }
 
+// splits are the configurations of both partitions for seed (the
+// clients' numbers: f's).
+func (b *bnnFlags) splits(f *trainFlags, seed uint64) (data.Labels5Config, data.DirichletConfig) {
+	d := b.dir
+	d.Clients, d.New, d.Seed = f.poly.Existing, f.poly.New, seed
+	return data.Labels5Config{Split: b.split, New: d.New, MaxImages: d.MaxImages, Seed: seed, Pixels: d.Pixels}, d
+}
+
 // dataset splits the images for one seed.
-func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (*data.Dataset, error) {
-	var ds *data.Dataset
-	var err error
-	if b.partition == partLabels5 {
-		ds, err = data.Labels5(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)})
+func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (ds *data.Dataset, err error) {
+	if l5, dir := b.splits(f, seed); b.partition == partLabels5 {
+		ds, err = data.Labels5(im, l5)
 	} else {
-		ds, err = data.Dirichlet(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)})
+		ds, err = data.Dirichlet(im, dir)
 	}
 	if err != nil {
 		return nil, usageError{err}
@@ -355,13 +340,11 @@ func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (*data.D
 
 // client builds only existing client i of the split dataset makes (a
 // client process's own data).
-func (b *bnnFlags) client(im *data.Images, f *trainFlags, seed uint64, i int) (*data.ClientData, error) {
-	var c *data.ClientData
-	var err error
-	if b.partition == partLabels5 {
-		c, err = data.Labels5Client(im, data.Labels5Config{Split: b.split, New: f.newClients, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)}, i)
+func (b *bnnFlags) client(im *data.Images, f *trainFlags, seed uint64, i int) (c *data.ClientData, err error) {
+	if l5, dir := b.splits(f, seed); b.partition == partLabels5 {
+		c, err = data.Labels5Client(im, l5, i)
 	} else {
-		c, err = data.DirichletClient(im, data.DirichletConfig{Clients: f.clients, New: f.newClients, Alpha: b.alpha, MaxImages: b.maxImages, Seed: seed, Pixels: data.PixelScale(b.pixels)}, i)
+		c, err = data.DirichletClient(im, dir, i)
 	}
 	if err != nil {
 		return nil, usagef("--client %d: %v", i, err)
@@ -370,18 +353,15 @@ func (b *bnnFlags) client(im *data.Images, f *trainFlags, seed uint64, i int) (*
 }
 
 // options are the PAC-PFL options of the flags for ds.
-func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNNOptions, error) {
-	o := fl.DefaultBNNOptions()
-	s, err := f.serverConfig(ds, seed)
-	if err != nil {
+func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (o fl.BNNOptions, err error) {
+	o = b.o
+	if o.Server, err = f.serverConfig(ds, seed); err != nil {
 		return o, err
 	}
-	o.Server, o.SigmaMu, o.SigmaOmega = s, b.sigmaMu, b.sigmaOmega
-	loss, err := b.loss()
-	if err != nil {
+	if o.Bounds.Loss, err = b.loss(); err != nil {
 		return o, err
 	}
-	o.Bounds = fl.BNNBoundOptions{Loss: loss, Delta: f.delta, PriorSamples: f.boundSamples, WeightDraws: b.draws, Seed: seed}
+	o.Bounds.Delta, o.Bounds.PriorSamples, o.Bounds.Seed = f.o.Bounds.Delta, f.o.Bounds.PriorSamples, seed
 	// Check the bound assumptions now rather than after training.
 	if err := o.CheckBounds(ds); err != nil {
 		return o, usagef("%v (or pass --bound-samples 0 to skip the bounds)", err)
@@ -391,12 +371,12 @@ func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (fl.BNN
 
 // describe names the data set of the flags, e.g. "fmnist labels5 small".
 func (b *bnnFlags) describe(f *trainFlags) string {
-	s := fmt.Sprintf("fmnist %s α=%g n=%d", b.partition, b.alpha, f.clients)
+	s := fmt.Sprintf("fmnist %s α=%g n=%d", b.partition, b.dir.Alpha, f.poly.Existing)
 	if b.partition == partLabels5 {
 		s = fmt.Sprintf("fmnist %s %s", b.partition, b.split)
 	}
-	if b.maxImages > 0 {
-		s += fmt.Sprintf(" (at most %d images)", b.maxImages)
+	if b.dir.MaxImages > 0 {
+		s += fmt.Sprintf(" (at most %d images)", b.dir.MaxImages)
 	}
 	return s
 }

@@ -396,16 +396,17 @@ func TestFMNISTClientFlagsHelp(t *testing.T) {
 		bf.set = map[string]bool{"partition": true}
 		bf.bnnDefaults(&f)
 		bf.dirichletDefaults(&f)
-		assert.Contains(t, help("new-clients"), fmt.Sprintf("%d for %s", f.newClients, part))
+		assert.Contains(t, help("new-clients"), fmt.Sprintf("%d for %s", f.poly.New, part))
 		if part == partLabels5 {
-			assert.Equal(t, 0, bf.maxImages)
+			assert.Equal(t, 0, bf.dir.MaxImages)
 			assert.Contains(t, help("max-images"), "0 for labels5")
 			continue
 		}
-		assert.Equal(t, strconv.Itoa(f.clients), fs.Lookup("clients").DefValue)
-		assert.Contains(t, help("clients"), "(default "+strconv.Itoa(f.clients)+")")
-		assert.Contains(t, help("max-images"), fmt.Sprintf("%d for dirichlet", bf.maxImages))
-		assert.Equal(t, []int{300, 100, 60000}, []int{f.clients, f.newClients, bf.maxImages}, "the split of docs/math.md's FedVI runs")
+		assert.Equal(t, strconv.Itoa(f.poly.Existing), fs.Lookup("clients").DefValue)
+		assert.Contains(t, help("clients"), "(default "+strconv.Itoa(f.poly.Existing)+")")
+		assert.Contains(t, help("max-images"), fmt.Sprintf("%d for dirichlet", bf.dir.MaxImages))
+		assert.Equal(t, []int{300, 100, 60000}, []int{f.poly.Existing, f.poly.New, bf.dir.MaxImages},
+			"the split of docs/math.md's FedVI runs")
 	}
 	// experiment fmnist applies them before it checks the flags: on
 	// dirichlet the server may sample at most the 300 participating clients.
@@ -429,10 +430,10 @@ func TestFMNISTClientFlagsHelp(t *testing.T) {
 	// Given flags win over the partition's defaults.
 	var f trainFlags
 	bf := bnnFlags{set: map[string]bool{"clients": true, "new-clients": true, "max-images": true}}
-	bf.partition, bf.maxImages = partDirichlet, 7
-	f.clients, f.newClients = 5, 1
+	bf.partition, bf.dir.MaxImages = partDirichlet, 7
+	f.poly.Existing, f.poly.New = 5, 1
 	bf.dirichletDefaults(&f)
-	assert.Equal(t, []int{5, 1, 7}, []int{f.clients, f.newClients, bf.maxImages})
+	assert.Equal(t, []int{5, 1, 7}, []int{f.poly.Existing, f.poly.New, bf.dir.MaxImages})
 	_, out, _ = runCLI("train", "-h")
 	i := strings.Index(out, "  -clients int")
 	require.GreaterOrEqual(t, i, 0)

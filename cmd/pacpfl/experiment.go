@@ -91,12 +91,12 @@ func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (
 	fs := newFlagSet("experiment "+dsName, stderr)
 	// The comparison computes no bounds, and its seeds are --seeds and
 	// --seed-base: it registers neither the bounds' flags nor --seed.
-	f.svgdFlags.register(fs)
-	f.tempFlags.register(fs)
-	f.dpFlags.register(fs)
-	f.dataFlags.register(fs)
+	f.registerSVGD(fs)
+	f.registerTemp(fs)
+	f.registerDP(fs)
+	f.registerData(fs)
 	f.net.register(fs)
-	f.gpInferenceFlags.register(fs)
+	f.registerInference(fs)
 	pv := addPVFlags(fs, dsName)
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
@@ -104,7 +104,7 @@ func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (
 	fs.Var(&methods, "methods", "comma-separated methods to run")
 	var kSweep intList
 	fs.Var(&kSweep, "k-sweep", "instead of the method table: PAC-PFL's utility at each of these numbers of particles k (e.g. 1,2,4,8; the paper's Fig. 3)")
-	f.comparisonFlags.register(fs)
+	f.registerComparison(fs)
 	if dsName == "pv" {
 		setDefault(fs, "baseline-steps", strconv.Itoa(pvBaselineSteps()))
 	}
@@ -137,9 +137,9 @@ func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (
 	if err := check(); err != nil {
 		return nil, fail(stderr, "experiment", err), false
 	}
-	f.boundSamples, f.learnedSamples = 0, 0
+	f.o.Bounds.PriorSamples, f.learnedSamples = 0, 0
 	if f.dpSweep && !flagSet(fs, "clients") && f.pv == nil {
-		f.clients = papers.DPClients
+		f.poly.Existing = papers.DPClients
 	}
 	return x, exitOK, true
 }
@@ -170,7 +170,7 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	rep := report.NewExperiment(f.datasetKey(), hr)
-	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) { rep.WriteText(w, x.methods, f.clients, f.newClients) }, stdout, stderr)
+	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) { rep.WriteText(w, x.methods, f.poly.Existing, f.poly.New) }, stdout, stderr)
 }
 
 // checkExperiment validates the flags of experiment polynomial that train
@@ -240,7 +240,7 @@ func (f *trainFlags) pacpfl(ds0 *data.Dataset, seed0 uint64) (methods.PACPFL, er
 	if err != nil {
 		return methods.PACPFL{}, err
 	}
-	o.Server.ClientsPerRound = f.clientsPerRound
+	o.Server.ClientsPerRound = f.o.Server.ClientsPerRound
 	if o.Server.DP != nil {
 		o.Server.DP.Noise = nil
 	}

@@ -54,13 +54,13 @@ func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
 		return
 	}
 	if !b.set["clients"] {
-		f.clients = papers.FedVIClients
+		f.poly.Existing = papers.FedVIClients
 	}
 	if !b.set["new-clients"] {
-		f.newClients = papers.FedVINewClients
+		f.poly.New = papers.FedVINewClients
 	}
 	if !b.set["max-images"] {
-		b.maxImages = papers.FedVIImages
+		b.dir.MaxImages = papers.FedVIImages
 	}
 }
 
@@ -111,13 +111,13 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	fs := newFlagSet("experiment fmnist", stderr)
 	// The comparison computes no bounds, and its seeds are --seeds and
 	// --seed-base: it registers neither the bounds' flags nor --seed.
-	x.f.svgdFlags.register(fs)
-	x.f.tempFlags.register(fs)
-	x.f.dpFlags.register(fs)
-	x.f.dataFlags.register(fs)
-	x.bf.bnnChoiceFlags.register(fs)
-	x.bf.fmnistFlags.register(fs)
-	x.bf.bnnNetFlags.register(fs)
+	x.f.registerSVGD(fs)
+	x.f.registerTemp(fs)
+	x.f.registerDP(fs)
+	x.f.registerData(fs)
+	x.bf.registerChoice(fs)
+	x.bf.registerFMNIST(fs)
+	x.bf.registerNet(fs)
 	fmnistClientFlags(fs)
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
@@ -138,7 +138,7 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 		return nil, fail(stderr, "experiment", err), false
 	}
 	// Bounds are not part of the comparison.
-	x.f.boundSamples = 0
+	x.f.o.Bounds.PriorSamples = 0
 	return x, exitOK, true
 }
 
@@ -164,7 +164,7 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 	if err := checkNames("--methods", x.methods, methods.Names(methods.Classification)); err != nil {
 		return err
 	}
-	x.arch = lml.BNN{Arch: bf.arch, Hidden: bf.hidden}
+	x.arch = lml.BNN{Arch: bf.net.Arch, Hidden: bf.net.Hidden}
 	for _, m := range x.mf {
 		if err := m.check(x); err != nil {
 			return err
@@ -223,7 +223,7 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if bf.partition == partLabels5 {
 		rep.Split = bf.split
 	} else {
-		rep.Alpha, rep.Clients = bf.alpha, f.clients
+		rep.Alpha, rep.Clients = bf.dir.Alpha, f.poly.Existing
 	}
 	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
 		rep.WriteText(w, x.methods, x.set.Label)
@@ -231,6 +231,6 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 			m.note(w, x)
 		}
 		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase,
-			x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.newClients, time.Since(start).Seconds())
+			x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.poly.New, time.Since(start).Seconds())
 	}, stdout, stderr)
 }

@@ -19,7 +19,7 @@ func (x *fmnistExperiment) newMethods(ds0 *data.Dataset) ([]harness.Method, erro
 			return nil, err
 		}
 		// Per data set: c's default, τ from --lambda, the DP noise.
-		o.Server.ClientsPerRound = f.clientsPerRound
+		o.Server.ClientsPerRound = f.o.Server.ClientsPerRound
 		if o.Server.DP != nil {
 			o.Server.DP.Noise = nil
 		}

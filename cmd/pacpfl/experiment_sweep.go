@@ -37,7 +37,7 @@ func runSweep(x *regressionExperiment, name string, levels []sweepLevel, mk func
 	hide := map[string]bool{}
 	for i := range levels {
 		lv := &levels[i]
-		lv.flags.boundSamples, lv.flags.learnedSamples = 0, 0
+		lv.flags.o.Bounds.PriorSamples, lv.flags.learnedSamples = 0, 0
 		m, err := lv.flags.pacpfl(ds0, x.seedBase)
 		if err != nil {
 			return fail(stderr, "experiment", fmt.Errorf("%s: %w", lv.label, err))
@@ -69,11 +69,11 @@ func runKSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
 	var levels []sweepLevel
 	for _, k := range x.kSweep {
 		g := *f
-		g.k = k
+		g.o.Server.K = k
 		levels = append(levels, sweepLevel{label: fmt.Sprintf("k=%d", k), flags: g})
 	}
 	return runSweep(x, "k-sweep", levels, func(hr *harness.Report) (*report.Sweep, error) {
-		return report.NewKSweep(f.datasetKey(), f.clients, x.kSweep, hr)
+		return report.NewKSweep(f.datasetKey(), f.poly.Existing, x.kSweep, hr)
 	}, func(w io.Writer, rep *report.Sweep, hr *harness.Report) {
 		rep.WriteKTable(w, func(i int) string { return report.ModeLine(hr.Methods[i].PerSeed) })
 		fmt.Fprintf(w, "wall time %.0fs\n", rep.Seconds)
@@ -85,7 +85,7 @@ func runKSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
 // an ε that holds.
 func runDPSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
 	f := &x.f
-	if f.dpEpsilon != 0 {
+	if f.dp.Epsilon != 0 {
 		return fail(stderr, "experiment", usagef("--dp-sweep sets ε itself: drop --dp-epsilon"))
 	}
 	eps := append([]float64{0}, x.dpSweep...) // 0: no DP
@@ -98,17 +98,17 @@ func runDPSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
 		levels = append(levels, sweepLevel{label: label, hideLML: e > 0, flags: f.atEpsilon(e)})
 	}
 	return runSweep(x, "dp-sweep", levels, func(hr *harness.Report) (*report.Sweep, error) {
-		return report.NewDPSweep(f.datasetKey(), f.clients, eps, f.dpMechanism, f.dpDelta, hr)
-	}, func(w io.Writer, rep *report.Sweep, _ *harness.Report) { rep.WriteDPTable(w, f.dpMechanism) }, stdout, stderr)
+		return report.NewDPSweep(f.datasetKey(), f.poly.Existing, eps, string(f.dp.Mechanism), f.dp.Delta, hr)
+	}, func(w io.Writer, rep *report.Sweep, _ *harness.Report) { rep.WriteDPTable(w, string(f.dp.Mechanism)) }, stdout, stderr)
 }
 
 // atEpsilon is a copy of the flags training at DP level e; e = 0 is the
 // non-private reference run, without the DP-only flags.
 func (f *trainFlags) atEpsilon(e float64) trainFlags {
 	g := *f
-	g.dpEpsilon = e
+	g.dp.Epsilon = e
 	if e == 0 {
-		g.dpMechanism, g.dpDeltaSet, g.dpNoiseSeed = string(fl.DPLaplace), false, 0
+		g.dp.Mechanism, g.dpDeltaSet, g.dpNoiseSeed = fl.DPLaplace, false, 0
 	}
 	return g
 }

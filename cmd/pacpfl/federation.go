@@ -189,8 +189,8 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case o.Server == "":
 		return fail(stderr, "client", usagef("--server host:port is required"))
-	case *id < 0 || (!p.csv && p.bf.model == modelGP && *id >= p.f.clients):
-		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < --clients %d", *id, p.f.clients))
+	case *id < 0 || (!p.csv && p.bf.model == modelGP && *id >= p.f.poly.Existing):
+		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < --clients %d", *id, p.f.poly.Existing))
 	case *giveUp < 0:
 		return fail(stderr, "client", usagef("--give-up %v must be ≥ 0", *giveUp))
 	case *maxClasses < 2:
@@ -216,7 +216,7 @@ func (p *fedParse) client(id int, stderr io.Writer) (rpc.ClientConfig, string, e
 	switch {
 	case p.csv:
 		cfg, err := rpc.CSVClient(rpc.CSVClientOptions{ID: id, Path: p.c.path, Spec: p.c.spec(), TestFraction: p.c.testFraction,
-			Seed: f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.hidden, Notes: stderr})
+			Seed: f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.net.Hidden, Notes: stderr})
 		return cfg, p.c.path, err
 	case bf.model == modelBNN:
 		im, err := bf.images()
@@ -229,7 +229,7 @@ func (p *fedParse) client(id int, stderr io.Writer) (rpc.ClientConfig, string, e
 		}
 		return rpc.BNNClient(id, cd, bf.bnnModel()), "", nil
 	}
-	f.newClients = 0 // only the existing clients' data (they are standardised together)
+	f.poly.New = 0 // only the existing clients' data (they are standardised together)
 	ds, err := f.dataset(f.seed)
 	if err != nil {
 		return rpc.ClientConfig{}, "", err

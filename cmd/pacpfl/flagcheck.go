@@ -31,11 +31,12 @@ func (f *trainFlags) checkData(ds *data.Dataset) error {
 	for i := range ds.Existing {
 		maxM = max(maxM, ds.Existing[i].M())
 	}
-	if f.clientsPerRound > n {
-		return usagef("--clients-per-round %d exceeds the %d existing clients", f.clientsPerRound, n)
+	if f.o.Server.ClientsPerRound > n {
+		return usagef("--clients-per-round %d exceeds the %d existing clients", f.o.Server.ClientsPerRound, n)
 	}
-	if f.given["batch"] && maxM > 0 && f.batch > maxM {
-		return usagef("--batch %d exceeds every client's sample count (at most %d; 0 uses all of S_i)", f.batch, maxM)
+	if f.given["batch"] && maxM > 0 && f.o.Server.Batch > maxM {
+		return usagef("--batch %d exceeds every client's sample count (at most %d; 0 uses all of S_i)",
+			f.o.Server.Batch, maxM)
 	}
 	return nil
 }

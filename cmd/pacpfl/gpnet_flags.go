@@ -10,21 +10,20 @@ import (
 )
 
 // gpNetFlags are the network sizes of the GP prior P_φ (its mean network and
-// deep kernel), registered by experiment and tune for polynomial and pv.
+// deep kernel), bound to an lml.Model, registered by experiment and tune for
+// polynomial and pv.
 type gpNetFlags struct {
-	on                       bool // registered
-	meanHidden, kernelHidden widthList
-	df                       int
+	on bool      // registered
+	m  lml.Model // DF, MeanHidden and KernelHidden (D: the data's)
 }
 
 // register registers --mean-hidden, --kernel-hidden and --df.
 func (n *gpNetFlags) register(fs *flag.FlagSet) {
-	n.on = true
-	n.meanHidden = widthList(slices.Clone(lml.DefaultHidden))
-	n.kernelHidden = widthList(slices.Clone(lml.DefaultHidden))
-	fs.Var(&n.meanHidden, "mean-hidden", `hidden-layer widths of the GP mean network m_φ of every GP method ("none": linear)`)
-	fs.Var(&n.kernelHidden, "kernel-hidden", `hidden-layer widths of the deep-kernel network f_φ of every GP method ("none": linear)`)
-	fs.IntVar(&n.df, "df", lml.DefaultDF, "output width of the deep-kernel network f_φ (kernel feature dimension)")
+	n.on, n.m = true, lml.DefaultModel(0)
+	n.m.MeanHidden, n.m.KernelHidden = slices.Clone(n.m.MeanHidden), slices.Clone(n.m.KernelHidden)
+	fs.Var((*widthList)(&n.m.MeanHidden), "mean-hidden", `hidden-layer widths of the GP mean network m_φ of every GP method ("none": linear)`)
+	fs.Var((*widthList)(&n.m.KernelHidden), "kernel-hidden", `hidden-layer widths of the deep-kernel network f_φ of every GP method ("none": linear)`)
+	fs.IntVar(&n.m.DF, "df", n.m.DF, "output width of the deep-kernel network f_φ (kernel feature dimension)")
 }
 
 // model is the GP model of the flags for d inputs: the default networks
@@ -33,7 +32,9 @@ func (n *gpNetFlags) model(d int) lml.Model {
 	if !n.on {
 		return lml.DefaultModel(d)
 	}
-	return lml.Model{D: d, DF: n.df, MeanHidden: slices.Clone([]int(n.meanHidden)), KernelHidden: slices.Clone([]int(n.kernelHidden))}
+	m := n.m
+	m.D, m.MeanHidden, m.KernelHidden = d, slices.Clone(m.MeanHidden), slices.Clone(m.KernelHidden)
+	return m
 }
 
 // validate reports network sizes that cannot be built (or not held in
@@ -43,7 +44,8 @@ func (n *gpNetFlags) validate() error {
 		return nil
 	}
 	m := n.model(1)
-	what := fmt.Sprintf("--mean-hidden %s --kernel-hidden %s --df %d", n.meanHidden.String(), n.kernelHidden.String(), n.df)
+	what := fmt.Sprintf("--mean-hidden %s --kernel-hidden %s --df %d", widthText(m.MeanHidden),
+		widthText(m.KernelHidden), m.DF)
 	if err := m.Validate(); err != nil {
 		return usagef("%s: %v", what, err)
 	}
@@ -61,9 +63,12 @@ func (f *trainFlags) gpModel(d int, linearMean bool) *fl.GPModel {
 	return &fl.GPModel{Model: m, Inference: f.inference()}
 }
 
-// netText describes the networks for report headers.
+// widthText is the widths as the flags write them ("none": no layer).
+func widthText(w []int) string { return (*widthList)(&w).String() }
+
+// text describes the networks for report headers.
 func (n *gpNetFlags) text(d int) string {
 	m := n.model(d)
-	mh, kh := widthList(m.MeanHidden), widthList(m.KernelHidden)
-	return fmt.Sprintf("mean network hidden %s, kernel network hidden %s → %d features", mh.String(), kh.String(), m.DF)
+	return fmt.Sprintf("mean network hidden %s, kernel network hidden %s → %d features", widthText(m.MeanHidden),
+		widthText(m.KernelHidden), m.DF)
 }

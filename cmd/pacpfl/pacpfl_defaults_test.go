@@ -18,13 +18,13 @@ func TestPACPFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 	}{{"polynomial", methods.Polynomial}, {"pv", methods.PV}} {
 		fs := newFlagSet("experiment "+c.ds, nil)
 		f := newTrainFlags()
-		f.svgdFlags.register(fs)
-		f.tempFlags.register(fs)
-		f.dpFlags.register(fs)
-		f.dataFlags.register(fs)
+		f.registerSVGD(fs)
+		f.registerTemp(fs)
+		f.registerDP(fs)
+		f.registerData(fs)
 		f.net.register(fs)
-		f.gpInferenceFlags.register(fs)
-		f.comparisonFlags.register(fs)
+		f.registerInference(fs)
+		f.registerComparison(fs)
 		pv := addPVFlags(fs, c.ds)
 		if err := fs.Parse(nil); err != nil {
 			t.Fatal(err)
@@ -36,7 +36,7 @@ func TestPACPFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.pfedgpMean = "zero"
-		f.clients, f.newClients = 5, 2
+		f.poly.Existing, f.poly.New = 5, 2
 		ds, err := f.dataset(3)
 		if err != nil {
 			t.Fatal(err)

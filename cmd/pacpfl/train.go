@@ -48,11 +48,11 @@ func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 		return err
 	}
 	if fs.Lookup("gp-inference") != nil {
-		if f.inducing < 0 {
-			return usagef("--inducing %d: want at least 1 inducing input (0: the default %d)", f.inducing, fl.DefaultInducing)
+		if f.gi.Inducing < 0 {
+			return usagef("--inducing %d: want at least 1 inducing input (0: the default %d)", f.gi.Inducing, fl.DefaultInducing)
 		}
 		if err := f.inference().Validate(); err != nil {
-			return usagef("--gp-inference %q: want exact, sparse or auto", f.gpInference)
+			return usagef("--gp-inference %q: want exact, sparse or auto", f.gi.Mode)
 		}
 	}
 	if jsonPath == "" {
@@ -81,7 +81,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 	if f.pv != nil {
 		c := *f.pv
-		c.Existing, c.New, c.Seed = f.clients, f.newClients, seed
+		c.Existing, c.New, c.Seed = f.poly.Existing, f.poly.New, seed
 		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New), c.MemoryBytes()); err != nil {
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 		return ds, nil
 	}
 	c := data.DefaultPolynomial()
-	c.Existing, c.New, c.Extra, c.Seed = f.clients, f.newClients, f.extra, seed
+	c.Existing, c.New, c.Extra, c.Seed = f.poly.Existing, f.poly.New, f.poly.Extra, seed
 	// A lower bound that turns an absurd --clients or --extra into a
 	// message instead of an out-of-memory crash or hours of data generation.
 	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra), c.MemoryBytes()); err != nil {
@@ -113,21 +113,21 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 		return o, err
 	}
 	o.Server = s
-	o.SigmaP = f.sigmaP
-	if err := checkPositive("sigma-p", f.sigmaP); err != nil {
+	o.SigmaP = f.o.SigmaP
+	if err := checkPositive("sigma-p", f.o.SigmaP); err != nil {
 		return o, err
 	}
 	if err := f.net.validate(); err != nil {
 		return o, err
 	}
-	o.Bounds.PriorSamples, o.Bounds.FuncSamples = f.boundSamples, f.funcSamples
+	o.Bounds.PriorSamples, o.Bounds.FuncSamples = f.o.Bounds.PriorSamples, f.o.Bounds.FuncSamples
 	plan := o.MemoryPlan(f.gpModel(ds.D, false).Dim())
-	what := map[string]string{"particles": fmt.Sprintf("--k %d", f.k),
-		"bounds": fmt.Sprintf("--bound-samples %d --func-samples %d", f.boundSamples, f.funcSamples)}
+	what := map[string]string{"particles": fmt.Sprintf("--k %d", f.o.Server.K),
+		"bounds": fmt.Sprintf("--bound-samples %d --func-samples %d", f.o.Bounds.PriorSamples, f.o.Bounds.FuncSamples)}
 	if err := memoryError(what[plan.Dominant()], plan.Bytes()); err != nil {
 		return o, err
 	}
-	if o.Bounds, err = f.boundsFlags.options(seed); err != nil {
+	if o.Bounds, err = f.boundOptions(seed); err != nil {
 		return o, err
 	}
 	if o.Beta, err = fl.ParseTemperature(f.beta); err != nil {
@@ -145,7 +145,7 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 // β = min m_i).
 func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, error) {
 	n := len(ds.Existing)
-	s, err := f.svgdFlags.config(seed)
+	s, err := f.config(seed)
 	if err != nil {
 		return s, err
 	}
@@ -155,10 +155,10 @@ func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, err
 	if s.ClientsPerRound == 0 {
 		s.ClientsPerRound = min(n, fl.DefaultClientsPerRound)
 	}
-	if s.Tau, err = f.tempFlags.serverTau(ds); err != nil {
+	if s.Tau, err = f.serverTau(ds); err != nil {
 		return s, err
 	}
-	if s.DP, err = f.dpFlags.config(); err != nil {
+	if s.DP, err = f.dpConfig(); err != nil {
 		return s, err
 	}
 	if err := s.Validate(n); err != nil {
@@ -224,8 +224,8 @@ func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
 	if p.csv {
 		return p.csvJob(stderr)
 	}
-	info := train.SyntheticInfo{Seed: f.seed, Aggregate: f.aggregate, DPEpsilon: f.dpEpsilon, DPClip: f.dpClip,
-		DPMechanism: f.dpMechanism}
+	info := train.SyntheticInfo{Seed: f.seed, Aggregate: f.aggregate, DPEpsilon: f.dp.Epsilon, DPClip: f.dp.Clip,
+		DPMechanism: string(f.dp.Mechanism)}
 	if bf.model == modelBNN {
 		im, err := bf.images()
 		if err != nil {
@@ -239,7 +239,7 @@ func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
 		if err != nil {
 			return nil, err
 		}
-		info.Dataset, info.Description, info.Partition, info.Alpha = dataFMNIST, bf.describe(f), bf.partition, bf.alpha
+		info.Dataset, info.Description, info.Partition, info.Alpha = dataFMNIST, bf.describe(f), bf.partition, bf.dir.Alpha
 		if bf.partition == partLabels5 {
 			info.Split = bf.split
 		}
@@ -253,7 +253,7 @@ func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	info.Dataset, info.Extra = dataPoly, f.extra
+	info.Dataset, info.Extra = dataPoly, f.poly.Extra
 	return &train.Job{GP: &train.GPJob{Data: ds, Options: o, Inference: f.inference(), Info: info}}, nil
 }
 

@@ -80,8 +80,8 @@ func (c *csvFlags) registerTraining(fs *flag.FlagSet) {
 // CSV flags (train and server; a client has only the server's columns).
 func registerCSVRun(fs *flag.FlagSet, c *csvFlags, f *trainFlags, bf *bnnFlags, training bool) {
 	f.registerTraining(fs, false)
-	bf.bnnNetFlags.register(fs)
-	bf.bnnBoundFlags.register(fs)
+	bf.registerNet(fs)
+	bf.registerBounds(fs)
 	c.register(fs)
 	if training {
 		c.registerTraining(fs)
@@ -115,7 +115,7 @@ func (c *csvFlags) check(fs *flag.FlagSet, jsonPath string, f *trainFlags, bf *b
 		other = gpOnly
 		bf.bnnDefaults(f)
 		if !bf.set["clients-per-round"] && !bf.set["c"] {
-			f.clientsPerRound = 0 // min(n, 24), n known from the file
+			f.o.Server.ClientsPerRound = 0 // min(n, 24), n known from the file
 		}
 	default:
 		return usagef("unknown --task %q (want regression or classification)", c.task)
@@ -128,14 +128,14 @@ func (c *csvFlags) check(fs *flag.FlagSet, jsonPath string, f *trainFlags, bf *b
 	if data.Task(c.task) == data.Classification {
 		m := bf.bnnModel()
 		switch {
-		case bf.hidden < 0:
-			return usagef("--hidden %d must be ≥ 0", bf.hidden)
+		case bf.net.Hidden < 0:
+			return usagef("--hidden %d must be ≥ 0", bf.net.Hidden)
 		case bf.samples < 1:
 			return usagef("--samples %d must be at least 1", bf.samples)
-		case !(bf.sigmaMu > 0) || math.IsInf(bf.sigmaMu, 0) || !(bf.sigmaOmega > 0) || math.IsInf(bf.sigmaOmega, 0):
-			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.sigmaMu, bf.sigmaOmega)
-		case bf.draws < 1:
-			return usagef("--weight-draws %d must be at least 1", bf.draws)
+		case !(bf.o.SigmaMu > 0) || math.IsInf(bf.o.SigmaMu, 0) || !(bf.o.SigmaOmega > 0) || math.IsInf(bf.o.SigmaOmega, 0):
+			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.o.SigmaMu, bf.o.SigmaOmega)
+		case bf.o.Bounds.WeightDraws < 1:
+			return usagef("--weight-draws %d must be at least 1", bf.o.Bounds.WeightDraws)
 		}
 		if err := m.Posterior.Validate(); err != nil {
 			return usageError{err}
@@ -164,6 +164,6 @@ func (p *fedParse) csvJob(stderr io.Writer) (*train.Job, error) {
 		return &train.GPOptions{Options: o, Inference: f.inference()}, err
 	}, func(ds *data.Dataset) (*train.BNNOptions, error) {
 		o, err := bf.options(f, ds, f.seed)
-		return &train.BNNOptions{Options: o, Model: bf.bnnModel(), Hidden: bf.hidden}, err
+		return &train.BNNOptions{Options: o, Model: bf.bnnModel(), Hidden: bf.net.Hidden}, err
 	})
 }

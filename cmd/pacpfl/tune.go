@@ -48,12 +48,12 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	f := &x.f
 	// The grid sets τ and σ_P, and cross-validation computes no bounds: it
 	// registers neither the temperature's flags nor the bounds'.
-	f.svgdFlags.register(fs)
+	f.registerSVGD(fs)
 	registerSeed(fs, &f.seed)
-	f.dpFlags.register(fs)
-	f.dataFlags.register(fs)
+	f.registerDP(fs)
+	f.registerData(fs)
 	f.net.register(fs)
-	f.gpInferenceFlags.register(fs)
+	f.registerInference(fs)
 	pv := addPVFlags(fs, dsName)
 	x.method = fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
 	taus, sigmas := methods.DefaultPACPFLGrid()
@@ -87,7 +87,7 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	if err := pv.apply(f); err != nil {
 		return nil, fail(stderr, "tune", err), false
 	}
-	f.boundSamples, f.learnedSamples = 0, 0
+	f.o.Bounds.PriorSamples, f.learnedSamples = 0, 0
 	return x, exitOK, true
 }
 
