@@ -208,7 +208,7 @@ func (p *fedParse) runJob(stdout, stderr io.Writer, jsonPath, label string, quie
 	}
 	cfg := job.Config()
 	prog := newProgress(stderr, label, cfg.Rounds, quiet)
-	prog.hideLML, cfg.Progress = cfg.DP != nil, prog.update
+	prog.hideLML, cfg.Progress = cfg.DP != nil, prog.round
 	out, err := run(job)
 	prog.done()
 	if err != nil {
@@ -334,5 +334,8 @@ func (p *progress) update(round int, lml float64) {
 	p.bar.Unit, p.bar.HideValue = p.unit, p.hideLML
 	p.bar.Update(round, lml)
 }
+
+// round is update as a method's Progress hook.
+func (p *progress) round(e fl.RoundEvent) { p.update(e.Round, e.Value) }
 
 func (p *progress) done() { p.bar.Done() }
