@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -194,13 +193,7 @@ func runTuneBaseline(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) i
 
 // setDefault changes a registered flag's default (the value and what -h
 // shows).
-func setDefault(fs *flag.FlagSet, name, value string) {
-	f := fs.Lookup(name)
-	if err := f.Value.Set(value); err != nil {
-		panic("pacpfl: bad default for --" + name + ": " + err.Error())
-	}
-	f.DefValue = value
-}
+var setDefault = cli.SetDefault
 
 // flagSet reports whether the flag name was given on the command line.
 var flagSet = cli.Given
