@@ -182,10 +182,7 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl data generate: %v\n", err)
 		return exitInterrupted
 	}
-	text := stdout
-	if f.out == "-" {
-		text = stderr
-	}
+	text, _ := reportStreams(f.out, stdout, stderr) // with --out - the CSV alone goes to stdout
 	if err == nil {
 		err = g.WriteSummary(text, f.out, cw.N, time.Since(start))
 	}
