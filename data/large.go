@@ -182,6 +182,8 @@ type Large struct {
 	w      *pvSpan // pv
 	lags   []int   // pv: in steps
 	houses []pvHouse
+
+	written int64 // bytes the last WriteCSV wrote, for WriteSummary
 }
 
 // Stream tags.
@@ -276,7 +278,9 @@ func (g *Large) Client(i int, emit func(x []float64, y float64, test bool) error
 // ctx stops the writing early (its error is returned). Numbers have 7
 // significant digits.
 func (g *Large) WriteCSV(ctx context.Context, w io.Writer, progress func(done, total int64)) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
+	cw := &countingWriter{w: w}
+	defer func() { g.written = cw.n }()
+	bw := bufio.NewWriterSize(cw, 1<<20)
 	for i, h := range g.Header() {
 		if i > 0 {
 			bw.WriteByte(',')

@@ -1,6 +1,8 @@
 package data
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -40,5 +42,22 @@ func TestLargeValidateFieldError(t *testing.T) {
 		if err := DefaultLarge(kind).Validate(); err != nil {
 			t.Errorf("%s defaults: %v", kind, err)
 		}
+	}
+}
+
+// WriteCSV counts the bytes it writes, the size WriteSummary prints.
+func TestLargeWriteCSVCountsBytes(t *testing.T) {
+	c := DefaultLarge(LargeSmooth)
+	c.Clients, c.Samples = 2, 10
+	g, err := NewLarge(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := g.WriteCSV(context.Background(), &b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if g.written != int64(b.Len()) || b.Len() == 0 {
+		t.Errorf("written %d, want the %d bytes of the CSV", g.written, b.Len())
 	}
 }

@@ -168,11 +168,7 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 			prog.update(int(done), 0)
 		}
 	}
-	cw := &data.CountingWriter{}
-	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error {
-		cw.W = w
-		return g.WriteCSV(ctx, cw, report)
-	})
+	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error { return g.WriteCSV(ctx, w, report) })
 	prog.done()
 	if errors.Is(err, context.Canceled) {
 		err = fmt.Errorf("interrupted; %s not replaced", f.out)
@@ -184,7 +180,7 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 	text, _ := reportStreams(f.out, stdout, stderr) // with --out - the CSV alone goes to stdout
 	if err == nil {
-		err = g.WriteSummary(text, f.out, cw.N, time.Since(start))
+		err = g.WriteSummary(text, f.out, time.Since(start))
 	}
 	if err != nil {
 		return fail(stderr, "data generate", err)
