@@ -99,41 +99,67 @@ func DefaultLarge(kind string) LargeConfig {
 	}
 }
 
-// Validate reports a configuration that cannot be generated, naming the
-// field and the value.
+// FieldError is a LargeConfig field, or pair of fields, outside its range.
+// Error names the fields by their Go names; Message renders the same rule
+// with other names, so a command can name its flags instead.
+type FieldError struct {
+	Fields []string // the fields at fault, e.g. "Clients" or "Clients", "NewClients"
+	msg    func(names []string) string
+}
+
+func (e *FieldError) Error() string { return "large data: " + e.msg(e.Fields) }
+
+// Message is the error's text with Fields[i] called names[i] (one name per
+// field).
+func (e *FieldError) Message(names ...string) string { return e.msg(names) }
+
+func fieldErr(field, format string, v any) *FieldError {
+	return &FieldError{Fields: []string{field}, msg: func(n []string) string { return fmt.Sprintf(format, n[0], v) }}
+}
+
+// Validate reports a configuration that cannot be generated as a
+// *FieldError naming the field and the value.
 func (c LargeConfig) Validate() error {
 	switch {
 	case c.Kind != LargeSmooth && c.Kind != LargePV:
-		return fmt.Errorf("large data: unknown kind %q (want %s or %s)", c.Kind, LargeSmooth, LargePV)
+		return &FieldError{Fields: []string{"Kind"}, msg: func(n []string) string {
+			return fmt.Sprintf("unknown %s %q (want %s or %s)", n[0], c.Kind, LargeSmooth, LargePV)
+		}}
 	case c.Clients < 1:
-		return fmt.Errorf("large data: %d existing clients; need at least 1", c.Clients)
+		return fieldErr("Clients", "%s %d must be at least 1", c.Clients)
 	case c.NewClients < 0:
-		return fmt.Errorf("large data: %d new clients; need ≥ 0", c.NewClients)
+		return fieldErr("NewClients", "%s %d must be ≥ 0", c.NewClients)
 	case c.Clients+c.NewClients > MaxLargeClients:
-		return fmt.Errorf("large data: %d clients in all; at most %d", c.Clients+c.NewClients, MaxLargeClients)
+		return &FieldError{Fields: []string{"Clients", "NewClients"}, msg: func(n []string) string {
+			return fmt.Sprintf("%s %d and %s %d: at most %d clients in all", n[0], c.Clients, n[1], c.NewClients,
+				MaxLargeClients)
+		}}
 	case c.Samples < 2 || c.Samples > MaxLargeSamples:
-		return fmt.Errorf("large data: %d samples per client; need 2 to %d", c.Samples, MaxLargeSamples)
+		return fieldErr("Samples", "%s %d must lie in 2…"+strconv.Itoa(MaxLargeSamples), c.Samples)
 	case !(c.TestFraction >= 0 && c.TestFraction < 1):
-		return fmt.Errorf("large data: test fraction %v must lie in [0, 1)", c.TestFraction)
+		return fieldErr("TestFraction", "%s %v must lie in [0, 1)", c.TestFraction)
 	}
 	if c.Kind == LargeSmooth {
 		switch {
 		case c.Inputs < 1 || c.Inputs > MaxLargeInputs:
-			return fmt.Errorf("large data: %d inputs; need 1 to %d", c.Inputs, MaxLargeInputs)
+			return fieldErr("Inputs", "%s %d must lie in 1…"+strconv.Itoa(MaxLargeInputs), c.Inputs)
 		case !(c.Noise >= 0) || math.IsInf(c.Noise, 0):
-			return fmt.Errorf("large data: noise std %v must be finite and ≥ 0", c.Noise)
+			return fieldErr("Noise", "%s %v must be finite and ≥ 0", c.Noise)
 		}
 		return nil
 	}
 	switch {
 	case c.StepMinutes < 1 || c.StepMinutes > 60 || 60%c.StepMinutes != 0:
-		return fmt.Errorf("large data: pv step of %d minutes; want a divisor of 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60)", c.StepMinutes)
+		return fieldErr("StepMinutes", "%s %d must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60)",
+			c.StepMinutes)
 	case c.Year < 1900 || c.Year > 2099:
-		return fmt.Errorf("large data: pv year %d outside 1900–2099 (the solar algorithm's range)", c.Year)
+		return fieldErr("Year", "%s %d must lie in 1900…2099 (the solar algorithm's range)", c.Year)
 	case !(c.MinElevation >= 0 && c.MinElevation < 60):
-		return fmt.Errorf("large data: minimum solar elevation %v° must lie in [0, 60)", c.MinElevation)
+		return fieldErr("MinElevation", "%s %v must lie in [0, 60) degrees", c.MinElevation)
 	case c.Variant != "s" && c.Variant != "ew":
-		return fmt.Errorf("large data: unknown pv variant %q (want s or ew)", c.Variant)
+		return &FieldError{Fields: []string{"Variant"}, msg: func(n []string) string {
+			return fmt.Sprintf("unknown %s %q (want s or ew)", n[0], c.Variant)
+		}}
 	}
 	return nil
 }
@@ -156,6 +182,8 @@ type Large struct {
 	w      *pvSpan // pv
 	lags   []int   // pv: in steps
 	houses []pvHouse
+
+	written int64 // bytes the last WriteCSV wrote, for WriteSummary
 }
 
 // Stream tags.
@@ -250,7 +278,9 @@ func (g *Large) Client(i int, emit func(x []float64, y float64, test bool) error
 // ctx stops the writing early (its error is returned). Numbers have 7
 // significant digits.
 func (g *Large) WriteCSV(ctx context.Context, w io.Writer, progress func(done, total int64)) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
+	cw := &countingWriter{w: w}
+	defer func() { g.written = cw.n }()
+	bw := bufio.NewWriterSize(cw, 1<<20)
 	for i, h := range g.Header() {
 		if i > 0 {
 			bw.WriteByte(',')
@@ -390,7 +420,8 @@ func (g *Large) smoothClient(i int, emit func(x []float64, y float64, test bool)
 	c := 0.5 + 0.2*rng.NormFloat64()
 	off := 0.3 * rng.NormFloat64()
 	sigma := cfg.Noise * math.Exp(0.25*rng.NormFloat64())
-	sp := splitter{rng: rand.New(rand.NewPCG(cfg.Seed, StreamID(tagLargeSplit, uint64(i)))), left: cfg.Samples, ask: cfg.TestRows()}
+	sp := splitter{rng: rand.New(rand.NewPCG(cfg.Seed, StreamID(tagLargeSplit, uint64(i)))), left: cfg.Samples,
+		ask: cfg.TestRows()}
 	x := make([]float64, d)
 	for range cfg.Samples {
 		var sv, su float64
@@ -457,7 +488,8 @@ func (g *Large) preparePV() error {
 	}
 	g.w = w
 	for i := range len(g.ids) {
-		g.houses = append(g.houses, drawHouse(rand.New(rand.NewPCG(cfg.Seed, StreamID(tagLargeHouse, uint64(i)))), cfg.Variant))
+		g.houses = append(g.houses,
+			drawHouse(rand.New(rand.NewPCG(cfg.Seed, StreamID(tagLargeHouse, uint64(i)))), cfg.Variant))
 	}
 	return nil
 }
@@ -479,7 +511,8 @@ func pvDuration(minutes int) string {
 // s hours uses ρ^s.
 func simulateSpan(cfg LargeConfig, day int) (*pvSpan, error) {
 	per := 60 / cfg.StepMinutes
-	w := &pvSpan{start: time.Date(cfg.Year, 1, 1, 0, 0, 0, 0, time.UTC), step: time.Duration(cfg.StepMinutes) * time.Minute, perHour: per}
+	w := &pvSpan{start: time.Date(cfg.Year, 1, 1, 0, 0, 0, 0, time.UTC),
+		step: time.Duration(cfg.StepMinutes) * time.Minute, perHour: per}
 	rng := rand.New(rand.NewPCG(cfg.Seed, StreamID(tagLargeCity, uint64(cfg.Year), uint64(cfg.StepMinutes))))
 	h := 1 / float64(per) // the step in hours
 	rc, rw := math.Pow(cloudAR, h), math.Pow(0.9, h)
@@ -489,7 +522,8 @@ func simulateSpan(cfg LargeConfig, day int) (*pvSpan, error) {
 	for t := 0; len(w.rows) < cfg.Samples; t++ {
 		at := w.start.Add(time.Duration(t)*w.step + w.step/2) // the middle of the step
 		if t%day == 0 && !at.Before(end) {
-			return nil, fmt.Errorf("large data: %d pv samples per house need more days than %d–2099 hold at %d minutes and the Sun above %g°", cfg.Samples, cfg.Year, cfg.StepMinutes, cfg.MinElevation)
+			return nil, fmt.Errorf("large data: %d pv samples per house need more days than %d–2099 hold at %d "+
+				"minutes and the Sun above %g°", cfg.Samples, cfg.Year, cfg.StepMinutes, cfg.MinElevation)
 		}
 		z = rc*z + sc*rng.NormFloat64()
 		wind = rw*wind + sw*rng.NormFloat64()
@@ -545,7 +579,8 @@ func (hs pvHouse) simulateSpan(w *pvSpan, rng *rand.Rand) (power, temp, wind []f
 		cover := logistic(cloudScale*(w.cloudZ[t]+0.25*local) + pvCloudShift(doy))
 		ghi := ClearSkyGHI(sun.Zenith) * CloudAttenuation(cover)
 		dni, dhi := ErbsSplit(ghi, sun.Zenith, doy)
-		blocked := hs.obsHeight > 0 && sun.Elevation < hs.obsHeight && math.Abs(angleDiff(sun.Azimuth, hs.obsAz)) < hs.obsWidth/2
+		blocked := hs.obsHeight > 0 && sun.Elevation < hs.obsHeight &&
+			math.Abs(angleDiff(sun.Azimuth, hs.obsAz)) < hs.obsWidth/2
 		poa := PlaneOfArray(sun, hs.tilt, hs.azimuth, dni, dhi, ghi, blocked)
 		cell := temp[t] + poa/(25+6.84*wind[t]) // Faiman
 		dc := hs.kWp * poa / 1000 * (1 + hs.gamma*(cell-25)) * hs.losses
@@ -557,7 +592,8 @@ func (hs pvHouse) simulateSpan(w *pvSpan, rng *rand.Rand) (power, temp, wind []f
 
 func (g *Large) pvClient(i int, emit func(x []float64, y float64, test bool) error) error {
 	w := g.w
-	power, temp, wind := g.houses[i].simulateSpan(w, rand.New(rand.NewPCG(g.cfg.Seed, StreamID(tagLargeNoise, uint64(i)))))
+	power, temp, wind := g.houses[i].simulateSpan(w,
+		rand.New(rand.NewPCG(g.cfg.Seed, StreamID(tagLargeNoise, uint64(i)))))
 	x := make([]float64, len(g.features))
 	firstTest := len(w.rows) - g.cfg.TestRows()
 	day := 24 * w.perHour

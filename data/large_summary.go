@@ -19,10 +19,10 @@ func (c LargeConfig) MemoryBytes() float64 {
 }
 
 // WriteSummary prints what the data set written to out (a file name, or
-// "-" for standard output) holds: its clients, rows and size in bytes,
-// the time the writing took, its columns, and the pacpfl train command
-// line that reads it with its split and new clients.
-func (g *Large) WriteSummary(w io.Writer, out string, size int64, elapsed time.Duration) error {
+// "-" for standard output) by the last WriteCSV holds: its clients, rows
+// and size in bytes, the time the writing took, its columns, and the
+// pacpfl train command line that reads it with its split and new clients.
+func (g *Large) WriteSummary(w io.Writer, out string, elapsed time.Duration) error {
 	c := g.cfg
 	clients := "clients"
 	if c.Clients+c.NewClients == 1 {
@@ -40,7 +40,7 @@ func (g *Large) WriteSummary(w io.Writer, out string, size int64, elapsed time.D
 	_, err := fmt.Fprintf(w, "wrote %s: %d %s (%d existing, %d new) × %d rows (%d test rows each), %s, in %s\n"+
 		"columns: %s\nread it with: %s\n",
 		out, c.Clients+c.NewClients, clients, c.Clients, c.NewClients, c.Samples, c.TestRows(),
-		DecimalBytes(size), elapsed.Round(time.Millisecond), strings.Join(g.Header(), ","), train)
+		DecimalBytes(g.written), elapsed.Round(time.Millisecond), strings.Join(g.Header(), ","), train)
 	return err
 }
 
@@ -60,14 +60,14 @@ func DecimalBytes(n int64) string {
 	return fmt.Sprintf("%.3g GB", v)
 }
 
-// CountingWriter passes writes to W and counts the bytes written.
-type CountingWriter struct {
-	W io.Writer
-	N int64
+// countingWriter passes writes to w and counts the bytes written.
+type countingWriter struct {
+	w io.Writer
+	n int64
 }
 
-func (c *CountingWriter) Write(p []byte) (int, error) {
-	n, err := c.W.Write(p)
-	c.N += int64(n)
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
 	return n, err
 }

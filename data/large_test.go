@@ -94,8 +94,10 @@ func TestLargeReadsBack(t *testing.T) {
 				assert.Equal(t, "client,x1,x2,x3,y,split\n", string(text[:bytes.IndexByte(text, '\n')+1]))
 				assert.Equal(t, []string{"client001", "client002", "client003", "new001", "new002"}, g.ClientIDs())
 			} else {
-				assert.Equal(t, []string{"house001", "house002", "house003", "newhouse001", "newhouse002"}, g.ClientIDs())
-				assert.Equal(t, []string{"lag_10min", "lag_20min", "lag_1h", "lag_1d", "dni", "dhi", "temperature", "wind", "elevation", "hour", "doy"}, g.Features())
+				assert.Equal(t, []string{"house001", "house002", "house003", "newhouse001", "newhouse002"},
+					g.ClientIDs())
+				assert.Equal(t, []string{"lag_10min", "lag_20min", "lag_1h", "lag_1d", "dni", "dhi", "temperature",
+					"wind", "elevation", "hour", "doy"}, g.Features())
 			}
 		})
 	}
@@ -202,22 +204,24 @@ func TestLargePVRows(t *testing.T) {
 
 func TestLargeValidate(t *testing.T) {
 	bad := map[string]func(*LargeConfig){
-		"unknown kind":          func(c *LargeConfig) { c.Kind = "tabular" },
-		"existing clients":      func(c *LargeConfig) { c.Clients = 0 },
-		"new clients":           func(c *LargeConfig) { c.NewClients = -1 },
-		"clients in all":        func(c *LargeConfig) { c.Clients = MaxLargeClients },
-		"samples per client":    func(c *LargeConfig) { c.Samples = 1 },
-		"samples per client ":   func(c *LargeConfig) { c.Samples = MaxLargeSamples + 1 },
-		"test fraction":         func(c *LargeConfig) { c.TestFraction = 1 },
-		"test fraction ":        func(c *LargeConfig) { c.TestFraction = math.NaN() },
-		"inputs":                func(c *LargeConfig) { c.Inputs = 0 },
-		"noise std":             func(c *LargeConfig) { c.Noise = math.Inf(1) },
-		"step of 7 minutes":     func(c *LargeConfig) { c.Kind, c.StepMinutes = LargePV, 7 },
-		"year 1850":             func(c *LargeConfig) { c.Kind, c.Year = LargePV, 1850 },
-		"minimum solar":         func(c *LargeConfig) { c.Kind, c.MinElevation = LargePV, 70 },
-		"unknown pv variant":    func(c *LargeConfig) { c.Kind, c.Variant = LargePV, "n" },
-		"more days than 2095–":  func(c *LargeConfig) { c.Kind, c.Year, c.Samples, c.StepMinutes = LargePV, 2095, 1_000_000, 60 },
-		"inputs; need 1 to 100": func(c *LargeConfig) { c.Inputs = 101 },
+		"unknown Kind":          func(c *LargeConfig) { c.Kind = "tabular" },
+		"Clients 0 must":        func(c *LargeConfig) { c.Clients = 0 },
+		"NewClients -1":         func(c *LargeConfig) { c.NewClients = -1 },
+		"100000 clients in all": func(c *LargeConfig) { c.Clients = MaxLargeClients },
+		"Samples 1 must lie in": func(c *LargeConfig) { c.Samples = 1 },
+		"Samples 20000001 must": func(c *LargeConfig) { c.Samples = MaxLargeSamples + 1 },
+		"TestFraction 1 ":       func(c *LargeConfig) { c.TestFraction = 1 },
+		"TestFraction NaN":      func(c *LargeConfig) { c.TestFraction = math.NaN() },
+		"Inputs 0":              func(c *LargeConfig) { c.Inputs = 0 },
+		"Noise +Inf":            func(c *LargeConfig) { c.Noise = math.Inf(1) },
+		"StepMinutes 7":         func(c *LargeConfig) { c.Kind, c.StepMinutes = LargePV, 7 },
+		"Year 1850":             func(c *LargeConfig) { c.Kind, c.Year = LargePV, 1850 },
+		"MinElevation 70":       func(c *LargeConfig) { c.Kind, c.MinElevation = LargePV, 70 },
+		"unknown Variant":       func(c *LargeConfig) { c.Kind, c.Variant = LargePV, "n" },
+		"more days than 2095–": func(c *LargeConfig) {
+			c.Kind, c.Year, c.Samples, c.StepMinutes = LargePV, 2095, 1_000_000, 60
+		},
+		"Inputs 101 must lie in 1…100": func(c *LargeConfig) { c.Inputs = 101 },
 	}
 	for want, mod := range bad {
 		c := smallLarge(LargeSmooth)
@@ -265,16 +269,12 @@ func TestLargeStreams(t *testing.T) {
 	require.NoError(t, err)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	var n int64
-	require.NoError(t, g.WriteCSV(context.Background(), countingWriter{&n}, nil))
+	require.NoError(t, g.WriteCSV(context.Background(), io.Discard, nil))
 	runtime.ReadMemStats(&after)
+	n := g.written
 	assert.Greater(t, n, int64(40_000_000), "bytes written")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes allocated writing %d bytes", n)
 }
-
-type countingWriter struct{ n *int64 }
-
-func (c countingWriter) Write(p []byte) (int, error) { *c.n += int64(len(p)); return len(p), nil }
 
 func TestDecimalBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 bytes", 999: "999 bytes", 1000: "1 kB", 1234567: "1.23 MB",

@@ -184,16 +184,6 @@ func benchOf[C, R any](f func(context.Context, C, suite.Output) ([]R, error), cf
 // a small machine.
 var availableMemory = sysmem.Available
 
-// checkMemory refuses a size whose buffers cannot fit in the available
-// memory, before anything is allocated (memoryError). bytes is a lower
-// bound of what the command holds at once.
-func checkMemory(stderr io.Writer, cmd, what string, bytes float64) (status int, ok bool) {
-	if err := memoryError(what, bytes); err != nil {
-		return fail(stderr, cmd, err), false
-	}
-	return exitOK, true
-}
-
 // memoryError is sysmem.Check against availableMemory as a usage error (nil
 // if it fits).
 func memoryError(what string, bytes float64) error {

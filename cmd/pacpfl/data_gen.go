@@ -6,8 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/pacpfl/pacpfl/data"
 )
@@ -64,18 +65,25 @@ func parseDataGenerate(args []string, stderr io.Writer) (*dataGenFlags, int, boo
 	def := data.DefaultLarge(data.LargeSmooth)
 	f := &dataGenFlags{}
 	c := &f.cfg
-	fs.StringVar(&c.Kind, "kind", data.LargeSmooth, "smooth (each client a nonlinear function of --inputs inputs around a shared task family, plus noise) or pv (simulated rooftop PV, a house per client, --step-minutes steps over as many years as --samples daylight steps take)")
+	fs.StringVar(&c.Kind, "kind", data.LargeSmooth, "smooth (each client a nonlinear function of --inputs inputs "+
+		"around a shared task family, plus noise) or pv (simulated rooftop PV, a house per client, --step-minutes "+
+		"steps over as many years as --samples daylight steps take)")
 	fs.IntVar(&c.Clients, "clients", def.Clients, "existing clients (IDs client001… or house001…)")
-	fs.IntVar(&c.Samples, "samples", def.Samples, fmt.Sprintf("rows per client, training and test rows together (at most %d)", data.MaxLargeSamples))
-	fs.IntVar(&c.NewClients, "new-clients", 0, "new clients besides them (IDs new001… or newhouse001…, to hold out with train --new-clients; the command prints the list)")
-	fs.Float64Var(&c.TestFraction, "test-fraction", def.TestFraction, "fraction of each client's rows marked test in the split column (smooth: at random; pv: the last rows in time)")
+	fs.IntVar(&c.Samples, "samples", def.Samples,
+		fmt.Sprintf("rows per client, training and test rows together (at most %d)", data.MaxLargeSamples))
+	fs.IntVar(&c.NewClients, "new-clients", 0, "new clients besides them (IDs new001… or newhouse001…, to hold out "+
+		"with train --new-clients; the command prints the list)")
+	fs.Float64Var(&c.TestFraction, "test-fraction", def.TestFraction,
+		"fraction of each client's rows marked test in the split column (smooth: at random; pv: the last rows in time)")
 	fs.Uint64Var(&f.seed, "seed", def.Seed, "seed: the same flags write the same bytes")
 	fs.StringVar(&f.out, "out", "", "the CSV file to write (- for standard output); replaced atomically")
 	fs.IntVar(&c.Inputs, "inputs", def.Inputs, "smooth: number of inputs (feature columns x1…)")
 	fs.Float64Var(&c.Noise, "noise", def.Noise, "smooth: typical noise std (each client's varies around it)")
-	fs.IntVar(&c.StepMinutes, "step-minutes", def.StepMinutes, "pv: simulation step in minutes, a divisor of 60 (5 and 10 make about 43,000 and 22,000 daylight rows a year)")
+	fs.IntVar(&c.StepMinutes, "step-minutes", def.StepMinutes,
+		"pv: simulation step in minutes, a divisor of 60 (5 and 10 make about 43,000 and 22,000 daylight rows a year)")
 	fs.IntVar(&c.Year, "year", def.Year, "pv: first simulated year, from January 1")
-	fs.Float64Var(&c.MinElevation, "min-elevation", def.MinElevation, "pv: a row is a step with the Sun above this many degrees")
+	fs.Float64Var(&c.MinElevation, "min-elevation", def.MinElevation,
+		"pv: a row is a step with the Sun above this many degrees")
 	fs.StringVar(&c.Variant, "variant", def.Variant, "pv: roofs facing s (south) or ew (east or west)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	if st, ok := parseFlags(fs, args, false); !ok {
@@ -90,11 +98,21 @@ func parseDataGenerate(args []string, stderr io.Writer) (*dataGenFlags, int, boo
 	return f, exitOK, true
 }
 
-// validate checks every flag by the name it was given, before any work.
+// validate checks every flag by the name it was given, before any work: the
+// configuration's rules are data.LargeConfig.Validate's, with its fields
+// named by their flags.
 func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
 	c := f.cfg
+	err := c.Validate()
+	if fe := (*data.FieldError)(nil); errors.As(err, &fe) {
+		names := make([]string, len(fe.Fields))
+		for i, field := range fe.Fields {
+			names[i] = "--" + kebab(field)
+		}
+		err = usagef("%s", fe.Message(names...))
+	}
 	if c.Kind != data.LargeSmooth && c.Kind != data.LargePV {
-		return usagef("unknown --kind %q (want smooth or pv)", c.Kind)
+		return err
 	}
 	other := pvOnlyFlags
 	if c.Kind == data.LargePV {
@@ -105,46 +123,27 @@ func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
 			return usagef("--%s is not a flag of --kind %s", name, c.Kind)
 		}
 	}
-	switch {
-	case f.out == "":
+	if f.out == "" {
 		return usagef("--out FILE.csv is required (- for standard output)")
-	case c.Clients < 1:
-		return usagef("--clients %d must be at least 1", c.Clients)
-	case c.NewClients < 0:
-		return usagef("--new-clients %d must be ≥ 0", c.NewClients)
-	case c.Clients+c.NewClients > data.MaxLargeClients:
-		return usagef("--clients %d and --new-clients %d: at most %d clients in all", c.Clients, c.NewClients, data.MaxLargeClients)
-	case c.Samples < 2 || c.Samples > data.MaxLargeSamples:
-		return usagef("--samples %d must lie in 2…%d", c.Samples, data.MaxLargeSamples)
-	case !(c.TestFraction >= 0 && c.TestFraction < 1):
-		return usagef("--test-fraction %v must lie in [0, 1)", c.TestFraction)
-	}
-	if c.Kind == data.LargeSmooth {
-		switch {
-		case c.Inputs < 1 || c.Inputs > data.MaxLargeInputs:
-			return usagef("--inputs %d must lie in 1…%d", c.Inputs, data.MaxLargeInputs)
-		case !(c.Noise >= 0) || math.IsInf(c.Noise, 0):
-			return usagef("--noise %v must be finite and ≥ 0", c.Noise)
-		}
-	} else {
-		switch {
-		case c.StepMinutes < 1 || c.StepMinutes > 60 || 60%c.StepMinutes != 0:
-			return usagef("--step-minutes %d must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60)", c.StepMinutes)
-		case c.Year < 1900 || c.Year > 2099:
-			return usagef("--year %d must lie in 1900…2099 (the solar algorithm's range)", c.Year)
-		case !(c.MinElevation >= 0 && c.MinElevation < 60):
-			return usagef("--min-elevation %v must lie in [0, 60) degrees", c.MinElevation)
-		case c.Variant != "s" && c.Variant != "ew":
-			return usagef("unknown --variant %q (want s or ew)", c.Variant)
-		}
-	}
-	if err := c.Validate(); err != nil {
-		return usageError{err} // a check above missed it
+	} else if err != nil {
+		return err
 	}
 	if err := memoryError(fmt.Sprintf("--kind pv --samples %d", c.Samples), c.MemoryBytes()); err != nil {
 		return err
 	}
 	return checkOutput("--out", f.out)
+}
+
+// kebab is a Go field name as a flag name: NewClients → new-clients.
+func kebab(field string) string {
+	var b strings.Builder
+	for i, r := range field {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }
 
 func runDataGenerate(args []string, stdout, stderr io.Writer) int {
@@ -169,11 +168,7 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 			prog.update(int(done), 0)
 		}
 	}
-	cw := &data.CountingWriter{}
-	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error {
-		cw.W = w
-		return g.WriteCSV(ctx, cw, report)
-	})
+	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error { return g.WriteCSV(ctx, w, report) })
 	prog.done()
 	if errors.Is(err, context.Canceled) {
 		err = fmt.Errorf("interrupted; %s not replaced", f.out)
@@ -183,12 +178,9 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pacpfl data generate: %v\n", err)
 		return exitInterrupted
 	}
-	text := stdout
-	if f.out == "-" {
-		text = stderr
-	}
+	text, _ := reportStreams(f.out, stdout, stderr) // with --out - the CSV alone goes to stdout
 	if err == nil {
-		err = g.WriteSummary(text, f.out, cw.N, time.Since(start))
+		err = g.WriteSummary(text, f.out, time.Since(start))
 	}
 	if err != nil {
 		return fail(stderr, "data generate", err)

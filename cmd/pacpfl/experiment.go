@@ -33,14 +33,17 @@ var regressionMethods = methods.Names(methods.Regression)
 func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) {
 		if len(args) == 0 {
-			fmt.Fprintln(stderr, "usage: pacpfl experiment polynomial|pv|fmnist|genfl [flags]   (pacpfl experiment -h for the flags)")
+			fmt.Fprintln(stderr,
+				"usage: pacpfl experiment polynomial|pv|fmnist|genfl [flags]   (pacpfl experiment -h for the flags)")
 			return exitUsage
 		}
-		fmt.Fprintln(stdout, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods pacpfl,pfedgp,mtl,maml,vanilla,pooled] [--k-sweep 1,2,4,8 | --dp-sweep ε,…] [--json FILE] [train flags]")
+		fmt.Fprintln(stdout, "usage: pacpfl experiment polynomial [--seeds 5] [--seed-base N] [--methods "+
+			"pacpfl,pfedgp,mtl,maml,vanilla,pooled] [--k-sweep 1,2,4,8 | --dp-sweep ε,…] [--json FILE] [train flags]")
 		fmt.Fprintln(stdout, "       pacpfl experiment pv --variant s|ew --samples 150|610 [the same flags]")
 		fmnistUsage(stdout)
 		genflUsage(stdout)
-		fmt.Fprintln(stdout, "\nThe flags of experiment polynomial (pacpfl experiment fmnist -h lists those of fmnist):")
+		fmt.Fprintln(stdout,
+			"\nThe flags of experiment polynomial (pacpfl experiment fmnist -h lists those of fmnist):")
 		return runExperiment([]string{"polynomial", "-h"}, stdout, stderr)
 	}
 	if args[0] == dataFMNIST {
@@ -51,9 +54,11 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	if args[0] != "polynomial" && args[0] != "pv" {
 		if strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "pacpfl experiment: the data set comes before the flags: pacpfl experiment polynomial|pv|fmnist|genfl [flags] (got %q first)\n", args[0])
+			fmt.Fprintf(stderr, "pacpfl experiment: the data set comes before the flags: pacpfl experiment "+
+				"polynomial|pv|fmnist|genfl [flags] (got %q first)\n", args[0])
 		} else {
-			fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, pv, fmnist, genfl)\n", args[0])
+			fmt.Fprintf(stderr, "pacpfl experiment: unknown dataset %q (available: polynomial, pv, fmnist, genfl)\n",
+				args[0])
 		}
 		return exitUsage
 	}
@@ -76,16 +81,17 @@ type regressionExperiment struct {
 	f        trainFlags
 	seeds    int
 	seedBase uint64
-	methods  []string
-	kSweep   []int
-	dpSweep  []float64
+	methods  stringList
+	kSweep   intList
+	dpSweep  floatList
 	quiet    bool
 	jsonPath string
 }
 
 // parseRegressionExperiment parses and checks the flags of experiment
 // polynomial or pv; ok=false: exit with status.
-func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (x *regressionExperiment, status int, ok bool) {
+func parseRegressionExperiment(dsName string, args []string,
+	stderr io.Writer) (x *regressionExperiment, status int, ok bool) {
 	x = &regressionExperiment{f: newTrainFlags()}
 	f := &x.f
 	fs := newFlagSet("experiment "+dsName, stderr)
@@ -100,36 +106,38 @@ func parseRegressionExperiment(dsName string, args []string, stderr io.Writer) (
 	pv := addPVFlags(fs, dsName)
 	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
 	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
-	methods := stringList(slices.Clone(regressionMethods))
-	fs.Var(&methods, "methods", "comma-separated methods to run")
-	var kSweep intList
-	fs.Var(&kSweep, "k-sweep", "instead of the method table: PAC-PFL's utility at each of these numbers of particles k (e.g. 1,2,4,8; the paper's Fig. 3)")
+	x.methods = slices.Clone(regressionMethods)
+	fs.Var(&x.methods, "methods", "comma-separated methods to run")
+	fs.Var(&x.kSweep, "k-sweep",
+		"instead of the method table: PAC-PFL's utility at each of these numbers of particles "+
+			"k (e.g. 1,2,4,8; the paper's Fig. 3)")
 	f.registerComparison(fs)
 	if dsName == "pv" {
 		setDefault(fs, "baseline-steps", strconv.Itoa(pvBaselineSteps()))
 	}
-	var dpSweep floatList
-	fs.Var(&dpSweep, "dp-sweep", "instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. 1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the paper's Fig. 4 setting, 120 existing clients")
+	fs.Var(&x.dpSweep, "dp-sweep",
+		"instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. "+
+			"1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the "+
+			"paper's Fig. 4 setting, 120 existing clients")
 	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return nil, st, false
 	}
-	x.methods, x.kSweep, x.dpSweep = methods, kSweep, dpSweep
-	f.dpSweep, f.kSweep = len(dpSweep) > 0, len(kSweep) > 0
+	f.dpSweep, f.kSweep = len(x.dpSweep) > 0, len(x.kSweep) > 0
 	f.baselineSet = flagSet(fs, "baseline-steps")
 	check := func() error {
-		if len(dpSweep) > 0 && len(kSweep) > 0 {
+		if f.dpSweep && f.kSweep {
 			return usagef("--dp-sweep and --k-sweep are two experiments: run them one at a time")
 		}
-		if len(kSweep) > 0 && flagSet(fs, "k") {
+		if f.kSweep && flagSet(fs, "k") {
 			return usagef("--k-sweep sets k itself: drop --k")
 		}
 		if err := pv.apply(f); err != nil {
 			return err
 		}
-		if err := f.checkExperiment(fs, methods, x.seeds, x.seedBase); err != nil {
+		if err := f.checkExperiment(fs, x.methods, x.seeds, x.seedBase); err != nil {
 			return err
 		}
 		return f.afterParse(fs, x.jsonPath)
@@ -170,7 +178,8 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	rep := report.NewExperiment(f.datasetKey(), hr)
-	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) { rep.WriteText(w, x.methods, f.poly.Existing, f.poly.New) }, stdout, stderr)
+	return emitReport("experiment", x.jsonPath, rep,
+		func(w io.Writer) { rep.WriteText(w, x.methods, f.poly.Existing, f.poly.New) }, stdout, stderr)
 }
 
 // checkExperiment validates the flags of experiment polynomial that train
@@ -208,14 +217,16 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 // data set and --baseline-steps where it applies (PV's baselines keep
 // their cross-validated steps unless the flag is given).
 func (f *trainFlags) regressionMethods(names []string, ds0 *data.Dataset, seed0 uint64) ([]harness.Method, error) {
-	s := methods.Settings{Preset: methods.Polynomial, GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) }, PFedGPMean: f.pfedgpMean}
+	s := methods.Settings{Preset: methods.Polynomial, GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) },
+		PFedGPMean: f.pfedgpMean}
 	if f.pv != nil {
 		s.Preset = methods.PV
 	}
 	if f.baselineSet || f.pv == nil {
 		s.BaselineSteps = f.baselineSteps
 	}
-	if i := slices.IndexFunc(names, func(m string) bool { return m == fl.MethodPACPFL || m == fl.MethodPFedGP }); i >= 0 {
+	if i := slices.IndexFunc(names,
+		func(m string) bool { return m == fl.MethodPACPFL || m == fl.MethodPFedGP }); i >= 0 {
 		m, err := f.pacpfl(ds0, seed0)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", names[i], err)

@@ -9,11 +9,11 @@ import (
 	"github.com/pacpfl/pacpfl/methods"
 )
 
-// pvFlags are the flags of the PV data set (experiment pv, tune pv).
+// pvFlags are the flags of the PV data set (experiment pv, tune pv), bound
+// to the fields of cfg.
 type pvFlags struct {
-	on      bool
-	variant string
-	samples int
+	on  bool
+	cfg data.PVConfig
 }
 
 // pvTrainDefaults are the PV defaults of the training flags: PAC-PFL's (and
@@ -37,16 +37,17 @@ func pvTrainDefaults() []struct{ flag, value string } {
 // addPVFlags registers --variant and --samples when dsName is pv, and makes
 // the PV defaults those of the training flags already registered.
 func addPVFlags(fs *flag.FlagSet, dsName string) *pvFlags {
-	p := &pvFlags{on: dsName == "pv"}
+	p := &pvFlags{on: dsName == "pv", cfg: data.DefaultPV()}
 	if p.on {
 		for _, d := range pvTrainDefaults() {
 			if fs.Lookup(d.flag) != nil {
 				setDefault(fs, d.flag, d.value)
 			}
 		}
-		d := data.DefaultPV()
-		fs.StringVar(&p.variant, "variant", d.Variant, "PV data set: s (roofs facing roughly south) or ew (east and west roofs: two modes)")
-		fs.IntVar(&p.samples, "samples", d.Train, "training samples per house: 150 (first two weeks of June) or 610 (June and July)")
+		fs.StringVar(&p.cfg.Variant, "variant", p.cfg.Variant,
+			"PV data set: s (roofs facing roughly south) or ew (east and west roofs: two modes)")
+		fs.IntVar(&p.cfg.Train, "samples", p.cfg.Train,
+			"training samples per house: 150 (first two weeks of June) or 610 (June and July)")
 	}
 	return p
 }
@@ -56,15 +57,13 @@ func (p *pvFlags) apply(f *trainFlags) error {
 	if !p.on {
 		return nil
 	}
-	if p.variant != "s" && p.variant != "ew" {
-		return usagef("--variant %q: want s or ew", p.variant)
+	if v := p.cfg.Variant; v != "s" && v != "ew" {
+		return usagef("--variant %q: want s or ew", v)
 	}
-	if p.samples < 2 {
-		return usagef("--samples %d: want at least 2 (the paper's are 150 and 610)", p.samples)
+	if p.cfg.Train < 2 {
+		return usagef("--samples %d: want at least 2 (the paper's are 150 and 610)", p.cfg.Train)
 	}
-	c := data.DefaultPV()
-	c.Variant, c.Train = p.variant, p.samples
-	f.pv = &c
+	f.pv = &p.cfg
 	return nil
 }
 

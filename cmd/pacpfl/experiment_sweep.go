@@ -25,7 +25,8 @@ type sweepLevel struct {
 // level on every seed (methods.Sweep, every level's options validated on
 // the first seed's data before any training), the report made by mk and
 // written as text by write and, with --json, as JSON.
-func runSweep(x *regressionExperiment, name string, levels []sweepLevel, mk func(*harness.Report) (*report.Sweep, error),
+func runSweep(x *regressionExperiment, name string, levels []sweepLevel,
+	mk func(*harness.Report) (*report.Sweep, error),
 	write func(io.Writer, *report.Sweep, *harness.Report), stdout, stderr io.Writer) int {
 	start := time.Now()
 	f0 := &levels[0].flags

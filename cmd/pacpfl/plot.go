@@ -31,7 +31,8 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) == 0:
 		// One line, not the whole usage: a usage error must not scroll away.
-		fmt.Fprintln(stderr, "pacpfl plot: which figure? predictive, experiment, training or sweep (pacpfl plot -h for their flags)")
+		fmt.Fprintln(stderr,
+			"pacpfl plot: which figure? predictive, experiment, training or sweep (pacpfl plot -h for their flags)")
 		return exitUsage
 	case args[0] == "predictive":
 		return runPlotPredictive(args[1:], stdout, stderr)
@@ -41,7 +42,8 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		plotUsage(stdout)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "pacpfl plot: unknown figure %q (predictive, experiment, training or sweep; pacpfl plot -h for their flags)\n", args[0])
+	fmt.Fprintf(stderr, "pacpfl plot: unknown figure %q (predictive, experiment, training or sweep; pacpfl plot -h "+
+		"for their flags)\n", args[0])
 	return exitUsage
 }
 
@@ -119,10 +121,12 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 	const cmd = "plot predictive"
 	fs := newFlagSet(cmd, stderr)
 	model := fs.String("model", "", "the model `FILE` (pacpfl train --data FILE.csv --save FILE)")
-	dataPath := fs.String("data", "", "the CSV `FILE` with the client's rows (the model's client, feature and target columns)")
+	dataPath := fs.String("data", "",
+		"the CSV `FILE` with the client's rows (the model's client, feature and target columns)")
 	client := fs.String("client", "", "the client `ID` to plot")
 	out := fs.String("out", "", "the figure `FILE`: .png or .svg")
-	contextCol := fs.String("context-column", "", "a column marking a client's own labelled rows (1, true, yes, train or context): the model personalises on them; needed for clients the model never saw")
+	contextCol := fs.String("context-column", "", "a column marking a client's own labelled rows (1, true, yes, "+
+		"train or context): the model personalises on them; needed for clients the model never saw")
 	grid := fs.Int("grid", 200, "points of the predictive curve (one input)")
 	inf := addInferenceOverride(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
@@ -151,7 +155,8 @@ func runPlotPredictive(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, cmd, err)
 	}
 	if !pr.Regression() {
-		return fail(stderr, cmd, usagef("%s is a classification model: plot predictive draws regression predictives only (pacpfl predict writes the class probabilities)", *model))
+		return fail(stderr, cmd, usagef("%s is a classification model: plot predictive draws regression predictives "+
+			"only (pacpfl predict writes the class probabilities)", *model))
 	}
 	rec, err := pr.ReadCSV(*dataPath, *contextCol)
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
@@ -19,25 +19,25 @@ import (
 
 func init() {
 	register(&command{
-		name:    "tune",
-		summary: "choose τ and σ_P by K-fold cross-validation on the existing clients' training data (pacpfl tune polynomial)",
-		run:     runTune,
+		name: "tune",
+		summary: "choose τ and σ_P by K-fold cross-validation on the existing clients' training data (pacpfl tune " +
+			"polynomial)",
+		run: runTune,
 	})
 }
 
 // floatList is the flag.Value of comma-separated positive numbers.
 type floatList = flagvalue.Floats
 
-// tuneFlags are pacpfl tune's parsed flags.
+// tuneFlags are pacpfl tune's parsed flags; the grid's and the folds' are
+// bound to cv, whose Seed and Split parsing sets.
 type tuneFlags struct {
-	f                 trainFlags
-	method, jsonPath  *string
-	folds             *int
-	quiet             *bool
-	taus, sigmas, lrs floatList
-	checks, fitSteps  intList
-	fitLRs            floatList
-	split             fl.CVSplit
+	f                trainFlags
+	method, jsonPath string
+	quiet            bool
+	cv               fl.CVOptions
+	fitSteps         intList
+	fitLRs           floatList
 }
 
 // parseTune parses and checks the flags of tune on dsName; ok=false: exit
@@ -55,30 +55,37 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	f.net.register(fs)
 	f.registerInference(fs)
 	pv := addPVFlags(fs, dsName)
-	x.method = fs.String("method", fl.MethodPACPFL, "method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
-	taus, sigmas := methods.DefaultPACPFLGrid()
-	x.taus, x.sigmas = taus, sigmas
-	fs.Var(&x.taus, "taus", "candidate server temperatures τ")
-	fs.Var(&x.sigmas, "sigma-ps", "candidate hyper-prior stds σ_P")
-	fs.Var(&x.lrs, "lrs", "candidate server learning rates η (default: --lr only)")
-	fs.Var(&x.checks, "checkpoints", "numbers of rounds T at which to score each run (e.g. 500,1000,2000: one run of the largest, scored after each; default: --rounds only)")
+	fs.StringVar(&x.method, "method", fl.MethodPACPFL,
+		"method whose hyper-parameters to choose: pacpfl (τ, σ_P, η, T), "+
+			"mtl (λ_v, learning rate), maml (α, β), vanilla or pooled (Adam steps and step size of the LML fit)")
+	cv := &x.cv
+	cv.Taus, cv.SigmaPs = methods.DefaultPACPFLGrid()
+	fs.Var((*floatList)(&cv.Taus), "taus", "candidate server temperatures τ")
+	fs.Var((*floatList)(&cv.SigmaPs), "sigma-ps", "candidate hyper-prior stds σ_P")
+	fs.Var((*floatList)(&cv.LRs), "lrs", "candidate server learning rates η (default: --lr only)")
+	fs.Var((*intList)(&cv.Checkpoints), "checkpoints",
+		"numbers of rounds T at which to score each run (e.g. 500,1000,2000: one run of "+
+			"the largest, scored after each; default: --rounds only)")
 	steps, fitLRs := methods.DefaultFitGrid()
 	x.fitSteps, x.fitLRs = intList(steps), floatList(fitLRs)
 	fs.Var(&x.fitSteps, "fit-steps", "--method vanilla|pooled: candidate Adam steps of the LML fit")
 	fs.Var(&x.fitLRs, "fit-lrs", "--method vanilla|pooled: candidate Adam step sizes of the LML fit")
-	x.folds = fs.Int("folds", 5, "K of K-fold cross-validation over the existing clients")
-	cvSplit := fs.String("cv-split", string(fl.CVHalves), "validation clients: halves (each held-out client predicts each half of its S_i from the other; the other clients train on all of theirs) or future (every S_i cut at its middle in time: the other clients train on their first halves, each held-out client predicts its second half from its first — hours no training client saw, like a later test period)")
-	x.quiet = fs.Bool("quiet", false, "no progress output")
-	x.jsonPath = fs.String("json", "", "also write the results as JSON to `FILE`")
+	fs.IntVar(&cv.Folds, "folds", 5, "K of K-fold cross-validation over the existing clients")
+	cvSplit := fs.String("cv-split", string(fl.CVHalves), "validation clients: halves (each held-out client predicts "+
+		"each half of its S_i from the other; the other clients train on all of theirs) or future (every S_i cut at "+
+		"its middle in time: the other clients train on their first halves, each held-out client predicts its second "+
+		"half from its first — hours no training client saw, like a later test period)")
+	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return nil, st, false
 	}
-	if err := f.afterParse(fs, *x.jsonPath); err != nil {
+	if err := f.afterParse(fs, x.jsonPath); err != nil {
 		return nil, fail(stderr, "tune", err), false
 	}
 	var err error
-	if x.split, err = fl.ParseCVSplit(*cvSplit); err != nil {
+	if cv.Split, err = fl.ParseCVSplit(*cvSplit); err != nil {
 		return nil, fail(stderr, "tune", usagef("--cv-split %q: want halves or future", *cvSplit)), false
 	}
 	if !flagSet(fs, "seed") {
@@ -87,7 +94,7 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 	if err := pv.apply(f); err != nil {
 		return nil, fail(stderr, "tune", err), false
 	}
-	f.o.Bounds.PriorSamples, f.learnedSamples = 0, 0
+	f.o.Bounds.PriorSamples, f.learnedSamples, cv.Seed = 0, 0, f.seed
 	return x, exitOK, true
 }
 
@@ -97,12 +104,15 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) == 0 || (args[0] != "polynomial" && args[0] != "pv") {
 		if len(args) > 0 && isHelp(args[0]) {
-			fmt.Fprintln(stdout, "usage: pacpfl tune polynomial|pv [--method pacpfl|mtl|maml|vanilla|pooled] [--taus 0.05,0.1,0.2,0.5] [--sigma-ps 0.1,0.25,0.5,1] [--lrs η,…] [--checkpoints T,…] [--folds 5] [--seed 1000] [--json FILE] [train flags]")
+			fmt.Fprintln(stdout, "usage: pacpfl tune polynomial|pv [--method pacpfl|mtl|maml|vanilla|pooled] [--taus "+
+				"0.05,0.1,0.2,0.5] [--sigma-ps 0.1,0.25,0.5,1] [--lrs η,…] [--checkpoints T,…] [--folds 5] [--seed "+
+				"1000] [--json FILE] [train flags]")
 			fmt.Fprintln(stdout)
 			return runTune([]string{"polynomial", "-h"}, stdout, stderr)
 		}
 		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "pacpfl tune: the data set comes before the flags: pacpfl tune polynomial|pv [flags] (got %q first)\n", args[0])
+			fmt.Fprintf(stderr, "pacpfl tune: the data set comes before the flags: pacpfl tune polynomial|pv [flags] "+
+				"(got %q first)\n", args[0])
 		} else {
 			fmt.Fprintln(stderr, "usage: pacpfl tune polynomial|pv [flags] (pacpfl tune -h)")
 		}
@@ -118,19 +128,19 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "tune", err)
 	}
 	var base fl.PACPFLOptions
-	switch *x.method {
+	switch x.method {
 	case methods.MTL{}.Name(), methods.MAML{}.Name(), fl.MethodVanilla, fl.MethodPooled:
 	case fl.MethodPACPFL:
 		if base, err = f.options(ds, f.seed); err != nil {
 			return fail(stderr, "tune", err)
 		}
 	default:
-		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl, maml, vanilla or pooled", *x.method))
+		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl, maml, vanilla or pooled", x.method))
 	}
-	if *x.folds < 2 || *x.folds > len(ds.Existing) {
-		return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", *x.folds, len(ds.Existing)))
+	if x.cv.Folds < 2 || x.cv.Folds > len(ds.Existing) {
+		return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", x.cv.Folds, len(ds.Existing)))
 	}
-	if *x.method != fl.MethodPACPFL {
+	if x.method != fl.MethodPACPFL {
 		return runTuneBaseline(x, ds, stdout, stderr)
 	}
 	return runTunePACPFL(x, ds, base, stdout, stderr)
@@ -139,20 +149,20 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 // runTunePACPFL cross-validates PAC-PFL's τ, σ_P, η and T on ds from the
 // options base.
 func runTunePACPFL(x *tuneFlags, ds *data.Dataset, base fl.PACPFLOptions, stdout, stderr io.Writer) int {
-	f := &x.f
+	f, o := &x.f, x.cv
 	start := time.Now()
-	prog := newProgress(stderr, "tune", len(x.taus)*len(x.sigmas)*max(len(x.lrs), 1)**x.folds, *x.quiet)
+	prog := newProgress(stderr, "tune", len(o.Taus)*len(o.SigmaPs)*max(len(o.LRs), 1)*o.Folds, x.quiet)
 	prog.hideLML = true
-	o := fl.CVOptions{Taus: x.taus, SigmaPs: x.sigmas, LRs: x.lrs, Checkpoints: x.checks, Folds: *x.folds, Seed: f.seed, Split: x.split,
-		Progress: func(done, total int) { prog.update(done, math.NaN()) }}
+	o.Progress = func(done, total int) { prog.update(done, math.NaN()) }
 	pts, err := fl.CrossValidate(ds, f.gpModel(ds.D, false), base, o)
 	prog.done()
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
-	rep := report.Tune{Dataset: f.datasetKey(), Seed: f.seed, Folds: *x.folds, Split: x.split, Clients: len(ds.Existing), Points: pts, Best: pts[0],
+	rep := report.Tune{Dataset: f.datasetKey(), Seed: f.seed, Folds: o.Folds, Split: o.Split,
+		Clients: len(ds.Existing), Points: pts, Best: pts[0],
 		Seconds: time.Since(start).Seconds(), K: base.Server.K, Beta: base.Beta.String(), Net: f.net.text(ds.D)}
-	return emitReport("tune", *x.jsonPath, rep, rep.WriteText, stdout, stderr)
+	return emitReport("tune", x.jsonPath, rep, rep.WriteText, stdout, stderr)
 }
 
 // runTuneBaseline chooses MTL's (λ_v, learning rate), MAML's (α, β) or the
@@ -160,44 +170,30 @@ func runTunePACPFL(x *tuneFlags, ds *data.Dataset, base fl.PACPFLOptions, stdout
 // cross-validation on the existing clients' training data only
 // (methods.TuneBaseline).
 func runTuneBaseline(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int {
-	f, method := &x.f, *x.method
+	f, method, cv := &x.f, x.method, x.cv
 	start := time.Now()
 	g := f.gpModel(ds.D, false)
-	pts, err := methods.TuneBaseline(ds, method, func(int) *fl.GPModel { return g }, x.fitSteps, x.fitLRs, *x.folds, f.seed, x.split)
+	pts, err := methods.TuneBaseline(ds, method, func(int) *fl.GPModel { return g }, x.fitSteps, x.fitLRs, cv.Folds,
+		cv.Seed, cv.Split)
 	if err != nil {
 		return fail(stderr, "tune", usageError{err})
 	}
 	if math.IsInf(pts[0].RSMSE, 1) && len(pts) == 1 {
 		return fail(stderr, "tune", fmt.Errorf("every setting failed: %s", pts[0].Failed))
 	}
-	stdout, jsonOut := reportStreams(*x.jsonPath, stdout, stderr)
-	rep := report.TuneBaseline{Dataset: f.datasetKey(), Method: method, Seed: f.seed, Folds: *x.folds, Split: x.split, Points: pts,
-		Best: pts[0], Clients: len(ds.Existing), Seconds: time.Since(start).Seconds()}
-	rep.WriteText(stdout)
-	if pts[0].Failed != "" {
-		return fail(stderr, "tune", fmt.Errorf("every setting failed; the first: %s", pts[0].Failed))
+	rep := report.TuneBaseline{Dataset: f.datasetKey(), Method: method, Seed: f.seed, Folds: cv.Folds,
+		Split: cv.Split, Points: pts, Best: pts[0], Clients: len(ds.Existing), Seconds: time.Since(start).Seconds()}
+	if pts[0].Failed == "" {
+		return emitReport("tune", x.jsonPath, rep, rep.WriteText, stdout, stderr)
 	}
-	if *x.jsonPath != "" {
-		if err := writeJSON(jsonOut, *x.jsonPath, rep); err != nil {
-			return fail(stderr, "tune", err)
-		}
-	}
-	return exitOK
+	text, _ := reportStreams(x.jsonPath, stdout, stderr) // no JSON of a grid that all failed
+	rep.WriteText(text)
+	return fail(stderr, "tune", fmt.Errorf("every setting failed; the first: %s", pts[0].Failed))
 }
 
 // setDefault changes a registered flag's default (the value and what -h
 // shows).
-func setDefault(fs *flag.FlagSet, name, value string) {
-	f := fs.Lookup(name)
-	if err := f.Value.Set(value); err != nil {
-		panic("pacpfl: bad default for --" + name + ": " + err.Error())
-	}
-	f.DefValue = value
-}
+var setDefault = cli.SetDefault
 
 // flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	found := false
-	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
-	return found
-}
+var flagSet = cli.Given

@@ -141,6 +141,17 @@ func Given(fs *flag.FlagSet, name string) bool {
 	return given
 }
 
+// SetDefault changes a registered flag's default: its value and what -h
+// shows. A command sharing flags with another uses it where its defaults
+// differ; a value the flag refuses is a programming error and panics.
+func SetDefault(fs *flag.FlagSet, name, value string) {
+	f := fs.Lookup(name)
+	if err := f.Value.Set(value); err != nil {
+		panic(fs.Name() + ": bad default for --" + name + ": " + err.Error())
+	}
+	f.DefValue = value
+}
+
 // CheckedWriter remembers the first write error (a full disk, a closed
 // pipe), so that a command whose output was lost does not exit 0.
 type CheckedWriter struct {

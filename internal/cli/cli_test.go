@@ -79,6 +79,21 @@ func TestGivenAndIsHelp(t *testing.T) {
 	}
 }
 
+func TestSetDefault(t *testing.T) {
+	fs := NewFlagSet("prog", "cmd", io.Discard)
+	n := fs.Int("n", 3, "")
+	SetDefault(fs, "n", "7")
+	if *n != 7 || fs.Lookup("n").DefValue != "7" {
+		t.Errorf("n = %d, DefValue %q; want 7", *n, fs.Lookup("n").DefValue)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a default the flag refuses did not panic")
+		}
+	}()
+	SetDefault(fs, "n", "x")
+}
+
 type failing struct{ n int }
 
 func (f *failing) Write(p []byte) (int, error) {
