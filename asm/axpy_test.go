@@ -68,7 +68,8 @@ func TestAxpyInc(t *testing.T) {
 					for k, j := range y.idx {
 						xv := x.view[x.idx[k]]
 						if !axpyClose(y.view[j], yg.view[j], alpha, xv, y0.view[j]) {
-							t.Fatalf("n=%d incX=%d incY=%d: element %d = %v, generic %v", n, incX, incY, k, y.view[j], yg.view[j])
+							t.Fatalf("n=%d incX=%d incY=%d: element %d = %v, generic %v", n, incX, incY, k, y.view[j],
+								yg.view[j])
 						}
 					}
 				}
@@ -97,8 +98,10 @@ func TestAxpySpecialValues(t *testing.T) {
 						AxpyUnitaryGeneric(2, x.view, yg.view)
 						AxpyInc(2, x.view, yi.view, uintptr(n), 1, 1, 0, 0)
 						AxpyIncGeneric(2, x.view, yig.view, uintptr(n), 1, 1, 0, 0)
-						if !sameFloat(y.view[p], yg.view[p]) || !sameFloat(yi.view[p], yig.view[p]) || !math.IsNaN(y.view[p]) && !math.IsInf(y.view[p], 0) {
-							t.Fatalf("n=%d p=%d special %v (in x: %v): Unitary %v / %v, Inc %v / %v", n, p, sv, inX, y.view[p], yg.view[p], yi.view[p], yig.view[p])
+						if !sameFloat(y.view[p], yg.view[p]) || !sameFloat(yi.view[p], yig.view[p]) ||
+							!math.IsNaN(y.view[p]) && !math.IsInf(y.view[p], 0) {
+							t.Fatalf("n=%d p=%d special %v (in x: %v): Unitary %v / %v, Inc %v / %v", n, p, sv, inX,
+								y.view[p], yg.view[p], yi.view[p], yig.view[p])
 						}
 					}
 				}

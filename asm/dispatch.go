@@ -132,7 +132,8 @@ func checkInc(kernel, name string, length int, n, inc, start uintptr) {
 			panic(fmt.Sprintf("asm.%s: %s increment %d too large for len %d", kernel, name, step, length))
 		}
 		if step != 0 && int(n)-1 >= length {
-			panic(fmt.Sprintf("asm.%s: %s holds %d elements, fewer than n=%d at increment %d", kernel, name, length, int(n), step))
+			panic(fmt.Sprintf("asm.%s: %s holds %d elements, fewer than n=%d at increment %d", kernel, name, length,
+				int(n), step))
 		}
 		last := first + (int(n)-1)*step
 		if last < 0 || last >= length {

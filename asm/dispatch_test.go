@@ -140,7 +140,8 @@ func (s strided) checkGuards(t *testing.T, what string) {
 	}
 	for i, v := range s.buf {
 		if !in[i] && math.Float64bits(v) != s.guard {
-			t.Fatalf("%s: wrote %v at buffer position %d outside the vector (view starts at %d, len %d)", what, v, i, lo, len(s.view))
+			t.Fatalf("%s: wrote %v at buffer position %d outside the vector (view starts at %d, len %d)", what, v, i,
+				lo, len(s.view))
 		}
 	}
 }

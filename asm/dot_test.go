@@ -31,7 +31,8 @@ func TestDotUnitary(t *testing.T) {
 				}
 				// y longer than x: only len(x) terms count.
 				if n > 0 {
-					if got2 := DotUnitary(x.view[:n-1], y.view); math.Abs(got2-DotUnitaryGeneric(x.view[:n-1], y.view)) > dotTol(x.view, y.view, x.idx, y.idx) {
+					if got2 := DotUnitary(x.view[:n-1], y.view); math.Abs(
+						got2-DotUnitaryGeneric(x.view[:n-1], y.view)) > dotTol(x.view, y.view, x.idx, y.idx) {
 						t.Fatalf("n=%d: DotUnitary with len(y) > len(x) = %v", n, got2)
 					}
 				}
@@ -52,7 +53,8 @@ func TestDotInc(t *testing.T) {
 					got := DotInc(x.view, y.view, uintptr(n), uintptr(incX), uintptr(incY), x.start, y.start)
 					want := DotIncGeneric(x.view, y.view, uintptr(n), uintptr(incX), uintptr(incY), x.start, y.start)
 					if tol := dotTol(x.view, y.view, x.idx, y.idx); math.Abs(got-want) > tol || math.IsNaN(got) {
-						t.Fatalf("n=%d incX=%d incY=%d: DotInc = %v, generic %v (tol %g)", n, incX, incY, got, want, tol)
+						t.Fatalf("n=%d incX=%d incY=%d: DotInc = %v, generic %v (tol %g)", n, incX, incY, got, want,
+							tol)
 					}
 				}
 			}
@@ -78,7 +80,8 @@ func TestDotSpecialValues(t *testing.T) {
 						}
 					}
 					check("DotUnitary", DotUnitary(x.view, y.view), DotUnitaryGeneric(x.view, y.view))
-					check("DotInc", DotInc(x.view, y.view, uintptr(n), 1, 1, 0, 0), DotIncGeneric(x.view, y.view, uintptr(n), 1, 1, 0, 0))
+					check("DotInc", DotInc(x.view, y.view, uintptr(n), 1, 1, 0, 0),
+						DotIncGeneric(x.view, y.view, uintptr(n), 1, 1, 0, 0))
 					// +Inf and -Inf together make NaN.
 					if n > 1 && !math.IsNaN(sv) {
 						y.view[(p+1)%n] = -sv / x.view[(p+1)%n]
@@ -109,7 +112,8 @@ func TestLevel1Subnormals(t *testing.T) {
 			if got, want := DotUnitary(x, y), DotUnitaryGeneric(x, y); got != want {
 				t.Fatalf("n=%d: DotUnitary of subnormals = %v, generic %v", n, got, want)
 			}
-			if got, want := DotInc(x, y, uintptr(n), 1, 1, 0, 0), DotIncGeneric(x, y, uintptr(n), 1, 1, 0, 0); got != want {
+			if got, want := DotInc(x, y, uintptr(n), 1, 1, 0, 0),
+				DotIncGeneric(x, y, uintptr(n), 1, 1, 0, 0); got != want {
 				t.Fatalf("n=%d: DotInc of subnormals = %v, generic %v", n, got, want)
 			}
 			ya, yg := append([]float64(nil), x...), append([]float64(nil), x...)
@@ -120,7 +124,8 @@ func TestLevel1Subnormals(t *testing.T) {
 			ScalUnitaryGeneric(0.5, sg)
 			for i := range n {
 				if ya[i] != yg[i] || ya[i] != -2*x[i] {
-					t.Fatalf("n=%d: AxpyUnitary on subnormals: y[%d] = %v, generic %v, want %v", n, i, ya[i], yg[i], -2*x[i])
+					t.Fatalf("n=%d: AxpyUnitary on subnormals: y[%d] = %v, generic %v, want %v", n, i, ya[i], yg[i],
+						-2*x[i])
 				}
 				if math.Float64bits(sa[i]) != math.Float64bits(sg[i]) || sa[i] == 0 {
 					t.Fatalf("n=%d: ScalUnitary(0.5) on subnormal %v = %v, generic %v", n, x[i], sa[i], sg[i])

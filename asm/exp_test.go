@@ -87,7 +87,8 @@ func TestExpMatchesGeneric(t *testing.T) {
 				dst.checkGuards(t, "Exp dst")
 				src.checkGuards(t, "Exp x")
 				for i := range n {
-					if math.Float64bits(dst.view[i]) != math.Float64bits(want[i]) && !(math.IsNaN(want[i]) && math.IsNaN(dst.view[i])) {
+					if math.Float64bits(dst.view[i]) != math.Float64bits(want[i]) &&
+						!(math.IsNaN(want[i]) && math.IsNaN(dst.view[i])) {
 						t.Fatalf("n=%d off=%d: Exp(%v) = %v, generic %v", n, off, src.view[i], dst.view[i], want[i])
 					}
 				}
@@ -168,7 +169,8 @@ func TestExpAccuracy(t *testing.T) {
 				maxRel, argRel = e, x[i]
 			}
 		}
-		t.Logf("Exp max relative error vs math.Exp over %d points in [-745.14, 709.79]: %.3g (%.2f ulp of 1, at x=%v); subnormal results within %.0f subnormal ulp",
+		t.Logf("Exp max relative error vs math.Exp over %d points in [-745.14, 709.79]: %.3g (%.2f ulp of 1, at "+
+			"x=%v); subnormal results within %.0f subnormal ulp",
 			n, maxRel, maxRel/0x1p-52, argRel, maxSub)
 		if !(maxRel <= 1e-15) {
 			t.Errorf("max relative error %g > 1e-15 (at x=%v)", maxRel, argRel)
@@ -388,7 +390,8 @@ func TestExpUlpError(t *testing.T) {
 			maxUlp = max(maxUlp, ulpErr(got[i]))
 			mathUlp = max(mathUlp, ulpErr(refExp(x[i])))
 		}
-		t.Logf("Exp max error vs a 300-bit reference over %d points in [expUnderflow, expOverflow]: %.3f ulp (math.Exp, rescaled near the ends as in refExp: %.3f ulp)", n, maxUlp, mathUlp)
+		t.Logf("Exp max error vs a 300-bit reference over %d points in [expUnderflow, expOverflow]: %.3f ulp "+
+			"(math.Exp, rescaled near the ends as in refExp: %.3f ulp)", n, maxUlp, mathUlp)
 		if maxUlp > 2 {
 			t.Errorf("Exp max error %.3f ulp > 2", maxUlp)
 		}

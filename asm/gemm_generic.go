@@ -54,9 +54,10 @@ func gemmKernelsFor(l Level) []*GemmKernel {
 // shape as k (the twin an assembly kernel is tested against).
 func GemmKernelGenericFor(k *GemmKernel) *GemmKernel {
 	mr, nr := k.MR, k.NR
-	return &GemmKernel{MR: mr, NR: nr, Level: Generic, fn: func(kk int, a, b, c []float64, ldc int, alpha, beta float64) {
-		GemmGeneric(mr, nr, kk, a, b, c, ldc, alpha, beta)
-	}}
+	return &GemmKernel{MR: mr, NR: nr, Level: Generic,
+		fn: func(kk int, a, b, c []float64, ldc int, alpha, beta float64) {
+			GemmGeneric(mr, nr, kk, a, b, c, ldc, alpha, beta)
+		}}
 }
 
 // GemmGeneric is the reference micro-kernel for any shape mr×nr.

@@ -66,7 +66,8 @@ func TestGemmKernelsMatchGeneric(t *testing.T) {
 								continue
 							}
 							if math.IsNaN(c[i]) || math.Abs(c[i]-want[i]) > 1e-13*float64(k+1) {
-								t.Fatalf("k=%d alpha=%v beta=%v: C[%d][%d] = %v, want %v", k, alpha, beta, r, j, c[i], want[i])
+								t.Fatalf("k=%d alpha=%v beta=%v: C[%d][%d] = %v, want %v", k, alpha, beta, r, j, c[i],
+									want[i])
 							}
 						}
 					}
@@ -106,7 +107,8 @@ func TestGemmKernelRejectsShortPanels(t *testing.T) {
 			t.Fatal("no panic on a short A panel")
 		}
 	}()
-	kern.Run(4, make([]float64, 4*kern.MR-1), make([]float64, 4*kern.NR), make([]float64, kern.MR*kern.NR), kern.NR, 1, 0)
+	kern.Run(4, make([]float64, 4*kern.MR-1), make([]float64, 4*kern.NR), make([]float64, kern.MR*kern.NR), kern.NR, 1,
+		0)
 }
 
 func BenchmarkGemmKernel(b *testing.B) {

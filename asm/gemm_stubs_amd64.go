@@ -13,18 +13,20 @@ func gemmKernel6x8AVX2(k int, a, b, c *float64, ldc int, alpha, beta float64)
 //go:noescape
 func gemmKernel4x12AVX2(k int, a, b, c *float64, ldc int, alpha, beta float64)
 
-var gemmAVX2x12 = GemmKernel{MR: 4, NR: 12, Level: AVX2, fn: func(k int, a, b, c []float64, ldc int, alpha, beta float64) {
-	gemmKernel4x12AVX2(k, unsafeData(a), unsafeData(b), &c[0], ldc, alpha, beta)
-}}
+var gemmAVX2x12 = GemmKernel{MR: 4, NR: 12, Level: AVX2,
+	fn: func(k int, a, b, c []float64, ldc int, alpha, beta float64) {
+		gemmKernel4x12AVX2(k, unsafeData(a), unsafeData(b), &c[0], ldc, alpha, beta)
+	}}
 
 // gemmKernel12x16AVX512 is in gemm_kernel_avx512_amd64.s.
 //
 //go:noescape
 func gemmKernel12x16AVX512(k int, a, b, c *float64, ldc int, alpha, beta float64)
 
-var gemmAVX512 = GemmKernel{MR: 12, NR: 16, Level: AVX512, fn: func(k int, a, b, c []float64, ldc int, alpha, beta float64) {
-	gemmKernel12x16AVX512(k, unsafeData(a), unsafeData(b), &c[0], ldc, alpha, beta)
-}}
+var gemmAVX512 = GemmKernel{MR: 12, NR: 16, Level: AVX512,
+	fn: func(k int, a, b, c []float64, ldc int, alpha, beta float64) {
+		gemmKernel12x16AVX512(k, unsafeData(a), unsafeData(b), &c[0], ldc, alpha, beta)
+	}}
 
 var gemmAVX2 = GemmKernel{MR: 6, NR: 8, Level: AVX2, fn: func(k int, a, b, c []float64, ldc int, alpha, beta float64) {
 	gemmKernel6x8AVX2(k, unsafeData(a), unsafeData(b), &c[0], ldc, alpha, beta)

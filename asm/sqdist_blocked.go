@@ -14,7 +14,8 @@ const sqdistPack = 2048
 // kernels are called directly (not through function values) so that the
 // pack buffer stays on the stack. d must be >= 1; the arguments must have
 // passed checkSqDist.
-func sqdistBlocked(l Level, dst []float64, ldd int, a []float64, lda int, b []float64, ldb int, m, n, d int, scale float64, withExp bool) {
+func sqdistBlocked(l Level, dst []float64, ldd int, a []float64, lda int, b []float64, ldb int, m, n, d int,
+	scale float64, withExp bool) {
 	var pack [sqdistPack]float64
 	jb := max(sqdistPack/d, 1)
 	if d > sqdistPack {
@@ -57,7 +58,8 @@ func sqdistBlocked(l Level, dst []float64, ldd int, a []float64, lda int, b []fl
 
 // sqdistRows is the generic computation with a scale, for d beyond the
 // pack buffer.
-func sqdistRows(dst []float64, ldd int, a []float64, lda int, b []float64, ldb int, m, n, d int, scale float64, withExp bool) {
+func sqdistRows(dst []float64, ldd int, a []float64, lda int, b []float64, ldb int, m, n, d int, scale float64,
+	withExp bool) {
 	for i := 0; i < m; i++ {
 		ai := a[i*lda : i*lda+d]
 		row := dst[i*ldd : i*ldd+n]

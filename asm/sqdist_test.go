@@ -25,7 +25,8 @@ func sqdistCases() []sqdistCase {
 		cs = append(cs, sqdistCase{2, n, 1, 1, 1, n}, sqdistCase{2, n, 2, 3, 2, n + 1}, sqdistCase{1, n, 3, 3, 3, n})
 	}
 	// Across several pack blocks (2048/d columns each).
-	cs = append(cs, sqdistCase{3, 1100, 2, 2, 2, 1100}, sqdistCase{5, 70, 64, 64, 65, 71}, sqdistCase{2, 300, 7, 9, 7, 301})
+	cs = append(cs, sqdistCase{3, 1100, 2, 2, 2, 1100}, sqdistCase{5, 70, 64, 64, 65, 71},
+		sqdistCase{2, 300, 7, 9, 7, 301})
 	if !modestSizes() {
 		cs = append(cs, sqdistCase{40, 2500, 2, 2, 2, 2500}, sqdistCase{33, 129, 64, 64, 64, 129})
 	}
@@ -58,7 +59,8 @@ func sqdistInputs(rng *rand.Rand, c sqdistCase) (a, b []float64, dst strided) {
 	for i := range buf {
 		buf[i] = guardNaN
 	}
-	dst = strided{buf: buf, view: buf[guardLen : guardLen+size : guardLen+size], lo: guardLen, guard: math.Float64bits(guardNaN)}
+	dst = strided{buf: buf, view: buf[guardLen : guardLen+size : guardLen+size], lo: guardLen,
+		guard: math.Float64bits(guardNaN)}
 	for i := 0; i < c.m; i++ {
 		for j := 0; j < c.n; j++ {
 			dst.idx = append(dst.idx, i*c.ldd+j)

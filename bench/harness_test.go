@@ -60,7 +60,8 @@ func TestPeakArithmetic(t *testing.T) {
 		t.Fatalf("GFLOPS = %v, want 80", p.GFLOPS())
 	}
 	m, err := MachinePeak()
-	if err != nil || m.Cores < 1 || m.FlopsPerCycle < 2 || !strings.Contains(m.String(), "FLOP/cycle") || m.FlopsSource == "" {
+	if err != nil || m.Cores < 1 || m.FlopsPerCycle < 2 || !strings.Contains(m.String(), "FLOP/cycle") ||
+		m.FlopsSource == "" {
 		t.Fatalf("MachinePeak() = %+v, %v", m, err)
 	}
 }

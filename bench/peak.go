@@ -107,7 +107,8 @@ func flopsPerCycle(l asm.Level) (int, string) {
 			pipes, ok = fmaPipes()
 		}
 		if !ok {
-			return 2 * lanes * 2, fmt.Sprintf("assumed 2 FMA pipes × %d doubles × 2 (no FMA probe in this build)", lanes)
+			return 2 * lanes * 2,
+				fmt.Sprintf("assumed 2 FMA pipes × %d doubles × 2 (no FMA probe in this build)", lanes)
 		}
 		return pipes * lanes * 2, fmt.Sprintf("measured %d FMA/cycle × %d doubles × 2 (%s)", pipes, lanes, probe.what)
 	case asm.NEON:

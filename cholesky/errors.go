@@ -32,7 +32,8 @@ func (e *NotPDError) Error() string {
 		return fmt.Sprintf("cholesky: matrix is not positive definite: pivot %g at column %d (no jitter added)",
 			e.Pivot, e.Column)
 	}
-	return fmt.Sprintf("cholesky: matrix is not positive definite: pivot %g at column %d with the largest jitter tried, %g, added to the diagonal",
+	return fmt.Sprintf("cholesky: matrix is not positive definite: pivot %g at column %d with the largest jitter "+
+		"tried, %g, added to the diagonal",
 		e.Pivot, e.Column, e.Jitter)
 }
 

@@ -208,7 +208,8 @@ func TestFactorErrors(t *testing.T) {
 	if f.SolveVec(x[:2], x) == nil || f.SolveVec(x, x[:2]) == nil || f.SolveLower(x[:1], x) == nil {
 		t.Error("length mismatch accepted")
 	}
-	if f.Solve(x, 1, x, 1, 2) == nil || f.Solve(x, 2, x, 2, 2) == nil || f.Inverse(make([]float64, 8), 3) == nil || f.Inverse(make([]float64, 9), 2) == nil {
+	if f.Solve(x, 1, x, 1, 2) == nil || f.Solve(x, 2, x, 2, 2) == nil || f.Inverse(make([]float64, 8), 3) == nil ||
+		f.Inverse(make([]float64, 9), 2) == nil {
 		t.Error("bad matrix shapes accepted")
 	}
 	// A failed factorization invalidates the previous one.
@@ -244,7 +245,8 @@ func TestFactorOverflow(t *testing.T) {
 	var f Factor
 	for _, fn := range []func([]float64, int, int) error{f.Factorize, f.FactorizeWithJitter} {
 		err := fn(a, 2, 2)
-		if !errors.Is(err, ErrNonFinite) || errors.Is(err, ErrNotPositiveDefinite) || !contains(err.Error(), "column 1") {
+		if !errors.Is(err, ErrNonFinite) || errors.Is(err, ErrNotPositiveDefinite) ||
+			!contains(err.Error(), "column 1") {
 			t.Errorf("err = %v, want an overflow error at column 1 wrapping ErrNonFinite", err)
 		}
 	}

@@ -42,7 +42,8 @@ func TestRLTLeafAgainstGonum(t *testing.T) {
 					b[i] = rng.NormFloat64()
 				}
 				want := append([]float64(nil), b...)
-				gonum.Implementation{}.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, want, ldb)
+				gonum.Implementation{}.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, want,
+					ldb)
 				for _, threads := range []int{1, 2, 3} {
 					got := append([]float64(nil), b...)
 					leaf.solve(threads, m, n, l, ldl, got, ldb)
@@ -56,7 +57,8 @@ func TestRLTLeafAgainstGonum(t *testing.T) {
 								continue
 							}
 							if math.Abs(g-w) > 1e-12*math.Max(1, math.Abs(w)) {
-								t.Fatalf("%s m=%d n=%d threads=%d: X[%d][%d] = %g, gonum %g", lvl, m, n, threads, i, j, g, w)
+								t.Fatalf("%s m=%d n=%d threads=%d: X[%d][%d] = %g, gonum %g", lvl, m, n, threads, i, j,
+									g, w)
 							}
 						}
 					}

@@ -346,7 +346,8 @@ func TestPanicsLikeGonum(t *testing.T) {
 
 func TestBackendErrors(t *testing.T) {
 	_, err := Backend("bogus")
-	if err == nil || !strings.Contains(err.Error(), "bogus") || !strings.Contains(err.Error(), "native, gonum, openblas") {
+	if err == nil || !strings.Contains(err.Error(), "bogus") ||
+		!strings.Contains(err.Error(), "native, gonum, openblas") {
 		t.Errorf("Backend(bogus) = %v", err)
 	}
 	if _, ok := lapackRegistry["openblas"]; !ok {

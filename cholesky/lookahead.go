@@ -155,7 +155,8 @@ func (la *lookahead) updateTile(r, c int) {
 		la.serial.Dsyrk(blas.Lower, blas.NoTrans, rw, jw, -1, a[r0*lda+j0:], lda, 1, a[r0*lda+r0:], lda)
 		return
 	}
-	la.serial.Dgemm(blas.NoTrans, blas.Trans, rw, cw, jw, -1, a[r0*lda+j0:], lda, a[c0*lda+j0:], lda, 1, a[r0*lda+c0:], lda)
+	la.serial.Dgemm(blas.NoTrans, blas.Trans, rw, cw, jw, -1, a[r0*lda+j0:], lda, a[c0*lda+j0:], lda, 1, a[r0*lda+c0:],
+		lda)
 }
 
 // criticalPath updates block column j+1 with panel j and factors its

@@ -54,7 +54,8 @@ type params struct {
 
 // defaultParams are the leaf and panel sizes chosen with TestTuneParams
 // (see doc.go).
-var defaultParams = params{right: 192, potrf: 64, trsm: maxTrsmLeaf, syrk: 1 << 30, trtri: 64, lauum: 64, trmm: 128, chunk: 512}
+var defaultParams = params{right: 192, potrf: 64, trsm: maxTrsmLeaf, syrk: 1 << 30, trtri: 64, lauum: 64, trmm: 128,
+	chunk: 512}
 
 // panel is SetPanel's width (0: defaultParams.right).
 var panel atomic.Int64
@@ -237,7 +238,8 @@ func (e engine) trmmLLT(m, n int, l []float64, ldl int, b []float64, ldb int) {
 // a triangular product. With linalg's native BLAS the GEMM skips the zero
 // half of the triangle per micro-tile (GemmTriangular); with another BLAS it
 // does up to twice the leaf's flops.
-func (e engine) trmmLeaf(side blas.Side, tr blas.Transpose, diag blas.Diag, m, n int, alpha float64, t []float64, ldt int, b []float64, ldb int) {
+func (e engine) trmmLeaf(side blas.Side, tr blas.Transpose, diag blas.Diag, m, n int, alpha float64, t []float64,
+	ldt int, b []float64, ldb int) {
 	k := n
 	if side == blas.Left {
 		k = m
@@ -265,7 +267,8 @@ func (e engine) trmmLeaf(side blas.Side, tr blas.Transpose, diag blas.Diag, m, n
 				copy(tmp[i*n:i*n+n], b[(r0+i)*ldb:(r0+i)*ldb+n])
 			}
 			if nat, ok := e.b.(*linalg.Native); ok {
-				nat.GemmTriangular(blas.Right, blas.Lower, blas.NoTrans, rows, n, alpha, d, k, tmp, n, 0, b[r0*ldb:], ldb)
+				nat.GemmTriangular(blas.Right, blas.Lower, blas.NoTrans, rows, n, alpha, d, k, tmp, n, 0, b[r0*ldb:],
+					ldb)
 				continue
 			}
 			e.b.Dgemm(blas.NoTrans, blas.NoTrans, rows, n, n, alpha, tmp, n, d, k, 0, b[r0*ldb:], ldb)

@@ -88,7 +88,8 @@ func TestTuneParams(t *testing.T) {
 		}
 		best, _ := bench.Alternate(5, cs)
 		for i, c := range cs {
-			t.Logf("n=%d %-22s %.4f s  %.2f GFLOP/s(n³/3)", n, c.Name, best[i], float64(n)*float64(n)*float64(n)/3/best[i]/1e9)
+			t.Logf("n=%d %-22s %.4f s  %.2f GFLOP/s(n³/3)", n, c.Name, best[i],
+				float64(n)*float64(n)*float64(n)/3/best[i]/1e9)
 		}
 	}
 }

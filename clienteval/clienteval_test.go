@@ -18,7 +18,8 @@ func TestNorm2DoesNotOverflow(t *testing.T) {
 func TestFiniteRefusesNaNAndInf(t *testing.T) {
 	require.NoError(t, finite(1, []float64{0, 1}))
 	assert.ErrorContains(t, finite(math.NaN(), nil), "the LML is NaN")
-	assert.ErrorContains(t, finite(0, []float64{0, math.Inf(1), math.NaN()}), "2 of the 3 gradient components are not finite (the first, φ[1], is +Inf)")
+	assert.ErrorContains(t, finite(0, []float64{0, math.Inf(1), math.NaN()}),
+		"2 of the 3 gradient components are not finite (the first, φ[1], is +Inf)")
 }
 
 // The exact evaluation is the workspace's LML at the same φ; the sparse

@@ -92,7 +92,8 @@ func NewBayes(cfg BCNNConfig, samples int, stacked bool) (*Bayes, error) {
 		b.dsp = append(b.dsp, make([]float64, size))
 		for lo := 0; lo < size; lo += segmentLen {
 			src := rand.NewPCG(0, 0)
-			b.segs = append(b.segs, bayesSegment{j: j, lo: lo, hi: min(lo+segmentLen, size), src: src, rng: rand.New(src)})
+			b.segs = append(b.segs,
+				bayesSegment{j: j, lo: lo, hi: min(lo+segmentLen, size), src: src, rng: rand.New(src)})
 		}
 	}
 	b.segFn = b.segments

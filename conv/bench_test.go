@@ -57,7 +57,8 @@ func BenchmarkBayesL5Separate(b *testing.B) { benchNet(b, 5, false) }
 
 func BenchmarkConv2FwdBwd(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	l, err := NewConv2D(Conv2DConfig{Name: "conv2", InChannels: 10, InH: 12, InW: 12, OutChannels: 62, KernelH: 5, KernelW: 5})
+	l, err := NewConv2D(
+		Conv2DConfig{Name: "conv2", InChannels: 10, InH: 12, InW: 12, OutChannels: 62, KernelH: 5, KernelW: 5})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,8 +86,9 @@ func benchConv1Samples(b *testing.B, stacked bool) {
 	if stacked {
 		samples = S
 	}
-	l, err := NewConv2D(Conv2DConfig{Name: "conv1", InChannels: 1, InH: 28, InW: 28, OutChannels: 10, KernelH: 5, KernelW: 5,
-		Samples: samples, SkipInputGrad: true})
+	l, err := NewConv2D(
+		Conv2DConfig{Name: "conv1", InChannels: 1, InH: 28, InW: 28, OutChannels: 10, KernelH: 5, KernelW: 5,
+			Samples: samples, SkipInputGrad: true})
 	if err != nil {
 		b.Fatal(err)
 	}

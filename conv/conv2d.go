@@ -78,11 +78,14 @@ func NewConv2D(cfg Conv2DConfig) (*Conv2D, error) {
 	name := cfg.Name
 	switch {
 	case cfg.InChannels < 1 || cfg.OutChannels < 1 || cfg.InH < 1 || cfg.InW < 1:
-		return nil, fmt.Errorf("conv2d %q: channels and input size must be ≥ 1 (in %d×%d×%d, out %d)", name, cfg.InChannels, cfg.InH, cfg.InW, cfg.OutChannels)
+		return nil, fmt.Errorf("conv2d %q: channels and input size must be ≥ 1 (in %d×%d×%d, out %d)", name,
+			cfg.InChannels, cfg.InH, cfg.InW, cfg.OutChannels)
 	case cfg.KernelH < 1 || cfg.KernelW < 1 || cfg.Stride < 1 || cfg.Pad < 0 || cfg.Samples < 1:
-		return nil, fmt.Errorf("conv2d %q: kernel %d×%d, stride %d, pad %d, samples %d: kernel, stride and samples must be ≥ 1, pad ≥ 0", name, cfg.KernelH, cfg.KernelW, cfg.Stride, cfg.Pad, cfg.Samples)
+		return nil, fmt.Errorf("conv2d %q: kernel %d×%d, stride %d, pad %d, samples %d: kernel, stride and samples "+
+			"must be ≥ 1, pad ≥ 0", name, cfg.KernelH, cfg.KernelW, cfg.Stride, cfg.Pad, cfg.Samples)
 	case cfg.KernelH > cfg.InH+2*cfg.Pad || cfg.KernelW > cfg.InW+2*cfg.Pad:
-		return nil, fmt.Errorf("conv2d %q: kernel %d×%d larger than the padded input %d×%d", name, cfg.KernelH, cfg.KernelW, cfg.InH+2*cfg.Pad, cfg.InW+2*cfg.Pad)
+		return nil, fmt.Errorf("conv2d %q: kernel %d×%d larger than the padded input %d×%d", name, cfg.KernelH,
+			cfg.KernelW, cfg.InH+2*cfg.Pad, cfg.InW+2*cfg.Pad)
 	}
 	opt, err := cfg.Options.resolve()
 	if err != nil {
@@ -122,7 +125,8 @@ func (l *Conv2D) checkInput(x *Tensor) error {
 	if (x.C != l.Cin && x.C != l.S*l.Cin) || x.H != l.H || x.W != l.W {
 		want := fmt.Sprint([4]int{x.N, l.Cin, l.H, l.W})
 		if l.S > 1 {
-			want += fmt.Sprintf(" (shared by the %d samples) or %v (one slice per sample)", l.S, [4]int{x.N, l.S * l.Cin, l.H, l.W})
+			want += fmt.Sprintf(" (shared by the %d samples) or %v (one slice per sample)", l.S,
+				[4]int{x.N, l.S * l.Cin, l.H, l.W})
 		}
 		return shapeError("conv2d", l.Name, "input", x.Shape(), want)
 	}

@@ -52,20 +52,24 @@ type convCase struct {
 }
 
 func (c convCase) String() string {
-	return fmt.Sprintf("N%d_C%d_%dx%d_out%d_k%dx%d_s%d_p%d_S%d_sh%v", c.n, c.cin, c.h, c.w, c.cout, c.kh, c.kw, c.stride, c.pad, c.S, c.shared)
+	return fmt.Sprintf("N%d_C%d_%dx%d_out%d_k%dx%d_s%d_p%d_S%d_sh%v", c.n, c.cin, c.h, c.w, c.cout, c.kh, c.kw,
+		c.stride, c.pad, c.S, c.shared)
 }
 
 func convCases(rng *rand.Rand) []convCase {
 	cases := []convCase{
-		{n: 1, cin: 1, h: 28, w: 28, cout: 10, kh: 5, kw: 5, stride: 1, pad: 0, S: 1, shared: true},  // paper conv1, batch 1
+		// paper conv1, batch 1
+		{n: 1, cin: 1, h: 28, w: 28, cout: 10, kh: 5, kw: 5, stride: 1, pad: 0, S: 1, shared: true},
 		{n: 3, cin: 10, h: 12, w: 12, cout: 62, kh: 5, kw: 5, stride: 1, pad: 0, S: 1, shared: true}, // paper conv2
 		{n: 2, cin: 3, h: 7, w: 9, cout: 4, kh: 1, kw: 1, stride: 1, pad: 0, S: 1, shared: true},     // 1×1, non-square
 		{n: 2, cin: 2, h: 9, w: 6, cout: 3, kh: 3, kw: 3, stride: 2, pad: 1, S: 1, shared: true},     // stride 2
-		{n: 2, cin: 1, h: 5, w: 8, cout: 2, kh: 3, kw: 2, stride: 2, pad: 2, S: 1, shared: true},     // pad 2, odd kernel
-		{n: 3, cin: 1, h: 10, w: 10, cout: 3, kh: 5, kw: 5, stride: 1, pad: 0, S: 4, shared: true},   // stacked samples
-		{n: 2, cin: 2, h: 8, w: 7, cout: 3, kh: 3, kw: 3, stride: 1, pad: 1, S: 3, shared: false},    // per-sample inputs
-		{n: 1, cin: 2, h: 4, w: 4, cout: 2, kh: 4, kw: 4, stride: 1, pad: 0, S: 2, shared: true},     // kernel = image
-		{n: 5, cin: 3, h: 6, w: 11, cout: 2, kh: 2, kw: 3, stride: 3, pad: 1, S: 2, shared: false},   // stride 3
+		// pad 2, odd kernel
+		{n: 2, cin: 1, h: 5, w: 8, cout: 2, kh: 3, kw: 2, stride: 2, pad: 2, S: 1, shared: true},
+		{n: 3, cin: 1, h: 10, w: 10, cout: 3, kh: 5, kw: 5, stride: 1, pad: 0, S: 4, shared: true}, // stacked samples
+		// per-sample inputs
+		{n: 2, cin: 2, h: 8, w: 7, cout: 3, kh: 3, kw: 3, stride: 1, pad: 1, S: 3, shared: false},
+		{n: 1, cin: 2, h: 4, w: 4, cout: 2, kh: 4, kw: 4, stride: 1, pad: 0, S: 2, shared: true},   // kernel = image
+		{n: 5, cin: 3, h: 6, w: 11, cout: 2, kh: 2, kw: 3, stride: 3, pad: 1, S: 2, shared: false}, // stride 3
 	}
 	for range 12 {
 		c := convCase{n: 1 + rng.IntN(4), cin: 1 + rng.IntN(4), h: 1 + rng.IntN(12), w: 1 + rng.IntN(12),
@@ -160,7 +164,8 @@ func TestConv2DStackedEqualsSeparate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, shared := range []bool{true, false} {
 		const S, n, cin, h, w, cout, k = 4, 3, 3, 11, 9, 5, 3
-		cfg := Conv2DConfig{Name: "stack", InChannels: cin, InH: h, InW: w, OutChannels: cout, KernelH: k, KernelW: k, Pad: 1, Samples: S}
+		cfg := Conv2DConfig{Name: "stack", InChannels: cin, InH: h, InW: w, OutChannels: cout, KernelH: k, KernelW: k,
+			Pad: 1, Samples: S}
 		st, err := NewConv2D(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -239,7 +244,8 @@ func sliceChannels(x *Tensor, c0, nc int) *Tensor {
 }
 
 func TestConv2DErrors(t *testing.T) {
-	_, err := NewConv2D(Conv2DConfig{Name: "bad", InChannels: 1, InH: 3, InW: 3, OutChannels: 2, KernelH: 5, KernelW: 5})
+	_, err := NewConv2D(
+		Conv2DConfig{Name: "bad", InChannels: 1, InH: 3, InW: 3, OutChannels: 2, KernelH: 5, KernelW: 5})
 	if err == nil || !strings.Contains(err.Error(), `conv2d "bad"`) {
 		t.Errorf("kernel larger than input: %v", err)
 	}
@@ -247,11 +253,13 @@ func TestConv2DErrors(t *testing.T) {
 	if err == nil {
 		t.Error("zero channels accepted")
 	}
-	_, err = NewConv2D(Conv2DConfig{Name: "bad", InChannels: 1, InH: 3, InW: 3, OutChannels: 2, KernelH: 1, KernelW: 1, Pad: -1})
+	_, err = NewConv2D(
+		Conv2DConfig{Name: "bad", InChannels: 1, InH: 3, InW: 3, OutChannels: 2, KernelH: 1, KernelW: 1, Pad: -1})
 	if err == nil {
 		t.Error("negative pad accepted")
 	}
-	l, err := NewConv2D(Conv2DConfig{Name: "conv2", InChannels: 10, InH: 12, InW: 12, OutChannels: 62, KernelH: 5, KernelW: 5})
+	l, err := NewConv2D(
+		Conv2DConfig{Name: "conv2", InChannels: 10, InH: 12, InW: 12, OutChannels: 62, KernelH: 5, KernelW: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,10 +285,12 @@ func TestConv2DErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = l.Backward(NewTensor(2, 62, 8, 7))
-	if err == nil || !strings.Contains(err.Error(), `conv2d "conv2": output gradient shape [2 62 8 7], want [2 62 8 8]`) {
+	if err == nil ||
+		!strings.Contains(err.Error(), `conv2d "conv2": output gradient shape [2 62 8 7], want [2 62 8 8]`) {
 		t.Errorf("wrong gradient shape: %v", err)
 	}
-	st, err := NewConv2D(Conv2DConfig{Name: "st", InChannels: 2, InH: 5, InW: 5, OutChannels: 1, KernelH: 3, KernelW: 3, Samples: 3})
+	st, err := NewConv2D(
+		Conv2DConfig{Name: "st", InChannels: 2, InH: 5, InW: 5, OutChannels: 1, KernelH: 3, KernelW: 3, Samples: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,8 @@ func NewDense(cfg DenseConfig) (*Dense, error) {
 		cfg.Samples = 1
 	}
 	if cfg.In < 1 || cfg.Out < 1 || cfg.Samples < 1 {
-		return nil, fmt.Errorf("dense %q: in %d, out %d, samples %d: all must be ≥ 1", cfg.Name, cfg.In, cfg.Out, cfg.Samples)
+		return nil,
+			fmt.Errorf("dense %q: in %d, out %d, samples %d: all must be ≥ 1", cfg.Name, cfg.In, cfg.Out, cfg.Samples)
 	}
 	opt, err := cfg.Options.resolve()
 	if err != nil {
@@ -75,7 +76,8 @@ func (l *Dense) Forward(x *Tensor) (*Tensor, error) {
 		l.blas.Dgemm(blas.NoTrans, blas.Trans, n, S*o, in, 1, x.Data, in, l.Weight, in, 1, y, S*o)
 	} else {
 		for s := 0; s < S; s++ {
-			l.blas.Dgemm(blas.NoTrans, blas.Trans, n, o, in, 1, x.Data[s*in:], S*in, l.Weight[s*o*in:], in, 1, y[s*o:], S*o)
+			l.blas.Dgemm(blas.NoTrans, blas.Trans, n, o, in, 1, x.Data[s*in:], S*in, l.Weight[s*o*in:], in, 1, y[s*o:],
+				S*o)
 		}
 	}
 	return &l.out, nil
@@ -101,7 +103,8 @@ func (l *Dense) Backward(dy *Tensor) (*Tensor, error) {
 		l.blas.Dgemm(blas.Trans, blas.NoTrans, S*o, in, n, 1, g, S*o, x.Data, in, 0, l.GradWeight, in)
 	} else {
 		for s := 0; s < S; s++ {
-			l.blas.Dgemm(blas.Trans, blas.NoTrans, o, in, n, 1, g[s*o:], S*o, x.Data[s*in:], S*in, 0, l.GradWeight[s*o*in:], in)
+			l.blas.Dgemm(blas.Trans, blas.NoTrans, o, in, n, 1, g[s*o:], S*o, x.Data[s*in:], S*in, 0,
+				l.GradWeight[s*o*in:], in)
 		}
 	}
 	if l.SkipInputGrad {
@@ -112,7 +115,8 @@ func (l *Dense) Backward(dy *Tensor) (*Tensor, error) {
 		l.blas.Dgemm(blas.NoTrans, blas.NoTrans, n, in, S*o, 1, g, S*o, l.Weight, in, 0, l.dx.Data, in)
 	} else {
 		for s := 0; s < S; s++ {
-			l.blas.Dgemm(blas.NoTrans, blas.NoTrans, n, in, o, 1, g[s*o:], S*o, l.Weight[s*o*in:], in, 0, l.dx.Data[s*in:], S*in)
+			l.blas.Dgemm(blas.NoTrans, blas.NoTrans, n, in, o, 1, g[s*o:], S*o, l.Weight[s*o*in:], in, 0,
+				l.dx.Data[s*in:], S*in)
 		}
 	}
 	return &l.dx, nil

@@ -122,7 +122,8 @@ func TestDropoutEvalIsIdentity(t *testing.T) {
 
 func TestDropoutErrors(t *testing.T) {
 	for _, r := range []float64{-0.1, 1, 1.5, math.NaN()} {
-		if _, err := NewDropout("d", r, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), `dropout "d": rate`) {
+		if _, err := NewDropout("d", r, rand.New(rand.NewPCG(1, 1))); err == nil ||
+			!strings.Contains(err.Error(), `dropout "d": rate`) {
 			t.Errorf("rate %v: %v", r, err)
 		}
 	}
@@ -138,7 +139,8 @@ func TestDropoutErrors(t *testing.T) {
 	}
 	x := NewTensor(1, 2, 1, 1)
 	l.Forward(x)
-	if _, err := l.Backward(NewTensor(1, 3, 1, 1)); err == nil || !strings.Contains(err.Error(), "output gradient shape") {
+	if _, err := l.Backward(NewTensor(1, 3, 1, 1)); err == nil ||
+		!strings.Contains(err.Error(), "output gradient shape") {
 		t.Errorf("wrong gradient shape: %v", err)
 	}
 }

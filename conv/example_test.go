@@ -10,7 +10,8 @@ import (
 // cross-entropy on one 4×4 image; Backward leaves the parameter gradients
 // in each layer's Params.
 func Example() {
-	c, _ := conv.NewConv2D(conv.Conv2DConfig{Name: "conv", InChannels: 1, InH: 4, InW: 4, OutChannels: 2, KernelH: 3, KernelW: 3})
+	c, _ := conv.NewConv2D(
+		conv.Conv2DConfig{Name: "conv", InChannels: 1, InH: 4, InW: 4, OutChannels: 2, KernelH: 3, KernelW: 3})
 	for i := range c.Weight {
 		c.Weight[i] = 0.1 * float64(i%5-2)
 	}
@@ -37,7 +38,8 @@ func Example() {
 		return
 	}
 	fmt.Printf("loss %.4f\n", l)
-	fmt.Printf("∂loss/∂bias of the dense layer: [%.4f %.4f %.4f]\n", dense.GradBias[0], dense.GradBias[1], dense.GradBias[2])
+	fmt.Printf("∂loss/∂bias of the dense layer: [%.4f %.4f %.4f]\n", dense.GradBias[0], dense.GradBias[1],
+		dense.GradBias[2])
 
 	// The gradient of the first convolution weight against a central
 	// finite difference of the loss.

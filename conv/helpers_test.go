@@ -17,7 +17,8 @@ import (
 // starts goroutines, so allocation tests measure the layers alone.
 type naiveBLAS struct{ gonum.Implementation }
 
-func (naiveBLAS) Dgemm(ta, tb blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func (naiveBLAS) Dgemm(ta, tb blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int,
+	beta float64, c []float64, ldc int) {
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			sum := 0.0

@@ -34,7 +34,8 @@ func checkLayerGrad(t *testing.T, what string, h float64, rng *rand.Rand, l Laye
 func TestMaxPool2D(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, c := range []struct{ n, ch, h, w, kh, kw, stride int }{
-		{2, 3, 8, 8, 2, 2, 2}, {2, 2, 7, 9, 2, 2, 2}, {1, 1, 7, 5, 3, 2, 2}, {3, 2, 5, 5, 3, 3, 1}, {1, 4, 24, 24, 2, 2, 0},
+		{2, 3, 8, 8, 2, 2, 2}, {2, 2, 7, 9, 2, 2, 2}, {1, 1, 7, 5, 3, 2, 2}, {3, 2, 5, 5, 3, 3, 1},
+		{1, 4, 24, 24, 2, 2, 0},
 	} {
 		l, err := NewMaxPool2D("pool", c.kh, c.kw, c.stride, Options{})
 		if err != nil {
@@ -75,7 +76,8 @@ func TestMaxPool2D(t *testing.T) {
 	if err != nil || !math.IsNaN(y.Data[0]) {
 		t.Errorf("NaN in a window: %v, %v", y.Data, err)
 	}
-	if _, err := l.Forward(NewTensor(1, 1, 1, 4)); err == nil || !strings.Contains(err.Error(), `maxpool2d "pool1": input shape [1 1 1 4]`) {
+	if _, err := l.Forward(NewTensor(1, 1, 1, 4)); err == nil ||
+		!strings.Contains(err.Error(), `maxpool2d "pool1": input shape [1 1 1 4]`) {
 		t.Errorf("too small input: %v", err)
 	}
 	if _, err := NewMaxPool2D("p", 0, 2, 2, Options{}); err == nil {
@@ -97,7 +99,8 @@ func TestActivations(t *testing.T) {
 	if y.Data[0] != math.Tanh(0.5) || y.Data[1] != -1 {
 		t.Errorf("tanh values %v", y.Data)
 	}
-	if _, err := th.Backward(NewTensor(1, 3, 1, 1)); err == nil || !strings.Contains(err.Error(), `tanh "t": output gradient shape [1 3 1 1], want [1 2 1 1]`) {
+	if _, err := th.Backward(NewTensor(1, 3, 1, 1)); err == nil ||
+		!strings.Contains(err.Error(), `tanh "t": output gradient shape [1 3 1 1], want [1 2 1 1]`) {
 		t.Errorf("tanh backward shape: %v", err)
 	}
 	if _, err := NewReLU("r").Backward(NewTensor(1, 1, 1, 1)); err == nil {
@@ -181,7 +184,8 @@ func TestDense(t *testing.T) {
 		fdCheck(t, "dense db", 1e-3, rng, l.Bias, gb, loss)
 	}
 	l, _ := NewDense(DenseConfig{Name: "dense1", In: 992, Out: 128})
-	if _, err := l.Forward(NewTensor(64, 62, 4, 3)); err == nil || err.Error() != `dense "dense1": input shape [64 62 4 3], want N×992 features` {
+	if _, err := l.Forward(NewTensor(64, 62, 4, 3)); err == nil ||
+		err.Error() != `dense "dense1": input shape [64 62 4 3], want N×992 features` {
 		t.Errorf("dense shape error: %v", err)
 	}
 	if _, err := NewDense(DenseConfig{Name: "d", In: 0, Out: 1}); err == nil {
@@ -258,13 +262,15 @@ func TestSoftmaxCrossEntropy(t *testing.T) {
 			t.Errorf("large logits: grad[%d] = %g, want %g", i, l.Grad.Data[i], wantG[i]/2)
 		}
 	}
-	if _, err := l.Forward(z, []int{1, 3}); err == nil || !strings.Contains(err.Error(), "label 3 of image 1 outside [0, 3)") {
+	if _, err := l.Forward(z, []int{1, 3}); err == nil ||
+		!strings.Contains(err.Error(), "label 3 of image 1 outside [0, 3)") {
 		t.Errorf("bad label: %v", err)
 	}
 	if _, err := l.Forward(z, []int{1}); err == nil {
 		t.Error("short labels accepted")
 	}
-	if _, err := l.Forward(NewTensor(2, 4, 1, 1), []int{0, 0}); err == nil || !strings.Contains(err.Error(), `softmax-ce "ce": logits shape [2 4 1 1], want [2 3 1 1]`) {
+	if _, err := l.Forward(NewTensor(2, 4, 1, 1), []int{0, 0}); err == nil ||
+		!strings.Contains(err.Error(), `softmax-ce "ce": logits shape [2 4 1 1], want [2 3 1 1]`) {
 		t.Errorf("bad logits shape: %v", err)
 	}
 	z.Data[4] = math.NaN()

@@ -94,7 +94,8 @@ func NewBCNN(cfg BCNNConfig) (*Net, error) {
 	}
 	h, w := c1.OH/2, c1.OW/2
 	if h < 1 || w < 1 {
-		return nil, fmt.Errorf("bcnn: input %d×%d too small for two %d×%d convolutions and poolings", cfg.InH, cfg.InW, k, k)
+		return nil,
+			fmt.Errorf("bcnn: input %d×%d too small for two %d×%d convolutions and poolings", cfg.InH, cfg.InW, k, k)
 	}
 	c2, err := NewConv2D(Conv2DConfig{Name: "conv2", InChannels: cfg.Conv1, InH: h, InW: w,
 		OutChannels: cfg.Conv2, KernelH: k, KernelW: k, Samples: S, Options: cfg.Options})
@@ -107,9 +108,11 @@ func NewBCNN(cfg BCNNConfig) (*Net, error) {
 	}
 	h, w = c2.OH/2, c2.OW/2
 	if h < 1 || w < 1 {
-		return nil, fmt.Errorf("bcnn: input %d×%d too small for two %d×%d convolutions and poolings", cfg.InH, cfg.InW, k, k)
+		return nil,
+			fmt.Errorf("bcnn: input %d×%d too small for two %d×%d convolutions and poolings", cfg.InH, cfg.InW, k, k)
 	}
-	d1, err := NewDense(DenseConfig{Name: "dense1", In: cfg.Conv2 * h * w, Out: cfg.Hidden, Samples: S, Options: cfg.Options})
+	d1, err := NewDense(
+		DenseConfig{Name: "dense1", In: cfg.Conv2 * h * w, Out: cfg.Hidden, Samples: S, Options: cfg.Options})
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +162,13 @@ func (c *MLPConfig) defaults() {
 // the second runs one GEMM per sample on that sample's slice.
 func NewMLP(cfg MLPConfig) (*Net, error) {
 	cfg.defaults()
-	d1, err := NewDense(DenseConfig{Name: "dense1", In: cfg.In, Out: cfg.Hidden, Samples: cfg.Samples, SkipInputGrad: true, Options: cfg.Options})
+	d1, err := NewDense(DenseConfig{Name: "dense1", In: cfg.In, Out: cfg.Hidden, Samples: cfg.Samples,
+		SkipInputGrad: true, Options: cfg.Options})
 	if err != nil {
 		return nil, err
 	}
-	d2, err := NewDense(DenseConfig{Name: "dense2", In: cfg.Hidden, Out: cfg.Classes, Samples: cfg.Samples, Options: cfg.Options})
+	d2, err := NewDense(
+		DenseConfig{Name: "dense2", In: cfg.Hidden, Out: cfg.Classes, Samples: cfg.Samples, Options: cfg.Options})
 	if err != nil {
 		return nil, err
 	}

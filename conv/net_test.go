@@ -9,7 +9,8 @@ import (
 // smallBCNN is the paper's architecture shrunk so that finite differences
 // over it stay fast.
 func smallBCNN(opt Options) BCNNConfig {
-	return BCNNConfig{InChannels: 1, InH: 14, InW: 13, Conv1: 3, Conv2: 4, Kernel: 3, Hidden: 6, Classes: 5, Options: opt}
+	return BCNNConfig{InChannels: 1, InH: 14, InW: 13, Conv1: 3, Conv2: 4, Kernel: 3, Hidden: 6, Classes: 5,
+		Options: opt}
 }
 
 func newBayesInit(t *testing.T, cfg BCNNConfig, S int, stacked bool, seed uint64) *Bayes {

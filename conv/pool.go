@@ -43,7 +43,8 @@ func (l *MaxPool2D) Forward(x *Tensor) (*Tensor, error) {
 		return nil, err
 	}
 	if x.H < l.KH || x.W < l.KW {
-		return nil, shapeError("maxpool2d", l.Name, "input", x.Shape(), fmt.Sprintf("[N C H W] with H ≥ %d and W ≥ %d", l.KH, l.KW))
+		return nil, shapeError("maxpool2d", l.Name, "input", x.Shape(),
+			fmt.Sprintf("[N C H W] with H ≥ %d and W ≥ %d", l.KH, l.KW))
 	}
 	l.x = x
 	l.oh, l.ow = (x.H-l.KH)/l.Stride+1, (x.W-l.KW)/l.Stride+1

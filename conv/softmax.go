@@ -71,7 +71,8 @@ func (l *SoftmaxCrossEntropy) Forward(logits *Tensor, labels []int) (float64, er
 				mx = math.Max(mx, v)
 			}
 			if math.IsNaN(mx) || math.IsInf(mx, 0) {
-				return 0, fmt.Errorf("softmax-ce %q: logits of image %d (sample %d) are not finite (max %v)", l.Name, i, s, mx)
+				return 0, fmt.Errorf("softmax-ce %q: logits of image %d (sample %d) are not finite (max %v)", l.Name, i,
+					s, mx)
 			}
 			sum := 0.0
 			for _, v := range z {

@@ -47,7 +47,8 @@ func check(kind, name, what string, t *Tensor) error {
 		return fmt.Errorf("%s %q: %s shape %v has a dimension < 1", kind, name, what, t.Shape())
 	}
 	if len(t.Data) != t.Len() {
-		return fmt.Errorf("%s %q: %s shape %v needs %d values, data has %d", kind, name, what, t.Shape(), t.Len(), len(t.Data))
+		return fmt.Errorf("%s %q: %s shape %v needs %d values, data has %d", kind, name, what, t.Shape(), t.Len(),
+			len(t.Data))
 	}
 	return nil
 }

@@ -310,7 +310,8 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 	for header == nil {
 		rec, err := cr.Read()
 		if err == io.EOF {
-			return nil, fmt.Errorf("%s: empty file: want a header line naming the columns, then one row per sample", source)
+			return nil,
+				fmt.Errorf("%s: empty file: want a header line naming the columns, then one row per sample", source)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
@@ -326,7 +327,8 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 				return nil, errAt(line, "header: the %s column has no name", ordinal(i+1))
 			}
 			if j := slices.Index(header[:i], h); j >= 0 {
-				return nil, errAt(line, "header: column name %q appears twice (the %s and %s columns)", h, ordinal(j+1), ordinal(i+1))
+				return nil, errAt(line, "header: column name %q appears twice (the %s and %s columns)", h, ordinal(j+1),
+					ordinal(i+1))
 			}
 			header[i] = h
 		}
@@ -370,7 +372,8 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 			continue
 		}
 		if other, dup := roles[c.idx]; dup {
-			return nil, fmt.Errorf("%s: column %q is both the %s and the %s column", source, header[c.idx], other, c.role)
+			return nil,
+				fmt.Errorf("%s: column %q is both the %s and the %s column", source, header[c.idx], other, c.role)
 		}
 		roles[c.idx] = c.role
 	}
@@ -382,7 +385,8 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 			}
 		}
 		if len(fcols) == 0 {
-			return nil, fmt.Errorf("%s: no feature columns: the columns %s are the client, target, split and context columns", source, quoteList(header))
+			return nil, fmt.Errorf("%s: no feature columns: the columns %s are the client, target, split and context "+
+				"columns", source, quoteList(header))
 		}
 	} else {
 		for i, name := range spec.Features {
@@ -446,11 +450,13 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 					drop = true
 					break
 				}
-				return nil, errAt(line, "%s: missing value %q (fill it in, leave the column out with --features, or drop such rows with --drop-missing)", colName(c), s)
+				return nil, errAt(line, "%s: missing value %q (fill it in, leave the column out with --features, or "+
+					"drop such rows with --drop-missing)", colName(c), s)
 			}
 			v, err := ParseNumber(s)
 			if err != nil {
-				return nil, errAt(line, "%s: %v (a feature must be a number; leave the column out with --features)", colName(c), err)
+				return nil, errAt(line, "%s: %v (a feature must be a number; leave the column out with --features)",
+					colName(c), err)
 			}
 			rec.X = append(rec.X, v)
 		}
@@ -458,7 +464,9 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 		if xc >= 0 {
 			v, ok := marker(field(xc), contextYes, contextNo)
 			if !ok {
-				return nil, errAt(line, "%s: %q is not a context marker (1, true, yes, train or context for a client's own data; 0, false, no, test, predict or empty for rows to predict)", colName(xc), field(xc))
+				return nil, errAt(line, "%s: %q is not a context marker (1, true, yes, train or context for a "+
+					"client's own data; 0, false, no, test, predict or empty for rows to predict)", colName(xc),
+					field(xc))
 			}
 			isContext = v
 		}
@@ -482,18 +490,21 @@ func ReadCSV(r io.Reader, source string, spec CSVSpec) (*Records, error) {
 			case missingValue(s) && spec.DropMissing:
 				drop = true
 			case missingValue(s):
-				return nil, errAt(line, "%s: missing target %q (fill it in or drop such rows with --drop-missing)", colName(tc), s)
+				return nil, errAt(line, "%s: missing target %q (fill it in or drop such rows with --drop-missing)",
+					colName(tc), s)
 			case spec.Task == Regression:
 				v, err := ParseNumber(s)
 				if err != nil {
-					return nil, errAt(line, "%s: %v (a regression target must be a number; for class labels use --task classification)", colName(tc), err)
+					return nil, errAt(line, "%s: %v (a regression target must be a number; for class labels use "+
+						"--task classification)", colName(tc), err)
 				}
 				y = v
 			default:
 				if spec.Classes != nil {
 					k, ok := labelIndex[s]
 					if !ok {
-						return nil, errAt(line, "%s: class %q is not one of the model's classes %s", colName(tc), s, quoteList(spec.Classes))
+						return nil, errAt(line, "%s: class %q is not one of the model's classes %s", colName(tc), s,
+							quoteList(spec.Classes))
 					}
 					y = float64(k)
 				}

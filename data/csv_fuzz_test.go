@@ -21,8 +21,10 @@ func FuzzReadCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		specs := []CSVSpec{
 			{ClientColumn: "client", TargetColumn: "y", MaxLine: 1 << 12},
-			{ClientColumn: "client", TargetColumn: "y", Task: Classification, SplitColumn: "part", DropMissing: true, MaxLine: 1 << 12},
-			{ClientColumn: "client", TargetColumn: "y", ContextColumn: "part", TargetOptional: true, Features: []string{"x"}, MaxLine: 1 << 12},
+			{ClientColumn: "client", TargetColumn: "y", Task: Classification, SplitColumn: "part", DropMissing: true,
+				MaxLine: 1 << 12},
+			{ClientColumn: "client", TargetColumn: "y", ContextColumn: "part", TargetOptional: true,
+				Features: []string{"x"}, MaxLine: 1 << 12},
 		}
 		for si, spec := range specs {
 			r, err := ReadCSV(bytes.NewReader(b), "fuzz.csv", spec)
@@ -33,7 +35,8 @@ func FuzzReadCSV(f *testing.F) {
 				continue
 			}
 			n, d := r.Rows(), r.D()
-			if n == 0 || d == 0 || len(r.X) != n*d || len(r.Y) != n || len(r.Client) != n || len(r.Test) != n || len(r.Context) != n {
+			if n == 0 || d == 0 || len(r.X) != n*d || len(r.Y) != n || len(r.Client) != n || len(r.Test) != n ||
+				len(r.Context) != n {
 				t.Fatalf("spec %d: inconsistent shapes: %d rows, %d features, %d X, %d Y", si, n, d, len(r.X), len(r.Y))
 			}
 			for _, v := range r.X {

@@ -61,7 +61,8 @@ func TestReadCSVErrorsNameRowAndColumn(t *testing.T) {
 		{"header only", "site,x,y\n", regSpec, "no data rows"},
 		{"no client column", "who,x,y\na,1,2\n", regSpec, `no client column "site" (the columns are "who", "x", "y")`},
 		{"no target column", "site,x,z\na,1,2\n", regSpec, `no target column "y"`},
-		{"duplicate header", "site,x,x,y\na,1,2,3\n", regSpec, `d.csv:1: header: column name "x" appears twice (the 2nd and 3rd columns)`},
+		{"duplicate header", "site,x,x,y\na,1,2,3\n", regSpec,
+			`d.csv:1: header: column name "x" appears twice (the 2nd and 3rd columns)`},
 		{"nameless column", "site,,y\na,1,2\n", regSpec, "d.csv:1: header: the 2nd column has no name"},
 		{"short row", "site,x,y\na,1,2\nb,3\n", regSpec, "d.csv:3: 2 fields, the header has 3 columns"},
 		{"not a number", "site,x,y\na,1,2\na,1O,3\n", regSpec, `d.csv:3: column "x" (2nd): "1O" is not a number`},
@@ -71,19 +72,29 @@ func TestReadCSVErrorsNameRowAndColumn(t *testing.T) {
 		{"overflow", "site,x,y\na,1e400,2\n", regSpec, `"1e400" is out of range`},
 		{"missing feature", "site,x,y\na,1,2\nb,NA,3\n", regSpec, `d.csv:3: column "x" (2nd): missing value "NA"`},
 		{"missing target", "site,x,y\na,1,\n", regSpec, `d.csv:2: column "y" (3rd): missing target ""`},
-		{"text target", "site,x,y\na,1,cat\n", regSpec, "a regression target must be a number; for class labels use --task classification"},
+		{"text target", "site,x,y\na,1,cat\n", regSpec,
+			"a regression target must be a number; for class labels use --task classification"},
 		{"no client id", "site,x,y\n ,1,2\n", regSpec, `d.csv:2: column "site" (1st): no client ID`},
 		{"bare quote", "site,x,y\na,1\"2,3\n", regSpec, "d.csv:2:"},
-		{"bad split", "site,x,y,part\na,1,2,dev\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", SplitColumn: "part"}, `column "part" (4th): "dev" is neither train nor test`},
-		{"bad context", "site,x,y,own\na,1,2,maybe\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", ContextColumn: "own"}, `"maybe" is not a context marker`},
-		{"feature is target", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Features: []string{"y"}}, `feature "y" is also the target column`},
-		{"feature twice", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Features: []string{"x", "x"}}, `feature "x" is listed twice`},
-		{"unknown feature", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Features: []string{"z"}}, `no feature column "z"`},
-		{"client is target", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "y", TargetColumn: "y"}, `column "y" is both the client and the target column`},
+		{"bad split", "site,x,y,part\na,1,2,dev\n", CSVSpec{ClientColumn: "site", TargetColumn: "y",
+			SplitColumn: "part"}, `column "part" (4th): "dev" is neither train nor test`},
+		{"bad context", "site,x,y,own\na,1,2,maybe\n",
+			CSVSpec{ClientColumn: "site", TargetColumn: "y", ContextColumn: "own"}, `"maybe" is not a context marker`},
+		{"feature is target", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y",
+			Features: []string{"y"}}, `feature "y" is also the target column`},
+		{"feature twice", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y",
+			Features: []string{"x", "x"}}, `feature "x" is listed twice`},
+		{"unknown feature", "site,x,y\na,1,2\n",
+			CSVSpec{ClientColumn: "site", TargetColumn: "y", Features: []string{"z"}}, `no feature column "z"`},
+		{"client is target", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "y", TargetColumn: "y"},
+			`column "y" is both the client and the target column`},
 		{"no features", "site,y\na,2\n", regSpec, "no feature columns"},
-		{"unknown task", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: "ranking"}, `unknown task "ranking"`},
-		{"unknown class", "site,x,y\na,1,dog\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: Classification, Classes: []string{"cat"}}, `class "dog" is not one of the model's classes "cat"`},
-		{"all dropped", "site,x,y\na,,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", DropMissing: true}, "every one of the 1 data rows has a missing value"},
+		{"unknown task", "site,x,y\na,1,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: "ranking"},
+			`unknown task "ranking"`},
+		{"unknown class", "site,x,y\na,1,dog\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: Classification,
+			Classes: []string{"cat"}}, `class "dog" is not one of the model's classes "cat"`},
+		{"all dropped", "site,x,y\na,,2\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", DropMissing: true},
+			"every one of the 1 data rows has a missing value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -114,23 +125,27 @@ func TestReadCSVDropMissing(t *testing.T) {
 }
 
 func TestReadCSVClassificationLabels(t *testing.T) {
-	r, err := readString(t, "site,x,y\na,1,dog\na,2,cat\nb,3,dog\nb,4,emu\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: Classification})
+	r, err := readString(t, "site,x,y\na,1,dog\na,2,cat\nb,3,dog\nb,4,emu\n",
+		CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: Classification})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"cat", "dog", "emu"}, r.Classes)
 	assert.Equal(t, []float64{1, 0, 1, 2}, r.Y)
 	// Numeric labels sort as numbers.
-	r, err = readString(t, "site,x,y\na,1,10\na,2,9\nb,3,-1\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: Classification})
+	r, err = readString(t, "site,x,y\na,1,10\na,2,9\nb,3,-1\n",
+		CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: Classification})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"-1", "9", "10"}, r.Classes)
 	assert.Equal(t, []float64{2, 1, 0}, r.Y)
 	// The model's classes fix the indices.
-	r, err = readString(t, "site,x,y\na,1,dog\n", CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: Classification, Classes: []string{"dog", "cat"}})
+	r, err = readString(t, "site,x,y\na,1,dog\n",
+		CSVSpec{ClientColumn: "site", TargetColumn: "y", Task: Classification, Classes: []string{"dog", "cat"}})
 	require.NoError(t, err)
 	assert.Equal(t, []float64{0}, r.Y)
 }
 
 func TestReadCSVPredictionRows(t *testing.T) {
-	spec := CSVSpec{ClientColumn: "site", TargetColumn: "y", ContextColumn: "own", TargetOptional: true, Features: []string{"x"}}
+	spec := CSVSpec{ClientColumn: "site", TargetColumn: "y", ContextColumn: "own", TargetOptional: true,
+		Features: []string{"x"}}
 	r, err := readString(t, "site,x,y,own\na,1,2,yes\na,3,,\nb,4,NA,0\n", spec)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, false, false}, r.Context)
@@ -250,11 +265,13 @@ func TestFederateSplitColumn(t *testing.T) {
 }
 
 func TestFederateErrors(t *testing.T) {
-	r, err := readString(t, csvFixture(map[string]int{"a": 10, "b": 3, "c": 1}), CSVSpec{ClientColumn: "client", TargetColumn: "y"})
+	r, err := readString(t, csvFixture(map[string]int{"a": 10, "b": 3, "c": 1}),
+		CSVSpec{ClientColumn: "client", TargetColumn: "y"})
 	require.NoError(t, err)
 	_, err = r.Federate(FederateConfig{TestFraction: 0.2})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `existing client "c" has 1 training row(s) (1 row(s) in all, the first on line 15); a client needs at least 2`)
+	assert.Contains(t, err.Error(),
+		`existing client "c" has 1 training row(s) (1 row(s) in all, the first on line 15); a client needs at least 2`)
 	_, err = r.Federate(FederateConfig{NewClients: []string{"zz"}})
 	assert.ErrorContains(t, err, `new client "zz" is not in d.csv (its clients are "a", "b", "c")`)
 	_, err = r.Federate(FederateConfig{NewClients: []string{"a", "a"}})
@@ -269,12 +286,14 @@ func TestFederateErrors(t *testing.T) {
 	assert.Len(t, f.ExistingRows[1].Train, 1)
 	assert.Len(t, f.ExistingRows[2].Train, 1)
 	// Classification needs two classes.
-	r, err = readString(t, "client,x,y\na,1,cat\na,2,cat\n", CSVSpec{ClientColumn: "client", TargetColumn: "y", Task: Classification})
+	r, err = readString(t, "client,x,y\na,1,cat\na,2,cat\n",
+		CSVSpec{ClientColumn: "client", TargetColumn: "y", Task: Classification})
 	require.NoError(t, err)
 	_, err = r.Federate(FederateConfig{})
 	assert.ErrorContains(t, err, `the target "y" has 1 class(es) "cat"; classification needs at least 2`)
 	// Values beyond float64 arithmetic are refused, not standardised to NaN.
-	r, err = readString(t, "client,x,y\na,1e300,1\na,-1e300,2\nb,1e300,1\nb,1,1\n", CSVSpec{ClientColumn: "client", TargetColumn: "y"})
+	r, err = readString(t, "client,x,y\na,1e300,1\na,-1e300,2\nb,1e300,1\nb,1,1\n",
+		CSVSpec{ClientColumn: "client", TargetColumn: "y"})
 	require.NoError(t, err)
 	_, err = r.Federate(FederateConfig{})
 	assert.ErrorContains(t, err, "too large for float64 arithmetic")

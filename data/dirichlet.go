@@ -73,14 +73,16 @@ func dirichlet(im *Images, cfg DirichletConfig, only int) (*Dataset, error) {
 	K := cfg.Clients + cfg.New
 	pool := im.subset(cfg.MaxImages, cfg.Seed)
 	if len(pool) < K*cfg.MinSamples {
-		return nil, fmt.Errorf("dirichlet: %d images cannot give %d clients %d images each", len(pool), K, cfg.MinSamples)
+		return nil,
+			fmt.Errorf("dirichlet: %d images cannot give %d clients %d images each", len(pool), K, cfg.MinSamples)
 	}
 	byLabel := im.byLabel(pool, cfg.Seed, tagDirLabel)
 	parts := make([][]int, K)
 	var attempt int
 	for attempt = 0; ; attempt++ {
 		if attempt == dirichletAttempts {
-			return nil, fmt.Errorf("dirichlet: in %d draws no partition of %d images over %d clients with α = %g gave every client at least %d images: use fewer clients, a larger α or a smaller MinSamples",
+			return nil, fmt.Errorf("dirichlet: in %d draws no partition of %d images over %d clients with α = %g "+
+				"gave every client at least %d images: use fewer clients, a larger α or a smaller MinSamples",
 				dirichletAttempts, len(pool), K, cfg.Alpha, cfg.MinSamples)
 		}
 		for k := range parts {
@@ -116,9 +118,11 @@ func dirichlet(im *Images, cfg DirichletConfig, only int) (*Dataset, error) {
 		nt := min(max(int(math.Round(cfg.TestFraction*float64(len(idx)))), 1), len(idx)-1)
 		split[k] = part{train: idx[nt:], test: idx[:nt]}
 	}
-	ds := im.datasetOnly(fmt.Sprintf("%s/dirichlet-%g", im.Name, cfg.Alpha), split[:cfg.Clients], split[cfg.Clients:], cfg.Seed, only, cfg.Pixels)
+	ds := im.datasetOnly(fmt.Sprintf("%s/dirichlet-%g", im.Name, cfg.Alpha), split[:cfg.Clients], split[cfg.Clients:],
+		cfg.Seed, only, cfg.Pixels)
 	if attempt > 0 {
-		ds.Notes = append(ds.Notes, fmt.Sprintf("dirichlet: %d partition(s) redrawn because a client had fewer than %d images", attempt, cfg.MinSamples))
+		ds.Notes = append(ds.Notes, fmt.Sprintf(
+			"dirichlet: %d partition(s) redrawn because a client had fewer than %d images", attempt, cfg.MinSamples))
 	}
 	return ds, nil
 }

@@ -118,7 +118,8 @@ func (r *Records) Federate(cfg FederateConfig) (*Federated, error) {
 	}
 	for i, id := range cfg.NewClients {
 		if !known[id] {
-			return nil, fmt.Errorf("new client %q is not in %s (its clients are %s)", id, r.Source, quoteList(r.Clients))
+			return nil,
+				fmt.Errorf("new client %q is not in %s (its clients are %s)", id, r.Source, quoteList(r.Clients))
 		}
 		if slices.Contains(cfg.NewClients[:i], id) {
 			return nil, fmt.Errorf("new client %q is listed twice", id)
@@ -126,7 +127,8 @@ func (r *Records) Federate(cfg FederateConfig) (*Federated, error) {
 		isNew[id] = true
 	}
 	if len(cfg.NewClients) == len(r.Clients) {
-		return nil, fmt.Errorf("every client of %s is a new client: training needs at least one existing client", r.Source)
+		return nil,
+			fmt.Errorf("every client of %s is a new client: training needs at least one existing client", r.Source)
 	}
 	byClient := make([][]int, len(r.Clients))
 	for i, c := range r.Client {
@@ -137,7 +139,8 @@ func (r *Records) Federate(cfg FederateConfig) (*Federated, error) {
 	if r.Task == Classification {
 		ds.Classes = len(r.Classes)
 		if ds.Classes < 2 {
-			return nil, fmt.Errorf("%s: the target %q has %d class(es) %s; classification needs at least 2", r.Source, r.Target, ds.Classes, quoteList(r.Classes))
+			return nil, fmt.Errorf("%s: the target %q has %d class(es) %s; classification needs at least 2", r.Source,
+				r.Target, ds.Classes, quoteList(r.Classes))
 		}
 	}
 	for c, rows := range byClient {
@@ -171,7 +174,8 @@ func (r *Records) Federate(cfg FederateConfig) (*Federated, error) {
 			if isNew[id] {
 				kind = "new"
 			}
-			return nil, fmt.Errorf("%s: %s client %q has %d training row(s) (%d row(s) in all, the first on line %d); a client needs at least %d: add rows, merge it with another, or remove it from the file",
+			return nil, fmt.Errorf("%s: %s client %q has %d training row(s) (%d row(s) in all, the first on line "+
+				"%d); a client needs at least %d: add rows, merge it with another, or remove it from the file",
 				r.Source, kind, id, len(cr.Train), len(rows), r.Line[rows[0]], minTrain)
 		}
 		cd := ClientData{}

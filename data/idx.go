@@ -69,7 +69,8 @@ func ReadIDX(r io.Reader, name string) (*IDX, error) {
 		if err != io.EOF {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return nil, fmt.Errorf("%s: %w: %d bytes, shorter than the 4-byte magic number", name, ErrIDXTruncated, len(head))
+		return nil,
+			fmt.Errorf("%s: %w: %d bytes, shorter than the 4-byte magic number", name, ErrIDXTruncated, len(head))
 	}
 	var src io.Reader = br
 	if head[0] == 0x1f && head[1] == 0x8b {
@@ -93,13 +94,16 @@ func readIDX(r io.Reader) (*IDX, error) {
 		return nil, readErr(err, fmt.Sprintf("%d bytes, shorter than the 4-byte magic number", n))
 	}
 	if magic[0] != 0 || magic[1] != 0 {
-		return nil, fmt.Errorf("%w: magic number 0x%08x does not start with two zero bytes", ErrIDXMagic, binary.BigEndian.Uint32(magic[:]))
+		return nil, fmt.Errorf("%w: magic number 0x%08x does not start with two zero bytes", ErrIDXMagic,
+			binary.BigEndian.Uint32(magic[:]))
 	}
 	if magic[2] != idxTypeUint8 {
 		if t, ok := idxTypeNames[magic[2]]; ok {
-			return nil, fmt.Errorf("%w: element type 0x%02x (%s) is not supported, only unsigned bytes (0x08)", ErrIDXMagic, magic[2], t)
+			return nil, fmt.Errorf("%w: element type 0x%02x (%s) is not supported, only unsigned bytes (0x08)",
+				ErrIDXMagic, magic[2], t)
 		}
-		return nil, fmt.Errorf("%w: unknown element type 0x%02x in magic number 0x%08x", ErrIDXMagic, magic[2], binary.BigEndian.Uint32(magic[:]))
+		return nil, fmt.Errorf("%w: unknown element type 0x%02x in magic number 0x%08x", ErrIDXMagic, magic[2],
+			binary.BigEndian.Uint32(magic[:]))
 	}
 	nd := int(magic[3])
 	if nd < 1 || nd > MaxIDXDims {
@@ -107,7 +111,8 @@ func readIDX(r io.Reader) (*IDX, error) {
 	}
 	raw := make([]byte, 4*nd)
 	if n, err := io.ReadFull(r, raw); err != nil {
-		return nil, readErr(err, fmt.Sprintf("header declares %d dimensions but holds only %d of their %d bytes", nd, n, len(raw)))
+		return nil, readErr(err,
+			fmt.Sprintf("header declares %d dimensions but holds only %d of their %d bytes", nd, n, len(raw)))
 	}
 	dims := make([]int, nd)
 	total := 1
@@ -117,7 +122,8 @@ func readIDX(r io.Reader) (*IDX, error) {
 			return nil, fmt.Errorf("%w: dimension %d is 0 (dims %v)", ErrIDXDims, i, headerDims(raw))
 		}
 		if uint64(total)*uint64(d) > MaxIDXElements {
-			return nil, fmt.Errorf("%w: dims %v hold more than %d elements", ErrIDXDims, headerDims(raw), MaxIDXElements)
+			return nil,
+				fmt.Errorf("%w: dims %v hold more than %d elements", ErrIDXDims, headerDims(raw), MaxIDXElements)
 		}
 		dims[i] = int(d)
 		total *= int(d)
@@ -131,7 +137,8 @@ func readIDX(r io.Reader) (*IDX, error) {
 	}
 	switch {
 	case n < int64(total):
-		return nil, fmt.Errorf("%w: dims %v declare %d bytes of data, the file holds %d", ErrIDXTruncated, dims, total, n)
+		return nil,
+			fmt.Errorf("%w: dims %v declare %d bytes of data, the file holds %d", ErrIDXTruncated, dims, total, n)
 	case n > int64(total):
 		return nil, fmt.Errorf("%w: dims %v declare %d bytes of data, the file holds more", ErrIDXTrailing, dims, total)
 	}

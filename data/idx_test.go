@@ -168,7 +168,8 @@ func TestReadIDXFileMissing(t *testing.T) {
 
 // writeImages writes an IDX image file of n rows×cols images (pixel j of
 // image i is i+j mod 256) and a label file, raw or gzipped.
-func writeImages(t testing.TB, dir, imgName, labName string, n, rows, cols int, labels []byte, gz bool) (string, string) {
+func writeImages(t testing.TB, dir, imgName, labName string, n, rows, cols int, labels []byte,
+	gz bool) (string, string) {
 	t.Helper()
 	px := make([]byte, n*rows*cols)
 	for i := range n {
@@ -192,7 +193,8 @@ func TestLoadIDXImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if im.N() != 5 || im.Rows != 3 || im.Cols != 2 || im.D() != 6 || im.Classes != 3 || !bytes.Equal(im.Labels, labels) {
+	if im.N() != 5 || im.Rows != 3 || im.Cols != 2 || im.D() != 6 || im.Classes != 3 ||
+		!bytes.Equal(im.Labels, labels) {
 		t.Fatalf("got %+v", im)
 	}
 	if im.Pixels[4*6+5] != 9 {
@@ -205,14 +207,16 @@ func TestLoadIDXImages(t *testing.T) {
 	// Count mismatch names both files.
 	ip2, lp2 := writeImages(t, dir, "img2", "lab2", 5, 3, 2, labels[:4], false)
 	_, err = LoadIDXImages(ip2, lp2, 3)
-	if err == nil || !strings.Contains(err.Error(), ip2) || !strings.Contains(err.Error(), lp2) || !strings.Contains(err.Error(), "5 images but") {
+	if err == nil || !strings.Contains(err.Error(), ip2) || !strings.Contains(err.Error(), lp2) ||
+		!strings.Contains(err.Error(), "5 images but") {
 		t.Fatalf("mismatched counts: %v", err)
 	}
 	// Files swapped: dimensions are checked per role.
 	if _, err := LoadIDXImages(lp, ip, 3); !errors.Is(err, ErrIDXDims) || !strings.Contains(err.Error(), lp) {
 		t.Fatalf("labels as images: %v", err)
 	}
-	if _, err := LoadIDXImages(ip, ip, 3); !errors.Is(err, ErrIDXDims) || !strings.Contains(err.Error(), "a label file has 1") {
+	if _, err := LoadIDXImages(ip, ip, 3); !errors.Is(err, ErrIDXDims) ||
+		!strings.Contains(err.Error(), "a label file has 1") {
 		t.Fatalf("images as labels: %v", err)
 	}
 }

@@ -28,14 +28,16 @@ type IIDConfig struct {
 // draws from the same D.
 func IID(im *Images, cfg IIDConfig) (*Dataset, error) {
 	if cfg.Clients < 1 || cfg.Train < 1 || cfg.Test < 0 {
-		return nil, fmt.Errorf("iid: need ≥ 1 client and training image, ≥ 0 test images; got %d clients, %d + %d images", cfg.Clients, cfg.Train, cfg.Test)
+		return nil, fmt.Errorf("iid: need ≥ 1 client and training image, ≥ 0 test images; got %d clients, %d + %d "+
+			"images", cfg.Clients, cfg.Train, cfg.Test)
 	}
 	if err := im.Validate(); err != nil {
 		return nil, err
 	}
 	per := cfg.Train + cfg.Test
 	if need := float64(cfg.Clients) * float64(per); need > float64(im.N()) {
-		return nil, fmt.Errorf("iid: %d clients × (%d + %d) images = %.0f, the pool %s has %d", cfg.Clients, cfg.Train, cfg.Test, need, im.Name, im.N())
+		return nil, fmt.Errorf("iid: %d clients × (%d + %d) images = %.0f, the pool %s has %d", cfg.Clients, cfg.Train,
+			cfg.Test, need, im.Name, im.N())
 	}
 	all := make([]int, im.N())
 	for i := range all {
@@ -48,7 +50,8 @@ func IID(im *Images, cfg IIDConfig) (*Dataset, error) {
 		blk := all[k*per : (k+1)*per : (k+1)*per]
 		parts[k] = part{train: slices.Clone(blk[:cfg.Train]), test: slices.Clone(blk[cfg.Train:])}
 	}
-	return im.dataset(fmt.Sprintf("%s/iid-%dx%d+%d", im.Name, cfg.Clients, cfg.Train, cfg.Test), parts, nil, cfg.Seed), nil
+	return im.dataset(fmt.Sprintf("%s/iid-%dx%d+%d", im.Name, cfg.Clients, cfg.Train, cfg.Test), parts, nil, cfg.Seed),
+		nil
 }
 
 // ShardsConfig configures the label-sorted shards split (McMahan et al.'s
@@ -81,18 +84,21 @@ func Shards(im *Images, cfg ShardsConfig) (*Dataset, error) {
 	}
 	switch {
 	case cfg.Clients < 1 || cfg.ShardSize < 1 || cfg.ShardsPerClient < 1:
-		return nil, fmt.Errorf("shards: need ≥ 1 client, shard size and shard per client; got %d, %d, %d", cfg.Clients, cfg.ShardSize, cfg.ShardsPerClient)
+		return nil, fmt.Errorf("shards: need ≥ 1 client, shard size and shard per client; got %d, %d, %d", cfg.Clients,
+			cfg.ShardSize, cfg.ShardsPerClient)
 	case !(cfg.TestFraction > 0 && cfg.TestFraction < 1):
 		return nil, fmt.Errorf("shards: test fraction must lie in (0, 1), got %v", cfg.TestFraction)
 	case cfg.ShardSize*cfg.ShardsPerClient < 2:
-		return nil, fmt.Errorf("shards: a client needs ≥ 2 images (one training, one test), got %d", cfg.ShardSize*cfg.ShardsPerClient)
+		return nil, fmt.Errorf("shards: a client needs ≥ 2 images (one training, one test), got %d",
+			cfg.ShardSize*cfg.ShardsPerClient)
 	}
 	if err := im.Validate(); err != nil {
 		return nil, err
 	}
 	nShards := cfg.Clients * cfg.ShardsPerClient
 	if need := float64(nShards) * float64(cfg.ShardSize); need > float64(im.N()) {
-		return nil, fmt.Errorf("shards: %d clients × %d shards × %d images = %.0f, the pool %s has %d", cfg.Clients, cfg.ShardsPerClient, cfg.ShardSize, need, im.Name, im.N())
+		return nil, fmt.Errorf("shards: %d clients × %d shards × %d images = %.0f, the pool %s has %d", cfg.Clients,
+			cfg.ShardsPerClient, cfg.ShardSize, need, im.Name, im.N())
 	}
 	all := make([]int, im.N())
 	for i := range all {

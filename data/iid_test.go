@@ -66,7 +66,8 @@ func TestShardsSplit(t *testing.T) {
 			t.Errorf("client %d holds %d labels %v", k, len(labels), labels)
 		}
 	}
-	for _, c := range []ShardsConfig{{Clients: 0}, {Clients: 1, TestFraction: 1}, {Clients: 3, ShardSize: 200}, {Clients: 1, ShardSize: 1, ShardsPerClient: 1}} {
+	for _, c := range []ShardsConfig{{Clients: 0}, {Clients: 1, TestFraction: 1}, {Clients: 3, ShardSize: 200},
+		{Clients: 1, ShardSize: 1, ShardsPerClient: 1}} {
 		if _, err := Shards(im, c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
@@ -76,8 +77,12 @@ func TestShardsSplit(t *testing.T) {
 func TestIIDShardsDeterministic(t *testing.T) {
 	im := synthImages(uniform(10, 80))
 	for name, split := range map[string]func(uint64) (*Dataset, error){
-		"iid":    func(s uint64) (*Dataset, error) { return IID(im, IIDConfig{Clients: 7, Train: 50, Test: 10, Seed: s}) },
-		"shards": func(s uint64) (*Dataset, error) { return Shards(im, ShardsConfig{Clients: 7, ShardSize: 40, Seed: s}) },
+		"iid": func(s uint64) (*Dataset, error) {
+			return IID(im, IIDConfig{Clients: 7, Train: 50, Test: 10, Seed: s})
+		},
+		"shards": func(s uint64) (*Dataset, error) {
+			return Shards(im, ShardsConfig{Clients: 7, ShardSize: 40, Seed: s})
+		},
 	} {
 		prev := runtime.GOMAXPROCS(1)
 		a, err1 := split(7)

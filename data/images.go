@@ -58,15 +58,19 @@ func LoadIDXImages(imagesPath, labelsPath string, classes int) (*Images, error) 
 		return nil, err
 	}
 	if len(img.Dims) != 3 {
-		return nil, fmt.Errorf("%s: %w: %d dimensions %v, an image file has 3 (images × rows × cols)", imagesPath, ErrIDXDims, len(img.Dims), img.Dims)
+		return nil, fmt.Errorf("%s: %w: %d dimensions %v, an image file has 3 (images × rows × cols)", imagesPath,
+			ErrIDXDims, len(img.Dims), img.Dims)
 	}
 	if len(lab.Dims) != 1 {
-		return nil, fmt.Errorf("%s: %w: %d dimensions %v, a label file has 1", labelsPath, ErrIDXDims, len(lab.Dims), lab.Dims)
+		return nil,
+			fmt.Errorf("%s: %w: %d dimensions %v, a label file has 1", labelsPath, ErrIDXDims, len(lab.Dims), lab.Dims)
 	}
 	if img.Dims[0] != lab.Dims[0] {
-		return nil, fmt.Errorf("%s holds %d images but %s holds %d labels", imagesPath, img.Dims[0], labelsPath, lab.Dims[0])
+		return nil,
+			fmt.Errorf("%s holds %d images but %s holds %d labels", imagesPath, img.Dims[0], labelsPath, lab.Dims[0])
 	}
-	im := &Images{Name: imagesPath, Rows: img.Dims[1], Cols: img.Dims[2], Classes: classes, Pixels: img.Data, Labels: lab.Data}
+	im := &Images{Name: imagesPath, Rows: img.Dims[1], Cols: img.Dims[2], Classes: classes, Pixels: img.Data,
+		Labels: lab.Data}
 	for i, l := range im.Labels {
 		if int(l) >= classes {
 			return nil, fmt.Errorf("%s: label %d of image %d is not a class 0..%d", labelsPath, l, i, classes-1)
@@ -122,7 +126,8 @@ func FashionMNIST(dir string) (*Images, error) {
 	for i, f := range fashionFiles {
 		path[i] = filepath.Join(dir, f)
 		if _, err := os.Stat(path[i]); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("fashion-mnist: %s is missing: install it with 'apt-get install %s', or point --data-dir or %s at a directory holding %v: %w",
+			return nil, fmt.Errorf("fashion-mnist: %s is missing: install it with 'apt-get install %s', or point "+
+				"--data-dir or %s at a directory holding %v: %w",
 				path[i], FashionMNISTPackage, DataDirEnv, fashionFiles, err)
 		}
 	}

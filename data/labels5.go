@@ -78,12 +78,14 @@ func labels5(im *Images, cfg Labels5Config, only int) (*Dataset, error) {
 	if cfg.MaxImages > 0 {
 		nominal := (C + cfg.New) * labels5PerClient * (train + test)
 		if min1 := (C + cfg.New) * labels5PerClient * 2; min1 > cfg.MaxImages {
-			return nil, fmt.Errorf("labels5: MaxImages %d is below the %d images of one training and one test image per label per client", cfg.MaxImages, min1)
+			return nil, fmt.Errorf("labels5: MaxImages %d is below the %d images of one training and one test image "+
+				"per label per client", cfg.MaxImages, min1)
 		}
 		if nominal > cfg.MaxImages {
 			f := float64(cfg.MaxImages) / float64(nominal)
 			tr, te := max(1, int(float64(train)*f)), max(1, int(float64(test)*f))
-			notes = append(notes, fmt.Sprintf("labels5: at most %d images: %d training + %d test images per label per client instead of %d + %d", cfg.MaxImages, tr, te, train, test))
+			notes = append(notes, fmt.Sprintf("labels5: at most %d images: %d training + %d test images per label "+
+				"per client instead of %d + %d", cfg.MaxImages, tr, te, train, test))
 			train, test = tr, te
 		}
 	}
@@ -92,7 +94,8 @@ func labels5(im *Images, cfg Labels5Config, only int) (*Dataset, error) {
 	need := labels5PerClient * (train + test)
 	for l, idx := range byLabel {
 		if len(idx) < need {
-			return nil, fmt.Errorf("labels5: label %d has %d images, its %d existing clients need %d × (%d + %d) = %d", l, len(idx), labels5PerClient, labels5PerClient, train, test, need)
+			return nil, fmt.Errorf("labels5: label %d has %d images, its %d existing clients need %d × (%d + %d) = %d",
+				l, len(idx), labels5PerClient, labels5PerClient, train, test, need)
 		}
 	}
 	take := func(l, n int) []int {
@@ -131,7 +134,8 @@ func labels5(im *Images, cfg Labels5Config, only int) (*Dataset, error) {
 			continue
 		}
 		if q < 2 {
-			return nil, fmt.Errorf("labels5: label %d has %d images left for %d new clients, fewer than 1 training + 1 test image each", l, left, holders[l])
+			return nil, fmt.Errorf("labels5: label %d has %d images left for %d new clients, fewer than 1 training + "+
+				"1 test image each", l, left, holders[l])
 		}
 		tr := min(max(int(math.Round(float64(q)*float64(train)/float64(train+test))), 1), q-1)
 		shareTrain[l], shareTest[l] = tr, q-tr
@@ -142,7 +146,9 @@ func labels5(im *Images, cfg Labels5Config, only int) (*Dataset, error) {
 		short[k] = append(short[k], l)
 	}
 	for _, k := range shortKeys {
-		notes = append(notes, fmt.Sprintf("labels5: new clients get fewer images than the split asks for: labels %v have %d images left for %d new client(s) each: %d training + %d test images per label per client instead of %d + %d",
+		notes = append(notes, fmt.Sprintf("labels5: new clients get fewer images than the split asks for: labels %v "+
+			"have %d images left for %d new client(s) each: %d training + %d test images per label per client "+
+			"instead of %d + %d",
 			short[k], k[0], k[1], k[2], k[3], train, test))
 	}
 	newParts := make([]part, cfg.New)

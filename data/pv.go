@@ -220,7 +220,8 @@ func (h pvHouse) simulate(w *pvWeather, rng *rand.Rand) pvSeries {
 		cover := logistic(cloudScale*(w.cloudZ[t]+0.25*local) + cloudShift)
 		ghi := ClearSkyGHI(sun.Zenith) * CloudAttenuation(cover)
 		dni, dhi := ErbsSplit(ghi, sun.Zenith, w.doy[t])
-		blocked := h.obsHeight > 0 && sun.Elevation < h.obsHeight && math.Abs(angleDiff(sun.Azimuth, h.obsAz)) < h.obsWidth/2
+		blocked := h.obsHeight > 0 && sun.Elevation < h.obsHeight &&
+			math.Abs(angleDiff(sun.Azimuth, h.obsAz)) < h.obsWidth/2
 		poa := PlaneOfArray(sun, h.tilt, h.azimuth, dni, dhi, ghi, blocked)
 		cell := s.temp[t] + poa/(25+6.84*s.wind[t]) // Faiman
 		dc := h.kWp * poa / 1000 * (1 + h.gamma*(cell-25)) * h.losses
@@ -353,8 +354,10 @@ func PV(cfg PVConfig) (*Dataset, error) {
 	}
 	trainS, testS := make([]pvSeries, nh), make([]pvSeries, nh)
 	for i, h := range houses {
-		trainS[i] = h.simulate(trainW, rand.New(rand.NewPCG(cfg.Seed, StreamID(0x70766e6f697365, uint64(cfg.Year), uint64(i)))))
-		testS[i] = h.simulate(testW, rand.New(rand.NewPCG(cfg.Seed, StreamID(0x70766e6f697365, uint64(cfg.Year+1), uint64(i)))))
+		trainS[i] = h.simulate(trainW,
+			rand.New(rand.NewPCG(cfg.Seed, StreamID(0x70766e6f697365, uint64(cfg.Year), uint64(i)))))
+		testS[i] = h.simulate(testW,
+			rand.New(rand.NewPCG(cfg.Seed, StreamID(0x70766e6f697365, uint64(cfg.Year+1), uint64(i)))))
 	}
 	from, to := pvWindow(cfg.Train)
 	// Lags from the existing houses' training windows (with two weeks of
@@ -371,7 +374,8 @@ func PV(cfg PVConfig) (*Dataset, error) {
 	for i := 0; i < nh; i++ {
 		x, y := pvRows(trainW, trainS[i], lags, cfg.Date, from, to, cfg.MinElevation)
 		if len(y) < cfg.Train {
-			return nil, fmt.Errorf("pv: house %d has only %d daylight hours above %g° in the training window, fewer than the %d samples asked for", i, len(y), cfg.MinElevation, cfg.Train)
+			return nil, fmt.Errorf("pv: house %d has only %d daylight hours above %g° in the training window, fewer "+
+				"than the %d samples asked for", i, len(y), cfg.MinElevation, cfg.Train)
 		}
 		x, y = subsampleRows(x, y, d, cfg.Train, rand.New(rand.NewPCG(cfg.Seed, StreamID(0x70767375620a, uint64(i)))))
 		xt, yt := pvRows(testW, testS[i], lags, cfg.Date, june1, aug1, cfg.MinElevation)
@@ -385,9 +389,13 @@ func PV(cfg PVConfig) (*Dataset, error) {
 	}
 	ds.YStd = 1
 	ds.Notes = append(ds.Notes,
-		fmt.Sprintf("simulated PV (no PVGIS data here): Lausanne, training window %s–%s %d, test June–July %d, rows with the Sun above %g°", trainW.start.Add(time.Duration(from)*time.Hour).Format("Jan 2"), trainW.start.Add(time.Duration(to-1)*time.Hour).Format("Jan 2"), cfg.Year, cfg.Year+1, cfg.MinElevation),
-		fmt.Sprintf("features: %s; auto-regressive lags chosen by the largest PACF of the existing houses' training series within two weeks", strings.Join(names, ", ")),
-		"each house's features and target standardised with its own training statistics; test features clipped to the house's training range first, then standardised the same way")
+		fmt.Sprintf("simulated PV (no PVGIS data here): Lausanne, training window %s–%s %d, test June–July %d, rows "+
+			"with the Sun above %g°", trainW.start.Add(time.Duration(from)*time.Hour).Format("Jan 2"), trainW.start.Add(
+			time.Duration(to-1)*time.Hour).Format("Jan 2"), cfg.Year, cfg.Year+1, cfg.MinElevation),
+		fmt.Sprintf("features: %s; auto-regressive lags chosen by the largest PACF of the existing houses' training "+
+			"series within two weeks", strings.Join(names, ", ")),
+		"each house's features and target standardised with its own training statistics; test features clipped to "+
+			"the house's training range first, then standardised the same way")
 	return ds, nil
 }
 

@@ -32,7 +32,8 @@ func SunPosition(t time.Time, lat, lon, p, temp float64) SolarPosition {
 	l0 := math.Mod(280.46646+T*(36000.76983+T*0.0003032), 360)
 	m := 357.52911 + T*(35999.05029-0.0001537*T)
 	e := 0.016708634 - T*(0.000042037+0.0000001267*T)
-	c := math.Sin(m*deg)*(1.914602-T*(0.004817+0.000014*T)) + math.Sin(2*m*deg)*(0.019993-0.000101*T) + math.Sin(3*m*deg)*0.000289
+	c := math.Sin(m*deg)*(1.914602-T*(0.004817+0.000014*T)) + math.Sin(2*m*deg)*(0.019993-0.000101*T) +
+		math.Sin(3*m*deg)*0.000289
 	trueLong := l0 + c
 	omega := 125.04 - 1934.136*T
 	appLong := trueLong - 0.00569 - 0.00478*math.Sin(omega*deg)
@@ -55,13 +56,15 @@ func SunPosition(t time.Time, lat, lon, p, temp float64) SolarPosition {
 	cosZ = math.Max(-1, math.Min(1, cosZ))
 	zen := math.Acos(cosZ) / deg
 	// Azimuth from north, clockwise (atan2 form, well defined at all angles).
-	az := math.Atan2(math.Sin(ha*deg), math.Cos(ha*deg)*math.Sin(lat*deg)-math.Tan(decl*deg)*math.Cos(lat*deg))/deg + 180
+	az := math.Atan2(math.Sin(ha*deg), math.Cos(ha*deg)*math.Sin(lat*deg)-math.Tan(decl*deg)*math.Cos(lat*deg))/deg +
+		180
 	el := 90 - zen
 	// SPA refraction, applied while the Sun is above −(0.26667 + 0.5667)°.
 	if el >= -0.8333 {
 		el += p / 1010 * 283 / (273 + temp) * 1.02 / (60 * math.Tan((el+10.3/(el+5.11))*deg))
 	}
-	return SolarPosition{Zenith: 90 - el, Azimuth: math.Mod(az, 360), Elevation: el, Declination: decl, EquationOfTime: eot}
+	return SolarPosition{Zenith: 90 - el, Azimuth: math.Mod(az, 360), Elevation: el, Declination: decl,
+		EquationOfTime: eot}
 }
 
 // ExtraterrestrialNormal is the normal irradiance at the top of the

@@ -44,16 +44,19 @@ func TestSunPositionLausanneSolstice(t *testing.T) {
 		}
 	}
 	if math.Abs(best.Elevation-66.93) > 0.05 || math.Abs(best.Azimuth-180) > 1 {
-		t.Errorf("solstice noon: elevation %.3f° azimuth %.2f°, want about 66.93° and 180°", best.Elevation, best.Azimuth)
+		t.Errorf("solstice noon: elevation %.3f° azimuth %.2f°, want about 66.93° and 180°", best.Elevation,
+			best.Azimuth)
 	}
 	if h, m := bestAt.Hour(), bestAt.Minute(); h != 11 || m < 33 || m > 37 {
 		t.Errorf("solar noon at %02d:%02d UTC, want about 11:35", h, m)
 	}
 	// Morning sun in the east, evening sun in the west.
-	if p := SunPosition(time.Date(2018, 6, 21, 6, 0, 0, 0, time.UTC), 46.52, 6.63, 1013, 15); p.Azimuth < 60 || p.Azimuth > 110 {
+	if p := SunPosition(time.Date(2018, 6, 21, 6, 0, 0, 0, time.UTC), 46.52, 6.63, 1013, 15); p.Azimuth < 60 ||
+		p.Azimuth > 110 {
 		t.Errorf("06:00 UTC azimuth %.1f°, want east", p.Azimuth)
 	}
-	if p := SunPosition(time.Date(2018, 6, 21, 17, 0, 0, 0, time.UTC), 46.52, 6.63, 1013, 15); p.Azimuth < 250 || p.Azimuth > 300 {
+	if p := SunPosition(time.Date(2018, 6, 21, 17, 0, 0, 0, time.UTC), 46.52, 6.63, 1013, 15); p.Azimuth < 250 ||
+		p.Azimuth > 300 {
 		t.Errorf("17:00 UTC azimuth %.1f°, want west", p.Azimuth)
 	}
 }
@@ -89,7 +92,8 @@ func TestIrradianceModels(t *testing.T) {
 	if aoi := AngleOfIncidence(sun, 30, 180); math.Abs(aoi) > 1e-6 {
 		t.Errorf("angle of incidence %v, want 0", aoi)
 	}
-	if poa := PlaneOfArray(sun, 0, 180, 800, 100, 800*math.Cos(30*deg)+100, false); math.Abs(poa-(800*math.Cos(30*deg)+100)) > 1e-9 {
+	if poa := PlaneOfArray(sun, 0, 180, 800, 100, 800*math.Cos(30*deg)+100, false); math.Abs(
+		poa-(800*math.Cos(30*deg)+100)) > 1e-9 {
 		t.Errorf("horizontal plane POA %v, want GHI", poa)
 	}
 }

@@ -127,7 +127,8 @@ func (im *Images) datasetOnly(name string, existing, newParts []part, seed uint6
 // datasetOnly with only = i) and returns client i.
 func existingClient(ds *Dataset, i int, split string) (*ClientData, error) {
 	if i < 0 || i >= len(ds.Existing) {
-		return nil, fmt.Errorf("%s: client %d: the split has %d existing clients (0 to %d)", split, i, len(ds.Existing), len(ds.Existing)-1)
+		return nil, fmt.Errorf("%s: client %d: the split has %d existing clients (0 to %d)", split, i, len(ds.Existing),
+			len(ds.Existing)-1)
 	}
 	return &ds.Existing[i], nil
 }

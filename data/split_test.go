@@ -81,7 +81,8 @@ func clientSources(t *testing.T, im *Images, ds *Dataset) (existing, newc [][2][
 			te := source(t, im, group[c].XTest, group[c].YTest)
 			for k, idx := range [][]int{tr, te} {
 				for _, i := range idx {
-					where := [2]string{"existing", "new"}[g] + " client " + string(rune('0'+c)) + [2]string{" train", " test"}[k]
+					where := [2]string{"existing", "new"}[g] + " client " + string(rune('0'+c)) +
+						[2]string{" train", " test"}[k]
 					if prev, ok := used[i]; ok {
 						t.Fatalf("image %d in %s and in %s", i, prev, where)
 					}
@@ -181,7 +182,8 @@ func TestLabels5NewClientsShortOfImages(t *testing.T) {
 			t.Errorf("new client %d: %d test images, want 15", j, got)
 		}
 	}
-	if len(ds.Notes) != 1 || !strings.Contains(ds.Notes[0], "2 training + 3 test images per label per client instead of 4 + 6") ||
+	if len(ds.Notes) != 1 ||
+		!strings.Contains(ds.Notes[0], "2 training + 3 test images per label per client instead of 4 + 6") ||
 		!strings.Contains(ds.Notes[0], "[0 1 2 3 4 5 6 7 8 9]") {
 		t.Fatalf("notes %q", ds.Notes)
 	}
@@ -191,11 +193,13 @@ func TestLabels5NewClientsShortOfImages(t *testing.T) {
 		per[l] = 100
 	}
 	ds, err = Labels5(synthImages(per), Labels5Config{Train: 4, Test: 6, New: 4, Seed: 1})
-	if err != nil || len(ds.Notes) != 1 || !strings.Contains(ds.Notes[0], "labels [0 1 2 3 4] have 10 images left for 2 new client(s)") {
+	if err != nil || len(ds.Notes) != 1 ||
+		!strings.Contains(ds.Notes[0], "labels [0 1 2 3 4] have 10 images left for 2 new client(s)") {
 		t.Fatalf("uneven pool: %v %q", err, ds.Notes)
 	}
 	// 12 new clients: 6 share each label's 10 images.
-	if _, err := Labels5(im, Labels5Config{Train: 4, Test: 6, New: 12, Seed: 1}); err == nil || !strings.Contains(err.Error(), "10 images left for 6 new clients") {
+	if _, err := Labels5(im, Labels5Config{Train: 4, Test: 6, New: 12, Seed: 1}); err == nil ||
+		!strings.Contains(err.Error(), "10 images left for 6 new clients") {
 		t.Fatalf("12 new clients: %v", err)
 	}
 }
@@ -208,7 +212,8 @@ func TestLabels5Presets(t *testing.T) {
 	}
 	// small needs 5 × 1000 images of each label.
 	_, err := Labels5(synthImages(uniform(10, 4999)), Labels5Config{Split: "small"})
-	if err == nil || !strings.Contains(err.Error(), "label 0 has 4999 images, its 5 existing clients need 5 × (50 + 950) = 5000") {
+	if err == nil ||
+		!strings.Contains(err.Error(), "label 0 has 4999 images, its 5 existing clients need 5 × (50 + 950) = 5000") {
 		t.Fatalf("%v", err)
 	}
 	// With a cap the protocol is scaled down: (10+2)·5·1000 = 60000
@@ -385,7 +390,8 @@ func TestDirichletRedrawsAndLimits(t *testing.T) {
 				t.Fatalf("seed %d: client with %d images", s, n)
 			}
 		}
-		redrawn = len(ds.Notes) == 1 && strings.Contains(ds.Notes[0], "redrawn because a client had fewer than 10 images")
+		redrawn = len(ds.Notes) == 1 &&
+			strings.Contains(ds.Notes[0], "redrawn because a client had fewer than 10 images")
 	}
 	if !redrawn {
 		t.Fatal("no seed needed a redraw: the test does not exercise the rule")
@@ -489,7 +495,8 @@ func TestSplitClientAlone(t *testing.T) {
 	}
 	same := func(name string, i int, a, b *ClientData) {
 		eq := func(x, y []float64) bool {
-			return len(x) == len(y) && slices.EqualFunc(x, y, func(u, v float64) bool { return math.Float64bits(u) == math.Float64bits(v) })
+			return len(x) == len(y) &&
+				slices.EqualFunc(x, y, func(u, v float64) bool { return math.Float64bits(u) == math.Float64bits(v) })
 		}
 		if !eq(a.X, b.X) || !eq(a.Y, b.Y) || !eq(a.XTest, b.XTest) || !eq(a.YTest, b.YTest) || len(a.Y) == 0 {
 			t.Errorf("%s client %d alone differs from the whole split's (%d vs %d rows)", name, i, len(a.Y), len(b.Y))
@@ -556,12 +563,14 @@ func TestPixelScales(t *testing.T) {
 				} {
 					u, s, d := xs[0], xs[1], xs[2]
 					if len(u) == 0 || len(u) != len(s) || !slices.Equal(u, d) {
-						t.Fatalf("%s group %d client %d set %d: %d unit, %d symmetric values; default equals unit: %v", name, g, c, k, len(u), len(s), slices.Equal(u, d))
+						t.Fatalf("%s group %d client %d set %d: %d unit, %d symmetric values; default equals unit: %v",
+							name, g, c, k, len(u), len(s), slices.Equal(u, d))
 					}
 					for j := range u {
 						p := math.Round(u[j] * 255)
 						if u[j] != p/255 || s[j] != (2*p-255)/255 {
-							t.Fatalf("%s group %d client %d set %d value %d: unit %v, symmetric %v (pixel %v)", name, g, c, k, j, u[j], s[j], p)
+							t.Fatalf("%s group %d client %d set %d value %d: unit %v, symmetric %v (pixel %v)", name, g,
+								c, k, j, u[j], s[j], p)
 						}
 						lo, hi = min(lo, s[j]), max(hi, s[j])
 					}
@@ -571,7 +580,8 @@ func TestPixelScales(t *testing.T) {
 		if !(lo >= -1 && hi <= 1 && lo < 0) {
 			t.Errorf("%s: symmetric pixels span [%v, %v], want inside [−1, 1] with negatives", name, lo, hi)
 		}
-		if _, err := b("centred"); err == nil || !strings.Contains(err.Error(), `"centred"`) || !strings.Contains(err.Error(), name) {
+		if _, err := b("centred"); err == nil || !strings.Contains(err.Error(), `"centred"`) ||
+			!strings.Contains(err.Error(), name) {
 			t.Errorf("%s: unknown pixel scale: err %v, want one naming the split and the scale", name, err)
 		}
 	}

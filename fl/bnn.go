@@ -99,7 +99,8 @@ func (c *bnnClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ra
 		return 0, fmt.Errorf("bnn client: particles of dimension %d, model has dφ = %d", dphi, c.model.Dim())
 	}
 	if len(particles) != k*dphi || len(grad) != k*dphi {
-		return 0, fmt.Errorf("bnn client: %d particle and %d gradient values for k×dφ = %d×%d", len(particles), len(grad), k, dphi)
+		return 0, fmt.Errorf("bnn client: %d particle and %d gradient values for k×dφ = %d×%d", len(particles),
+			len(grad), k, dphi)
 	}
 	e, err := c.model.estimator()
 	if err != nil {
@@ -134,7 +135,8 @@ const tagBNNPosterior = 0x626e6e706f7374
 // inference draws from the stream (seed, "bnnpost", group, i), and clients
 // are spread over the cores with one single-threaded predictor per worker,
 // so the result depends on neither the number of workers nor GOMAXPROCS.
-func (b *BNNModel) PredictGroup(particles []float64, clients []data.ClientData, seed uint64, group uint64) ([]ClassPrediction, error) {
+func (b *BNNModel) PredictGroup(particles []float64, clients []data.ClientData, seed uint64,
+	group uint64) ([]ClassPrediction, error) {
 	return b.predictGroup(particles, clients, seed, group, personalisationData, nil)
 }
 
@@ -143,7 +145,8 @@ func personalisationData(c *data.ClientData) (x, y []float64) { return c.Persona
 
 // predictGroup with the conditioning data chosen by condition(c); done, if
 // set, is called after each client (from the workers, concurrently).
-func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, seed, group uint64, condition func(c *data.ClientData) (x, y []float64), done func()) ([]ClassPrediction, error) {
+func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, seed, group uint64,
+	condition func(c *data.ClientData) (x, y []float64), done func()) ([]ClassPrediction, error) {
 	preds := make([]ClassPrediction, len(clients))
 	workers := 0 // GOMAXPROCS
 	if b.Threads > 1 {

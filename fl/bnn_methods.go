@@ -21,7 +21,8 @@ import (
 // log-variance units and needs no scaling.
 func BNNHyperPrior(m lml.BNN, sigmaMu, sigmaOmega float64) (*svgd.Gaussian, error) {
 	if !(sigmaMu > 0) || !(sigmaOmega > 0) || math.IsInf(sigmaMu, 0) || math.IsInf(sigmaOmega, 0) {
-		return nil, fmt.Errorf("bnn hyper-prior: stds σ_μ = %v and σ_ω = %v must be positive and finite", sigmaMu, sigmaOmega)
+		return nil,
+			fmt.Errorf("bnn hyper-prior: stds σ_μ = %v and σ_ω = %v must be positive and finite", sigmaMu, sigmaOmega)
 	}
 	mean := m.HyperPriorMean()
 	nw := m.NumWeights()
@@ -93,10 +94,12 @@ const (
 // Defaults of the BNN harness (docs/math.md: how they were chosen).
 func DefaultBNNOptions() BNNOptions {
 	return BNNOptions{
-		Server:     Config{K: 3, Rounds: DefaultBNNRounds, ClientsPerRound: 10, Batch: 64, LR: DefaultBNNServerLR, Optimizer: "adam", Tau: 0.5},
+		Server: Config{K: 3, Rounds: DefaultBNNRounds, ClientsPerRound: 10, Batch: 64, LR: DefaultBNNServerLR,
+			Optimizer: "adam", Tau: 0.5},
 		SigmaMu:    DefaultBNNSigmaMu,
 		SigmaOmega: 1,
-		Bounds:     BNNBoundOptions{Loss: lml.Loss{Kind: lml.ClippedNLL, PMin: 0.01}, Delta: 0.05, PriorSamples: 20, WeightDraws: 10},
+		Bounds: BNNBoundOptions{Loss: lml.Loss{Kind: lml.ClippedNLL, PMin: 0.01}, Delta: 0.05, PriorSamples: 20,
+			WeightDraws: 10},
 	}
 }
 
@@ -124,7 +127,8 @@ func classResult(out *MethodResult, ds *data.Dataset, pe, pn []ClassPrediction) 
 
 func checkClassification(ds *data.Dataset, b *BNNModel) error {
 	if ds.Classes != b.Model.WithDefaults().Classes {
-		return fmt.Errorf("data set %s has %d classes, the network %d", ds.Name, ds.Classes, b.Model.WithDefaults().Classes)
+		return fmt.Errorf("data set %s has %d classes, the network %d", ds.Name, ds.Classes,
+			b.Model.WithDefaults().Classes)
 	}
 	if len(ds.Existing) == 0 {
 		return errors.New("no existing clients")
@@ -289,13 +293,15 @@ func (b *BNNModel) BoundedLogZ(clients []data.ClientData, beta float64, loss lml
 // ComputeBNNBounds evaluates Theorem 4.2 and Lemma 4.6 at the Gibbs
 // hyper-posterior 𝒬* for the hyper-prior with β = min_i m_i, the bounded
 // loss of o and ln Z^S by Monte Carlo (a LogZCFunc plug-in, as for GPs).
-func ComputeBNNBounds(ds *data.Dataset, b *BNNModel, prior PriorSampler, o BNNBoundOptions, tau float64) (Bounds, error) {
+func ComputeBNNBounds(ds *data.Dataset, b *BNNModel, prior PriorSampler, o BNNBoundOptions,
+	tau float64) (Bounds, error) {
 	lo, hi := o.Loss.Range()
 	if math.IsInf(hi, 0) {
 		return Bounds{}, errors.New("the bounds need a bounded loss (clipped NLL or 0–1)")
 	}
 	n := len(ds.Existing)
-	bc := BoundConfig{A: lo, B: hi, Delta: o.Delta, Beta: float64(ds.MinM()), Tau: tau, M: make([]int, n), MTilde: make([]int, n)}
+	bc := BoundConfig{A: lo, B: hi, Delta: o.Delta, Beta: float64(ds.MinM()), Tau: tau, M: make([]int, n),
+		MTilde: make([]int, n)}
 	for i := range ds.Existing {
 		bc.M[i] = ds.Existing[i].M()
 		bc.MTilde[i] = len(ds.Existing[i].YExtra)
@@ -315,6 +321,9 @@ func ComputeBNNBounds(ds *data.Dataset, b *BNNModel, prior PriorSampler, o BNNBo
 	if o.Loss.Kind == lml.ClippedNLL {
 		what = fmt.Sprintf("cross-entropy clipped to [0, ln(1/%g)] = [0, %.3g]", o.Loss.PMin, hi)
 	}
-	bd.Description = fmt.Sprintf("at the exact Gibbs hyper-posterior 𝒬*: the expected %s of clients' Gibbs posteriors at β = min m_i = %g, with probability ≥ 1 − δ; τ = %.4g; ln Z^S estimated from %d hyper-prior draws × %d weight draws per client (an estimate, biased low in expectation)", what, bc.Beta, tau, o.PriorSamples, draws)
+	bd.Description = fmt.Sprintf("at the exact Gibbs hyper-posterior 𝒬*: the expected %s of clients' Gibbs "+
+		"posteriors at β = min m_i = %g, with probability ≥ 1 − δ; τ = %.4g; ln Z^S estimated from %d hyper-prior "+
+		"draws × %d weight draws per client (an estimate, biased low in expectation)", what, bc.Beta, tau,
+		o.PriorSamples, draws)
 	return bd, err
 }

@@ -51,7 +51,8 @@ func tinyBNN() *BNNModel {
 
 func tinyBNNOptions(seed uint64) BNNOptions {
 	o := DefaultBNNOptions()
-	o.Server = Config{K: 2, Rounds: 80, ClientsPerRound: 5, Batch: 16, LR: 1e-2, Optimizer: "adam", Tau: 0.5, Seed: seed}
+	o.Server = Config{K: 2, Rounds: 80, ClientsPerRound: 5, Batch: 16, LR: 1e-2, Optimizer: "adam", Tau: 0.5,
+		Seed: seed}
 	o.Bounds.PriorSamples = 0
 	return o
 }
@@ -105,7 +106,8 @@ func TestBNNClientUpdate(t *testing.T) {
 			want += v / k
 			for i := range g {
 				if math.Abs(g[i]-grad[r*d+i]) > 1e-9*math.Max(1, math.Abs(g[i])) {
-					t.Fatalf("batch %d, particle %d, coordinate %d: update %v, estimator %v", batch, r, i, grad[r*d+i], g[i])
+					t.Fatalf("batch %d, particle %d, coordinate %d: update %v, estimator %v", batch, r, i, grad[r*d+i],
+						g[i])
 				}
 			}
 		}
@@ -148,12 +150,14 @@ func TestBNNPACPFLEndToEnd(t *testing.T) {
 	h := res.Train.MeanLML
 	first, last := Mean(h[:10]), Mean(h[len(h)-10:])
 	t.Logf("mean client LML: first rounds %.1f, last rounds %.1f; accuracy existing %.1f%%, new %.1f%%; CE %.3f / %.3f",
-		first, last, res.ExistingClass.MeanAccuracy, res.NewClass.MeanAccuracy, res.ExistingClass.MeanCE, res.NewClass.MeanCE)
+		first, last, res.ExistingClass.MeanAccuracy, res.NewClass.MeanAccuracy, res.ExistingClass.MeanCE,
+		res.NewClass.MeanCE)
 	if !(last > first+10) {
 		t.Errorf("training LML did not improve: %.1f → %.1f", first, last)
 	}
 	if res.ExistingClass.MeanAccuracy < 50 || res.NewClass.MeanAccuracy < 50 {
-		t.Errorf("accuracy %.1f%% (existing), %.1f%% (new): the clients hold 5 labels each, chance is 20%%", res.ExistingClass.MeanAccuracy, res.NewClass.MeanAccuracy)
+		t.Errorf("accuracy %.1f%% (existing), %.1f%% (new): the clients hold 5 labels each, chance is 20%%",
+			res.ExistingClass.MeanAccuracy, res.NewClass.MeanAccuracy)
 	}
 	if len(res.ExistingClass.Accuracy) != len(ds.Existing) || len(res.NewClass.CE) != len(ds.New) {
 		t.Errorf("per-client metrics: %d existing, %d new", len(res.ExistingClass.Accuracy), len(res.NewClass.CE))
@@ -186,12 +190,14 @@ func TestBNNDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		return []*MethodResult{p, v, q}
 	}
 	a, b := run(1), run(2)
-	if !slices.Equal(a[0].Train.Particles, b[0].Train.Particles) || !slices.Equal(a[0].Train.MeanLML, b[0].Train.MeanLML) {
+	if !slices.Equal(a[0].Train.Particles, b[0].Train.Particles) ||
+		!slices.Equal(a[0].Train.MeanLML, b[0].Train.MeanLML) {
 		t.Fatal("PAC-PFL particles or LMLs differ between GOMAXPROCS 1 and 2")
 	}
 	for i, r := range a {
 		s := b[i]
-		if !slices.Equal(r.ExistingClass.Accuracy, s.ExistingClass.Accuracy) || !slices.Equal(r.ExistingClass.CE, s.ExistingClass.CE) ||
+		if !slices.Equal(r.ExistingClass.Accuracy, s.ExistingClass.Accuracy) ||
+			!slices.Equal(r.ExistingClass.CE, s.ExistingClass.CE) ||
 			!slices.Equal(r.NewClass.Accuracy, s.NewClass.Accuracy) || !slices.Equal(r.NewClass.CE, s.NewClass.CE) {
 			t.Errorf("%s: metrics differ between GOMAXPROCS 1 and 2", r.Method)
 		}
@@ -211,7 +217,8 @@ func TestBNNBaselinesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("vanilla %.1f%% / %.1f%%, pooled %.1f%% / %.1f%%", v.ExistingClass.MeanAccuracy, v.NewClass.MeanAccuracy, p.ExistingClass.MeanAccuracy, p.NewClass.MeanAccuracy)
+	t.Logf("vanilla %.1f%% / %.1f%%, pooled %.1f%% / %.1f%%", v.ExistingClass.MeanAccuracy, v.NewClass.MeanAccuracy,
+		p.ExistingClass.MeanAccuracy, p.NewClass.MeanAccuracy)
 	for _, r := range []*MethodResult{v, p} {
 		if r.ExistingClass.MeanAccuracy < 30 {
 			t.Errorf("%s: existing-client accuracy %.1f%%", r.Method, r.ExistingClass.MeanAccuracy)
@@ -258,14 +265,16 @@ func TestBNNBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &ds.Existing[1]
-	want, err := e.LogZ(phi, c.X, c.Y, 40/float64(len(c.Y)), lml.Loss{Kind: lml.ZeroOne}, 6, rand.New(rand.NewPCG(3, 4)))
+	want, err := e.LogZ(phi, c.X, c.Y, 40/float64(len(c.Y)), lml.Loss{Kind: lml.ZeroOne}, 6,
+		rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != want {
 		t.Errorf("BoundedLogZ %v, estimator %v", got, want)
 	}
-	if _, err := ComputeBNNBounds(ds, b, prior, BNNBoundOptions{Loss: lml.Loss{}, Delta: 0.05, PriorSamples: 2}, 0.5); err == nil {
+	if _, err := ComputeBNNBounds(ds, b, prior, BNNBoundOptions{Loss: lml.Loss{}, Delta: 0.05, PriorSamples: 2},
+		0.5); err == nil {
 		t.Error("unbounded NLL: no error")
 	}
 }

@@ -79,7 +79,8 @@ func (c *BoundConfig) Validate() error {
 	// NaN): refuse it before any work rather than report an infinite bound.
 	for _, v := range []float64{c.serverConstants(), c.newClientConstants()} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("bounds: loss range [%v, %v] is too wide: the bounds' (b−a)² terms overflow (%v); give the range of the clipped loss, e.g. -10,10", c.A, c.B, v)
+			return fmt.Errorf("bounds: loss range [%v, %v] is too wide: the bounds' (b−a)² terms overflow (%v); give "+
+				"the range of the clipped loss, e.g. -10,10", c.A, c.B, v)
 		}
 	}
 	return nil
@@ -188,7 +189,8 @@ func (c *BoundConfig) serverConstants() float64 {
 		sumD2 += d * d
 	}
 	ba := c.B - c.A
-	return c.Beta*ba*ba/(8*n)*invM + c.Lambda()*sumD2/(8*(float64(c.N2())+c.upsilon())) + math.Log(1/c.Delta)/math.Sqrt(n)
+	return c.Beta*ba*ba/(8*n)*invM + c.Lambda()*sumD2/(8*(float64(c.N2())+c.upsilon())) +
+		math.Log(1/c.Delta)/math.Sqrt(n)
 }
 
 // newClientConstants are the terms of Lemma 4.6 that do not depend on the
@@ -217,7 +219,8 @@ type LogZCFunc func(phi []float64, client int, rng *rand.Rand) (float64, error)
 // by Monte Carlo over N hyper-prior draws with log-sum-exp:
 // LSE_j(τ Σ_i ln Z^C(P_j, S_i)) − ln N (our choice, docs/math.md §1.3). The estimate is biased
 // low in expectation (Jensen), which makes the bounds conservative.
-func EstimateLogZS(prior PriorSampler, nSamples, nClients int, tau float64, lnZC LogZCFunc, rng *rand.Rand) (float64, error) {
+func EstimateLogZS(prior PriorSampler, nSamples, nClients int, tau float64, lnZC LogZCFunc,
+	rng *rand.Rand) (float64, error) {
 	if nSamples < 1 || nClients < 1 {
 		return 0, fmt.Errorf("bounds: need ≥ 1 hyper-prior sample and client, got %d and %d", nSamples, nClients)
 	}
@@ -269,7 +272,8 @@ func LogSumExp(x []float64) float64 {
 //	ln Z^C ≈ LSE_s(−(β/m) Σ_j clip(−ln N(y_j | f_sj, σ²), a, b)) − ln S,  f_s ∼ N(mean, LLᵀ).
 //
 // With β = m this is the log marginal likelihood of the clipped loss.
-func ClippedGaussianLogZ(y, mean, chol []float64, sigma, beta, a, b float64, nSamples int, rng *rand.Rand) (float64, error) {
+func ClippedGaussianLogZ(y, mean, chol []float64, sigma, beta, a, b float64, nSamples int,
+	rng *rand.Rand) (float64, error) {
 	m := len(y)
 	if len(mean) != m || len(chol) != m*m {
 		return 0, fmt.Errorf("bounds: %d targets, %d means, %d Cholesky entries", m, len(mean), len(chol))

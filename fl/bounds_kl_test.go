@@ -111,7 +111,8 @@ func TestKLInverseKnownValues(t *testing.T) {
 }
 
 func TestKLInverseDomain(t *testing.T) {
-	for _, c := range [][2]float64{{-0.01, 0.1}, {1.01, 0.1}, {0.5, -1e-9}, {math.NaN(), 1}, {0.5, math.NaN()}, {math.Inf(1), 1}} {
+	for _, c := range [][2]float64{{-0.01, 0.1}, {1.01, 0.1}, {0.5, -1e-9}, {math.NaN(), 1}, {0.5, math.NaN()},
+		{math.Inf(1), 1}} {
 		if _, err := KLInverse(c[0], c[1]); !errors.Is(err, ErrKLDomain) {
 			t.Errorf("kl⁻¹(%v, %v): err %v, want ErrKLDomain", c[0], c[1], err)
 		}
@@ -181,7 +182,8 @@ func TestRelaxationsAboveKLInverse(t *testing.T) {
 		pin, _ := PinskerBound(risk, kl, m, delta)
 		quad, _ := QuadraticBound(risk, kl, m, delta)
 		if pin < mc-1e-12 || quad < mc-1e-12 {
-			t.Fatalf("risk %v KL %v m %d δ %v: kl⁻¹ bound %v above Pinsker %v or quadratic %v", risk, kl, m, delta, mc, pin, quad)
+			t.Fatalf("risk %v KL %v m %d δ %v: kl⁻¹ bound %v above Pinsker %v or quadratic %v", risk, kl, m, delta, mc,
+				pin, quad)
 		}
 		if mc < risk {
 			t.Fatalf("bound %v below the empirical risk %v", mc, risk)

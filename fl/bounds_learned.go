@@ -72,13 +72,15 @@ type LearnedBound struct {
 // The theorem holds simultaneously for all 𝒬 whose sampling is ε-DP for a
 // finite ε; the caller checks that (see learnedBoundCondition). lnZC is
 // called concurrently from several goroutines.
-func (c *BoundConfig) EvaluateLearned(particles []float64, k int, prior *svgd.Gaussian, lnZC LogZCFunc, o LearnedBoundOptions) (LearnedBound, error) {
+func (c *BoundConfig) EvaluateLearned(particles []float64, k int, prior *svgd.Gaussian, lnZC LogZCFunc,
+	o LearnedBoundOptions) (LearnedBound, error) {
 	if err := c.Validate(); err != nil {
 		return LearnedBound{}, err
 	}
 	d := prior.Dim()
 	if k < 1 || len(particles) != k*d {
-		return LearnedBound{}, fmt.Errorf("bounds: %d particle values for k = %d particles of dimension %d", len(particles), k, d)
+		return LearnedBound{},
+			fmt.Errorf("bounds: %d particle values for k = %d particles of dimension %d", len(particles), k, d)
 	}
 	widths := o.Widths
 	if len(widths) == 0 {
@@ -159,7 +161,9 @@ func (c *BoundConfig) EvaluateLearned(particles []float64, k int, prior *svgd.Ga
 	}
 	ws := append([]float64(nil), widths...)
 	sort.Float64s(ws)
-	best.Description = fmt.Sprintf("Theorem 4.2 for the trained hyper-posterior 𝒬 = uniform mixture of product-Laplace distributions of scale %g·σ_𝒫 around the %d particles (best of widths %v), with probability ≥ 1 − δ − δ' = %g; KL(𝒬‖𝒫) bounded by convexity, E_𝒬 ln Z^C from %d draws with a Hoeffding term",
+	best.Description = fmt.Sprintf("Theorem 4.2 for the trained hyper-posterior 𝒬 = uniform mixture of "+
+		"product-Laplace distributions of scale %g·σ_𝒫 around the %d particles (best of widths %v), with probability "+
+		"≥ 1 − δ − δ' = %g; KL(𝒬‖𝒫) bounded by convexity, E_𝒬 ln Z^C from %d draws with a Hoeffding term",
 		best.Width, k, ws, 1-c.Delta-dS, N)
 	return best, nil
 }
@@ -209,10 +213,13 @@ func adamStepBound(beta1, beta2 float64) float64 {
 // bound), or returns an error when that is not established.
 func learnedBoundCondition(cfg Config, prior *svgd.Gaussian, w float64) (string, error) {
 	if cfg.DP != nil && cfg.DP.mechanism() != DPGaussian {
-		return "the particles are pure ε-DP (" + string(cfg.DP.mechanism()) + " mechanism), so sampling around them is too", nil
+		return "the particles are pure ε-DP (" + string(cfg.DP.mechanism()) +
+			" mechanism), so sampling around them is too", nil
 	}
 	if cfg.Optimizer == "sgd" {
-		return "", errors.New("not available: plain-ascent SVGD steps are unbounded, so sampling from the trained hyper-posterior has no finite DP level (Theorem 4.2's assumption); train with Adam or with --dp-mechanism laplace")
+		return "", errors.New("not available: plain-ascent SVGD steps are unbounded, so sampling from the trained " +
+			"hyper-posterior has no finite DP level (Theorem 4.2's assumption); train with Adam or with " +
+			"--dp-mechanism laplace")
 	}
 	// Neighbouring runs start from the same data-free particles and each of
 	// T Adam steps moves a coordinate by at most C·η.
@@ -221,5 +228,7 @@ func learnedBoundCondition(cfg Config, prior *svgd.Gaussian, w float64) (string,
 	for _, sd := range prior.Std {
 		eps += move / (w * sd)
 	}
-	return fmt.Sprintf("finite DP level: Adam moves a coordinate by at most %.3g·η per step, so neighbouring runs' particles differ by ≤ %.3g per coordinate and the Laplace components make sampling ε-DP with ε ≤ %.3g", adamStepBound(0.9, 0.999), move, eps), nil
+	return fmt.Sprintf("finite DP level: Adam moves a coordinate by at most %.3g·η per step, so neighbouring runs' "+
+		"particles differ by ≤ %.3g per coordinate and the Laplace components make sampling ε-DP with ε ≤ %.3g",
+		adamStepBound(0.9, 0.999), move, eps), nil
 }

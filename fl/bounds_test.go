@@ -36,7 +36,8 @@ func TestBoundsMatchFormula(t *testing.T) {
 	d3 := (b - a) * math.Tanh(beta*1/6*(b-a)) / n
 	sumInvM := 1.0/3 + 1.0/4 + 1.0/5
 	cKL := 1/(n*beta) + n2u/lambda
-	server := -cKL*logZS + beta*(b-a)*(b-a)/(8*n)*sumInvM + lambda*(d2*d2+d3*d3)/(8*n2u) + math.Log(1/delta)/math.Sqrt(n)
+	server := -cKL*logZS + beta*(b-a)*(b-a)/(8*n)*sumInvM + lambda*(d2*d2+d3*d3)/(8*n2u) +
+		math.Log(1/delta)/math.Sqrt(n)
 	newc := -cKL*logZS + (b-a)*(b-a)/(8*n)*(beta*sumInvM+lambda/n2u) + math.Log(1/delta)/math.Sqrt(n)
 	if math.Abs(got.Server-server) > 1e-12 || math.Abs(got.NewClient-newc) > 1e-12 {
 		t.Fatalf("bounds %v %v, want %v %v", got.Server, got.NewClient, server, newc)
@@ -275,7 +276,8 @@ func TestEvaluateLearnedTinyCase(t *testing.T) {
 		return -c.Beta * math.Max(c.A, math.Min(c.B, 0.5+0.2*phi[0]+0.1*float64(i))), nil
 	}
 	const N = 4000
-	lb, err := c.EvaluateLearned(particles, 2, prior, lnZC, LearnedBoundOptions{Widths: []float64{0.2}, Samples: N, DeltaSampling: 0.01, Seed: 1})
+	lb, err := c.EvaluateLearned(particles, 2, prior, lnZC,
+		LearnedBoundOptions{Widths: []float64{0.2}, Samples: N, DeltaSampling: 0.01, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +302,8 @@ func TestEvaluateLearnedTinyCase(t *testing.T) {
 	}
 	// Several widths: the best is reported and the union bound widens the
 	// sampling term.
-	lb3, err := c.EvaluateLearned(particles, 2, prior, lnZC, LearnedBoundOptions{Widths: []float64{0.05, 0.2, 0.6}, Samples: N, DeltaSampling: 0.01, Seed: 1})
+	lb3, err := c.EvaluateLearned(particles, 2, prior, lnZC,
+		LearnedBoundOptions{Widths: []float64{0.05, 0.2, 0.6}, Samples: N, DeltaSampling: 0.01, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +311,8 @@ func TestEvaluateLearnedTinyCase(t *testing.T) {
 		t.Fatalf("sampling term with 3 widths %v, want %v", lb3.SamplingTerm, want)
 	}
 	for _, w := range []float64{0.05, 0.2, 0.6} {
-		one, _ := c.EvaluateLearned(particles, 2, prior, lnZC, LearnedBoundOptions{Widths: []float64{w}, Samples: N, DeltaSampling: 0.01 / 3, Seed: 1})
+		one, _ := c.EvaluateLearned(particles, 2, prior, lnZC,
+			LearnedBoundOptions{Widths: []float64{w}, Samples: N, DeltaSampling: 0.01 / 3, Seed: 1})
 		if lb3.Server > one.Server+0.05 {
 			t.Fatalf("best of 3 widths %v above width %v's %v", lb3.Server, w, one.Server)
 		}

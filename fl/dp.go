@@ -70,7 +70,8 @@ func (d *DPConfig) Validate() error {
 	switch d.mechanism() {
 	case DPLaplace, DPPaper:
 		if d.Delta != 0 {
-			return fmt.Errorf("DP: δ = %v is only used by the gaussian mechanism (%s is pure ε-DP)", d.Delta, d.mechanism())
+			return fmt.Errorf("DP: δ = %v is only used by the gaussian mechanism (%s is pure ε-DP)", d.Delta,
+				d.mechanism())
 		}
 	case DPGaussian:
 		if !(d.Delta > 0 && d.Delta < 1) {
@@ -173,21 +174,30 @@ type Privacy struct {
 func (d *DPConfig) privacy(rounds, c, k, dim int) Privacy {
 	if d == nil {
 		return Privacy{Epsilon: math.Inf(1), NominalEpsilon: math.Inf(1),
-			Statement: "no differential privacy: the particles are a deterministic function of the clients' data (SVGD loses the inherent privacy of sampling from 𝒬*, Lemma 4.5)"}
+			Statement: "no differential privacy: the particles are a deterministic function of the clients' data " +
+				"(SVGD loses the inherent privacy of sampling from 𝒬*, Lemma 4.5)"}
 	}
-	p := Privacy{Mechanism: d.mechanism(), Epsilon: d.Epsilon, Delta: d.Delta, NominalEpsilon: d.Epsilon, SecretNoise: d.Noise == nil}
-	scope := fmt.Sprintf("for the released particles, against replacing one training sample (indeed the whole training set) of any one client; %d rounds of %d clients, clip γ = %g", rounds, c, d.Clip)
+	p := Privacy{Mechanism: d.mechanism(), Epsilon: d.Epsilon, Delta: d.Delta, NominalEpsilon: d.Epsilon,
+		SecretNoise: d.Noise == nil}
+	scope := fmt.Sprintf("for the released particles, against replacing one training sample (indeed the whole "+
+		"training set) of any one client; %d rounds of %d clients, clip γ = %g", rounds, c, d.Clip)
 	switch d.mechanism() {
 	case DPLaplace:
-		p.Statement = fmt.Sprintf("ε = %g (pure ε-DP, δ = 0) %s; Laplace mechanism on L1-clipped updates, scale %.4g, basic composition", d.Epsilon, scope, d.NoiseScale(rounds, c))
+		p.Statement = fmt.Sprintf("ε = %g (pure ε-DP, δ = 0) %s; Laplace mechanism on L1-clipped updates, scale "+
+			"%.4g, basic composition", d.Epsilon, scope, d.NoiseScale(rounds, c))
 	case DPGaussian:
-		p.Statement = fmt.Sprintf("(ε, δ) = (%g, %g) %s; Gaussian mechanism on L2-clipped updates, std %.4g (noise multiplier %.4g), Rényi-DP accounting", d.Epsilon, d.Delta, scope, d.NoiseScale(rounds, c), GaussianNoiseMultiplier(d.Epsilon, d.Delta, rounds))
+		p.Statement = fmt.Sprintf("(ε, δ) = (%g, %g) %s; Gaussian mechanism on L2-clipped updates, std %.4g (noise "+
+			"multiplier %.4g), Rényi-DP accounting", d.Epsilon, d.Delta, scope, d.NoiseScale(rounds, c),
+			GaussianNoiseMultiplier(d.Epsilon, d.Delta, rounds))
 	case DPPaper:
 		p.Epsilon = 2 * float64(k) * math.Sqrt(float64(dim)) * d.Epsilon
-		p.Statement = fmt.Sprintf("the paper's Algorithm 3: its nominal ε = %g is NOT a guarantee (row-wise L2 clipping does not bound the L1 sensitivity the Laplace noise is calibrated to); what holds is ε = 2k√dφ·ε = %.4g %s", d.Epsilon, p.Epsilon, scope)
+		p.Statement = fmt.Sprintf("the paper's Algorithm 3: its nominal ε = %g is NOT a guarantee (row-wise L2 "+
+			"clipping does not bound the L1 sensitivity the Laplace noise is calibrated to); what holds is ε = "+
+			"2k√dφ·ε = %.4g %s", d.Epsilon, p.Epsilon, scope)
 	}
 	if !p.SecretNoise {
-		p.Statement += "; the noise came from a caller-supplied seeded source: the guarantee holds only against whoever does not know that seed"
+		p.Statement += "; the noise came from a caller-supplied seeded source: the guarantee holds only against " +
+			"whoever does not know that seed"
 	}
 	return p
 }

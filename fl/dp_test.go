@@ -93,7 +93,8 @@ func neighbourRound(t *testing.T, dp *DPConfig, k int) (a, b []float64, c, dim i
 		}
 		dpc := *dp
 		dpc.Noise = rand.NewPCG(1, 1)
-		s, err := NewServer(Config{K: k, Rounds: 10, ClientsPerRound: len(clients), LR: 1e-3, Tau: 0.5, Seed: 9, DP: &dpc}, prior, clients)
+		s, err := NewServer(Config{K: k, Rounds: 10, ClientsPerRound: len(clients), LR: 1e-3, Tau: 0.5, Seed: 9,
+			DP: &dpc}, prior, clients)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,14 +167,16 @@ func TestPrivacyReport(t *testing.T) {
 		t.Fatalf("no DP: ε = %v", p.Epsilon)
 	}
 	p := (&DPConfig{Mechanism: DPPaper, Epsilon: 1, Clip: 1}).privacy(10, 2, 4, 2340)
-	if want := 2 * 4 * math.Sqrt(2340) * 1; math.Abs(p.Epsilon-want) > 1e-9 || p.NominalEpsilon != 1 || !strings.Contains(p.Statement, "NOT a guarantee") {
+	if want := 2 * 4 * math.Sqrt(2340) * 1; math.Abs(p.Epsilon-want) > 1e-9 || p.NominalEpsilon != 1 ||
+		!strings.Contains(p.Statement, "NOT a guarantee") {
 		t.Fatalf("paper: %+v, want ε = %v and a warning", p, want)
 	}
 	p = (&DPConfig{Epsilon: 2, Clip: 1}).privacy(10, 2, 4, 2340)
 	if p.Epsilon != 2 || p.Delta != 0 || !p.SecretNoise || !strings.Contains(p.Statement, "pure ε-DP") {
 		t.Fatalf("laplace: %+v", p)
 	}
-	p = (&DPConfig{Mechanism: DPGaussian, Epsilon: 2, Delta: 1e-5, Clip: 1, Noise: rand.NewPCG(1, 2)}).privacy(10, 2, 4, 2340)
+	p = (&DPConfig{Mechanism: DPGaussian, Epsilon: 2, Delta: 1e-5, Clip: 1, Noise: rand.NewPCG(1, 2)}).privacy(10, 2, 4,
+		2340)
 	if p.Epsilon != 2 || p.Delta != 1e-5 || p.SecretNoise || !strings.Contains(p.Statement, "seeded source") {
 		t.Fatalf("gaussian with a seeded source: %+v", p)
 	}
@@ -256,7 +259,8 @@ func TestDPConfigValidate(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	for _, d := range []DPConfig{{Epsilon: 1, Clip: 1}, {Mechanism: DPGaussian, Epsilon: 1, Delta: 1e-5, Clip: 1}, {Mechanism: DPPaper, Epsilon: 1, Clip: 1}} {
+	for _, d := range []DPConfig{{Epsilon: 1, Clip: 1}, {Mechanism: DPGaussian, Epsilon: 1, Delta: 1e-5, Clip: 1},
+		{Mechanism: DPPaper, Epsilon: 1, Clip: 1}} {
 		if err := d.Validate(); err != nil {
 			t.Errorf("%+v: %v", d, err)
 		}

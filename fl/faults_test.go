@@ -86,7 +86,8 @@ func TestQuorumDropsBadUpdates(t *testing.T) {
 	// Below the quorum: a clear error.
 	cfg := base
 	cfg.ClientsPerRound, cfg.Quorum = 3, 3
-	if _, err := runServer(t, cfg, []Client{a, b, errClient{}}); err == nil || !strings.Contains(err.Error(), "only 2 of the 3") {
+	if _, err := runServer(t, cfg, []Client{a, b, errClient{}}); err == nil ||
+		!strings.Contains(err.Error(), "only 2 of the 3") {
 		t.Errorf("below quorum: err = %v", err)
 	}
 	// Without a quorum a failure ends the run, as before.
@@ -128,7 +129,8 @@ func TestQuorumValidation(t *testing.T) {
 func TestResumeBitIdentical(t *testing.T) {
 	for _, opt := range []string{"adam", "sgd"} {
 		for _, dp := range []bool{false, true} {
-			clients := []Client{&quadClient{mu: []float64{1, 2, 3}, noise: 0.3}, &quadClient{mu: []float64{-1, 0, 1}, noise: 0.3},
+			clients := []Client{&quadClient{mu: []float64{1, 2, 3}, noise: 0.3},
+				&quadClient{mu: []float64{-1, 0, 1}, noise: 0.3},
 				&quadClient{mu: []float64{0, 0, 0}, noise: 0.3}, &quadClient{mu: []float64{2, 2, 2}, noise: 0.3}}
 			mk := func() Config {
 				c := Config{K: 3, Rounds: 8, ClientsPerRound: 2, LR: 0.05, Tau: 0.5, Seed: 4, Optimizer: opt}

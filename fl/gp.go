@@ -144,11 +144,13 @@ func (c *gpClient) Update(particles []float64, k, dphi, batch int, rng *rand.Ran
 // over the cores, one single-threaded predictor per worker; the result does
 // not depend on the number of workers.
 func (g *GPModel) PredictGroup(particles []float64, clients []data.ClientData) ([]Prediction, error) {
-	return g.predictGroup(particles, clients, func(c *data.ClientData) (x, y []float64) { return c.PersonalisationData() })
+	return g.predictGroup(particles, clients,
+		func(c *data.ClientData) (x, y []float64) { return c.PersonalisationData() })
 }
 
 // predictGroup with the conditioning data chosen by condition(c).
-func (g *GPModel) predictGroup(particles []float64, clients []data.ClientData, condition func(c *data.ClientData) (x, y []float64)) ([]Prediction, error) {
+func (g *GPModel) predictGroup(particles []float64, clients []data.ClientData,
+	condition func(c *data.ClientData) (x, y []float64)) ([]Prediction, error) {
 	preds := make([]Prediction, len(clients))
 	type worker struct {
 		p   *lml.Predictor
@@ -197,7 +199,8 @@ func (g *GPModel) predictGroup(particles []float64, clients []data.ClientData, c
 	return preds, nil
 }
 
-func predictOne(p *lml.Predictor, mix *lml.Mixture, particles, x, y, xTest, yTest []float64, scale float64) (Prediction, error) {
+func predictOne(p *lml.Predictor, mix *lml.Mixture, particles, x, y, xTest, yTest []float64,
+	scale float64) (Prediction, error) {
 	if err := p.FitTempered(particles, x, y, scale); err != nil {
 		return Prediction{}, err
 	}

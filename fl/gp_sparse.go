@@ -58,7 +58,8 @@ func (gi GPInference) Validate() error {
 		return fmt.Errorf("GP inference %q: want exact, sparse or auto", gi.Mode)
 	}
 	if gi.Inducing < 0 {
-		return fmt.Errorf("GP inference: %d inducing inputs; want at least 1 (0: the default %d)", gi.Inducing, DefaultInducing)
+		return fmt.Errorf("GP inference: %d inducing inputs; want at least 1 (0: the default %d)", gi.Inducing,
+			DefaultInducing)
 	}
 	return nil
 }
@@ -201,12 +202,14 @@ func (g *GPModel) newSparseClient(c *data.ClientData, M int) (Client, error) {
 	return &sparseClient{model: g, pool: g.pool(), x: c.X, y: c.Y, z: z, d: g.Model.D}, nil
 }
 
-func (c *sparseClient) Update(particles []float64, k, dphi, batch int, rng *rand.Rand, grad []float64) (float64, error) {
+func (c *sparseClient) Update(particles []float64, k, dphi, batch int, rng *rand.Rand,
+	grad []float64) (float64, error) {
 	if dphi != c.model.Dim() {
 		return 0, fmt.Errorf("gp client: particles of dimension %d, model has dφ = %d", dphi, c.model.Dim())
 	}
 	if len(particles) != k*dphi || len(grad) != k*dphi {
-		return 0, fmt.Errorf("gp client: %d particle values and %d gradient values for k×dφ = %d×%d", len(particles), len(grad), k, dphi)
+		return 0, fmt.Errorf("gp client: %d particle values and %d gradient values for k×dφ = %d×%d", len(particles),
+			len(grad), k, dphi)
 	}
 	if cap(c.bounds) < k {
 		c.bounds = make([]float64, k)
@@ -253,7 +256,8 @@ func (c *sparseClient) Update(particles []float64, k, dphi, batch int, rng *rand
 // sparsePredictOne personalises the particles on (x, y) through inducing
 // inputs chosen from x and fills pr with the mixture's predictions at
 // xTest.
-func (g *GPModel) sparsePredictOne(sp *lml.SparsePredictor, mix *lml.Mixture, particles, x, y, xTest, yTest []float64, scale float64, M int) (Prediction, error) {
+func (g *GPModel) sparsePredictOne(sp *lml.SparsePredictor, mix *lml.Mixture, particles, x, y, xTest, yTest []float64,
+	scale float64, M int) (Prediction, error) {
 	z, err := g.Inference.inducingFor(x, g.Model.D, M)
 	if err != nil {
 		return Prediction{}, err
@@ -289,9 +293,13 @@ var MinGaussianNLL = 0.5 * math.Log(2*math.Pi*lml.MinNoiseStd*lml.MinNoiseStd)
 // the trained hyper-posterior never can (docs/math.md, "What the bounds
 // certify with sparse clients").
 func sparseBoundsWhy(client string, a float64) (qstar, trained string) {
-	trained = client + ": the bound for the trained hyper-posterior averages each draw's −F/β, which is not confined to [a, b] (its KL part is unbounded), so Hoeffding's inequality does not apply"
+	trained = client + ": the bound for the trained hyper-posterior averages each draw's −F/β, which is not confined " +
+		"to [a, b] (its KL part is unbounded), so Hoeffding's inequality does not apply"
 	if a > MinGaussianNLL {
-		qstar = fmt.Sprintf("%s: with sparse clients the bounds certify the clipped NLL of the sparse posterior through the Titsias bound F, which bounds the loss only if clipping never raises it: the loss range must start at or below the smallest Gaussian NLL, ½ ln(2π·%g²) = %.4f (e.g. --loss-range=-6,2); it starts at %g", client, lml.MinNoiseStd, MinGaussianNLL, a)
+		qstar = fmt.Sprintf("%s: with sparse clients the bounds certify the clipped NLL of the sparse posterior "+
+			"through the Titsias bound F, which bounds the loss only if clipping never raises it: the loss range "+
+			"must start at or below the smallest Gaussian NLL, ½ ln(2π·%g²) = %.4f (e.g. --loss-range=-6,2); it "+
+			"starts at %g", client, lml.MinNoiseStd, MinGaussianNLL, a)
 	}
 	return qstar, trained
 }

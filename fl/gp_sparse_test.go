@@ -153,7 +153,8 @@ func TestGPInferencePlan(t *testing.T) {
 		{GPInference{Mode: InferenceExact}, 1 << 20, false, 0, ""},
 		{GPInference{Mode: InferenceSparse}, 100, true, 100, ""},
 		{GPInference{Mode: InferenceSparse}, 100000, true, DefaultInducing, ""},
-		{GPInference{Mode: InferenceSparse, Inducing: 200}, 100, false, 0, "200 inducing inputs but the client has only 100 rows"},
+		{GPInference{Mode: InferenceSparse, Inducing: 200}, 100, false, 0,
+			"200 inducing inputs but the client has only 100 rows"},
 		{GPInference{Mode: "approximate"}, 100, false, 0, `GP inference "approximate"`},
 		{GPInference{Mode: InferenceSparse, Inducing: -1}, 100, false, 0, "-1 inducing inputs"},
 	}
@@ -163,7 +164,8 @@ func TestGPInferencePlan(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%+v, m = %d: err %v, want %q", c.gi, c.m, err, c.err)
 			}
-			if tooMany := strings.Contains(c.err, "inducing inputs but"); errors.Is(err, ErrTooManyInducing) != tooMany {
+			if tooMany := strings.Contains(c.err, "inducing inputs but"); errors.Is(err,
+				ErrTooManyInducing) != tooMany {
 				t.Errorf("%+v, m = %d: errors.Is(%v, ErrTooManyInducing) = %v", c.gi, c.m, err, !tooMany)
 			}
 			continue
@@ -207,13 +209,15 @@ func TestSparsePACPFLRun(t *testing.T) {
 	// With the default loss range [−2, 2] clipping could raise the NLL:
 	// no bound at 𝒬*; the trained hyper-posterior's bound never.
 	if a.Bounds != nil || a.Learned != nil || !strings.Contains(a.BoundsUnavailable, "sparse bound with M = 6") ||
-		!strings.Contains(a.BoundsUnavailable, "loss range must start") || !strings.Contains(a.LearnedUnavailable, "Hoeffding") {
+		!strings.Contains(a.BoundsUnavailable, "loss range must start") ||
+		!strings.Contains(a.LearnedUnavailable, "Hoeffding") {
 		t.Errorf("bounds %v %v, unavailable %q / %q", a.Bounds, a.Learned, a.BoundsUnavailable, a.LearnedUnavailable)
 	}
 	// From −6: the bound at 𝒬* through F.
 	o.Bounds.A = -6
 	c := run(2)
-	if c.Bounds == nil || !strings.Contains(c.Bounds.Description, "sparse variational posterior") || !(c.Bounds.Server > o.Bounds.A) || math.IsInf(c.Bounds.Server, 0) {
+	if c.Bounds == nil || !strings.Contains(c.Bounds.Description, "sparse variational posterior") ||
+		!(c.Bounds.Server > o.Bounds.A) || math.IsInf(c.Bounds.Server, 0) {
 		t.Errorf("bounds from −6: %+v (unavailable %q)", c.Bounds, c.BoundsUnavailable)
 	}
 }

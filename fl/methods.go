@@ -191,7 +191,8 @@ func trainPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions) (*Result, *GPM
 		}
 		hp = initPrior{Gaussian: prior, init: ini}
 	}
-	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta, Inference: g.Inference}
+	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta,
+		Inference: g.Inference}
 	if opt.ZeroMean {
 		g.FreezeMean = true
 		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}
@@ -282,9 +283,17 @@ func ComputeBounds(ds *data.Dataset, g *GPModel, prior PriorSampler, o BoundOpti
 	}
 	b, err := bc.Evaluate(lzs)
 	b.Samples = o.PriorSamples
-	b.Description = fmt.Sprintf("at the exact Gibbs hyper-posterior 𝒬* (independent of the training run): the expected Gaussian NLL, clipped to [%g, %g], of clients' Gibbs posteriors at β = %g, with probability ≥ 1 − δ; τ = %.4g; ln Z^S estimated from %d hyper-prior draws × %d GP function draws per client (an estimate, biased low in expectation)", o.A, o.B, bc.Beta, tau, o.PriorSamples, fs)
+	b.Description = fmt.Sprintf("at the exact Gibbs hyper-posterior 𝒬* (independent of the training run): the "+
+		"expected Gaussian NLL, clipped to [%g, %g], of clients' Gibbs posteriors at β = %g, with probability ≥ 1 − "+
+		"δ; τ = %.4g; ln Z^S estimated from %d hyper-prior draws × %d GP function draws per client (an estimate, "+
+		"biased low in expectation)", o.A, o.B, bc.Beta, tau, o.PriorSamples, fs)
 	if client := g.anySparse(ds.Existing); client != "" {
-		b.Description = fmt.Sprintf("at the Gibbs hyper-posterior of the sparse objective (independent of the training run): the expected Gaussian NLL, clipped to [%g, %g], of each client's posterior at β = %g — the sparse variational posterior (Titsias/SGPR with the client's inducing inputs) where the client is evaluated with the sparse bound (%s, …), the Gibbs posterior where it is evaluated exactly — with probability ≥ 1 − δ over i.i.d. clients and samples; τ = %.4g; ln Z^S estimated from %d hyper-prior draws (biased low in expectation)",
+		b.Description = fmt.Sprintf("at the Gibbs hyper-posterior of the sparse objective (independent of the "+
+			"training run): the expected Gaussian NLL, clipped to [%g, %g], of each client's posterior at β = %g — "+
+			"the sparse variational posterior (Titsias/SGPR with the client's inducing inputs) where the client is "+
+			"evaluated with the sparse bound (%s, …), the Gibbs posterior where it is evaluated exactly — with "+
+			"probability ≥ 1 − δ over i.i.d. clients and samples; τ = %.4g; ln Z^S estimated from %d hyper-prior "+
+			"draws (biased low in expectation)",
 			o.A, o.B, bc.Beta, client, tau, o.PriorSamples)
 	}
 	return b, err
@@ -293,7 +302,8 @@ func ComputeBounds(ds *data.Dataset, g *GPModel, prior PriorSampler, o BoundOpti
 // ComputeLearnedBound evaluates Theorem 4.2 for the hyper-posterior the
 // training produced (particles k×dφ), or returns nil and the reason when
 // the theorem's assumptions are not established for this run.
-func ComputeLearnedBound(ds *data.Dataset, g *GPModel, prior *svgd.Gaussian, opt PACPFLOptions, particles []float64) (*LearnedBound, string, error) {
+func ComputeLearnedBound(ds *data.Dataset, g *GPModel, prior *svgd.Gaussian, opt PACPFLOptions,
+	particles []float64) (*LearnedBound, string, error) {
 	o := opt.Bounds
 	bc, err := boundConfig(ds, o, g.Beta, EffectiveTau(opt.Server, len(ds.Existing)))
 	if err != nil {
@@ -310,7 +320,8 @@ func ComputeLearnedBound(ds *data.Dataset, g *GPModel, prior *svgd.Gaussian, opt
 		return nil, "", err
 	}
 	why, _ := learnedBoundCondition(opt.Server, prior, lb.Width)
-	lb.Description += fmt.Sprintf("; the expected Gaussian NLL clipped to [%g, %g] of clients' Gibbs posteriors at β = %g; %s", o.A, o.B, bc.Beta, why)
+	lb.Description += fmt.Sprintf("; the expected Gaussian NLL clipped to [%g, %g] of clients' Gibbs posteriors at β "+
+		"= %g; %s", o.A, o.B, bc.Beta, why)
 	return &lb, "", nil
 }
 
@@ -380,7 +391,8 @@ func VanillaGroup(g *GPModel, group []data.ClientData, o VanillaOptions, tag uin
 	err = parallelFor(len(group), func(i int) error {
 		c := &group[i]
 		x, y := c.PersonalisationData()
-		pp, err := g.predictGroup(phis[i], []data.ClientData{*c}, func(*data.ClientData) ([]float64, []float64) { return x, y })
+		pp, err := g.predictGroup(phis[i], []data.ClientData{*c},
+			func(*data.ClientData) ([]float64, []float64) { return x, y })
 		if err == nil {
 			preds[i] = pp[0]
 		}
@@ -485,7 +497,8 @@ func FitPooled(g *GPModel, clients []data.ClientData, d int, o PooledOptions) (*
 		}
 		px, py = sx, sy
 	}
-	phi, err := fitOwnLML(g, px, py, VanillaOptions{Steps: o.Steps, LR: o.LR, InitSigma: o.InitSigma, Seed: o.Seed}, 0x706f6f6c)
+	phi, err := fitOwnLML(g, px, py, VanillaOptions{Steps: o.Steps, LR: o.LR, InitSigma: o.InitSigma, Seed: o.Seed},
+		0x706f6f6c)
 	if err != nil {
 		return nil, fmt.Errorf("pooled fit: %w", err)
 	}
@@ -524,7 +537,8 @@ func DefaultPACPFLOptions() PACPFLOptions {
 	return PACPFLOptions{
 		Server: Config{K: 4, Rounds: 3000, LR: svgd.DefaultAdamLR, Optimizer: "adam", Tau: 0.2},
 		SigmaP: 0.5,
-		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 100, FuncSamples: 100, Learned: &LearnedBoundOptions{}},
+		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 100, FuncSamples: 100,
+			Learned: &LearnedBoundOptions{}},
 	}
 }
 

@@ -21,7 +21,8 @@ func TestPACPFLEndToEnd(t *testing.T) {
 	o := PACPFLOptions{
 		Server: Config{K: 2, Rounds: 150, ClientsPerRound: 4, LR: 1e-2, Tau: 0.5, Seed: 3},
 		SigmaP: 0.5,
-		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 4, FuncSamples: 20, Seed: 1, Learned: &LearnedBoundOptions{Samples: 16}},
+		Bounds: BoundOptions{A: -2, B: 2, Delta: 0.05, PriorSamples: 4, FuncSamples: 20, Seed: 1,
+			Learned: &LearnedBoundOptions{Samples: 16}},
 	}
 	r, err := RunPACPFL(ds, g, o, MethodPACPFL)
 	if err != nil {
@@ -56,10 +57,12 @@ func TestPACPFLEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r1.Bounds.Server != b.Server || r1.Learned.Server == lb.Server || r1.Learned.EmpiricalTerm == lb.EmpiricalTerm {
-		t.Fatalf("1 vs 150 rounds: 𝒬* bound %v vs %v (must agree), trained bound %v vs %v (must differ)", r1.Bounds.Server, b.Server, r1.Learned.Server, lb.Server)
+		t.Fatalf("1 vs 150 rounds: 𝒬* bound %v vs %v (must agree), trained bound %v vs %v (must differ)",
+			r1.Bounds.Server, b.Server, r1.Learned.Server, lb.Server)
 	}
 	if !(lb.EmpiricalTerm < r1.Learned.EmpiricalTerm) {
-		t.Fatalf("training did not lower the empirical term of the trained bound: %v after 1 round, %v after 150", r1.Learned.EmpiricalTerm, lb.EmpiricalTerm)
+		t.Fatalf("training did not lower the empirical term of the trained bound: %v after 1 round, %v after 150",
+			r1.Learned.EmpiricalTerm, lb.EmpiricalTerm)
 	}
 	// Plain ascent has unbounded steps: no finite DP level, no bound.
 	o.Server.Optimizer = "sgd"
@@ -95,7 +98,8 @@ func TestTemperatureSqrt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !(rs.Bounds.Server < rm.Bounds.Server) || !(rs.Bounds.NewClient < rm.Bounds.NewClient) {
-		t.Fatalf("β = √m bounds %v / %v not below β = m's %v / %v", rs.Bounds.Server, rs.Bounds.NewClient, rm.Bounds.Server, rm.Bounds.NewClient)
+		t.Fatalf("β = √m bounds %v / %v not below β = m's %v / %v", rs.Bounds.Server, rs.Bounds.NewClient,
+			rm.Bounds.Server, rm.Bounds.NewClient)
 	}
 	if slices.Equal(rs.Train.Particles, rm.Train.Particles) || rs.Existing.MeanRSMSE == rm.Existing.MeanRSMSE {
 		t.Fatal("β = √m trained or predicted exactly like β = m")
@@ -136,7 +140,8 @@ func TestPACPFLDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	run := func(procs int) *MethodResult {
 		prev := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(prev)
-		o := PACPFLOptions{Server: Config{K: 3, Rounds: 30, ClientsPerRound: 5, Batch: 6, LR: 1e-2, Tau: 0.5, Seed: 4}, SigmaP: 0.5}
+		o := PACPFLOptions{Server: Config{K: 3, Rounds: 30, ClientsPerRound: 5, Batch: 6, LR: 1e-2, Tau: 0.5, Seed: 4},
+			SigmaP: 0.5}
 		r, err := RunPACPFL(ds, smallGP(), o, MethodPACPFL)
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +149,8 @@ func TestPACPFLDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		return r
 	}
 	a, b := run(1), run(2)
-	if !slices.Equal(a.Train.Particles, b.Train.Particles) || !slices.Equal(a.Existing.RSMSE, b.Existing.RSMSE) || !slices.Equal(a.New.CE, b.New.CE) {
+	if !slices.Equal(a.Train.Particles, b.Train.Particles) || !slices.Equal(a.Existing.RSMSE, b.Existing.RSMSE) ||
+		!slices.Equal(a.New.CE, b.New.CE) {
 		t.Fatal("results differ between GOMAXPROCS 1 and 2")
 	}
 }
@@ -156,7 +162,8 @@ func TestZeroMeanStaysZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := smallGP()
-	o := PACPFLOptions{Server: Config{K: 1, Rounds: 20, ClientsPerRound: 3, LR: 1e-2, Tau: 0.5, Seed: 4}, SigmaP: 10, InitSigma: 0.5, ZeroMean: true}
+	o := PACPFLOptions{Server: Config{K: 1, Rounds: 20, ClientsPerRound: 3, LR: 1e-2, Tau: 0.5, Seed: 4}, SigmaP: 10,
+		InitSigma: 0.5, ZeroMean: true}
 	r, err := RunPACPFL(ds, g, o, MethodPFedGP)
 	if err != nil {
 		t.Fatal(err)

@@ -321,20 +321,23 @@ func ClassificationMetrics(probs, y []float64, classes int) (accuracy, ce float6
 	case n == 0:
 		return 0, 0, errors.New("classification metrics: no test points")
 	case len(probs) != n*classes:
-		return 0, 0, fmt.Errorf("classification metrics: %d probabilities for %d test points × %d classes", len(probs), n, classes)
+		return 0, 0, fmt.Errorf("classification metrics: %d probabilities for %d test points × %d classes", len(probs),
+			n, classes)
 	}
 	var count, correct [CELevels + 1]int
 	var conf [CELevels + 1]float64
 	for j := range n {
 		l := y[j]
 		if !(l >= 0 && l < float64(classes)) || l != math.Trunc(l) {
-			return 0, 0, fmt.Errorf("classification metrics: label %v of test point %d is not a class 0..%d", l, j, classes-1)
+			return 0, 0,
+				fmt.Errorf("classification metrics: label %v of test point %d is not a class 0..%d", l, j, classes-1)
 		}
 		row := probs[j*classes : (j+1)*classes]
 		best, sum := 0, 0.0
 		for c, p := range row {
 			if !(p >= 0 && p <= 1) {
-				return 0, 0, fmt.Errorf("classification metrics: probability %v of class %d at test point %d outside [0, 1]", p, c, j)
+				return 0, 0, fmt.Errorf(
+					"classification metrics: probability %v of class %d at test point %d outside [0, 1]", p, c, j)
 			}
 			if p > row[best] {
 				best = c
@@ -342,7 +345,8 @@ func ClassificationMetrics(probs, y []float64, classes int) (accuracy, ce float6
 			sum += p
 		}
 		if math.Abs(sum-1) > probRowTolerance {
-			return 0, 0, fmt.Errorf("classification metrics: the class probabilities of test point %d sum to %v, not 1", j, sum)
+			return 0, 0,
+				fmt.Errorf("classification metrics: the class probabilities of test point %d sum to %v, not 1", j, sum)
 		}
 		h := calibrationBin(row[best])
 		count[h]++
@@ -367,9 +371,11 @@ func ClassificationMetrics(probs, y []float64, classes int) (accuracy, ce float6
 // error of a group from each client's class probabilities on its test set,
 // and their averages over the clients (the over-seeds mean ± CI is
 // Summarise's).
-func EvaluateClassification(preds []ClassPrediction, clients []data.ClientData, classes int) (ClassGroupMetrics, error) {
+func EvaluateClassification(preds []ClassPrediction, clients []data.ClientData,
+	classes int) (ClassGroupMetrics, error) {
 	if len(preds) != len(clients) {
-		return ClassGroupMetrics{}, fmt.Errorf("evaluate classification: %d predictions for %d clients", len(preds), len(clients))
+		return ClassGroupMetrics{},
+			fmt.Errorf("evaluate classification: %d predictions for %d clients", len(preds), len(clients))
 	}
 	g := ClassGroupMetrics{Accuracy: make([]float64, len(preds)), CE: make([]float64, len(preds))}
 	for i := range preds {

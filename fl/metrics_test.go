@@ -109,7 +109,8 @@ func TestEvaluate(t *testing.T) {
 	clients := []data.ClientData{{YTest: []float64{1, 2, 3, 4}}, {YTest: []float64{0, 2}}}
 	preds := []Prediction{
 		{Mean: []float64{1, 2, 3, 6}, CDFAtY: []float64{0.5, 0.5, 0.5}},
-		{Mean: []float64{1, 1}, CDFAtY: []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1}},
+		{Mean: []float64{1, 1}, CDFAtY: []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6,
+			0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1}},
 	}
 	g, err := Evaluate(preds, clients)
 	if err != nil {
@@ -253,7 +254,8 @@ func TestEvaluateClassification(t *testing.T) {
 	}
 	// Client 1: bins 10, 12, 20, 15 with one point each:
 	// CE = ¼(|0 − 0.5| + |1 − 0.6| + |1 − 1| + |0 − 0.75|) = 0.4125.
-	if !slices.Equal(g.Accuracy, []float64{100, 50}) || math.Abs(g.CE[0]-0.15) > 1e-15 || math.Abs(g.CE[1]-0.4125) > 1e-15 ||
+	if !slices.Equal(g.Accuracy, []float64{100, 50}) || math.Abs(g.CE[0]-0.15) > 1e-15 ||
+		math.Abs(g.CE[1]-0.4125) > 1e-15 ||
 		g.MeanAccuracy != 75 || math.Abs(g.MeanCE-(0.15+0.4125)/2) > 1e-15 {
 		t.Fatalf("got %+v", g)
 	}
@@ -261,7 +263,8 @@ func TestEvaluateClassification(t *testing.T) {
 		t.Fatal("count mismatch accepted")
 	}
 	preds[1].Probs = preds[1].Probs[:6]
-	if _, err := EvaluateClassification(preds, clients, 2); err == nil || !strings.HasPrefix(err.Error(), "client 1: ") {
+	if _, err := EvaluateClassification(preds, clients, 2); err == nil ||
+		!strings.HasPrefix(err.Error(), "client 1: ") {
 		t.Fatalf("bad client: %v", err)
 	}
 }
@@ -318,10 +321,12 @@ func TestSpecialisationHandComputed(t *testing.T) {
 	}
 	// Perfect specialisation, and none (every client weights alike), with
 	// unbalanced modes: chance is the largest mode's share.
-	if s, _ := Specialisation([][]float64{{1, 0}, {1, 0}, {0, 1}}, []int{3, 3, 7}); math.Abs(s.Purity-1) > 1e-15 || math.Abs(s.Chance-2.0/3) > 1e-15 {
+	if s, _ := Specialisation([][]float64{{1, 0}, {1, 0}, {0, 1}}, []int{3, 3, 7}); math.Abs(s.Purity-1) > 1e-15 ||
+		math.Abs(s.Chance-2.0/3) > 1e-15 {
 		t.Fatalf("perfect: got %+v", *s)
 	}
-	if s, _ := Specialisation([][]float64{{0.3, 0.7}, {0.3, 0.7}, {0.3, 0.7}}, []int{3, 3, 7}); math.Abs(s.Purity-s.Chance) > 1e-15 {
+	if s, _ := Specialisation([][]float64{{0.3, 0.7}, {0.3, 0.7}, {0.3, 0.7}}, []int{3, 3, 7}); math.Abs(
+		s.Purity-s.Chance) > 1e-15 {
 		t.Fatalf("no specialisation: purity %v, chance %v", s.Purity, s.Chance)
 	}
 	// One mode: nothing to measure.
@@ -348,12 +353,14 @@ func TestSpecialisationHandComputed(t *testing.T) {
 // when every prediction is a mixture.
 func TestEvaluateMixtureWeights(t *testing.T) {
 	cl := []data.ClientData{{YTest: []float64{0, 1}, Mode: 0}, {YTest: []float64{0, 1}, Mode: 1}}
-	preds := []Prediction{{Mean: []float64{0, 1}, Weights: []float64{1, 0}}, {Mean: []float64{0, 1}, Weights: []float64{0.25, 0.75}}}
+	preds := []Prediction{{Mean: []float64{0, 1}, Weights: []float64{1, 0}},
+		{Mean: []float64{0, 1}, Weights: []float64{0.25, 0.75}}}
 	g, err := Evaluate(preds, cl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(g.Weights) != 2 || g.Weights[1][1] != 0.75 || g.Modes == nil || math.Abs(g.Modes.Purity-0.875) > 1e-15 || g.Modes.Chance != 0.5 {
+	if len(g.Weights) != 2 || g.Weights[1][1] != 0.75 || g.Modes == nil || math.Abs(g.Modes.Purity-0.875) > 1e-15 ||
+		g.Modes.Chance != 0.5 {
 		t.Fatalf("weights %v, modes %+v; want purity (1 + 0.75)/2", g.Weights, g.Modes)
 	}
 	preds[1].Weights = nil

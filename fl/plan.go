@@ -65,7 +65,8 @@ func (o BNNOptions) CheckBounds(ds *data.Dataset) error {
 	}
 	n := len(ds.Existing)
 	lo, hi := o.Bounds.Loss.Range()
-	bc := BoundConfig{A: lo, B: hi, Delta: o.Bounds.Delta, Beta: float64(ds.MinM()), Tau: o.BoundTau(n), M: make([]int, n)}
+	bc := BoundConfig{A: lo, B: hi, Delta: o.Bounds.Delta, Beta: float64(ds.MinM()), Tau: o.BoundTau(n),
+		M: make([]int, n)}
 	for i := range bc.M {
 		bc.M[i] = ds.Existing[i].M()
 	}

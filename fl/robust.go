@@ -100,31 +100,38 @@ func (r Robust) validate(c, quorum int, dp bool) error {
 	switch rule {
 	case RobustMean, RobustMedian, RobustTrimmedMean, RobustKrum, RobustMultiKrum:
 	default:
-		return fmt.Errorf("server: unknown robust aggregation %q (want mean, median, trimmed-mean, krum or multi-krum)", r.Rule)
+		return fmt.Errorf("server: unknown robust aggregation %q (want mean, median, trimmed-mean, krum or multi-krum)",
+			r.Rule)
 	}
 	if r.Trim != 0 && rule != RobustTrimmedMean {
-		return fmt.Errorf("server: trim fraction %v set for robust aggregation %s (only trimmed-mean trims)", r.Trim, rule)
+		return fmt.Errorf("server: trim fraction %v set for robust aggregation %s (only trimmed-mean trims)", r.Trim,
+			rule)
 	}
 	if r.Byzantine != 0 && rule != RobustKrum && rule != RobustMultiKrum {
-		return fmt.Errorf("server: %d Byzantine updates set for robust aggregation %s (only krum and multi-krum use it)", r.Byzantine, rule)
+		return fmt.Errorf("server: %d Byzantine updates set for robust aggregation %s (only krum and multi-krum use "+
+			"it)", r.Byzantine, rule)
 	}
 	if r.Select != 0 && rule != RobustMultiKrum {
-		return fmt.Errorf("server: %d selected updates set for robust aggregation %s (only multi-krum uses it)", r.Select, rule)
+		return fmt.Errorf("server: %d selected updates set for robust aggregation %s (only multi-krum uses it)",
+			r.Select, rule)
 	}
 	if rule != RobustMean && dp {
-		return fmt.Errorf("server: robust aggregation %s with DP: the noise is calibrated to the sensitivity of the clipped mean, which %s does not have", rule, rule)
+		return fmt.Errorf("server: robust aggregation %s with DP: the noise is calibrated to the sensitivity of the "+
+			"clipped mean, which %s does not have", rule, rule)
 	}
 	switch rule {
 	case RobustMedian:
 		if minU < 3 {
-			return fmt.Errorf("server: the coordinate-wise median needs at least 3 updates per round, but %s: the median of 1 or 2 updates is their mean", minWhat)
+			return fmt.Errorf("server: the coordinate-wise median needs at least 3 updates per round, but %s: the "+
+				"median of 1 or 2 updates is their mean", minWhat)
 		}
 	case RobustTrimmedMean:
 		if !(r.Trim > 0 && r.Trim < 0.5) {
 			return fmt.Errorf("server: trim fraction β = %v must be in (0, 1/2)", r.Trim)
 		}
 		if t := trimCount(r.Trim, minU); t < 1 {
-			return fmt.Errorf("server: trimmed mean with β = %v trims nothing from %d updates (%s): ⌊βu⌋ must be ≥ 1", r.Trim, minU, minWhat)
+			return fmt.Errorf("server: trimmed mean with β = %v trims nothing from %d updates (%s): ⌊βu⌋ must be ≥ 1",
+				r.Trim, minU, minWhat)
 		}
 	case RobustKrum, RobustMultiKrum:
 		f := r.Byzantine
@@ -132,10 +139,12 @@ func (r Robust) validate(c, quorum int, dp bool) error {
 			return fmt.Errorf("server: %s needs Byzantine f ≥ 1, got %d (with f = 0 use the mean)", rule, f)
 		}
 		if need := 2*f + 3; minU < need {
-			return fmt.Errorf("server: %s with f = %d needs at least 2f + 3 = %d updates per round, but %s", rule, f, need, minWhat)
+			return fmt.Errorf("server: %s with f = %d needs at least 2f + 3 = %d updates per round, but %s", rule, f,
+				need, minWhat)
 		}
 		if r.Select < 0 || r.Select > minU-f {
-			return fmt.Errorf("server: multi-krum selects m = %d updates; need 0 ≤ m ≤ %d (fewest updates %d − f %d)", r.Select, minU-f, minU, f)
+			return fmt.Errorf("server: multi-krum selects m = %d updates; need 0 ≤ m ≤ %d (fewest updates %d − f %d)",
+				r.Select, minU-f, minU, f)
 		}
 	}
 	return nil

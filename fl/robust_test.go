@@ -159,7 +159,8 @@ func TestRobustRulesMatchReference(t *testing.T) {
 							if kind == 1 {
 								// Integer data: the sums are exact, ties included.
 								if !slices.Equal(score, ref) || !slices.Equal(pick, want) {
-									t.Fatalf("krum f = %d m = %d %s: scores %v picks %v, want %v %v", f, m, what, score, pick, ref, want)
+									t.Fatalf("krum f = %d m = %d %s: scores %v picks %v, want %v %v", f, m, what, score,
+										pick, ref, want)
 								}
 								continue
 							}
@@ -169,7 +170,8 @@ func TestRobustRulesMatchReference(t *testing.T) {
 								}
 							}
 							if !slices.Equal(pick, want) {
-								t.Fatalf("krum f = %d m = %d %s: picks %v, want %v (scores %v)", f, m, what, pick, want, ref)
+								t.Fatalf("krum f = %d m = %d %s: picks %v, want %v (scores %v)", f, m, what, pick, want,
+									ref)
 							}
 						}
 					}
@@ -194,7 +196,8 @@ func TestRobustAggregateAndLML(t *testing.T) {
 	lmls := []float64{-3, -1, 1e300, -2, -2.5, -1.5, -4}
 	for _, r := range []Robust{
 		{Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.3},
-		{Rule: RobustKrum, Byzantine: 2}, {Rule: RobustMultiKrum, Byzantine: 1}, {Rule: RobustMultiKrum, Byzantine: 1, Select: 3},
+		{Rule: RobustKrum, Byzantine: 2}, {Rule: RobustMultiKrum, Byzantine: 1},
+		{Rule: RobustMultiKrum, Byzantine: 1, Select: 3},
 	} {
 		w := newRobustWork(u, true)
 		w.ups = append(w.ups[:0], ups...)
@@ -245,7 +248,8 @@ func TestRobustAggregateAndLML(t *testing.T) {
 	// Too few updates for Krum at run time (Validate prevents it): an error.
 	w := newRobustWork(4, true)
 	w.ups, w.lmls = append(w.ups, ups[:4]...), append(w.lmls, lmls[:4]...)
-	if _, err := w.aggregate(make([]float64, n), Robust{Rule: RobustKrum, Byzantine: 1}); err == nil || !strings.Contains(err.Error(), "needs at least 5 updates, 4 accepted") {
+	if _, err := w.aggregate(make([]float64, n), Robust{Rule: RobustKrum, Byzantine: 1}); err == nil ||
+		!strings.Contains(err.Error(), "needs at least 5 updates, 4 accepted") {
 		t.Errorf("krum with 4 updates: %v", err)
 	}
 }
@@ -260,25 +264,44 @@ func TestRobustValidation(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		"unknown":          {func(c *Config) { c.Robust.Rule = "geomedian" }, "unknown robust aggregation"},
-		"trim on median":   {func(c *Config) { c.Robust = Robust{Rule: RobustMedian, Trim: 0.2} }, "only trimmed-mean trims"},
-		"f on trimmed":     {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: 0.2, Byzantine: 1} }, "only krum"},
-		"select on krum":   {func(c *Config) { c.Robust = Robust{Rule: RobustKrum, Byzantine: 1, Select: 2} }, "only multi-krum"},
-		"β = 0":            {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean} }, "β = 0 must be in (0, 1/2)"},
-		"β = 1/2":          {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: 0.5} }, "(0, 1/2)"},
-		"β NaN":            {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: math.NaN()} }, "(0, 1/2)"},
-		"β trims nothing":  {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: 0.1} }, "trims nothing from 7 updates"},
-		"β, quorum":        {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: 0.2}; c.Quorum = 4 }, "trims nothing from 4 updates (quorum 4"},
-		"median c = 2":     {func(c *Config) { c.Robust = Robust{Rule: RobustMedian}; c.ClientsPerRound = 2 }, "at least 3 updates per round, but 2 clients per round"},
-		"median quorum 2":  {func(c *Config) { c.Robust = Robust{Rule: RobustMedian}; c.Quorum = 2 }, "but quorum 2"},
-		"krum f = 0":       {func(c *Config) { c.Robust = Robust{Rule: RobustKrum} }, "f ≥ 1"},
-		"krum c = 4":       {func(c *Config) { c.Robust = Robust{Rule: RobustKrum, Byzantine: 1}; c.ClientsPerRound = 4 }, "2f + 3 = 5 updates per round, but 4 clients per round"},
-		"krum f = 3":       {func(c *Config) { c.Robust = Robust{Rule: RobustKrum, Byzantine: 3} }, "2f + 3 = 9"},
-		"krum quorum 4":    {func(c *Config) { c.Robust = Robust{Rule: RobustMultiKrum, Byzantine: 1}; c.Quorum = 4 }, "but quorum 4"},
-		"multi-krum m":     {func(c *Config) { c.Robust = Robust{Rule: RobustMultiKrum, Byzantine: 2, Select: 6} }, "need 0 ≤ m ≤ 5"},
-		"multi-krum m < 0": {func(c *Config) { c.Robust = Robust{Rule: RobustMultiKrum, Byzantine: 2, Select: -1} }, "need 0 ≤ m"},
-		"DP + median":      {func(c *Config) { c.Robust = Robust{Rule: RobustMedian}; c.DP = &DPConfig{Epsilon: 1, Clip: 1} }, "with DP"},
-		"krum default c":   {func(c *Config) { c.Robust = Robust{Rule: RobustKrum, Byzantine: 4}; c.ClientsPerRound = 0 }, "but 10 clients per round"},
+		"unknown": {func(c *Config) { c.Robust.Rule = "geomedian" }, "unknown robust aggregation"},
+		"trim on median": {func(c *Config) { c.Robust = Robust{Rule: RobustMedian, Trim: 0.2} },
+			"only trimmed-mean trims"},
+		"f on trimmed": {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: 0.2, Byzantine: 1} },
+			"only krum"},
+		"select on krum": {func(c *Config) { c.Robust = Robust{Rule: RobustKrum, Byzantine: 1, Select: 2} },
+			"only multi-krum"},
+		"β = 0": {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean} },
+			"β = 0 must be in (0, 1/2)"},
+		"β = 1/2": {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: 0.5} }, "(0, 1/2)"},
+		"β NaN": {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: math.NaN()} },
+			"(0, 1/2)"},
+		"β trims nothing": {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: 0.1} },
+			"trims nothing from 7 updates"},
+		"β, quorum": {func(c *Config) { c.Robust = Robust{Rule: RobustTrimmedMean, Trim: 0.2}; c.Quorum = 4 },
+			"trims nothing from 4 updates (quorum 4"},
+		"median c = 2": {func(c *Config) { c.Robust = Robust{Rule: RobustMedian}; c.ClientsPerRound = 2 },
+			"at least 3 updates per round, but 2 clients per round"},
+		"median quorum 2": {func(c *Config) { c.Robust = Robust{Rule: RobustMedian}; c.Quorum = 2 }, "but quorum 2"},
+		"krum f = 0":      {func(c *Config) { c.Robust = Robust{Rule: RobustKrum} }, "f ≥ 1"},
+		"krum c = 4": {
+			func(c *Config) { c.Robust = Robust{Rule: RobustKrum, Byzantine: 1}; c.ClientsPerRound = 4 },
+			"2f + 3 = 5 updates per round, but 4 clients per round"},
+		"krum f = 3": {func(c *Config) { c.Robust = Robust{Rule: RobustKrum, Byzantine: 3} }, "2f + 3 = 9"},
+		"krum quorum 4": {func(c *Config) { c.Robust = Robust{Rule: RobustMultiKrum, Byzantine: 1}; c.Quorum = 4 },
+			"but quorum 4"},
+		"multi-krum m": {func(c *Config) { c.Robust = Robust{Rule: RobustMultiKrum, Byzantine: 2, Select: 6} },
+			"need 0 ≤ m ≤ 5"},
+		"multi-krum m < 0": {func(c *Config) { c.Robust = Robust{Rule: RobustMultiKrum, Byzantine: 2, Select: -1} },
+			"need 0 ≤ m"},
+		"DP + median": {func(c *Config) {
+			c.Robust = Robust{Rule: RobustMedian}
+			c.DP = &DPConfig{Epsilon: 1, Clip: 1}
+		}, "with DP"},
+		"krum default c": {func(c *Config) {
+			c.Robust = Robust{Rule: RobustKrum, Byzantine: 4}
+			c.ClientsPerRound = 0
+		}, "but 10 clients per round"},
 	} {
 		cfg := base
 		c.mod(&cfg)
@@ -288,7 +311,8 @@ func TestRobustValidation(t *testing.T) {
 		}
 	}
 	for _, r := range []Robust{{}, {Rule: RobustMean}, {Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.15},
-		{Rule: RobustKrum, Byzantine: 2}, {Rule: RobustMultiKrum, Byzantine: 1, Select: 6}, {Rule: RobustMultiKrum, Byzantine: 2}} {
+		{Rule: RobustKrum, Byzantine: 2}, {Rule: RobustMultiKrum, Byzantine: 1, Select: 6},
+		{Rule: RobustMultiKrum, Byzantine: 2}} {
 		cfg := base
 		cfg.Robust = r
 		if _, err := NewServer(cfg, isoPrior(t, 2, 1), clients); err != nil {
@@ -338,7 +362,8 @@ func TestRobustRulesWithstandAttacker(t *testing.T) {
 		return m
 	}
 	for _, r := range []Robust{{Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.2},
-		{Rule: RobustKrum, Byzantine: 1}, {Rule: RobustMultiKrum, Byzantine: 1}, {Rule: RobustMultiKrum, Byzantine: 2, Select: 2}} {
+		{Rule: RobustKrum, Byzantine: 1}, {Rule: RobustMultiKrum, Byzantine: 1},
+		{Rule: RobustMultiKrum, Byzantine: 2, Select: 2}} {
 		cfg := base
 		cfg.ClientsPerRound, cfg.Robust = 7, r
 		got, err := runServer(t, cfg, attackClients(6, true))
@@ -392,7 +417,8 @@ func TestRobustRulesWithstandAttacker(t *testing.T) {
 // and the run equals one without that client (the literal mean, so that τ
 // does not see n change; the rules do not depend on the slot order here).
 func TestRobustRulesNeverSeeNaN(t *testing.T) {
-	for _, r := range []Robust{{Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.2}, {Rule: RobustKrum, Byzantine: 1}} {
+	for _, r := range []Robust{{Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.2},
+		{Rule: RobustKrum, Byzantine: 1}} {
 		base := Config{K: 2, Rounds: 6, LR: 0.05, Tau: 0.5, Seed: 4, Robust: r, Aggregation: AggregateMean}
 		ref := base
 		ref.ClientsPerRound = 6
@@ -417,12 +443,14 @@ func TestRobustRulesNeverSeeNaN(t *testing.T) {
 
 // Robust runs are bit-identical whatever GOMAXPROCS and Workers.
 func TestRobustDeterministic(t *testing.T) {
-	for _, r := range []Robust{{Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.2}, {Rule: RobustKrum, Byzantine: 1}, {Rule: RobustMultiKrum, Byzantine: 1}} {
+	for _, r := range []Robust{{Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.2},
+		{Rule: RobustKrum, Byzantine: 1}, {Rule: RobustMultiKrum, Byzantine: 1}} {
 		var first *Result
 		for _, procs := range []int{1, 4} {
 			for _, workers := range []int{0, 1, 3} {
 				prev := runtime.GOMAXPROCS(procs)
-				cfg := Config{K: 3, Rounds: 15, ClientsPerRound: 6, LR: 0.05, Tau: 0.5, Seed: 4, Robust: r, Workers: workers}
+				cfg := Config{K: 3, Rounds: 15, ClientsPerRound: 6, LR: 0.05, Tau: 0.5, Seed: 4, Robust: r,
+					Workers: workers}
 				res, err := runServer(t, cfg, attackClients(9, false))
 				runtime.GOMAXPROCS(prev)
 				if err != nil {
@@ -442,7 +470,8 @@ func TestRobustDeterministic(t *testing.T) {
 // A round with a robust rule (and validation, bound and filter on) does not
 // allocate.
 func TestRobustRoundDoesNotAllocate(t *testing.T) {
-	for _, r := range []Robust{{}, {Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.2}, {Rule: RobustKrum, Byzantine: 1}, {Rule: RobustMultiKrum, Byzantine: 1}} {
+	for _, r := range []Robust{{}, {Rule: RobustMedian}, {Rule: RobustTrimmedMean, Trim: 0.2},
+		{Rule: RobustKrum, Byzantine: 1}, {Rule: RobustMultiKrum, Byzantine: 1}} {
 		cfg := Config{K: 3, Rounds: 1000, ClientsPerRound: 6, LR: 0.01, Tau: 0.5, Seed: 2, Robust: r,
 			Quorum: 5, MaxNormFactor: 10, MaxUpdateNorm: 1e6}
 		s, err := NewServer(cfg, isoPrior(t, 3, 1), attackClients(8, false))

@@ -369,7 +369,8 @@ func (s *Server) validate(slot, ci int, lml float64) error {
 	ss := 0.0
 	for j, v := range g {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("client %d returned a non-finite gradient (%v at particle %d, coordinate %d)", ci, v, j/s.dim, j%s.dim)
+			return fmt.Errorf("client %d returned a non-finite gradient (%v at particle %d, coordinate %d)", ci, v,
+				j/s.dim, j%s.dim)
 		}
 		ss += v * v
 	}
@@ -380,7 +381,8 @@ func (s *Server) validate(slot, ci int, lml float64) error {
 				big = j
 			}
 		}
-		return fmt.Errorf("client %d returned a gradient whose squared L2 norm overflows (largest entry %.4g at particle %d, coordinate %d)", ci, g[big], big/s.dim, big%s.dim)
+		return fmt.Errorf("client %d returned a gradient whose squared L2 norm overflows (largest entry %.4g at "+
+			"particle %d, coordinate %d)", ci, g[big], big/s.dim, big%s.dim)
 	}
 	if math.IsNaN(lml) || math.IsInf(lml, 0) {
 		return fmt.Errorf("client %d returned a non-finite mean ln Z^C (%v)", ci, lml)
@@ -388,7 +390,8 @@ func (s *Server) validate(slot, ci int, lml float64) error {
 	norm := math.Sqrt(ss)
 	s.norms[slot] = norm
 	if b := s.cfg.MaxUpdateNorm; b > 0 && norm > b {
-		return fmt.Errorf("client %d: update rejected: gradient norm %.4g above the bound %g (MaxUpdateNorm)", ci, norm, b)
+		return fmt.Errorf("client %d: update rejected: gradient norm %.4g above the bound %g (MaxUpdateNorm)", ci, norm,
+			b)
 	}
 	return nil
 }
@@ -462,7 +465,8 @@ func (s *Server) finishRound() (float64, error) {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
 			what = "has a square that overflows (Adam's second moment would be +Inf)"
 		}
-		return 0, fmt.Errorf("score of particle %d, coordinate %d = %.4g %s (aggregate of %d updates, rule %s); particles and optimiser unchanged",
+		return 0, fmt.Errorf("score of particle %d, coordinate %d = %.4g %s (aggregate of %d updates, rule %s); "+
+			"particles and optimiser unchanged",
 			i/s.dim, i%s.dim, v, what, used, s.cfg.Robust.rule())
 	}
 	if err := s.sv.Step(s.particles, agg, s.opt); err != nil {
@@ -500,7 +504,8 @@ func (s *Server) acceptUpdates() (int, error) {
 					continue
 				}
 				if med := medianWithout(s.sorted, s.norms[slot]); s.norms[slot] > f*med {
-					s.errs[slot] = fmt.Errorf("client %d: update rejected: gradient norm %.4g above %g × the median %.4g of the round's %d other updates", s.chosen[slot], s.norms[slot], f, med, u-1)
+					s.errs[slot] = fmt.Errorf("client %d: update rejected: gradient norm %.4g above %g × the median "+
+						"%.4g of the round's %d other updates", s.chosen[slot], s.norms[slot], f, med, u-1)
 				}
 			}
 		}

@@ -67,7 +67,8 @@ func TestServerOneRoundByHand(t *testing.T) {
 			clients[i] = &linClient{w: w}
 		}
 		sigma, tau, eta := 2.0, 0.3, 0.05
-		cfg := Config{K: 2, Rounds: 1, ClientsPerRound: 3, LR: eta, Optimizer: "sgd", Tau: tau, Aggregation: agg, Seed: 11}
+		cfg := Config{K: 2, Rounds: 1, ClientsPerRound: 3, LR: eta, Optimizer: "sgd", Tau: tau, Aggregation: agg,
+			Seed: 11}
 		s, err := NewServer(cfg, isoPrior(t, 2, sigma), clients)
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +118,8 @@ func TestServerSelectsCDistinctClients(t *testing.T) {
 		lc[i] = &linClient{w: []float64{0, 0}}
 		clients[i] = lc[i]
 	}
-	s, err := NewServer(Config{K: 1, Rounds: T, ClientsPerRound: c, LR: 1e-3, Tau: 1, Seed: 1}, isoPrior(t, 2, 1), clients)
+	s, err := NewServer(Config{K: 1, Rounds: T, ClientsPerRound: c, LR: 1e-3, Tau: 1, Seed: 1}, isoPrior(t, 2, 1),
+		clients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +160,8 @@ func runQuad(t *testing.T, procs int, seed uint64, dp *DPConfig) *Result {
 	for i := range clients {
 		clients[i] = &quadClient{mu: []float64{float64(i%3) - 1, 0.5, float64(i) / 9}, noise: 0.3}
 	}
-	s, err := NewServer(Config{K: 3, Rounds: 40, ClientsPerRound: 4, LR: 0.05, Tau: 0.5, Seed: seed, DP: dp}, isoPrior(t, 3, 1), clients)
+	s, err := NewServer(Config{K: 3, Rounds: 40, ClientsPerRound: 4, LR: 0.05, Tau: 0.5, Seed: seed, DP: dp},
+		isoPrior(t, 3, 1), clients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +175,8 @@ func runQuad(t *testing.T, procs int, seed uint64, dp *DPConfig) *Result {
 func TestServerDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	// DP runs draw their noise from a seeded source here (the default is
 	// a secret one, which is never reproducible).
-	for _, dp := range []func() *DPConfig{func() *DPConfig { return nil }, func() *DPConfig { return &DPConfig{Epsilon: 5, Clip: 1, Noise: rand.NewPCG(7, 7)} }} {
+	for _, dp := range []func() *DPConfig{func() *DPConfig { return nil },
+		func() *DPConfig { return &DPConfig{Epsilon: 5, Clip: 1, Noise: rand.NewPCG(7, 7)} }} {
 		a := runQuad(t, 1, 42, dp())
 		b := runQuad(t, 2, 42, dp())
 		if !slices.Equal(a.Particles, b.Particles) || !slices.Equal(a.MeanLML, b.MeanLML) {
@@ -329,7 +333,8 @@ func (nanClient) Update(p []float64, k, d, batch int, rng *rand.Rand, g []float6
 }
 
 func TestServerRejectsNaNGradient(t *testing.T) {
-	s, err := NewServer(Config{K: 1, Rounds: 2, ClientsPerRound: 1, LR: 0.1, Tau: 1}, isoPrior(t, 2, 1), []Client{nanClient{}})
+	s, err := NewServer(Config{K: 1, Rounds: 2, ClientsPerRound: 1, LR: 0.1, Tau: 1}, isoPrior(t, 2, 1),
+		[]Client{nanClient{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +355,8 @@ func TestServerRoundDoesNotAllocate(t *testing.T) {
 			for i := range clients {
 				clients[i] = &quadClient{mu: []float64{1, 2}, noise: 0.1}
 			}
-			s, err := NewServer(Config{K: 2, Rounds: T, ClientsPerRound: 3, LR: 0.01, Tau: 1}, isoPrior(t, 2, 1), clients)
+			s, err := NewServer(Config{K: 2, Rounds: T, ClientsPerRound: 3, LR: 0.01, Tau: 1}, isoPrior(t, 2, 1),
+				clients)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -61,7 +61,8 @@ func (s *Server) restore(st *State) error {
 	case st.K != s.k || st.Dim != s.dim || len(st.Particles) != s.k*s.dim:
 		return fmt.Errorf("server: resume state has %d×%d particles, this run %d×%d", st.K, st.Dim, s.k, s.dim)
 	case st.Round < 0 || st.Round > s.cfg.Rounds || len(st.MeanLML) != st.Round:
-		return fmt.Errorf("server: resume state at round %d (with %d LMLs) for a run of %d rounds", st.Round, len(st.MeanLML), s.cfg.Rounds)
+		return fmt.Errorf("server: resume state at round %d (with %d LMLs) for a run of %d rounds", st.Round,
+			len(st.MeanLML), s.cfg.Rounds)
 	case st.Optimizer != opt || (opt == "adam") != (st.Adam != nil):
 		return fmt.Errorf("server: resume state of optimiser %q, this run uses %q", st.Optimizer, opt)
 	case (s.noiseSrc != nil) != (st.Noise != nil):

@@ -77,7 +77,8 @@ func (t Temperature) Common(ms []int) (float64, error) {
 	b := t.For(ms[0])
 	for i, m := range ms {
 		if t.For(m) != b {
-			return 0, fmt.Errorf("bounds: clients use different temperatures (β = %g for client 0, %g for client %d with m_i = %d); Theorem 4.2 needs one β: pass a number to --beta", b, t.For(m), i, m)
+			return 0, fmt.Errorf("bounds: clients use different temperatures (β = %g for client 0, %g for client %d "+
+				"with m_i = %d); Theorem 4.2 needs one β: pass a number to --beta", b, t.For(m), i, m)
 		}
 	}
 	return b, nil

@@ -172,7 +172,8 @@ func cvFold(fold CVFold, g *GPModel, base PACPFLOptions, tau, sp, lr float64, ch
 		opt.Server.ClientsPerRound = min(len(train.Existing), DefaultClientsPerRound)
 	}
 	// The client model prediction uses: trainPACPFL's, built the same way.
-	gm := &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean || opt.ZeroMean, Beta: opt.Beta, Inference: g.Inference}
+	gm := &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean || opt.ZeroMean,
+		Beta: opt.Beta, Inference: g.Inference}
 	scores := make([]float64, 0, len(checks))
 	score := func(particles []float64) error {
 		preds, err := gm.PredictGroup(particles, val)
@@ -276,7 +277,8 @@ func CVFoldsBy(ds *data.Dataset, k int, seed uint64, split CVSplit) ([]CVFold, e
 	case k < 2 || k > n:
 		return nil, fmt.Errorf("cv: %d folds for %d clients (want 2 ≤ K ≤ n)", k, n)
 	case ds.MinM() < 2:
-		return nil, fmt.Errorf("cv: a client with %d training samples cannot be split into context and validation halves", ds.MinM())
+		return nil, fmt.Errorf(
+			"cv: a client with %d training samples cannot be split into context and validation halves", ds.MinM())
 	}
 	perm := rand.New(rand.NewPCG(seed, data.StreamID(0x6376666f6c64))).Perm(n)
 	held := make([][]int, k)

@@ -64,7 +64,8 @@ func TestCrossValidateRanks(t *testing.T) {
 	if err != nil || again[0].RSMSE != pts[0].RSMSE {
 		t.Fatalf("not reproducible: %v vs %v (%v)", again[0].RSMSE, pts[0].RSMSE, err)
 	}
-	if _, err := CrossValidate(ds, smallGP(), base, CVOptions{Taus: []float64{0.5}, SigmaPs: []float64{1}, Folds: 1}); err == nil {
+	if _, err := CrossValidate(ds, smallGP(), base,
+		CVOptions{Taus: []float64{0.5}, SigmaPs: []float64{1}, Folds: 1}); err == nil {
 		t.Fatal("1 fold accepted")
 	}
 }
@@ -78,7 +79,8 @@ func TestCrossValidateCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := PACPFLOptions{Server: Config{K: 2, Rounds: 999, LR: 1e-2, Tau: 0.5, Seed: 3}}
-	o := CVOptions{Taus: []float64{0.5}, SigmaPs: []float64{0.5}, LRs: []float64{1e-2, 3e-2}, Checkpoints: []int{20, 7, 20}, Folds: 2, Seed: 1}
+	o := CVOptions{Taus: []float64{0.5}, SigmaPs: []float64{0.5}, LRs: []float64{1e-2, 3e-2},
+		Checkpoints: []int{20, 7, 20}, Folds: 2, Seed: 1}
 	pts, err := CrossValidate(ds, smallGP(), base, o)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +103,8 @@ func TestCrossValidateCheckpoints(t *testing.T) {
 				t.Fatalf("η=%g T=%d missing: %+v / %+v", lr, T, pts, want)
 			}
 			if !slices.Equal(pts[i].Folds, want[0].Folds) {
-				t.Fatalf("η=%g T=%d: checkpoint scores %v, a %d-round run scores %v", lr, T, pts[i].Folds, T, want[0].Folds)
+				t.Fatalf("η=%g T=%d: checkpoint scores %v, a %d-round run scores %v", lr, T, pts[i].Folds, T,
+					want[0].Folds)
 			}
 		}
 	}
@@ -140,7 +143,8 @@ func TestCVFoldsFuture(t *testing.T) {
 		}
 		tr, ht := future[f].Train.Existing, halves[f].Train.Existing
 		if len(tr) != len(ht) || 2*len(future[f].Val) != len(halves[f].Val) {
-			t.Fatalf("fold %d: %d/%d training clients, %d/%d validation clients", f, len(tr), len(ht), len(future[f].Val), len(halves[f].Val))
+			t.Fatalf("fold %d: %d/%d training clients, %d/%d validation clients", f, len(tr), len(ht),
+				len(future[f].Val), len(halves[f].Val))
 		}
 		for j, c := range tr {
 			full := ht[j]
@@ -151,7 +155,8 @@ func TestCVFoldsFuture(t *testing.T) {
 		}
 		for j, v := range future[f].Val {
 			src := halves[f].Val[2*j] // conditions on the first half, scored on the second
-			if !slices.Equal(v.Y, src.Y) || !slices.Equal(v.X, src.X) || !slices.Equal(v.YTest, src.YTest) || !slices.Equal(v.XTest, src.XTest) {
+			if !slices.Equal(v.Y, src.Y) || !slices.Equal(v.X, src.X) || !slices.Equal(v.YTest, src.YTest) ||
+				!slices.Equal(v.XTest, src.XTest) {
 				t.Fatalf("fold %d validation client %d: not first half → second half", f, j)
 			}
 			h := len(v.Y)

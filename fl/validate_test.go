@@ -60,12 +60,16 @@ func TestUpdateValidationWithoutQuorum(t *testing.T) {
 		cfg  func(*Config)
 		want []string
 	}{
-		"LML NaN":        {&badClient{lml: fp(math.NaN())}, nil, []string{"non-finite mean ln Z^C (NaN)"}},
-		"LML +Inf":       {&badClient{lml: fp(math.Inf(1))}, nil, []string{"non-finite mean ln Z^C (+Inf)"}},
-		"entries 1e300":  {&badClient{entry: fp(1e300)}, nil, []string{"squared L2 norm overflows", "largest entry 1e+300 at particle 0, coordinate 1"}},
-		"norm ×1e150":    {&badClient{scale: 1e150}, func(c *Config) { c.MaxUpdateNorm = 1e3 }, []string{"above the bound 1000 (MaxUpdateNorm)", "gradient norm "}},
-		"gradient -Inf":  {&badClient{entry: fp(math.Inf(-1))}, nil, []string{"non-finite gradient (-Inf at particle 0, coordinate 1)"}},
-		"bound, 1/round": {&badClient{scale: 1e150}, func(c *Config) { c.MaxUpdateNorm = 1e3; c.ClientsPerRound = 1 }, []string{"(MaxUpdateNorm)"}},
+		"LML NaN":  {&badClient{lml: fp(math.NaN())}, nil, []string{"non-finite mean ln Z^C (NaN)"}},
+		"LML +Inf": {&badClient{lml: fp(math.Inf(1))}, nil, []string{"non-finite mean ln Z^C (+Inf)"}},
+		"entries 1e300": {&badClient{entry: fp(1e300)}, nil,
+			[]string{"squared L2 norm overflows", "largest entry 1e+300 at particle 0, coordinate 1"}},
+		"norm ×1e150": {&badClient{scale: 1e150}, func(c *Config) { c.MaxUpdateNorm = 1e3 },
+			[]string{"above the bound 1000 (MaxUpdateNorm)", "gradient norm "}},
+		"gradient -Inf": {&badClient{entry: fp(math.Inf(-1))}, nil,
+			[]string{"non-finite gradient (-Inf at particle 0, coordinate 1)"}},
+		"bound, 1/round": {&badClient{scale: 1e150}, func(c *Config) { c.MaxUpdateNorm = 1e3; c.ClientsPerRound = 1 },
+			[]string{"(MaxUpdateNorm)"}},
 	} {
 		// Rounds 1 and 2 are good; with 3 clients per round all are selected.
 		c.bad.mu, c.bad.from = []float64{1, 1, 1}, 2
@@ -91,7 +95,8 @@ func TestUpdateValidationWithoutQuorum(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 			continue
 		}
-		for _, w := range append(c.want, "round 3: client "+map[bool]string{true: "0", false: "2"}[cfg.ClientsPerRound == 1]) {
+		for _, w := range append(c.want,
+			"round 3: client "+map[bool]string{true: "0", false: "2"}[cfg.ClientsPerRound == 1]) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error %q does not say %q", name, err, w)
 			}
@@ -290,7 +295,8 @@ func TestScoreCheckKeepsOptimiserState(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = s.Run()
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "round 3: score of particle 0, coordinate 0") {
+		if err == nil || !strings.Contains(err.Error(), c.want) ||
+			!strings.Contains(err.Error(), "round 3: score of particle 0, coordinate 0") {
 			t.Fatalf("%s: err = %v", c.want, err)
 		}
 		after, _ := s.State()
@@ -309,7 +315,8 @@ func TestScoreCheckKeepsOptimiserState(t *testing.T) {
 func TestMaxUpdateNormValidation(t *testing.T) {
 	for _, v := range []float64{-1, math.NaN(), math.Inf(1)} {
 		cfg := Config{K: 1, Rounds: 1, LR: 1, Tau: 1, MaxUpdateNorm: v}
-		if _, err := NewServer(cfg, isoPrior(t, 3, 1), []Client{zeroClient{}}); err == nil || !strings.Contains(err.Error(), "update norm bound") {
+		if _, err := NewServer(cfg, isoPrior(t, 3, 1), []Client{zeroClient{}}); err == nil ||
+			!strings.Contains(err.Error(), "update norm bound") {
 			t.Errorf("MaxUpdateNorm %v: err = %v", v, err)
 		}
 	}

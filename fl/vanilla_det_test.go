@@ -32,7 +32,8 @@ func TestBaselinesDeterministic(t *testing.T) {
 	v2, p2 := run(2)
 	v3, _ := run(2)
 	if !slices.Equal(v1.Existing.RSMSE, v2.Existing.RSMSE) || !slices.Equal(v2.New.CE, v3.New.CE) {
-		t.Fatalf("vanilla not reproducible: %v vs %v vs %v", v1.Existing.RSMSE[:3], v2.Existing.RSMSE[:3], v3.Existing.RSMSE[:3])
+		t.Fatalf("vanilla not reproducible: %v vs %v vs %v", v1.Existing.RSMSE[:3], v2.Existing.RSMSE[:3],
+			v3.Existing.RSMSE[:3])
 	}
 	if !slices.Equal(p1.Existing.RSMSE, p2.Existing.RSMSE) {
 		t.Fatal("pooled not reproducible")

@@ -36,6 +36,7 @@ func Example() {
 	}
 	mr := rep.Method(fl.MethodVanilla)
 	s := mr.Summary[harness.ExistingRSMSE]
-	fmt.Printf("%d seeds, %d values, interval above zero: %v\n", len(rep.Seeds), len(mr.PerSeed[harness.ExistingRSMSE]), s.CI95 > 0)
+	fmt.Printf("%d seeds, %d values, interval above zero: %v\n", len(rep.Seeds), len(mr.PerSeed[harness.ExistingRSMSE]),
+		s.CI95 > 0)
 	// Output: 3 seeds, 3 values, interval above zero: true
 }

@@ -36,10 +36,11 @@ func (f fakeMethod) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs 
 	}
 	x := float64(seed) + float64(len(f.name))/10
 	return &fl.MethodResult{
-		Method:   f.name,
-		Existing: fl.GroupMetrics{RSMSE: []float64{x, x + 1}, CE: []float64{x / 10, math.NaN()}, MeanRSMSE: x + 0.5, MeanCE: x / 10},
-		New:      fl.GroupMetrics{RSMSE: []float64{2 * x}, CE: []float64{x / 20}, MeanRSMSE: 2 * x, MeanCE: x / 20},
-		Seconds:  float64(seed),
+		Method: f.name,
+		Existing: fl.GroupMetrics{RSMSE: []float64{x, x + 1}, CE: []float64{x / 10, math.NaN()}, MeanRSMSE: x + 0.5,
+			MeanCE: x / 10},
+		New:     fl.GroupMetrics{RSMSE: []float64{2 * x}, CE: []float64{x / 20}, MeanRSMSE: 2 * x, MeanCE: x / 20},
+		Seconds: float64(seed),
 	}, nil
 }
 
@@ -75,7 +76,8 @@ func TestRunSummarisesEachMethodOverTheSeeds(t *testing.T) {
 	if want := []string{"a", "bbb", "a", "bbb", "a", "bbb"}; !reflect.DeepEqual(calls, want) {
 		t.Errorf("runs %v, want seed by seed %v", calls, want)
 	}
-	if !reflect.DeepEqual(rep.Seeds, e.Seeds) || len(rep.Methods) != 2 || rep.Methods[0].Name != "a" || rep.Methods[1].Name != "bbb" {
+	if !reflect.DeepEqual(rep.Seeds, e.Seeds) || len(rep.Methods) != 2 || rep.Methods[0].Name != "a" ||
+		rep.Methods[1].Name != "bbb" {
 		t.Fatalf("report seeds %v, methods %d", rep.Seeds, len(rep.Methods))
 	}
 	for _, mr := range rep.Methods {
@@ -92,7 +94,8 @@ func TestRunSummarisesEachMethodOverTheSeeds(t *testing.T) {
 				t.Errorf("%s seed %d: per-client existing CE %v, want the NaN kept", mr.Name, s, got)
 			}
 		}
-		if !reflect.DeepEqual(mr.PerSeed[ExistingRSMSE], ex) || !reflect.DeepEqual(mr.PerSeed[NewRSMSE], nw) || !reflect.DeepEqual(mr.PerSeed[ExistingCE], exCE) {
+		if !reflect.DeepEqual(mr.PerSeed[ExistingRSMSE], ex) || !reflect.DeepEqual(mr.PerSeed[NewRSMSE], nw) ||
+			!reflect.DeepEqual(mr.PerSeed[ExistingCE], exCE) {
 			t.Errorf("%s: per-seed values %v", mr.Name, mr.PerSeed)
 		}
 		if got, want := mr.Summary[ExistingRSMSE], fl.Summarise(ex); got != want {
@@ -135,7 +138,8 @@ func TestRunSummarisesEachMethodOverTheSeeds(t *testing.T) {
 	}
 	for i, ev := range events {
 		si := i / 4
-		want := Event{Kind: Round, Method: "a", Seed: e.Seeds[si], SeedIndex: si, Seeds: 3, Round: i%4 + 1, Rounds: 2, Value: -float64(i%4 + 1)}
+		want := Event{Kind: Round, Method: "a", Seed: e.Seeds[si], SeedIndex: si, Seeds: 3, Round: i%4 + 1, Rounds: 2,
+			Value: -float64(i%4 + 1)}
 		switch i % 4 {
 		case 2:
 			want = Event{Kind: Done, Method: "a", Seed: e.Seeds[si], SeedIndex: si, Seeds: 3}
@@ -160,7 +164,8 @@ func TestRunSummarisesEachMethodOverTheSeeds(t *testing.T) {
 
 func TestRunOneSeedHasNoInterval(t *testing.T) {
 	var built []uint64
-	rep, err := Run(context.Background(), Experiment{Data: fakeData(&built), Methods: []Method{fakeMethod{name: "a"}}, Seeds: []uint64{1}}, nil)
+	rep, err := Run(context.Background(),
+		Experiment{Data: fakeData(&built), Methods: []Method{fakeMethod{name: "a"}}, Seeds: []uint64{1}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +205,8 @@ func TestRunStopsAtTheFirstError(t *testing.T) {
 	var built []uint64
 	var calls []string
 	boom := errors.New("boom")
-	e := Experiment{Data: fakeData(&built), Methods: []Method{fakeMethod{name: "a", calls: &calls}, fakeMethod{name: "b", err: boom, calls: &calls}, fakeMethod{name: "c", calls: &calls}}, Seeds: []uint64{7, 8}}
+	e := Experiment{Data: fakeData(&built), Methods: []Method{fakeMethod{name: "a", calls: &calls},
+		fakeMethod{name: "b", err: boom, calls: &calls}, fakeMethod{name: "c", calls: &calls}}, Seeds: []uint64{7, 8}}
 	_, err := Run(context.Background(), e, nil)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "b, seed 7") {
 		t.Errorf("error %v, want boom wrapped with the method and the seed", err)
@@ -209,7 +215,8 @@ func TestRunStopsAtTheFirstError(t *testing.T) {
 		t.Errorf("runs %v after the error", calls)
 	}
 	dataErr := errors.New("no file")
-	_, err = Run(context.Background(), Experiment{Data: func(uint64) (*data.Dataset, error) { return nil, dataErr }, Methods: []Method{fakeMethod{name: "a"}}, Seeds: []uint64{4}}, nil)
+	_, err = Run(context.Background(), Experiment{Data: func(uint64) (*data.Dataset, error) { return nil, dataErr },
+		Methods: []Method{fakeMethod{name: "a"}}, Seeds: []uint64{4}}, nil)
 	if !errors.Is(err, dataErr) || !strings.Contains(err.Error(), "seed 4") {
 		t.Errorf("error %v, want the data error with its seed", err)
 	}
@@ -225,7 +232,8 @@ func (nilResult) Run(context.Context, *data.Dataset, uint64, Observer) (*fl.Meth
 
 func TestRunRefusesAMissingResult(t *testing.T) {
 	var built []uint64
-	_, err := Run(context.Background(), Experiment{Data: fakeData(&built), Methods: []Method{nilResult{}}, Seeds: []uint64{1}}, nil)
+	_, err := Run(context.Background(),
+		Experiment{Data: fakeData(&built), Methods: []Method{nilResult{}}, Seeds: []uint64{1}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "no result") {
 		t.Errorf("error %v, want one about the missing result", err)
 	}
@@ -236,7 +244,8 @@ func TestRunEndsWhenTheContextIsDone(t *testing.T) {
 	var calls []string
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e := Experiment{Data: fakeData(&built), Methods: []Method{fakeMethod{name: "a", calls: &calls}, fakeMethod{name: "b", calls: &calls}}, Seeds: []uint64{1, 2}}
+	e := Experiment{Data: fakeData(&built), Methods: []Method{fakeMethod{name: "a", calls: &calls},
+		fakeMethod{name: "b", calls: &calls}}, Seeds: []uint64{1, 2}}
 	// Cancelled once the first run is done: no other run starts.
 	_, err := Run(ctx, e, ObserverFunc(func(ev Event) {
 		if ev.Kind == Done {
@@ -312,10 +321,12 @@ func TestRunMatchesTheMethodRunDirectly(t *testing.T) {
 
 func TestSeedValuesOfAMixtureAndOfClassification(t *testing.T) {
 	res := &fl.MethodResult{
-		Existing: fl.GroupMetrics{MeanRSMSE: 1, MeanCE: 2, Weights: [][]float64{{0.5, 0.5}}, Modes: &fl.ModeSpecialisation{Purity: 0.9, Chance: 0.5}},
-		New:      fl.GroupMetrics{MeanRSMSE: 3, MeanCE: 4, Modes: &fl.ModeSpecialisation{Purity: 0.8, Chance: 0.6}},
+		Existing: fl.GroupMetrics{MeanRSMSE: 1, MeanCE: 2, Weights: [][]float64{{0.5, 0.5}},
+			Modes: &fl.ModeSpecialisation{Purity: 0.9, Chance: 0.5}},
+		New: fl.GroupMetrics{MeanRSMSE: 3, MeanCE: 4, Modes: &fl.ModeSpecialisation{Purity: 0.8, Chance: 0.6}},
 	}
-	want := map[string]float64{ExistingRSMSE: 1, ExistingCE: 2, NewRSMSE: 3, NewCE: 4, ExistingModePurity: 0.9, NewModePurity: 0.8, ExistingModeChance: 0.5, NewModeChance: 0.6}
+	want := map[string]float64{ExistingRSMSE: 1, ExistingCE: 2, NewRSMSE: 3, NewCE: 4, ExistingModePurity: 0.9,
+		NewModePurity: 0.8, ExistingModeChance: 0.5, NewModeChance: 0.6}
 	if got := SeedValues(res); !reflect.DeepEqual(got, want) {
 		t.Errorf("mixture: %v, want %v", got, want)
 	}
@@ -325,17 +336,21 @@ func TestSeedValuesOfAMixtureAndOfClassification(t *testing.T) {
 	}
 	ex, best := 81.5, 80.0
 	cls := &fl.MethodResult{
-		ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{80, 83}, CE: []float64{0.1, 0.2}, MeanAccuracy: 81.5, MeanCE: 0.15},
-		GlobalClass:   &fl.ClassGroupMetrics{MeanAccuracy: 70, MeanCE: 0.3},
-		Best:          &fl.BestAccuracy{Existing: &ex, Global: &best},
+		ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{80, 83}, CE: []float64{0.1, 0.2}, MeanAccuracy: 81.5,
+			MeanCE: 0.15},
+		GlobalClass: &fl.ClassGroupMetrics{MeanAccuracy: 70, MeanCE: 0.3},
+		Best:        &fl.BestAccuracy{Existing: &ex, Global: &best},
 	}
 	got := SeedValues(cls)
-	if got[ExistingAccuracy] != 81.5 || got[ExistingCE] != 0.15 || !math.IsNaN(got[NewAccuracy]) || !math.IsNaN(got[NewCE]) ||
-		got[GlobalAccuracy] != 70 || got[GlobalCE] != 0.3 || got[BestExisting] != 81.5 || got[BestGlobal] != 80 || len(got) != 8 {
+	if got[ExistingAccuracy] != 81.5 || got[ExistingCE] != 0.15 || !math.IsNaN(got[NewAccuracy]) ||
+		!math.IsNaN(got[NewCE]) ||
+		got[GlobalAccuracy] != 70 || got[GlobalCE] != 0.3 || got[BestExisting] != 81.5 || got[BestGlobal] != 80 ||
+		len(got) != 8 {
 		t.Errorf("classification: %v", got)
 	}
 	pc := ClientValues(cls)
-	if !reflect.DeepEqual(pc[ExistingAccuracy], []float64{80, 83}) || pc[NewAccuracy] == nil || len(pc[NewAccuracy]) != 0 || len(pc) != 4 {
+	if !reflect.DeepEqual(pc[ExistingAccuracy], []float64{80, 83}) || pc[NewAccuracy] == nil ||
+		len(pc[NewAccuracy]) != 0 || len(pc) != 4 {
 		t.Errorf("classification per client: %v", pc)
 	}
 	// A global model only (FedAvg): still classification, not a

@@ -131,10 +131,14 @@ func BenchmarkGemmSchedules(b *testing.B) {
 			grid.schedule.Store(int32(scheduleGrid))
 			shared.schedule.Store(int32(scheduleShared))
 			run := func(nat *Native) func() error {
-				return func() error { nat.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, x, k, y, n, 0, z, n); return nil }
+				return func() error {
+					nat.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, x, k, y, n, 0, z, n)
+					return nil
+				}
 			}
 			for b.Loop() {
-				best, _ := bench.Alternate(reps, []bench.Contender{{Name: "grid", Run: run(grid)}, {Name: "shared", Run: run(shared)}})
+				best, _ := bench.Alternate(reps,
+					[]bench.Contender{{Name: "grid", Run: run(grid)}, {Name: "shared", Run: run(shared)}})
 				fl := 2 * float64(m) * float64(n) * float64(k) / 1e9
 				b.ReportMetric(fl/best[0], "grid-GFLOP/s")
 				b.ReportMetric(fl/best[1], "shared-GFLOP/s")

@@ -41,7 +41,8 @@ var parallelMinFlops = float64(1 << 22)
 
 // Dgemm computes C = alpha * op(A) * op(B) + beta * C, where op(X) is X or Xᵀ,
 // op(A) is m×k, op(B) is k×n and C is m×n, all row-major.
-func (nat *Native) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func (nat *Native) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int,
+	beta float64, c []float64, ldc int) {
 	switch tA {
 	default:
 		panic(badTranspose)
@@ -79,7 +80,8 @@ func (nat *Native) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []
 // blocking, each entry of C summed in the order Dgemm would sum it with
 // those zeros. As in Dgemm, a non-finite A entry may meet one of the zeros
 // next to the diagonal (and give NaN). Arguments are checked as Dgemm's.
-func (nat *Native) GemmUpperB(m, n int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func (nat *Native) GemmUpperB(m, n int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64,
+	c []float64, ldc int) {
 	if !checkGemm(false, false, m, n, n, a, lda, b, ldb, c, ldc, true) {
 		return
 	}
@@ -97,7 +99,8 @@ func (nat *Native) GemmUpperB(m, n int, alpha float64, a []float64, lda int, b [
 // arguments of C = op(A)·op(B) + C (op(A) m×k, op(B) k×n) that Dgemm
 // refuses, and reports whether there is work (m and n above zero). With
 // checkB false, B is not checked (it was packed already).
-func checkGemm(tA, tB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, checkB bool) bool {
+func checkGemm(tA, tB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int,
+	checkB bool) bool {
 	if m < 0 {
 		panic(mLT0)
 	}
@@ -137,7 +140,8 @@ func checkGemm(tA, tB bool, m, n, k int, a []float64, lda int, b []float64, ldb 
 const tinyGemm = 64
 
 // gemmTiny is C = alpha*op(A)*op(B) + beta*C by definition (alpha != 0).
-func gemmTiny(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func gemmTiny(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64,
+	c []float64, ldc int) {
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			var sum float64
@@ -242,7 +246,8 @@ var gemmCalls freeList[gemmCall]
 func (nat *Native) gemm(p gemmProblem, threads int) {
 	kern := nat.kernel()
 	blk := roundBlocking(nat.Blocking(), kern)
-	if p.tri == blas.All && !p.upperB && p.triK == triNone && threads > 1 && 2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops && p.m > kern.MR {
+	if p.tri == blas.All && !p.upperB && p.triK == triNone && threads > 1 &&
+		2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops && p.m > kern.MR {
 		switch gemmSchedule(nat.schedule.Load()) {
 		case scheduleShared:
 			nat.gemmShared(p, kern, blk, threads)
@@ -463,7 +468,8 @@ func gemmRegion(ws *workspace, kern *asm.GemmKernel, p *gemmProblem, blk Blockin
 // kb×nb block of B (pb) into C[ic:ic+mb, jc:jc+nb], one MR×NR tile at a
 // time (edge tiles through the scratch tile). Column micro-panels outermost
 // so a B micro-panel stays in L1 while the A block streams from L2.
-func macroKernel(pa, pb, tile []float64, kern *asm.GemmKernel, p *gemmProblem, ic, mb, jc, nb, pc, kb int, beta float64) {
+func macroKernel(pa, pb, tile []float64, kern *asm.GemmKernel, p *gemmProblem, ic, mb, jc, nb, pc, kb int,
+	beta float64) {
 	mr, nr := kern.MR, kern.NR
 	ldc := p.ldc
 	for jr := 0; jr < nb; jr += nr {

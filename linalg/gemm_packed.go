@@ -94,7 +94,8 @@ func (nat *Native) PackB(dst *PackedB, tB blas.Transpose, k, n int, b []float64,
 // triangular pb) on one goroutine with that blocking, to the bit, above
 // Dgemm's tiny sizes. It panics on bad arguments as Dgemm does, and if pb
 // was never packed.
-func (nat *Native) GemmPacked(m int, alpha float64, a []float64, lda int, pb *PackedB, beta float64, c []float64, ldc int) {
+func (nat *Native) GemmPacked(m int, alpha float64, a []float64, lda int, pb *PackedB, beta float64, c []float64,
+	ldc int) {
 	if !pb.filled {
 		panic("linalg: GemmPacked: B was not packed (PackB)")
 	}

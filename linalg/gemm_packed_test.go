@@ -82,7 +82,8 @@ func TestGemmPackedArguments(t *testing.T) {
 	nat := NewNative(1)
 	var pb PackedB
 	b := make([]float64, 12)
-	if got := panicText(func() { nat.GemmPacked(2, 1, b, 3, &pb, 0, b, 4) }); got != "linalg: GemmPacked: B was not packed (PackB)" {
+	if got := panicText(func() { nat.GemmPacked(2, 1, b, 3, &pb, 0, b, 4) }); got != "linalg: GemmPacked: B was not "+
+		"packed (PackB)" {
 		t.Errorf("unpacked: %q", got)
 	}
 	for _, tc := range []struct {
@@ -92,7 +93,8 @@ func TestGemmPackedArguments(t *testing.T) {
 		{func() { nat.PackB(&pb, 'x', 3, 4, b, 4, false) }, badTranspose},
 		{func() { nat.PackB(&pb, blas.NoTrans, -1, 4, b, 4, false) }, kLT0},
 		{func() { nat.PackB(&pb, blas.NoTrans, 3, -1, b, 4, false) }, nLT0},
-		{func() { nat.PackB(&pb, blas.NoTrans, 3, 4, b, 4, true) }, "linalg: PackB: an upper triangular B must be square"},
+		{func() { nat.PackB(&pb, blas.NoTrans, 3, 4, b, 4, true) },
+			"linalg: PackB: an upper triangular B must be square"},
 		{func() { nat.PackB(&pb, blas.NoTrans, 3, 4, b, 3, false) }, badLdB},
 		{func() { nat.PackB(&pb, blas.NoTrans, 3, 4, b[:11], 4, false) }, shortB},
 		{func() { nat.PackB(&pb, blas.Trans, 3, 4, b, 2, false) }, badLdB},

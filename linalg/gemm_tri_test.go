@@ -66,8 +66,10 @@ func TestGemmTriangularMatchesDgemm(t *testing.T) {
 				}
 				for i := range got {
 					// (Dgemm's tiny sizes run plain loops, without FMA.)
-					if m*n*k > tinyGemm && math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(got[i] == 0 && want[i] == 0) {
-						t.Fatalf("blocks %v, %d threads, %c %c %c m=%d n=%d α=%g β=%g ldt=%d ldb=%d ldc=%d: c[%d] = %v, Dgemm %v",
+					if m*n*k > tinyGemm && math.Float64bits(got[i]) != math.Float64bits(want[i]) &&
+						!(got[i] == 0 && want[i] == 0) {
+						t.Fatalf("blocks %v, %d threads, %c %c %c m=%d n=%d α=%g β=%g ldt=%d ldb=%d ldc=%d: c[%d] = "+
+							"%v, Dgemm %v",
 							blk, threads, side, ul, tT, m, n, alpha, beta, ldt, ldb, ldc, i, got[i], want[i])
 					}
 					if d := math.Abs(got[i] - gonumC[i]); !(d <= 1e-12*(1+math.Abs(gonumC[i]))) {
@@ -92,8 +94,10 @@ func TestGemmTriangularArguments(t *testing.T) {
 		{func() { nat.GemmTriangular(blas.Left, blas.Lower, blas.NoTrans, -1, 3, 1, tr, 4, b, 3, 0, c, 3) }, mLT0},
 		{func() { nat.GemmTriangular(blas.Left, blas.Lower, blas.NoTrans, 4, 3, 1, tr, 3, b, 3, 0, c, 3) }, badLdA},
 		{func() { nat.GemmTriangular(blas.Right, blas.Lower, blas.NoTrans, 4, 3, 1, tr, 2, b, 3, 0, c, 3) }, badLdB},
-		{func() { nat.GemmTriangular(blas.Left, blas.Lower, blas.NoTrans, 4, 3, 1, tr[:15], 4, b, 3, 0, c, 3) }, shortA},
-		{func() { nat.GemmTriangular(blas.Left, blas.Lower, blas.NoTrans, 4, 3, 1, tr, 4, b, 3, 0, c[:11], 3) }, shortC},
+		{func() { nat.GemmTriangular(blas.Left, blas.Lower, blas.NoTrans, 4, 3, 1, tr[:15], 4, b, 3, 0, c, 3) },
+			shortA},
+		{func() { nat.GemmTriangular(blas.Left, blas.Lower, blas.NoTrans, 4, 3, 1, tr, 4, b, 3, 0, c[:11], 3) },
+			shortC},
 	} {
 		func() {
 			defer func() {

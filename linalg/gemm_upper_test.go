@@ -52,8 +52,10 @@ func TestGemmUpperBMatchesDgemm(t *testing.T) {
 				}
 				for i := range got {
 					// (Dgemm's tiny sizes run plain loops, without FMA.)
-					if m*n*n > tinyGemm && math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(got[i] == 0 && want[i] == 0) {
-						t.Fatalf("blocks %v, %d threads, m=%d n=%d α=%g β=%g lda=%d ldb=%d ldc=%d: c[%d] = %v, Dgemm %v",
+					if m*n*n > tinyGemm && math.Float64bits(got[i]) != math.Float64bits(want[i]) &&
+						!(got[i] == 0 && want[i] == 0) {
+						t.Fatalf(
+							"blocks %v, %d threads, m=%d n=%d α=%g β=%g lda=%d ldb=%d ldc=%d: c[%d] = %v, Dgemm %v",
 							blk, threads, m, n, alpha, beta, lda, ldb, ldc, i, got[i], want[i])
 					}
 					if d := math.Abs(got[i] - gonumC[i]); !(d <= 1e-12*(1+math.Abs(gonumC[i]))) {

@@ -16,7 +16,8 @@ var gemvMinParallel = 1 << 17
 // Dgemv computes y = alpha * op(A) * x + beta * y with A m×n. Large
 // matrices are cut into bands of rows (NoTrans) or columns (Trans), one per
 // goroutine; the inner loops are the SIMD dot and axpy kernels of package asm.
-func (nat *Native) Dgemv(tA blas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+func (nat *Native) Dgemv(tA blas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int,
+	beta float64, y []float64, incY int) {
 	if tA != blas.NoTrans && tA != blas.Trans && tA != blas.ConjTrans {
 		panic(badTranspose)
 	}
@@ -69,7 +70,8 @@ func (nat *Native) Dgemv(tA blas.Transpose, m, n int, alpha float64, a []float64
 		return
 	}
 	g := gemvCalls.get()
-	*g = gemvCall{trans: tA != blas.NoTrans, m: m, n: n, alpha: alpha, a: a, lda: lda, x: x, incX: incX, beta: beta, y: y, incY: incY}
+	*g = gemvCall{trans: tA != blas.NoTrans, m: m, n: n, alpha: alpha, a: a, lda: lda, x: x, incX: incX, beta: beta,
+		y: y, incY: incY}
 	g.np = 1
 	if threads := nat.Threads(); threads > 1 && m*n >= gemvMinParallel {
 		g.np = max(1, min(threads, lenY/64))

@@ -48,7 +48,8 @@ func TestLevel1Suite(t *testing.T) {
 								}
 							}
 							if !closeEnough(y[i], want, math.Abs(want)+math.Abs(y0[i]), 1) {
-								t.Fatalf("Daxpy n=%d alpha=%v inc=%d,%d: y[%d] = %v, want %v", n, alpha, incX, incY, i, y[i], want)
+								t.Fatalf("Daxpy n=%d alpha=%v inc=%d,%d: y[%d] = %v, want %v", n, alpha, incX, incY, i,
+									y[i], want)
 							}
 						}
 					}
@@ -70,7 +71,8 @@ func TestLevel1Suite(t *testing.T) {
 									}
 								}
 								if !closeEnough(x[i], want, math.Abs(want), 1) {
-									t.Fatalf("Dscal n=%d alpha=%v incX=%d: x[%d] = %v, want %v", n, alpha, incX, i, x[i], want)
+									t.Fatalf("Dscal n=%d alpha=%v incX=%d: x[%d] = %v, want %v", n, alpha, incX, i,
+										x[i], want)
 								}
 							}
 							x = x0

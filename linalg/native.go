@@ -83,7 +83,8 @@ func (n *Native) Blocking() Blocking {
 // 1<<16 (so the packed buffers stay sane).
 func (n *Native) SetBlocking(mc, kc, nc int) error {
 	if mc < 1 || kc < 1 || nc < 1 || mc > 1<<16 || kc > 1<<16 || nc > 1<<20 {
-		return fmt.Errorf("linalg: bad GEMM blocking mc=%d kc=%d nc=%d (want 1 <= mc,kc <= 65536, 1 <= nc <= 1048576)", mc, kc, nc)
+		return fmt.Errorf("linalg: bad GEMM blocking mc=%d kc=%d nc=%d (want 1 <= mc,kc <= 65536, 1 <= nc <= 1048576)",
+			mc, kc, nc)
 	}
 	n.blocking.Store(&Blocking{MC: mc, KC: kc, NC: nc})
 	return nil

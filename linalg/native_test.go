@@ -28,22 +28,36 @@ func panicText(f func()) (msg string) {
 func TestPanicMessagesMatchGonum(t *testing.T) {
 	a, b, c := make([]float64, 100), make([]float64, 100), make([]float64, 100)
 	cases := map[string]func(impl blas.Float64){
-		"gemm bad trans":   func(impl blas.Float64) { impl.Dgemm('X', blas.NoTrans, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2) },
-		"gemm m<0":         func(impl blas.Float64) { impl.Dgemm(blas.NoTrans, blas.NoTrans, -1, 2, 2, 1, a, 2, b, 2, 0, c, 2) },
-		"gemm k<0 and lda": func(impl blas.Float64) { impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, -1, 1, a, 0, b, 2, 0, c, 2) },
-		"gemm lda":         func(impl blas.Float64) { impl.Dgemm(blas.Trans, blas.NoTrans, 3, 2, 2, 1, a, 2, b, 2, 0, c, 2) },
-		"gemm ldc":         func(impl blas.Float64) { impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 3, 2, 1, a, 2, b, 3, 0, c, 2) },
+		"gemm bad trans": func(impl blas.Float64) { impl.Dgemm('X', blas.NoTrans, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2) },
+		"gemm m<0": func(impl blas.Float64) {
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, -1, 2, 2, 1, a, 2, b, 2, 0, c, 2)
+		},
+		"gemm k<0 and lda": func(impl blas.Float64) {
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, -1, 1, a, 0, b, 2, 0, c, 2)
+		},
+		"gemm lda": func(impl blas.Float64) {
+			impl.Dgemm(blas.Trans, blas.NoTrans, 3, 2, 2, 1, a, 2, b, 2, 0, c, 2)
+		},
+		"gemm ldc": func(impl blas.Float64) {
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 3, 2, 1, a, 2, b, 3, 0, c, 2)
+		},
 		"gemm short b": func(impl blas.Float64) {
 			impl.Dgemm(blas.NoTrans, blas.Trans, 2, 20, 10, 1, a, 10, b[:50], 10, 0, c, 20)
 		},
-		"gemm short c": func(impl blas.Float64) { impl.Dgemm(blas.NoTrans, blas.NoTrans, 9, 9, 2, 1, a, 2, b, 9, 0, c[:80], 9) },
-		"syrk uplo":    func(impl blas.Float64) { impl.Dsyrk(blas.All, blas.NoTrans, 2, 2, 1, a, 2, 0, c, 2) },
-		"syrk ldc":     func(impl blas.Float64) { impl.Dsyrk(blas.Upper, blas.Trans, 3, 2, 1, a, 3, 0, c, 2) },
+		"gemm short c": func(impl blas.Float64) {
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, 9, 9, 2, 1, a, 2, b, 9, 0, c[:80], 9)
+		},
+		"syrk uplo": func(impl blas.Float64) { impl.Dsyrk(blas.All, blas.NoTrans, 2, 2, 1, a, 2, 0, c, 2) },
+		"syrk ldc":  func(impl blas.Float64) { impl.Dsyrk(blas.Upper, blas.Trans, 3, 2, 1, a, 3, 0, c, 2) },
 		"syrk short a": func(impl blas.Float64) {
 			impl.Dsyrk(blas.Upper, blas.NoTrans, 20, 10, 1, a, 10, 0, make([]float64, 400), 20)
 		},
-		"trsm side": func(impl blas.Float64) { impl.Dtrsm('X', blas.Upper, blas.NoTrans, blas.Unit, 2, 2, 1, a, 2, b, 2) },
-		"trsm diag": func(impl blas.Float64) { impl.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, 'X', 2, 2, 1, a, 2, b, 2) },
+		"trsm side": func(impl blas.Float64) {
+			impl.Dtrsm('X', blas.Upper, blas.NoTrans, blas.Unit, 2, 2, 1, a, 2, b, 2)
+		},
+		"trsm diag": func(impl blas.Float64) {
+			impl.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, 'X', 2, 2, 1, a, 2, b, 2)
+		},
 		"trsm n<0": func(impl blas.Float64) {
 			impl.Dtrsm(blas.Right, blas.Upper, blas.NoTrans, blas.Unit, 2, -2, 1, a, 2, b, 2)
 		},
@@ -118,9 +132,13 @@ func TestNoAllocs(t *testing.T) {
 			// C 40×40 with k = 150: the shared-B schedule (useSharedB).
 			"Dgemm shared-B": func() { nat.Dgemm(blas.NoTrans, blas.NoTrans, 40, 40, n, 1, a, n, b, n, 0, c, n) },
 			"Dsyrk":          func() { nat.Dsyrk(blas.Lower, blas.NoTrans, n, n, 1, a, n, 0, c, n) },
-			"Dtrsm":          func() { nat.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, n, n, 1, a, n, c, n) },
-			"Dtrsm Right":    func() { nat.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, n, n, 1, a, n, c, n) },
-			"Dgemv":          func() { nat.Dgemv(blas.NoTrans, n, n, 1, a, n, b, 1, 0, c, 1) },
+			"Dtrsm": func() {
+				nat.Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, n, n, 1, a, n, c, n)
+			},
+			"Dtrsm Right": func() {
+				nat.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, n, n, 1, a, n, c, n)
+			},
+			"Dgemv": func() { nat.Dgemv(blas.NoTrans, n, n, 1, a, n, b, 1, 0, c, 1) },
 		}
 		for name, f := range calls {
 			if allocs := testing.AllocsPerRun(5, f); allocs != 0 {
@@ -185,7 +203,8 @@ func TestEveryLevel(t *testing.T) {
 		var zero Native
 		k, d := asm.GemmKernelFor(l), zero.Blocking()
 		if d != DefaultBlocking() || (l != asm.Generic && d.MC%k.MR != 0) || d.KC < 128 || d.NC < 512 {
-			t.Errorf("default blocking at %s: %+v (DefaultBlocking %+v, kernel %d×%d)", l, d, DefaultBlocking(), k.MR, k.NR)
+			t.Errorf("default blocking at %s: %+v (DefaultBlocking %+v, kernel %d×%d)", l, d, DefaultBlocking(), k.MR,
+				k.NR)
 		}
 		rnd := rand.New(rand.NewPCG(20, uint64(l)))
 		for _, s := range [][3]int{{1, 1, 1}, {7, 9, 5}, {tMC + 1, tNC + 1, tKC + 1}, {31, 17, 40}, {70, 30, 50}} {

@@ -63,7 +63,8 @@ func TestPackPanels(t *testing.T) {
 	}
 }
 
-func checkPacked(t *testing.T, name string, dst []float64, at func(i, l int) float64, off0, cnt, pc, kb, w int, garbage float64) {
+func checkPacked(t *testing.T, name string, dst []float64, at func(i, l int) float64, off0, cnt, pc, kb, w int,
+	garbage float64) {
 	t.Helper()
 	np := ceilDiv(cnt, w)
 	for q := 0; q < np; q++ {

@@ -48,7 +48,8 @@ func (r referenceScalars) Dscal(n int, alpha float64, x []float64, incX int) {
 
 // Level 2.
 
-func (r referenceScalars) Dgemv(tA blas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+func (r referenceScalars) Dgemv(tA blas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int,
+	beta float64, y []float64, incY int) {
 	if alpha == 0 {
 		r.ref.Dgemv(tA, m, n, alpha, a, lda, x, incX, beta, y, incY)
 		return
@@ -56,7 +57,8 @@ func (r referenceScalars) Dgemv(tA blas.Transpose, m, n int, alpha float64, a []
 	r.Float64.Dgemv(tA, m, n, alpha, a, lda, x, incX, beta, y, incY)
 }
 
-func (r referenceScalars) Dgbmv(tA blas.Transpose, m, n, kL, kU int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+func (r referenceScalars) Dgbmv(tA blas.Transpose, m, n, kL, kU int, alpha float64, a []float64, lda int, x []float64,
+	incX int, beta float64, y []float64, incY int) {
 	if alpha == 0 {
 		r.ref.Dgbmv(tA, m, n, kL, kU, alpha, a, lda, x, incX, beta, y, incY)
 		return
@@ -64,7 +66,8 @@ func (r referenceScalars) Dgbmv(tA blas.Transpose, m, n, kL, kU int, alpha float
 	r.Float64.Dgbmv(tA, m, n, kL, kU, alpha, a, lda, x, incX, beta, y, incY)
 }
 
-func (r referenceScalars) Dsymv(ul blas.Uplo, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+func (r referenceScalars) Dsymv(ul blas.Uplo, n int, alpha float64, a []float64, lda int, x []float64, incX int,
+	beta float64, y []float64, incY int) {
 	if alpha == 0 {
 		r.ref.Dsymv(ul, n, alpha, a, lda, x, incX, beta, y, incY)
 		return
@@ -72,7 +75,8 @@ func (r referenceScalars) Dsymv(ul blas.Uplo, n int, alpha float64, a []float64,
 	r.Float64.Dsymv(ul, n, alpha, a, lda, x, incX, beta, y, incY)
 }
 
-func (r referenceScalars) Dsbmv(ul blas.Uplo, n, k int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+func (r referenceScalars) Dsbmv(ul blas.Uplo, n, k int, alpha float64, a []float64, lda int, x []float64, incX int,
+	beta float64, y []float64, incY int) {
 	if alpha == 0 {
 		r.ref.Dsbmv(ul, n, k, alpha, a, lda, x, incX, beta, y, incY)
 		return
@@ -80,7 +84,8 @@ func (r referenceScalars) Dsbmv(ul blas.Uplo, n, k int, alpha float64, a []float
 	r.Float64.Dsbmv(ul, n, k, alpha, a, lda, x, incX, beta, y, incY)
 }
 
-func (r referenceScalars) Dspmv(ul blas.Uplo, n int, alpha float64, ap []float64, x []float64, incX int, beta float64, y []float64, incY int) {
+func (r referenceScalars) Dspmv(ul blas.Uplo, n int, alpha float64, ap []float64, x []float64, incX int, beta float64,
+	y []float64, incY int) {
 	if alpha == 0 {
 		r.ref.Dspmv(ul, n, alpha, ap, x, incX, beta, y, incY)
 		return
@@ -88,7 +93,8 @@ func (r referenceScalars) Dspmv(ul blas.Uplo, n int, alpha float64, ap []float64
 	r.Float64.Dspmv(ul, n, alpha, ap, x, incX, beta, y, incY)
 }
 
-func (r referenceScalars) Dger(m, n int, alpha float64, x []float64, incX int, y []float64, incY int, a []float64, lda int) {
+func (r referenceScalars) Dger(m, n int, alpha float64, x []float64, incX int, y []float64, incY int, a []float64,
+	lda int) {
 	if alpha == 0 {
 		r.ref.Dger(m, n, alpha, x, incX, y, incY, a, lda)
 		return
@@ -112,7 +118,8 @@ func (r referenceScalars) Dspr(ul blas.Uplo, n int, alpha float64, x []float64, 
 	r.Float64.Dspr(ul, n, alpha, x, incX, ap)
 }
 
-func (r referenceScalars) Dsyr2(ul blas.Uplo, n int, alpha float64, x []float64, incX int, y []float64, incY int, a []float64, lda int) {
+func (r referenceScalars) Dsyr2(ul blas.Uplo, n int, alpha float64, x []float64, incX int, y []float64, incY int,
+	a []float64, lda int) {
 	if alpha == 0 {
 		r.ref.Dsyr2(ul, n, alpha, x, incX, y, incY, a, lda)
 		return
@@ -120,7 +127,8 @@ func (r referenceScalars) Dsyr2(ul blas.Uplo, n int, alpha float64, x []float64,
 	r.Float64.Dsyr2(ul, n, alpha, x, incX, y, incY, a, lda)
 }
 
-func (r referenceScalars) Dspr2(ul blas.Uplo, n int, alpha float64, x []float64, incX int, y []float64, incY int, ap []float64) {
+func (r referenceScalars) Dspr2(ul blas.Uplo, n int, alpha float64, x []float64, incX int, y []float64, incY int,
+	ap []float64) {
 	if alpha == 0 {
 		r.ref.Dspr2(ul, n, alpha, x, incX, y, incY, ap)
 		return
@@ -130,7 +138,8 @@ func (r referenceScalars) Dspr2(ul blas.Uplo, n int, alpha float64, x []float64,
 
 // Level 3.
 
-func (r referenceScalars) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func (r referenceScalars) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64,
+	ldb int, beta float64, c []float64, ldc int) {
 	if alpha == 0 || k == 0 {
 		r.ref.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
@@ -138,7 +147,8 @@ func (r referenceScalars) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float6
 	r.Float64.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-func (r referenceScalars) Dsymm(s blas.Side, ul blas.Uplo, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func (r referenceScalars) Dsymm(s blas.Side, ul blas.Uplo, m, n int, alpha float64, a []float64, lda int, b []float64,
+	ldb int, beta float64, c []float64, ldc int) {
 	if alpha == 0 {
 		r.ref.Dsymm(s, ul, m, n, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
@@ -146,7 +156,8 @@ func (r referenceScalars) Dsymm(s blas.Side, ul blas.Uplo, m, n int, alpha float
 	r.Float64.Dsymm(s, ul, m, n, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-func (r referenceScalars) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+func (r referenceScalars) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int,
+	beta float64, c []float64, ldc int) {
 	if alpha == 0 || k == 0 {
 		r.ref.Dsyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
 		return
@@ -154,7 +165,8 @@ func (r referenceScalars) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha 
 	r.Float64.Dsyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
 }
 
-func (r referenceScalars) Dsyr2k(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func (r referenceScalars) Dsyr2k(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int,
+	b []float64, ldb int, beta float64, c []float64, ldc int) {
 	if alpha == 0 || k == 0 {
 		r.ref.Dsyr2k(ul, t, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
@@ -162,7 +174,8 @@ func (r referenceScalars) Dsyr2k(ul blas.Uplo, t blas.Transpose, n, k int, alpha
 	r.Float64.Dsyr2k(ul, t, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-func (r referenceScalars) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+func (r referenceScalars) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64,
+	a []float64, lda int, b []float64, ldb int) {
 	if alpha == 0 {
 		r.ref.Dtrmm(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
@@ -170,7 +183,8 @@ func (r referenceScalars) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d 
 	r.Float64.Dtrmm(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
 }
 
-func (r referenceScalars) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+func (r referenceScalars) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64,
+	a []float64, lda int, b []float64, ldb int) {
 	if alpha == 0 {
 		r.ref.Dtrsm(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return

@@ -26,7 +26,8 @@ func (p poisoned) Dscal(int, float64, []float64, int)                 { p.fail("
 func (p poisoned) Dgemv(blas.Transpose, int, int, float64, []float64, int, []float64, int, float64, []float64, int) {
 	p.fail("Dgemv")
 }
-func (p poisoned) Dgbmv(blas.Transpose, int, int, int, int, float64, []float64, int, []float64, int, float64, []float64, int) {
+func (p poisoned) Dgbmv(blas.Transpose, int, int, int, int, float64, []float64, int, []float64, int, float64, []float64,
+	int) {
 	p.fail("Dgbmv")
 }
 func (p poisoned) Dsymv(blas.Uplo, int, float64, []float64, int, []float64, int, float64, []float64, int) {
@@ -49,22 +50,27 @@ func (p poisoned) Dsyr2(blas.Uplo, int, float64, []float64, int, []float64, int,
 func (p poisoned) Dspr2(blas.Uplo, int, float64, []float64, int, []float64, int, []float64) {
 	p.fail("Dspr2")
 }
-func (p poisoned) Dgemm(blas.Transpose, blas.Transpose, int, int, int, float64, []float64, int, []float64, int, float64, []float64, int) {
+func (p poisoned) Dgemm(blas.Transpose, blas.Transpose, int, int, int, float64, []float64, int, []float64, int, float64,
+	[]float64, int) {
 	p.fail("Dgemm")
 }
-func (p poisoned) Dsymm(blas.Side, blas.Uplo, int, int, float64, []float64, int, []float64, int, float64, []float64, int) {
+func (p poisoned) Dsymm(blas.Side, blas.Uplo, int, int, float64, []float64, int, []float64, int, float64, []float64,
+	int) {
 	p.fail("Dsymm")
 }
 func (p poisoned) Dsyrk(blas.Uplo, blas.Transpose, int, int, float64, []float64, int, float64, []float64, int) {
 	p.fail("Dsyrk")
 }
-func (p poisoned) Dsyr2k(blas.Uplo, blas.Transpose, int, int, float64, []float64, int, []float64, int, float64, []float64, int) {
+func (p poisoned) Dsyr2k(blas.Uplo, blas.Transpose, int, int, float64, []float64, int, []float64, int, float64,
+	[]float64, int) {
 	p.fail("Dsyr2k")
 }
-func (p poisoned) Dtrmm(blas.Side, blas.Uplo, blas.Transpose, blas.Diag, int, int, float64, []float64, int, []float64, int) {
+func (p poisoned) Dtrmm(blas.Side, blas.Uplo, blas.Transpose, blas.Diag, int, int, float64, []float64, int, []float64,
+	int) {
 	p.fail("Dtrmm")
 }
-func (p poisoned) Dtrsm(blas.Side, blas.Uplo, blas.Transpose, blas.Diag, int, int, float64, []float64, int, []float64, int) {
+func (p poisoned) Dtrsm(blas.Side, blas.Uplo, blas.Transpose, blas.Diag, int, int, float64, []float64, int, []float64,
+	int) {
 	p.fail("Dtrsm")
 }
 
@@ -130,7 +136,8 @@ func TestReferenceScalarsGuard(t *testing.T) {
 			for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 				cm := probeOutput((m-1)*ld + n)
 				c0 := append([]float64(nil), cm...)
-				w.Dgemm(tA, blas.NoTrans, m, n, c.k, c.alpha, nanSlice(m*ld+ld), ld, nanSlice(m*ld+ld), ld, beta, cm, ld)
+				w.Dgemm(tA, blas.NoTrans, m, n, c.k, c.alpha, nanSlice(m*ld+ld), ld, nanSlice(m*ld+ld), ld, beta, cm,
+					ld)
 				checkScaled(t, "Dgemm", cm, c0, beta, func(i int) bool { return i%ld < n })
 			}
 			for _, ul := range []blas.Uplo{blas.Upper, blas.Lower} {
@@ -216,7 +223,8 @@ type counting struct {
 	calls int
 }
 
-func (c *counting) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, cc []float64, ldc int) {
+func (c *counting) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int,
+	beta float64, cc []float64, ldc int) {
 	c.calls++
 	c.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc)
 }
@@ -253,5 +261,6 @@ func TestReferenceScalarsArgumentChecks(t *testing.T) {
 			t.Fatalf("short C with α = 0: panic %v, want gonum's short-C message", r)
 		}
 	}()
-	w.Dgemm(blas.NoTrans, blas.NoTrans, 3, 3, 3, 0, make([]float64, 9), 3, make([]float64, 9), 3, 0, make([]float64, 5), 3)
+	w.Dgemm(blas.NoTrans, blas.NoTrans, 3, 3, 3, 0, make([]float64, 9), 3, make([]float64, 9), 3, 0, make([]float64, 5),
+		3)
 }

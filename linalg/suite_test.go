@@ -129,10 +129,13 @@ func TestDgemmSuite(t *testing.T) {
 				for _, tB := range trans {
 					for _, alpha := range alphas {
 						for _, beta := range betas {
-							shapes := [][3]int{{1, 1, 1}, {0, 3, 2}, {3, 0, 2}, {3, 2, 0}, {4, 1, 1}, {1, 4, 1}, {1, 1, 4}, {4, 4, 4}, {5, 4, 3},
-								{tMC - 1, tNC + 1, tKC + 1}, {tMC + 1, tNC - 1, tKC - 1}, {tMC, tNC, tKC}, {2*tMC + 1, 2*tNC + 1, 2*tKC + 1}}
+							shapes := [][3]int{{1, 1, 1}, {0, 3, 2}, {3, 0, 2}, {3, 2, 0}, {4, 1, 1}, {1, 4, 1},
+								{1, 1, 4}, {4, 4, 4}, {5, 4, 3},
+								{tMC - 1, tNC + 1, tKC + 1}, {tMC + 1, tNC - 1, tKC - 1}, {tMC, tNC, tKC},
+								{2*tMC + 1, 2*tNC + 1, 2*tKC + 1}}
 							for r := 0; r < 6; r++ {
-								shapes = append(shapes, [3]int{dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))]})
+								shapes = append(shapes, [3]int{dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))],
+									dims[rnd.IntN(len(dims))]})
 							}
 							for _, s := range shapes {
 								checkDgemm(t, rnd, be.name, be.impl, tA, tB, s[0], s[1], s[2], alpha, beta)
@@ -149,7 +152,8 @@ func TestDgemmSuite(t *testing.T) {
 	}
 }
 
-func checkDgemm(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, tA, tB blas.Transpose, m, n, k int, alpha, beta float64) {
+func checkDgemm(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, tA, tB blas.Transpose, m, n, k int, alpha,
+	beta float64) {
 	t.Helper()
 	ar, ac := m, k
 	if tA == blas.Trans {
@@ -195,7 +199,8 @@ func checkDgemm(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, tA
 		i, j := idx/ldc, idx%ldc
 		if i >= m || j >= n {
 			if c[idx] != c0[idx] {
-				t.Fatalf("Dgemm %s%s m=%d n=%d k=%d: element %d outside C changed: %v -> %v", transName(tA), transName(tB), m, n, k, idx, c0[idx], c[idx])
+				t.Fatalf("Dgemm %s%s m=%d n=%d k=%d: element %d outside C changed: %v -> %v", transName(tA),
+					transName(tB), m, n, k, idx, c0[idx], c[idx])
 			}
 			continue
 		}
@@ -228,7 +233,8 @@ func TestDsyrkSuite(t *testing.T) {
 				for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 					for _, alpha := range alphas {
 						for _, beta := range betas {
-							shapes := [][2]int{{1, 1}, {0, 3}, {3, 0}, {tMC + 1, tKC - 1}, {tMC - 1, tKC + 1}, {tNC + 1, tKC}, {2*tNC + 3, 2*tKC + 1}}
+							shapes := [][2]int{{1, 1}, {0, 3}, {3, 0}, {tMC + 1, tKC - 1}, {tMC - 1, tKC + 1},
+								{tNC + 1, tKC}, {2*tNC + 3, 2*tKC + 1}}
 							for r := 0; r < 5; r++ {
 								shapes = append(shapes, [2]int{dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))]})
 							}
@@ -243,7 +249,8 @@ func TestDsyrkSuite(t *testing.T) {
 	}
 }
 
-func checkDsyrk(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, ul blas.Uplo, tA blas.Transpose, n, k int, alpha, beta float64) {
+func checkDsyrk(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, ul blas.Uplo, tA blas.Transpose, n, k int,
+	alpha, beta float64) {
 	t.Helper()
 	ar, ac := n, k
 	if tA == blas.Trans {
@@ -276,7 +283,8 @@ func checkDsyrk(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, ul
 		inTri := i < n && j < n && ((ul == blas.Upper && j >= i) || (ul == blas.Lower && j <= i))
 		if !inTri {
 			if c[idx] != c0[idx] && !(math.IsNaN(c[idx]) && math.IsNaN(c0[idx])) {
-				t.Fatalf("Dsyrk ul=%v %s n=%d k=%d: element (%d,%d) outside the triangle changed", ul, transName(tA), n, k, i, j)
+				t.Fatalf("Dsyrk ul=%v %s n=%d k=%d: element (%d,%d) outside the triangle changed", ul, transName(tA), n,
+					k, i, j)
 			}
 			continue
 		}
@@ -312,14 +320,16 @@ func TestDtrsmSuite(t *testing.T) {
 							for _, alpha := range alphas {
 								// Sizes past trsmBlock (64) exercise the recursion; 300-wide B is cut
 								// into slabs (trsmMinPiece) solved by separate goroutines.
-								shapes := [][2]int{{1, 1}, {0, 3}, {3, 0}, {5, 7}, {65, 9}, {9, 65}, {70, 33}, {33, 70}, {129, 40}, {40, 129}}
+								shapes := [][2]int{{1, 1}, {0, 3}, {3, 0}, {5, 7}, {65, 9}, {9, 65}, {70, 33}, {33, 70},
+									{129, 40}, {40, 129}}
 								// 2+ slabs of trsmMinPiece (once per combination: the
 								// check is O(m·n·k)).
 								if alpha == -1.5 {
 									shapes = append(shapes, [2]int{20, 300}, [2]int{300, 20})
 								}
 								for r := 0; r < 3; r++ {
-									shapes = append(shapes, [2]int{dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))]})
+									shapes = append(shapes,
+										[2]int{dims[rnd.IntN(len(dims))], dims[rnd.IntN(len(dims))]})
 								}
 								for _, sh := range shapes {
 									checkDtrsm(t, rnd, be.impl, s, ul, tA, d, sh[0], sh[1], alpha)
@@ -333,7 +343,8 @@ func TestDtrsmSuite(t *testing.T) {
 	}
 }
 
-func checkDtrsm(t *testing.T, rnd *rand.Rand, impl blas.Float64, s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64) {
+func checkDtrsm(t *testing.T, rnd *rand.Rand, impl blas.Float64, s blas.Side, ul blas.Uplo, tA blas.Transpose,
+	d blas.Diag, m, n int, alpha float64) {
 	t.Helper()
 	k := n
 	if s == blas.Left {
@@ -414,7 +425,8 @@ func checkDtrsm(t *testing.T, rnd *rand.Rand, impl blas.Float64, s blas.Side, ul
 			want = alpha * b0[idx]
 		}
 		if !closeEnough(got, want, scale+math.Abs(want), k) {
-			t.Fatalf("Dtrsm side=%v ul=%v %s diag=%v m=%d n=%d alpha=%v lda=%d ldb=%d: residual at (%d,%d): op(A)X = %v, alpha*B = %v",
+			t.Fatalf("Dtrsm side=%v ul=%v %s diag=%v m=%d n=%d alpha=%v lda=%d ldb=%d: residual at (%d,%d): op(A)X = "+
+				"%v, alpha*B = %v",
 				s, ul, transName(tA), d, m, n, alpha, lda, ldb, i, j, got, want)
 		}
 	}
@@ -444,7 +456,8 @@ func TestDgemvSuite(t *testing.T) {
 	}
 }
 
-func checkDgemv(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, tA blas.Transpose, m, n int, alpha, beta float64, incX, incY int) {
+func checkDgemv(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, tA blas.Transpose, m, n int, alpha,
+	beta float64, incX, incY int) {
 	t.Helper()
 	lda := pickLd(rnd, n)
 	a := randMat(rnd, m, n, lda)
@@ -499,7 +512,8 @@ func checkDgemv(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, tA
 			scale += math.Abs(beta * y0[p])
 		}
 		if !closeEnough(y[p], want, scale, lenX) {
-			t.Fatalf("Dgemv %s m=%d n=%d alpha=%v beta=%v incX=%d incY=%d: y[%d] = %v, want %v", transName(tA), m, n, alpha, beta, incX, incY, i, y[p], want)
+			t.Fatalf("Dgemv %s m=%d n=%d alpha=%v beta=%v incX=%d incY=%d: y[%d] = %v, want %v", transName(tA), m, n,
+				alpha, beta, incX, incY, i, y[p], want)
 		}
 	}
 	// gonum v0.17's pure-Go GemvT (every GOARCH but amd64) clears all of y
@@ -511,7 +525,8 @@ func checkDgemv(t *testing.T, rnd *rand.Rand, name string, impl blas.Float64, tA
 	}
 	for i := range y[:tail] {
 		if !touched[i] && y[i] != y0[i] {
-			t.Fatalf("Dgemv %s m=%d n=%d alpha=%v beta=%v incX=%d incY=%d: y[%d] between strides changed: %v -> %v", transName(tA), m, n, alpha, beta, incX, incY, i, y0[i], y[i])
+			t.Fatalf("Dgemv %s m=%d n=%d alpha=%v beta=%v incX=%d incY=%d: y[%d] between strides changed: %v -> %v",
+				transName(tA), m, n, alpha, beta, incX, incY, i, y0[i], y[i])
 		}
 	}
 }

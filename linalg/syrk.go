@@ -6,7 +6,8 @@ import "gonum.org/v1/gonum/blas"
 // NoTrans, A n×k) or C = alpha * Aᵀ * A + beta * C (A k×n). It is the GEMM
 // with B = op(A)ᵀ whose tiles outside the triangle are skipped and whose
 // diagonal tiles are merged element by element.
-func (nat *Native) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+func (nat *Native) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64,
+	c []float64, ldc int) {
 	if ul != blas.Lower && ul != blas.Upper {
 		panic(badUplo)
 	}

@@ -28,7 +28,8 @@ const trsmFewRows = 3
 // Dtrsm solves op(A) * X = alpha * B (side Left) or X * op(A) = alpha * B
 // (side Right) for X, overwriting B, where A is triangular (ul) with a unit
 // or non-unit diagonal (d).
-func (nat *Native) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+func (nat *Native) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64,
+	a []float64, lda int, b []float64, ldb int) {
 	if s != blas.Left && s != blas.Right {
 		panic(badSide)
 	}

@@ -37,7 +37,8 @@ func TestTuningEveryKernel(t *testing.T) {
 					t.Fatalf("tuned blocking %+v, call uses %+v", tu.Blocking, got)
 				}
 				rnd := rand.New(rand.NewPCG(5, uint64(sb)))
-				for _, s := range [][3]int{{1, 1, 1}, {0, 3, 2}, {tMC + 1, tNC - 1, tKC + 1}, {37, 29, 41}, {20, 20, 90}, {61, 3, 17}} {
+				for _, s := range [][3]int{{1, 1, 1}, {0, 3, 2}, {tMC + 1, tNC - 1, tKC + 1}, {37, 29, 41},
+					{20, 20, 90}, {61, 3, 17}} {
 					for _, tr := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 						checkDgemm(t, rnd, k.Name(), nat, tr, blas.NoTrans, s[0], s[1], s[2], 1.5, 0.5)
 					}
@@ -99,7 +100,8 @@ func TestTuningValidate(t *testing.T) {
 // The tuned path allocates nothing in steady state either.
 func TestTuningNoAllocs(t *testing.T) {
 	l := asm.Current()
-	tu := &Tuning{Level: l, Kernel: asm.GemmKernels(l)[len(asm.GemmKernels(l))-1].Name(), Blocking: Blocking{MC: 48, KC: 64, NC: 96}}
+	tu := &Tuning{Level: l, Kernel: asm.GemmKernels(l)[len(asm.GemmKernels(l))-1].Name(),
+		Blocking: Blocking{MC: 48, KC: 64, NC: 96}}
 	withTuning(t, tu, func() {
 		rnd := rand.New(rand.NewPCG(1, 1))
 		const n = 120

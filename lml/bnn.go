@@ -84,8 +84,10 @@ func (b BNN) Validate() error {
 	}
 	if b.Arch == ArchBCNN {
 		h1, w1 := (b.InH-b.Kernel+1)/2, (b.InW-b.Kernel+1)/2
-		if b.InH < b.Kernel || b.InW < b.Kernel || h1 < b.Kernel || w1 < b.Kernel || (h1-b.Kernel+1)/2 < 1 || (w1-b.Kernel+1)/2 < 1 {
-			return fmt.Errorf("bnn: input %d×%d too small for two %d×%d convolutions each followed by 2×2 pooling", b.InH, b.InW, b.Kernel, b.Kernel)
+		if b.InH < b.Kernel || b.InW < b.Kernel || h1 < b.Kernel || w1 < b.Kernel || (h1-b.Kernel+1)/2 < 1 ||
+			(w1-b.Kernel+1)/2 < 1 {
+			return fmt.Errorf("bnn: input %d×%d too small for two %d×%d convolutions each followed by 2×2 pooling",
+				b.InH, b.InW, b.Kernel, b.Kernel)
 		}
 	}
 	// Counted in float64 so that absurd sizes fail here, not in make.
@@ -234,7 +236,8 @@ func (b BNN) Build(samples int, opt conv.Options) (*conv.Net, error) {
 		return conv.NewBCNN(conv.BCNNConfig{InChannels: b.InC, InH: b.InH, InW: b.InW, Conv1: b.Conv1, Conv2: b.Conv2,
 			Kernel: b.Kernel, Hidden: b.Hidden, Classes: b.Classes, Samples: samples, Options: opt})
 	}
-	return conv.NewMLP(conv.MLPConfig{In: b.InC * b.InH * b.InW, Hidden: b.Hidden, Classes: b.Classes, Samples: samples, Options: opt})
+	return conv.NewMLP(
+		conv.MLPConfig{In: b.InC * b.InH * b.InW, Hidden: b.Hidden, Classes: b.Classes, Samples: samples, Options: opt})
 }
 
 // CheckData validates a classification data set for the model: X holds m
@@ -266,7 +269,8 @@ func (b BNN) CheckData(X, y []float64) error {
 func (b BNN) String() string {
 	b = b.WithDefaults()
 	if b.Arch == ArchBCNN {
-		return fmt.Sprintf("bcnn %d×%d×%d conv%d conv%d (%d×%d) dense%d-%d", b.InC, b.InH, b.InW, b.Conv1, b.Conv2, b.Kernel, b.Kernel, b.Hidden, b.Classes)
+		return fmt.Sprintf("bcnn %d×%d×%d conv%d conv%d (%d×%d) dense%d-%d", b.InC, b.InH, b.InW, b.Conv1, b.Conv2,
+			b.Kernel, b.Kernel, b.Hidden, b.Classes)
 	}
 	return fmt.Sprintf("mlp %d-%d-%d", b.D(), b.Hidden, b.Classes)
 }

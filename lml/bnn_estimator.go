@@ -82,7 +82,8 @@ func NewBNNEstimator(model BNN, L int, opt conv.Options) (*BNNEstimator, error) 
 	for b, sz := range nn.sizes {
 		for lo := 0; lo < sz; lo += noiseSegmentLen {
 			src := rand.NewPCG(0, 0)
-			e.segs = append(e.segs, noiseSegment{b: b, lo: off + lo, hi: off + min(lo+noiseSegmentLen, sz), boff: off, src: src, rng: rand.New(src)})
+			e.segs = append(e.segs, noiseSegment{b: b, lo: off + lo, hi: off + min(lo+noiseSegmentLen, sz), boff: off,
+				src: src, rng: rand.New(src)})
 		}
 		off += sz
 	}

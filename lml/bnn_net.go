@@ -77,14 +77,16 @@ func newBNNNet(model BNN, samples int, opt conv.Options) (*bnnNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &bnnNet{model: model, S: samples, nw: model.NumWeights(), net: net, params: net.Params(), ll: make([]float64, samples)}
+	n := &bnnNet{model: model, S: samples, nw: model.NumWeights(), net: net, params: net.Params(),
+		ll: make([]float64, samples)}
 	wl := model.WeightLayout()
 	if len(wl) != len(n.params) {
 		return nil, fmt.Errorf("bnn: layout has %d blocks, the network %d parameters", len(wl), len(n.params))
 	}
 	for i, p := range n.params {
 		if len(p.Value) != samples*wl[i].Size() {
-			return nil, fmt.Errorf("bnn: parameter %s holds %d values, layout block %s needs %d×%d", p.Name, len(p.Value), wl[i].Name, samples, wl[i].Size())
+			return nil, fmt.Errorf("bnn: parameter %s holds %d values, layout block %s needs %d×%d", p.Name,
+				len(p.Value), wl[i].Name, samples, wl[i].Size())
 		}
 		n.sizes = append(n.sizes, wl[i].Size())
 	}

@@ -138,7 +138,8 @@ func (p *BNNPredictor) Particles(κ int) []float64 {
 func (p *BNNPredictor) Fit(phis, X, y []float64, rng *rand.Rand) error {
 	dphi := 2 * p.nw
 	if len(phis) == 0 || len(phis)%dphi != 0 {
-		return fmt.Errorf("bnn posterior: particle matrix has %d values, not a positive multiple of dφ = %d", len(phis), dphi)
+		return fmt.Errorf("bnn posterior: particle matrix has %d values, not a positive multiple of dφ = %d", len(phis),
+			dphi)
 	}
 	if err := p.model.CheckData(X, y); err != nil {
 		return err
@@ -295,7 +296,8 @@ func (p *BNNPredictor) Predict(X, probs []float64) error {
 				for s := range M {
 					for c, v := range lp[(i*M+s)*C : (i*M+s+1)*C] {
 						if math.IsNaN(v) || math.IsInf(v, 1) {
-							return fmt.Errorf("bnn posterior: prior %d, weight particle %d: log-probability %v at test row %d (non-finite weights? lower the posterior learning rate)", κ, s, v, r0+i)
+							return fmt.Errorf("bnn posterior: prior %d, weight particle %d: log-probability %v at "+
+								"test row %d (non-finite weights? lower the posterior learning rate)", κ, s, v, r0+i)
 						}
 						dst[c] += w * math.Exp(v)
 					}

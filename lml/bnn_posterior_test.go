@@ -96,7 +96,8 @@ func TestBNNPredictMixture(t *testing.T) {
 	const k = 2
 	phis := append(randomPhi(m, rng), randomPhi(m, rng)...)
 	X, y := randomBatch(m, rng, 30)
-	p, err := NewBNNPredictor(m, BNNPosteriorOptions{Particles: 3, Steps: 20, Batch: 8, AlphaSamples: 7}, conv.Options{Workers: 1})
+	p, err := NewBNNPredictor(m, BNNPosteriorOptions{Particles: 3, Steps: 20, Batch: 8, AlphaSamples: 7},
+		conv.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,8 @@ func TestBNNPosteriorLearns(t *testing.T) {
 
 func TestBNNPredictorErrors(t *testing.T) {
 	m := tinyModels()[0]
-	for _, o := range []BNNPosteriorOptions{{Particles: -1}, {Steps: -1}, {LR: math.NaN()}, {Batch: -2}, {AlphaSamples: -1}} {
+	for _, o := range []BNNPosteriorOptions{{Particles: -1}, {Steps: -1}, {LR: math.NaN()}, {Batch: -2},
+		{AlphaSamples: -1}} {
 		if _, err := NewBNNPredictor(m, o, conv.Options{}); err == nil {
 			t.Errorf("%+v: no error", o)
 		}

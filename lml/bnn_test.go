@@ -64,7 +64,8 @@ func TestBNNLayoutMatchesNetwork(t *testing.T) {
 		off := 0
 		for i, p := range ps {
 			if p.Name != wl[i].Name || len(p.Value) != 2*wl[i].Size() || wl[i].Offset != off {
-				t.Errorf("%v: block %d: layout %s size %d offset %d, network %s size %d/2", m, i, wl[i].Name, wl[i].Size(), wl[i].Offset, p.Name, len(p.Value))
+				t.Errorf("%v: block %d: layout %s size %d offset %d, network %s size %d/2", m, i, wl[i].Name,
+					wl[i].Size(), wl[i].Offset, p.Name, len(p.Value))
 			}
 			off += wl[i].Size()
 		}
@@ -73,7 +74,8 @@ func TestBNNLayoutMatchesNetwork(t *testing.T) {
 		}
 		pl := m.PhiLayout()
 		if last := pl[len(pl)-1]; last.Offset+last.Size() != m.NumParams() || pl[len(wl)].Name != "omega."+wl[0].Name {
-			t.Errorf("%v: φ layout ends at %d (dφ %d), block %d is %s", m, last.Offset+last.Size(), m.NumParams(), len(wl), pl[len(wl)].Name)
+			t.Errorf("%v: φ layout ends at %d (dφ %d), block %d is %s", m, last.Offset+last.Size(), m.NumParams(),
+				len(wl), pl[len(wl)].Name)
 		}
 	}
 	// The paper-size networks: 784-100-10 and the BCNN with dense 512.
@@ -98,7 +100,8 @@ func TestBNNHyperPriorMean(t *testing.T) {
 		}
 		for i := b.Offset; i < b.Offset+b.Size(); i++ {
 			if mean[i] != 0 || mean[nw+i] != math.Log(2/f) || fan[i] != f {
-				t.Fatalf("%s[%d]: hyper-prior mean (%v, %v), fan-in %v; want (0, ln(2/%v))", b.Name, i-b.Offset, mean[i], mean[nw+i], fan[i], f)
+				t.Fatalf("%s[%d]: hyper-prior mean (%v, %v), fan-in %v; want (0, ln(2/%v))", b.Name, i-b.Offset,
+					mean[i], mean[nw+i], fan[i], f)
 			}
 		}
 	}

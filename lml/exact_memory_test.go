@@ -20,7 +20,8 @@ import (
 // A = K + σ²I in its own matrix, the factor in the Factor's copy, A⁻¹ from
 // Factor.Inverse in a third matrix, and the feature gradient row by row
 // over full rows of A and A⁻¹. It uses ws only for the networks.
-func oldEval(t *testing.T, ws *Workspace, b *linalg.Native, phi, X, y []float64, scale float64, grad []float64) float64 {
+func oldEval(t *testing.T, ws *Workspace, b *linalg.Native, phi, X, y []float64, scale float64,
+	grad []float64) float64 {
 	t.Helper()
 	md := ws.model
 	m, df := len(y), md.DF
@@ -125,7 +126,8 @@ func TestOneSquareMatchesOldPath(t *testing.T) {
 					// one FMA: on arm64 it does, differently in the two
 					// paths' expressions (1e-12 above holds everywhere).
 					if runtime.GOARCH == "amd64" {
-						assert.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s: value not bit-identical", name)
+						assert.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s: value not bit-identical",
+							name)
 						assert.Equal(t, gOld, g, "%s: gradient not bit-identical", name)
 					}
 				}
@@ -209,7 +211,8 @@ func TestWorkspaceSquareBuffers(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		allocated := float64(after.TotalAlloc-before.TotalAlloc) / 8
 		held := float64(ws.SquareFloats())
-		t.Logf("threads=%d: m² buffers hold %.3f·m² floats; the first evaluation allocated %.3f·m²", threads, held/sq, allocated/sq)
+		t.Logf("threads=%d: m² buffers hold %.3f·m² floats; the first evaluation allocated %.3f·m²", threads, held/sq,
+			allocated/sq)
 		// Besides the m×m matrix: the inverse's scratch for its
 		// concurrent halves on two threads (split(m)² ≈ m²/4), the leaf
 		// kernels' fixed scratch (about 2.5e5 floats) and O(m) buffers
@@ -222,7 +225,8 @@ func TestWorkspaceSquareBuffers(t *testing.T) {
 		}
 		assert.GreaterOrEqual(t, held, sq, "the m×m matrix")
 		assert.LessOrEqual(t, held, sq+halves+fixed, "threads=%d", threads)
-		assert.LessOrEqual(t, allocated, held+fixed+perRow, "threads=%d: allocated during the first evaluation, beyond the m² buffers", threads)
+		assert.LessOrEqual(t, allocated, held+fixed+perRow,
+			"threads=%d: allocated during the first evaluation, beyond the m² buffers", threads)
 		assert.Less(t, allocated, 3*sq, "the issue's bound")
 		// Steady state: nothing more.
 		assert.Equal(t, 0.0, testing.AllocsPerRun(2, func() { _, _ = ws.LML(phi, X, y, g) }))

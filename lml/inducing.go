@@ -104,7 +104,8 @@ func SelectInducing(X []float64, d, M int, seed uint64) ([]float64, error) {
 			total += s
 		}
 		if !(total > 0) {
-			return nil, fmt.Errorf("lml: SelectInducing: X has only %d distinct rows, fewer than M = %d inducing inputs", k, M)
+			return nil,
+				fmt.Errorf("lml: SelectInducing: X has only %d distinct rows, fewer than M = %d inducing inputs", k, M)
 		}
 		i = drawD2(d2, bsum, rng.Float64()*total)
 		z := Z[k*d : k*d+d]

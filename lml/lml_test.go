@@ -54,7 +54,8 @@ func TestLayout(t *testing.T) {
 		assert.Equal(t, 0.0, v)
 	}
 
-	for _, bad := range []Model{{D: 0, DF: 2}, {D: 2, DF: 0}, {D: 2, DF: 2, MeanHidden: []int{0}}, {D: 2, DF: 2, KernelHidden: []int{3, -1}}} {
+	for _, bad := range []Model{{D: 0, DF: 2}, {D: 2, DF: 0}, {D: 2, DF: 2, MeanHidden: []int{0}},
+		{D: 2, DF: 2, KernelHidden: []int{3, -1}}} {
 		assert.Error(t, bad.Validate())
 		_, err := NewWorkspace(bad, nil)
 		assert.Error(t, err)
@@ -367,7 +368,8 @@ func TestNoAllocationsInSteadyState(t *testing.T) {
 	_, err := ws.LML(phi, X, y, g)
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = ws.LML(phi, X, y, g) }), "Workspace.LML")
-	assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = ws.TemperedLML(phi, X, y, 2, g) }), "Workspace.TemperedLML")
+	assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = ws.TemperedLML(phi, X, y, 2, g) }),
+		"Workspace.TemperedLML")
 
 	const k = 4
 	phis := make([]float64, k*np)
@@ -380,7 +382,8 @@ func TestNoAllocationsInSteadyState(t *testing.T) {
 	for _, split := range []Split{SplitAuto, SplitParticles, SplitBLAS} {
 		ev, _ := NewEvaluator(md, EvaluatorOptions{Threads: 2, Split: split})
 		require.NoError(t, ev.Evaluate(lmls, grads, phis, X, y))
-		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _ = ev.Evaluate(lmls, grads, phis, X, y) }), "Evaluator %v", split)
+		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _ = ev.Evaluate(lmls, grads, phis, X, y) }),
+			"Evaluator %v", split)
 	}
 }
 

@@ -111,7 +111,8 @@ func (p *Predictor) FitTempered(phis, X, y []float64, scale float64) error {
 			a[j*m+j] += f.sigma2 / scale
 		}
 		if err := f.fac.FactorizeInPlaceWithJitter(a, m, m); err != nil {
-			return fmt.Errorf("lml: particle %d: kernel matrix K + (σ²/%g)I (m=%d, σ=%.4g) cannot be factorized: %w", κ, scale, m, sigma, err)
+			return fmt.Errorf("lml: particle %d: kernel matrix K + (σ²/%g)I (m=%d, σ=%.4g) cannot be factorized: %w", κ,
+				scale, m, sigma, err)
 		}
 		if cap(f.v) < m {
 			f.v = make([]float64, m)

@@ -417,7 +417,8 @@ func (p *sparsePool) prepare(phi, X, y, Z []float64, scale float64) (m, M int, s
 	asm.SEKernel(kuu, M, fz, p.df, fz, p.df, M, M, p.df)
 	if err := p.factorKuu(kuu, M); err != nil {
 		if errors.Is(err, cholesky.ErrNotPositiveDefinite) {
-			return 0, 0, 0, fmt.Errorf("lml: inducing kernel matrix K_uu (M=%d, σ=%.4g) is not positive definite even with jitter: %w", M, sigma, err)
+			return 0, 0, 0, fmt.Errorf("lml: inducing kernel matrix K_uu (M=%d, σ=%.4g) is not positive definite "+
+				"even with jitter: %w", M, sigma, err)
 		}
 		return 0, 0, 0, fmt.Errorf("lml: factorizing the inducing kernel matrix K_uu (M=%d, σ=%.4g): %w", M, sigma, err)
 	}
@@ -516,7 +517,8 @@ func (p *sparsePool) collapse(scale, sigma float64) (f, trA, cc float64, err err
 		a[j*M+j]++
 	}
 	if err := p.facB.Factorize(a, M, M); err != nil {
-		return math.NaN(), 0, 0, fmt.Errorf("lml: sparse bound: B = I + L⁻¹SL⁻ᵀ/σ² (M=%d, m=%d, σ=%.4g) cannot be factorized: %w", M, p.m, sigma, err)
+		return math.NaN(), 0, 0, fmt.Errorf(
+			"lml: sparse bound: B = I + L⁻¹SL⁻ᵀ/σ² (M=%d, m=%d, σ=%.4g) cannot be factorized: %w", M, p.m, sigma, err)
 	}
 	t, c := p.t[:M], p.c[:M]
 	if err := p.facB.SolveLower(c, t); err != nil {

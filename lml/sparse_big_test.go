@@ -44,7 +44,8 @@ func TestSparseBigRun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2026, 34))
 	phi, X, y := testProblem(rng, md, m, 0.5)
 	dataMB := float64(8*(len(X)+len(y))) / 1e6
-	t.Logf("m = %d, D = %d, M = %d, dφ = %d, data %.0f MB, GOMAXPROCS %d, %s", m, md.D, M, len(phi), dataMB, runtime.GOMAXPROCS(0), cpuName())
+	t.Logf("m = %d, D = %d, M = %d, dφ = %d, data %.0f MB, GOMAXPROCS %d, %s", m, md.D, M, len(phi), dataMB,
+		runtime.GOMAXPROCS(0), cpuName())
 
 	t0 := time.Now()
 	Z, err := SelectInducing(X, md.D, M, 1)
@@ -84,7 +85,8 @@ func TestSparseBigRun(t *testing.T) {
 	}
 	hwm := procStatus(t, "VmHWM")
 	t.Logf("bound %.6g (jitter %g), |∇| %.4g", f, sw.Jitter(), math.Sqrt(gn))
-	t.Logf("bound alone %.2f s (CPU %.2f s), bound + gradient %.2f s (CPU %.2f s), min of %d, %.1f GFLOP/s nominal (4·m·M² per wall second); load %s",
+	t.Logf("bound alone %.2f s (CPU %.2f s), bound + gradient %.2f s (CPU %.2f s), min of %d, %.1f GFLOP/s nominal "+
+		"(4·m·M² per wall second); load %s",
 		sv, cv, sg, cg, reps, 4*float64(m)*M*M/1e9/sg, loadAvg())
 	t.Logf("resident before %.0f MB (data %.0f MB), peak %.0f MB: %.0f MB beyond the data", rss0, dataMB, hwm, hwm-rss0)
 }

@@ -50,7 +50,8 @@ func (n *mlp) forwardRows(bl *linalg.Native, phi, x []float64, nt, off int, acts
 // the tile is seed[j·out : (j+1)·out], given the activations forwardRows
 // wrote at offset off. g1 and g2 are scratch of nt×maxWidth values each and
 // must not overlap seed.
-func (n *mlp) backwardRows(bl *linalg.Native, phi, x []float64, nt, off int, acts [][]float64, seed, grad, g1, g2 []float64) {
+func (n *mlp) backwardRows(bl *linalg.Native, phi, x []float64, nt, off int, acts [][]float64, seed, grad, g1,
+	g2 []float64) {
 	ga := seed[:nt*n.out()] // ∂/∂(pre-activation); the output layer is linear
 	for l := n.layers() - 1; l >= 0; l-- {
 		ni, w := n.ins[l], n.widths[l]

@@ -33,7 +33,8 @@ func TestTileNetworksMatchRowNetworks(t *testing.T) {
 				n.forward(phi, X, nt, want)
 				n.forwardRows(bl, phi, X, nt, off, got)
 				for l := range want {
-					assert.LessOrEqual(t, relErr(got[l][off*n.widths[l]:], want[l]), 1e-14, "model %d nt %d layer %d", mi, nt, l)
+					assert.LessOrEqual(t, relErr(got[l][off*n.widths[l]:], want[l]), 1e-14, "model %d nt %d layer %d",
+						mi, nt, l)
 				}
 				seed := make([]float64, nt*n.out())
 				for i := range seed {

@@ -42,8 +42,10 @@ func TestSparsePredictor(t *testing.T) {
 				assert.InDelta(t, pr.Weights()[κ], sp.Weights()[κ], 1e-8)
 			}
 			for i := 0; i < n*k; i++ {
-				assert.InDelta(t, exact.Means[i], mix.Means[i], 1e-8*(1+math.Abs(exact.Means[i])), "model %d scale %v mean %d", mi, scale, i)
-				assert.InDelta(t, exact.Vars[i], mix.Vars[i], 1e-8*(1+exact.Vars[i]), "model %d scale %v var %d", mi, scale, i)
+				assert.InDelta(t, exact.Means[i], mix.Means[i], 1e-8*(1+math.Abs(exact.Means[i])),
+					"model %d scale %v mean %d", mi, scale, i)
+				assert.InDelta(t, exact.Vars[i], mix.Vars[i], 1e-8*(1+exact.Vars[i]), "model %d scale %v var %d", mi,
+					scale, i)
 			}
 			// M < m: the dense SGPR predictive.
 			Z, err := SelectInducing(X, md.D, 11, uint64(mi))
@@ -55,7 +57,8 @@ func TestSparsePredictor(t *testing.T) {
 				assert.InEpsilon(t, refSparseBound(md, phi, X, y, Z, scale, sp.Jitter(κ)), sp.Bounds()[κ], 1e-9)
 				mu, va := refSparsePredict(md, phi, X, y, Z, Xs, scale, sp.Jitter(κ))
 				for i := 0; i < n; i++ {
-					assert.InDelta(t, mu[i], mix.Means[i*k+κ], 1e-8*(1+math.Abs(mu[i])), "model %d scale %v mean", mi, scale)
+					assert.InDelta(t, mu[i], mix.Means[i*k+κ], 1e-8*(1+math.Abs(mu[i])), "model %d scale %v mean", mi,
+						scale)
 					assert.InDelta(t, va[i], mix.Vars[i*k+κ], 1e-8*(1+va[i]), "model %d scale %v var", mi, scale)
 				}
 			}
@@ -138,8 +141,10 @@ func TestSparsePredictorNoAllocations(t *testing.T) {
 		var mix Mixture
 		Xs := randomRows(rng, 70, md.D)
 		require.NoError(t, sp.Predict(Xs, &mix))
-		assert.Equal(t, 0.0, testing.AllocsPerRun(3, func() { _ = sp.Fit(phis, X, y, Z) }), "SparsePredictor.Fit, threads %d", th)
-		assert.Equal(t, 0.0, testing.AllocsPerRun(3, func() { _ = sp.Predict(Xs, &mix) }), "SparsePredictor.Predict, threads %d", th)
+		assert.Equal(t, 0.0, testing.AllocsPerRun(3, func() { _ = sp.Fit(phis, X, y, Z) }),
+			"SparsePredictor.Fit, threads %d", th)
+		assert.Equal(t, 0.0, testing.AllocsPerRun(3, func() { _ = sp.Predict(Xs, &mix) }),
+			"SparsePredictor.Predict, threads %d", th)
 		sp.Close()
 	}
 }

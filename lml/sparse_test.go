@@ -66,7 +66,8 @@ func TestSparseZEqualsXIsExact(t *testing.T) {
 				require.Equal(t, 0.0, sw.Jitter())
 				assert.InEpsilon(t, lml, f, 1e-8, "model %d tile %d scale %v", mi, tile, scale)
 				e := relErr(got, want)
-				assert.LessOrEqual(t, e, 1e-8, "model %d tile %d scale %v: gradient relative error %.3g", mi, tile, scale, e)
+				assert.LessOrEqual(t, e, 1e-8, "model %d tile %d scale %v: gradient relative error %.3g", mi, tile,
+					scale, e)
 				assert.InEpsilon(t, want[np-1], got[np-1], 1e-8, "noise entry")
 			}
 			sw.Close()
@@ -114,7 +115,8 @@ func TestSparseBoundBelowExact(t *testing.T) {
 	t.Logf("%d bounds checked", n)
 }
 
-func checkSparseGradient(t *testing.T, md Model, opt SparseOptions, m, M int, scale float64, seed uint64, coords []int) {
+func checkSparseGradient(t *testing.T, md Model, opt SparseOptions, m, M int, scale float64, seed uint64,
+	coords []int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 33))
 	phi, X, y := testProblem(rng, md, m, 0.5)
@@ -145,7 +147,8 @@ func checkSparseGradient(t *testing.T, md Model, opt SparseOptions, m, M int, sc
 		fd = append(fd, fdGradStep(f, phi, i, 2e-4))
 	}
 	e := relErr(got, fd)
-	assert.LessOrEqual(t, e, 1e-6, "m=%d M=%d chunk=%d scale=%v: relative gradient error %.3g", m, M, sw.Chunk(), scale, e)
+	assert.LessOrEqual(t, e, 1e-6, "m=%d M=%d chunk=%d scale=%v: relative gradient error %.3g", m, M, sw.Chunk(), scale,
+		e)
 	ni := md.NoiseIndex()
 	assert.InDelta(t, fdGradStep(f, phi, ni, 2e-4), g[ni], 1e-6*math.Max(1, math.Abs(g[ni])), "noise gradient")
 }
@@ -181,7 +184,8 @@ func TestSparseGradientFiniteDifferences(t *testing.T) {
 			{61, 13, 8, 3.7}, // tempered: a mini-batch
 			{61, 80, 8, 0.4}, // M > m, a temperature below 1
 		} {
-			checkSparseGradient(t, md, SparseOptions{Chunk: c.chunk, Threads: 2}, c.m, c.M, c.scale, uint64(100*mi+c.m), nil)
+			checkSparseGradient(t, md, SparseOptions{Chunk: c.chunk, Threads: 2}, c.m, c.M, c.scale, uint64(100*mi+c.m),
+				nil)
 		}
 	}
 }
@@ -240,9 +244,11 @@ func TestSparseBitIdentical(t *testing.T) {
 						f0, g0 = f, g
 						continue
 					}
-					require.Equal(t, math.Float64bits(f0), math.Float64bits(f), "value: GOMAXPROCS %d chunk %d threads %d", procs, chunk, th)
+					require.Equal(t, math.Float64bits(f0), math.Float64bits(f),
+						"value: GOMAXPROCS %d chunk %d threads %d", procs, chunk, th)
 					for i := range g {
-						require.Equal(t, math.Float64bits(g0[i]), math.Float64bits(g[i]), "gradient[%d]: GOMAXPROCS %d chunk %d threads %d", i, procs, chunk, th)
+						require.Equal(t, math.Float64bits(g0[i]), math.Float64bits(g[i]),
+							"gradient[%d]: GOMAXPROCS %d chunk %d threads %d", i, procs, chunk, th)
 					}
 				}
 			}
@@ -264,11 +270,15 @@ func TestSparseNoAllocations(t *testing.T) {
 		require.NoError(t, err)
 		_, err = sw.Bound(phi, X, y, Z, g)
 		require.NoError(t, err)
-		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = sw.Bound(phi, X, y, Z, g) }), "Bound, threads %d", th)
-		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = sw.TemperedBound(phi, X, y, Z, 2, g) }), "TemperedBound, threads %d", th)
-		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = sw.Bound(phi, X, y, Z, nil) }), "Bound without gradient, threads %d", th)
+		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = sw.Bound(phi, X, y, Z, g) }), "Bound, threads %d",
+			th)
+		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = sw.TemperedBound(phi, X, y, Z, 2, g) }),
+			"TemperedBound, threads %d", th)
+		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = sw.Bound(phi, X, y, Z, nil) }),
+			"Bound without gradient, threads %d", th)
 		// Fewer rows and inducing inputs reuse the buffers too.
-		assert.Equal(t, 0.0, testing.AllocsPerRun(5, func() { _, _ = sw.Bound(phi, X[:50*md.D], y[:50], Z[:7*md.D], g) }), "smaller call")
+		assert.Equal(t, 0.0, testing.AllocsPerRun(5,
+			func() { _, _ = sw.Bound(phi, X[:50*md.D], y[:50], Z[:7*md.D], g) }), "smaller call")
 		sw.Close()
 	}
 }

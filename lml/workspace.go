@@ -240,7 +240,8 @@ func (ws *Workspace) factor(F []float64, m int, noiseVar, sigma float64) error {
 	ws.jitter = 0
 	if err := ws.fac.FactorizeInPlaceWithJitter(a, m, m); err != nil {
 		if errors.Is(err, cholesky.ErrNotPositiveDefinite) {
-			return fmt.Errorf("lml: kernel matrix K + σ²I (m=%d, σ=%.4g) is not positive definite even with jitter: %w", m, sigma, err)
+			return fmt.Errorf("lml: kernel matrix K + σ²I (m=%d, σ=%.4g) is not positive definite even with jitter: %w",
+				m, sigma, err)
 		}
 		return fmt.Errorf("lml: factorizing K + σ²I (m=%d, σ=%.4g): %w", m, sigma, err)
 	}

@@ -87,9 +87,11 @@ func (m PACPFLBNN) Validate() error {
 	}
 	switch {
 	case !(o.SigmaMu > 0) || math.IsInf(o.SigmaMu, 0) || !(o.SigmaOmega > 0) || math.IsInf(o.SigmaOmega, 0):
-		return fmt.Errorf("pacpfl: hyper-prior stds σ_μ = %v, σ_ω = %v must be positive and finite", o.SigmaMu, o.SigmaOmega)
+		return fmt.Errorf("pacpfl: hyper-prior stds σ_μ = %v, σ_ω = %v must be positive and finite", o.SigmaMu,
+			o.SigmaOmega)
 	case o.Bounds.PriorSamples < 0 || o.Bounds.WeightDraws < 0:
-		return fmt.Errorf("pacpfl: negative bound samples (%d prior, %d weight draws)", o.Bounds.PriorSamples, o.Bounds.WeightDraws)
+		return fmt.Errorf("pacpfl: negative bound samples (%d prior, %d weight draws)", o.Bounds.PriorSamples,
+			o.Bounds.WeightDraws)
 	case o.Bounds.PriorSamples > 0 && !(o.Bounds.Delta > 0 && o.Bounds.Delta < 1):
 		return fmt.Errorf("pacpfl: δ = %v must be in (0, 1)", o.Bounds.Delta)
 	}
@@ -99,7 +101,8 @@ func (m PACPFLBNN) Validate() error {
 // Run trains PAC-PFL on ds's existing clients with the random streams of
 // seed; training rounds (Value: mean client ln Z^C) and the
 // personalisation (PhasePersonalisation) go to obs.
-func (m PACPFLBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+func (m PACPFLBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	obs harness.Observer) (*fl.MethodResult, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -135,7 +138,8 @@ func (VanillaBNN) Name() string { return fl.MethodVanilla }
 func (VanillaBNN) Validate() error { return nil }
 
 // Run personalises and evaluates every client of ds.
-func (m VanillaBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64, _ harness.Observer) (*fl.MethodResult, error) {
+func (m VanillaBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	_ harness.Observer) (*fl.MethodResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -153,7 +157,8 @@ func (PooledBNN) Name() string { return fl.MethodPooled }
 func (PooledBNN) Validate() error { return nil }
 
 // Run fits the pooled posterior and evaluates every client of ds.
-func (m PooledBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64, _ harness.Observer) (*fl.MethodResult, error) {
+func (m PooledBNN) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	_ harness.Observer) (*fl.MethodResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -176,7 +181,8 @@ func (PFedBayes) Name() string { return pfedbayes.MethodPFedBayes }
 func (m PFedBayes) Validate() error { return m.Options.Validate() }
 
 // Run trains and evaluates pFedBayes on ds with the random streams of seed.
-func (m PFedBayes) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+func (m PFedBayes) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	obs harness.Observer) (*fl.MethodResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -255,7 +261,8 @@ func (m FedAvg) Validate() error {
 
 // Run trains (or reuses its pair's training of) FedAvg on ds with the
 // random streams of seed and evaluates it.
-func (m FedAvg) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+func (m FedAvg) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	obs harness.Observer) (*fl.MethodResult, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -322,7 +329,8 @@ func (m FedVI) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harne
 	return res, nil
 }
 
-func fedviRunOptions(o fedvi.Options, ds *data.Dataset, seed uint64, ctx context.Context, obs harness.Observer) fedvi.Options {
+func fedviRunOptions(o fedvi.Options, ds *data.Dataset, seed uint64, ctx context.Context,
+	obs harness.Observer) fedvi.Options {
 	if o.Arch.Classes == 0 {
 		o.Arch.Classes = ds.Classes
 		o.Arch = o.Arch.WithDefaults()
@@ -361,7 +369,8 @@ const (
 // options o and fine-tuning ft, sharing one training per seed and data set.
 func FedVIFedAvgPair(o fedvi.Options, ft fedvi.FineTune) (plain, tuned FedVIFedAvg) {
 	r := &fedviAvgRun{}
-	return FedVIFedAvg{Options: o, FineTune: ft, shared: r}, FedVIFedAvg{Options: o, FineTune: ft, FineTuned: true, shared: r}
+	return FedVIFedAvg{Options: o, FineTune: ft, shared: r},
+		FedVIFedAvg{Options: o, FineTune: ft, FineTuned: true, shared: r}
 }
 
 // Name is MethodFedVIFedAvgFT with FineTuned, MethodFedVIFedAvg otherwise.
@@ -381,7 +390,8 @@ func (m FedVIFedAvg) Validate() error {
 }
 
 // Run trains (or reuses its pair's training of) FedAvg on FedVI's network.
-func (m FedVIFedAvg) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+func (m FedVIFedAvg) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	obs harness.Observer) (*fl.MethodResult, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -533,7 +543,8 @@ func (m GenFLBound) Validate() error {
 }
 
 // Run trains GenFL on ds's existing users and certifies it.
-func (m GenFLBound) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+func (m GenFLBound) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	obs harness.Observer) (*fl.MethodResult, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}

@@ -34,7 +34,8 @@ func tinyImages(t *testing.T, seed uint64) *data.Dataset {
 	t.Helper()
 	const n = 600
 	rng := rand.New(rand.NewPCG(seed, 99))
-	im := &data.Images{Name: "tiny", Rows: 8, Cols: 8, Classes: 3, Pixels: make([]uint8, n*64), Labels: make([]uint8, n)}
+	im := &data.Images{Name: "tiny", Rows: 8, Cols: 8, Classes: 3, Pixels: make([]uint8, n*64),
+		Labels: make([]uint8, n)}
 	for i := range n {
 		c := i % 3
 		im.Labels[i] = uint8(c)
@@ -84,7 +85,8 @@ func tinyClassification(t *testing.T) []harness.Method {
 	a.Arch, a.Rounds, a.EvalLast, a.LocalSteps, a.FineTune, a.ClientsPerRound = tinyBNNArch, 4, 2, 2, 2, 3
 	avg.Options, ft.Options = a, a
 	x := DefaultFedProx()
-	x.Options.Arch, x.Options.Rounds, x.Options.EvalLast, x.Options.LocalSteps, x.Options.ClientsPerRound = tinyBNNArch, 4, 2, 2, 3
+	x.Options.Arch, x.Options.Rounds, x.Options.EvalLast, x.Options.LocalSteps, x.Options.ClientsPerRound = tinyBNNArch,
+		4, 2, 2, 3
 	v := DefaultFedVI()
 	v.Options.Arch = fedvi.Arch{InH: 8, InW: 8, Conv1: 2, Conv2: 3, Embed: 6, Global: 4, PHidden: 5}
 	v.Options.Rounds, v.Options.ClientsPerRound, v.Options.EvalLast, v.Options.Batch = 4, 3, 2, 32
@@ -93,7 +95,8 @@ func tinyClassification(t *testing.T) []harness.Method {
 	g.Options.Arch = genfl.Arch{In: 64, Hidden: []int{6}, Classes: 3}
 	g.Options.PriorFed.Rounds, g.Options.PosteriorFed.Rounds, g.Options.PersonalEpochs, g.Options.TestDraws = 3, 2, 1, 2
 	g.Options.PriorFed.LocalEpochs = 1
-	return []harness.Method{p, VanillaBNN{Model: tinyBNNModel}, PooledBNN{Model: tinyBNNModel}, b, avg, ft, x, v, va, vt, g}
+	return []harness.Method{p, VanillaBNN{Model: tinyBNNModel}, PooledBNN{Model: tinyBNNModel}, b, avg, ft, x, v, va,
+		vt, g}
 }
 
 // Each method is its package's run with the seed set, to the bit, and
@@ -194,7 +197,8 @@ func TestClassificationRunIsThePackageRun(t *testing.T) {
 			}
 		}
 		if m.Name() == fl.MethodPACPFL && rounds[PhasePersonalisation] != len(ds.Existing)+len(ds.New) {
-			t.Errorf("PAC-PFL: %d personalisation steps for %d clients", rounds[PhasePersonalisation], len(ds.Existing)+len(ds.New))
+			t.Errorf("PAC-PFL: %d personalisation steps for %d clients", rounds[PhasePersonalisation],
+				len(ds.Existing)+len(ds.New))
 		}
 	}
 	// A pair retrains on another seed.
@@ -326,7 +330,8 @@ func TestGenFLBoundIsThePackageRun(t *testing.T) {
 			}
 			r := got.Detail.(*genfl.FLSOBResult)
 			if r.Bound.Bound != want.Bound.Bound || r.TestError != want.TestError || r.Bound.KL != want.Bound.KL {
-				t.Errorf("FL-SOB: bound %v, test %v; direct %v, %v", r.Bound.Bound, r.TestError, want.Bound.Bound, want.TestError)
+				t.Errorf("FL-SOB: bound %v, test %v; direct %v, %v", r.Bound.Bound, r.TestError, want.Bound.Bound,
+					want.TestError)
 			}
 			if phases[""] != 3 || phases[PhasePriorERM] != 2 || phases[PhaseSampling] == 0 {
 				t.Errorf("FL-SOB events %v", phases)
@@ -337,7 +342,8 @@ func TestGenFLBoundIsThePackageRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := got.Detail.(*genfl.PFLResult)
-			if len(r.Clients) != len(want.Clients) || r.Clients[0].Bound.Bound != want.Clients[0].Bound.Bound || r.Clients[0].TestError != want.Clients[0].TestError {
+			if len(r.Clients) != len(want.Clients) || r.Clients[0].Bound.Bound != want.Clients[0].Bound.Bound ||
+				r.Clients[0].TestError != want.Clients[0].TestError {
 				t.Errorf("PFL: first user %+v, direct %+v", r.Clients[0], want.Clients[0])
 			}
 			if phases[PhasePerUser] == 0 || phases[PhasePriorERM] != 2 {

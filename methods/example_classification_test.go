@@ -32,7 +32,8 @@ func Example_classification() {
 		return
 	}
 	images := func(seed uint64) (*data.Dataset, error) {
-		return data.Labels5(blobImages(seed), data.Labels5Config{Train: 8, Test: 8, Seed: seed, Pixels: data.PixelsUnit})
+		return data.Labels5(blobImages(seed),
+			data.Labels5Config{Train: 8, Test: 8, Seed: seed, Pixels: data.PixelsUnit})
 	}
 	exp := harness.Experiment{Data: images, Methods: ms, Seeds: []uint64{1, 2}}
 	rep, err := harness.Run(context.Background(), exp, nil)

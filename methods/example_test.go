@@ -30,7 +30,8 @@ func Example() {
 		c.Existing, c.New, c.Test, c.Seed = 6, 2, 30, seed
 		return data.Polynomial(c)
 	}
-	rep, err := harness.Run(context.Background(), harness.Experiment{Data: poly, Methods: ms, Seeds: []uint64{1, 2}}, nil)
+	rep, err := harness.Run(context.Background(), harness.Experiment{Data: poly, Methods: ms, Seeds: []uint64{1, 2}},
+		nil)
 	if err != nil {
 		fmt.Println(err)
 		return

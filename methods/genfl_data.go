@@ -60,6 +60,7 @@ func (d GenFLData) Data(im *data.Images) func(seed uint64) (*data.Dataset, error
 		case PartitionShards:
 			return data.Shards(im, data.ShardsConfig{Clients: d.Clients, ShardSize: d.ShardSize, Seed: seed})
 		}
-		return nil, fmt.Errorf("methods: unknown GenFL partition %q (%s or %s)", d.Partition, PartitionIID, PartitionShards)
+		return nil,
+			fmt.Errorf("methods: unknown GenFL partition %q (%s or %s)", d.Partition, PartitionIID, PartitionShards)
 	}
 }

@@ -40,13 +40,16 @@ func TestRegistryKnowsEveryMethodOnce(t *testing.T) {
 		}
 	}
 	// The names the method packages use for their results.
-	for _, name := range []string{fl.MethodPACPFL, fl.MethodPFedGP, fl.MethodVanilla, fl.MethodPooled, MTL{}.Name(), MAML{}.Name(),
-		pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx, fedavg.MethodFedAvgFT, fedvi.MethodFedVI, genfl.MethodGenFL} {
+	for _, name := range []string{fl.MethodPACPFL, fl.MethodPFedGP, fl.MethodVanilla, fl.MethodPooled, MTL{}.Name(),
+		MAML{}.Name(),
+		pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx, fedavg.MethodFedAvgFT, fedvi.MethodFedVI,
+		genfl.MethodGenFL} {
 		if !seen[name] {
 			t.Errorf("%q is not registered", name)
 		}
 	}
-	if got, want := Names(Regression), []string{"pacpfl", "pfedgp", "mtl", "maml", "vanilla", "pooled"}; !reflect.DeepEqual(got, want) {
+	if got, want := Names(Regression),
+		[]string{"pacpfl", "pfedgp", "mtl", "maml", "vanilla", "pooled"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("regression methods %v, want Table 6's %v", got, want)
 	}
 	for _, name := range Names(Classification) {
@@ -234,7 +237,8 @@ func sameBits(a, b *fl.MethodResult) bool {
 		return slices.EqualFunc(x, y, func(p, q float64) bool { return math.Float64bits(p) == math.Float64bits(q) })
 	}
 	g := func(x, y fl.GroupMetrics) bool {
-		return eq(x.RSMSE, y.RSMSE) && eq(x.CE, y.CE) && eq([]float64{x.MeanRSMSE, x.MeanCE}, []float64{y.MeanRSMSE, y.MeanCE})
+		return eq(x.RSMSE, y.RSMSE) && eq(x.CE, y.CE) &&
+			eq([]float64{x.MeanRSMSE, x.MeanCE}, []float64{y.MeanRSMSE, y.MeanCE})
 	}
 	return g(a.Existing, b.Existing) && g(a.New, b.New)
 }

@@ -105,7 +105,8 @@ func (m PACPFL) Validate() error {
 // Run trains PAC-PFL on the existing clients of ds with the random streams
 // of seed and evaluates it; each round is reported to obs (Value: the
 // round's mean client ln Z^C).
-func (m PACPFL) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+func (m PACPFL) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	obs harness.Observer) (*fl.MethodResult, error) {
 	o, err := m.runOptions(ctx, ds, seed, obs)
 	if err != nil {
 		return nil, err
@@ -115,7 +116,8 @@ func (m PACPFL) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harn
 
 // runOptions are the options of one run: the seed, τ from λ, a fresh DP
 // noise stream, and the round hooks that report to obs and stop on ctx.
-func (m PACPFL) runOptions(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (fl.PACPFLOptions, error) {
+func (m PACPFL) runOptions(ctx context.Context, ds *data.Dataset, seed uint64,
+	obs harness.Observer) (fl.PACPFLOptions, error) {
 	o := m.Options
 	if err := m.Validate(); err != nil {
 		return o, err
@@ -209,7 +211,8 @@ func (m PFedGP) Name() string {
 }
 
 // Run trains and evaluates pFedGP like PACPFL.Run.
-func (m PFedGP) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs harness.Observer) (*fl.MethodResult, error) {
+func (m PFedGP) Run(ctx context.Context, ds *data.Dataset, seed uint64,
+	obs harness.Observer) (*fl.MethodResult, error) {
 	o, err := m.runOptions(ctx, ds, seed, obs)
 	if err != nil {
 		return nil, err

@@ -40,7 +40,8 @@ func TestPACPFLDefaultsPerPreset(t *testing.T) {
 		t.Errorf("PV: %+v", v.Options)
 	}
 	g, _ := DefaultPFedGP(PV)
-	if s := g.Options.Server; s.LR != 0.01 || s.Rounds != 500 || s.Tau != 0.005 || s.K != 1 || g.Options.SigmaP != 10 || g.Options.InitSigma != 0.5 || !g.Options.ZeroMean {
+	if s := g.Options.Server; s.LR != 0.01 || s.Rounds != 500 || s.Tau != 0.005 || s.K != 1 || g.Options.SigmaP != 10 ||
+		g.Options.InitSigma != 0.5 || !g.Options.ZeroMean {
 		t.Errorf("pFedGP on PV: %+v", g.Options)
 	}
 	if g.Name() != fl.MethodPFedGP {
@@ -80,7 +81,8 @@ func TestPACPFLValidateNamesTheBadOption(t *testing.T) {
 		{"k", func(m *PACPFL) { m.Options.Server.K = 0 }, "particles"},
 		{"tau", func(m *PACPFL) { m.Options.Server.Tau = 0 }, "τ"},
 		{"range", func(m *PACPFL) { m.Options.Bounds.PriorSamples, m.Options.Bounds.A = 10, 3 }, "loss range"},
-		{"delta", func(m *PACPFL) { m.Options.Bounds.Learned, m.Options.Bounds.Delta = &fl.LearnedBoundOptions{}, 1 }, "δ"},
+		{"delta", func(m *PACPFL) { m.Options.Bounds.Learned, m.Options.Bounds.Delta = &fl.LearnedBoundOptions{}, 1 },
+			"δ"},
 		{"noise seed", func(m *PACPFL) { m.DPNoiseSeed = 3 }, "noise seed without"},
 	} {
 		m := base
@@ -123,7 +125,8 @@ func TestPACPFLRunIsTheLibraryRun(t *testing.T) {
 	run := func(m harness.Method) (*fl.MethodResult, []harness.Event) {
 		t.Helper()
 		var evs []harness.Event
-		r, err := m.Run(context.Background(), ds, seed, harness.ObserverFunc(func(e harness.Event) { evs = append(evs, e) }))
+		r, err := m.Run(context.Background(), ds, seed,
+			harness.ObserverFunc(func(e harness.Event) { evs = append(evs, e) }))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,13 +108,14 @@ func BaselineGrid(method string, g GPModel, d int, seed uint64, fitSteps []int, 
 			for _, lr := range tuneMTLLRs {
 				o := mtl.Default()
 				o.LambdaV, o.LR, o.Seed = lv, lr, seed
-				grid = append(grid, Setting{Values: map[string]float64{"lambda_v": lv, "lr": lr}, Score: point(func(train *data.Dataset) (fl.PointFit, error) {
-					m, err := mtl.Train(train, o)
-					if err != nil {
-						return nil, err
-					}
-					return m.Fit, nil
-				})})
+				grid = append(grid, Setting{Values: map[string]float64{"lambda_v": lv, "lr": lr},
+					Score: point(func(train *data.Dataset) (fl.PointFit, error) {
+						m, err := mtl.Train(train, o)
+						if err != nil {
+							return nil, err
+						}
+						return m.Fit, nil
+					})})
 			}
 		}
 	case MAML{}.Name():
@@ -122,18 +123,20 @@ func BaselineGrid(method string, g GPModel, d int, seed uint64, fitSteps []int, 
 			for _, b := range tuneMAMLBetas {
 				o := maml.Default()
 				o.Alpha, o.Beta, o.Seed = a, b, seed
-				grid = append(grid, Setting{Values: map[string]float64{"alpha": a, "beta": b}, Score: point(func(train *data.Dataset) (fl.PointFit, error) {
-					m, err := maml.Train(train, o)
-					if err != nil {
-						return nil, err
-					}
-					return m.Fit, nil
-				})})
+				grid = append(grid, Setting{Values: map[string]float64{"alpha": a, "beta": b},
+					Score: point(func(train *data.Dataset) (fl.PointFit, error) {
+						m, err := maml.Train(train, o)
+						if err != nil {
+							return nil, err
+						}
+						return m.Fit, nil
+					})})
 			}
 		}
 	case fl.MethodVanilla, fl.MethodPooled:
 		if len(fitSteps) == 0 || len(fitLRs) == 0 {
-			return nil, fmt.Errorf("methods: an empty grid of fit steps (%d) or step sizes (%d)", len(fitSteps), len(fitLRs))
+			return nil,
+				fmt.Errorf("methods: an empty grid of fit steps (%d) or step sizes (%d)", len(fitSteps), len(fitLRs))
 		}
 		gm := g.make(d)
 		for _, steps := range fitSteps {
@@ -168,7 +171,8 @@ func BaselineGrid(method string, g GPModel, d int, seed uint64, fitSteps []int, 
 // the existing clients' training data of ds: K = folds folds of
 // fl.CVFoldsBy with seed and split, the grid of BaselineGrid. The points
 // come best first (CrossValidateGrid).
-func TuneBaseline(ds *data.Dataset, method string, g GPModel, fitSteps []int, fitLRs []float64, folds int, seed uint64, split fl.CVSplit) ([]GridPoint, error) {
+func TuneBaseline(ds *data.Dataset, method string, g GPModel, fitSteps []int, fitLRs []float64, folds int, seed uint64,
+	split fl.CVSplit) ([]GridPoint, error) {
 	fs, err := fl.CVFoldsBy(ds, folds, seed, split)
 	if err != nil {
 		return nil, err

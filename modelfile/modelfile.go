@@ -267,7 +267,8 @@ func (m *Model) Validate() error {
 		case b.Hidden < 1 || b.Classes != len(m.Classes):
 			return bad("BNN hidden width %d, %d classes for %d class names", b.Hidden, b.Classes, len(m.Classes))
 		case b.Particles < 1 || b.Steps < 0 || b.AlphaSamples < 1 || !(b.LR > 0) || math.IsInf(b.LR, 0):
-			return bad("BNN posterior options M = %d, steps %d, α samples %d, learning rate %v", b.Particles, b.Steps, b.AlphaSamples, b.LR)
+			return bad("BNN posterior options M = %d, steps %d, α samples %d, learning rate %v", b.Particles, b.Steps,
+				b.AlphaSamples, b.LR)
 		}
 	}
 	finite := func(what string, xs ...float64) error {
@@ -286,7 +287,8 @@ func (m *Model) Validate() error {
 	if !(m.YStd > 0) {
 		return bad("target standard deviation %v", m.YStd)
 	}
-	if err := finite("standardisation", append(append([]float64{m.YMean, m.YStd}, m.XMean...), m.XStd...)...); err != nil {
+	if err := finite("standardisation",
+		append(append([]float64{m.YMean, m.YStd}, m.XMean...), m.XStd...)...); err != nil {
 		return err
 	}
 	if err := finite("particles", m.Particles...); err != nil {
@@ -432,7 +434,8 @@ func Decode(b []byte) (*Model, error) {
 		if v > Version {
 			newer = "a newer"
 		}
-		return nil, fmt.Errorf("%w: the file is format version %d, this pacpfl reads versions %d to %d (written by %s pacpfl; retrain, or use the pacpfl that wrote it)", ErrVersion, v, MinVersion, Version, newer)
+		return nil, fmt.Errorf("%w: the file is format version %d, this pacpfl reads versions %d to %d (written by "+
+			"%s pacpfl; retrain, or use the pacpfl that wrote it)", ErrVersion, v, MinVersion, Version, newer)
 	}
 	if len(b) < headerSize {
 		return nil, fmt.Errorf("%w: %d bytes, shorter than the header", ErrTruncated, len(b))
@@ -441,14 +444,16 @@ func Decode(b []byte) (*Model, error) {
 	have := uint64(len(b) - headerSize)
 	switch want := bodyLen + checksumSize; {
 	case bodyLen > have || want > have:
-		return nil, fmt.Errorf("%w: the header announces %d bytes, the file has %d", ErrTruncated, bodyLen+headerSize+checksumSize, len(b))
+		return nil, fmt.Errorf("%w: the header announces %d bytes, the file has %d", ErrTruncated,
+			bodyLen+headerSize+checksumSize, len(b))
 	case want < have:
 		return nil, fmt.Errorf("%w: %d bytes after the end of the model", ErrCorrupt, have-want)
 	}
 	end := headerSize + int(bodyLen)
 	sum := sha256.Sum256(b[:end])
 	if !bytes.Equal(sum[:], b[end:]) {
-		return nil, fmt.Errorf("%w: checksum mismatch (the file was changed or damaged after it was written)", ErrCorrupt)
+		return nil,
+			fmt.Errorf("%w: checksum mismatch (the file was changed or damaged after it was written)", ErrCorrupt)
 	}
 	return decodeBody(b[headerSize:end], v)
 }

@@ -30,10 +30,12 @@ func gpModel() *Model {
 
 func bnnModel() *Model {
 	return &Model{
-		Kind: KindBNN, Task: TaskClassification, Features: []string{"a", "b", "c"}, Target: "label", ClientColumn: "site",
-		Classes: []string{"cat", "dog"}, XMean: []float64{0, 1, 2}, XStd: []float64{1, 1, 2}, YMean: 0, YStd: 1,
-		BNN: &BNNConfig{Arch: "mlp", InC: 3, InH: 1, InW: 1, Hidden: 4, Classes: 2, Particles: 2, Steps: 10, LR: 1e-3, AlphaSamples: 5},
-		K:   1, Dim: 5, Particles: []float64{1, 2, 3, 4, 5}, Seed: 7,
+		Kind: KindBNN, Task: TaskClassification, Features: []string{"a", "b", "c"}, Target: "label",
+		ClientColumn: "site",
+		Classes:      []string{"cat", "dog"}, XMean: []float64{0, 1, 2}, XStd: []float64{1, 1, 2}, YMean: 0, YStd: 1,
+		BNN: &BNNConfig{Arch: "mlp", InC: 3, InH: 1, InW: 1, Hidden: 4, Classes: 2, Particles: 2, Steps: 10, LR: 1e-3,
+			AlphaSamples: 5},
+		K: 1, Dim: 5, Particles: []float64{1, 2, 3, 4, 5}, Seed: 7,
 		Clients: []Client{{ID: "s", X: []float64{1, 2, 3}, Y: []float64{1}}},
 	}
 }
@@ -144,7 +146,8 @@ func TestDecodeOtherVersion(t *testing.T) {
 	}
 	binary.LittleEndian.PutUint32(b[8:12], 3)
 	_, err = Decode(b)
-	assert.ErrorContains(t, err, "the file is format version 3, this pacpfl reads versions 1 to 2 (written by a newer pacpfl")
+	assert.ErrorContains(t, err,
+		"the file is format version 3, this pacpfl reads versions 1 to 2 (written by a newer pacpfl")
 }
 
 // A version 1 file, written by pacpfl before it recorded the GP inference

@@ -114,12 +114,18 @@ var pFedBayesTable1 = []PFedBayesRow{
 		map[string]fl.Summary{"small": sm(80.17, 0.19), "medium": sm(82.33, 0.37), "large": sm(83.30, 0.28)}},
 	{"pFedMe", map[string]fl.Summary{"small": sm(88.63, 0.07), "medium": sm(91.32, 0.08), "large": sm(92.02, 0.07)},
 		map[string]fl.Summary{"small": sm(81.06, 0.14), "medium": sm(83.45, 0.21), "large": sm(84.41, 0.08)}},
-	{"pFedGP", map[string]fl.Summary{"small": sm(86.99, 0.41), "medium": sm(90.53, 0.35), "large": sm(92.22, 0.13)}, nil},
-	{"HeurFedAMP", map[string]fl.Summary{"small": sm(86.38, 0.24), "medium": sm(89.82, 0.16), "large": sm(92.17, 0.12)}, nil},
-	{"Per-FedAvg", map[string]fl.Summary{"small": sm(79.79, 0.83), "medium": sm(84.90, 0.47), "large": sm(88.51, 0.28)}, nil},
-	{"FedAvg", nil, map[string]fl.Summary{"small": sm(81.51, 0.19), "medium": sm(83.90, 0.13), "large": sm(85.42, 0.14)}},
-	{"FedProx", nil, map[string]fl.Summary{"small": sm(81.53, 0.08), "medium": sm(83.92, 0.21), "large": sm(85.32, 0.14)}},
-	{"BNFed", nil, map[string]fl.Summary{"small": sm(66.54, 0.64), "medium": sm(69.68, 0.39), "large": sm(70.10, 0.24)}},
+	{"pFedGP", map[string]fl.Summary{"small": sm(86.99, 0.41), "medium": sm(90.53, 0.35), "large": sm(92.22, 0.13)},
+		nil},
+	{"HeurFedAMP", map[string]fl.Summary{"small": sm(86.38, 0.24), "medium": sm(89.82, 0.16), "large": sm(92.17, 0.12)},
+		nil},
+	{"Per-FedAvg", map[string]fl.Summary{"small": sm(79.79, 0.83), "medium": sm(84.90, 0.47), "large": sm(88.51, 0.28)},
+		nil},
+	{"FedAvg", nil,
+		map[string]fl.Summary{"small": sm(81.51, 0.19), "medium": sm(83.90, 0.13), "large": sm(85.42, 0.14)}},
+	{"FedProx", nil,
+		map[string]fl.Summary{"small": sm(81.53, 0.08), "medium": sm(83.92, 0.21), "large": sm(85.32, 0.14)}},
+	{"BNFed", nil,
+		map[string]fl.Summary{"small": sm(66.54, 0.64), "medium": sm(69.68, 0.39), "large": sm(70.10, 0.24)}},
 }
 
 // PFedBayesTable1 returns the pFedBayes paper's Fashion-MNIST rows in the
@@ -175,7 +181,8 @@ type FedVIRow struct {
 
 var fedviFEMNIST = []FedVIRow{
 	{"FedVI (FedVI paper, FEMNIST, its CNN)", math.NaN(), 90.3, math.NaN(), 90.6},
-	{"FedAvg (FedVI paper's Table 1, taken from Marfoq et al. 2022: FEMNIST, MobileNet-v2)", math.NaN(), 83.4, math.NaN(), 83.1},
+	{"FedAvg (FedVI paper's Table 1, taken from Marfoq et al. 2022: FEMNIST, MobileNet-v2)", math.NaN(), 83.4,
+		math.NaN(), 83.1},
 }
 
 // The FedVI paper's split as pacpfl runs it on Fashion-MNIST (docs/math.md,

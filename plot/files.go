@@ -48,7 +48,8 @@ type ReportFigure struct {
 func ReportFigures() map[string]ReportFigure {
 	return map[string]ReportFigure{
 		"training": {Draw: func(path, _, format string) ([]byte, Drawn, error) { return TrainingFile(path, format) }},
-		"experiment": {MetricHelp: "the per-client metric: rsmse or ce (regression), accuracy or ce (fmnist); default rsmse or accuracy",
+		"experiment": {MetricHelp: "the per-client metric: rsmse or ce (regression), accuracy or ce (fmnist); " +
+			"default rsmse or accuracy",
 			Draw: ExperimentFile},
 		"sweep": {Metric: "rsmse", MetricHelp: "the metric: rsmse or ce", Draw: SweepFile},
 	}

@@ -59,8 +59,10 @@ func TestFileOptionsRefuse(t *testing.T) {
 	for o, want := range map[*predict.FileOptions]string{
 		{Data: "d"}:  "--model FILE is required",
 		{Model: "m"}: "--data FILE.csv is required",
-		{Model: "m", Data: "d", Override: predict.Override{Mode: "fast", SetMode: true}}: `--gp-inference "fast": want exact, sparse or auto`,
-		{Model: "m", Data: "d", Override: predict.Override{Inducing: -1}}:                "--inducing -1: want at least 1",
+		{Model: "m", Data: "d", Override: predict.Override{Mode: "fast", SetMode: true}}: `--gp-inference "fast": ` +
+			`want exact, sparse or auto`,
+		{Model: "m", Data: "d", Override: predict.Override{Inducing: -1}}: "--inducing -1: want at " +
+			"least 1",
 	} {
 		err := o.Check()
 		require.ErrorAs(t, err, &ce, want)

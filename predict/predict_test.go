@@ -57,9 +57,11 @@ func trainedModel(t *testing.T) (*modelfile.Model, *data.Dataset) {
 			return
 		}
 		mf := &modelfile.Model{
-			Kind: modelfile.KindGP, Task: modelfile.TaskRegression, Features: []string{"x"}, Target: "y", ClientColumn: "client",
-			XMean: ds.XMean, XStd: ds.XStd, YMean: ds.YMean, YStd: ds.YStd,
-			GP: &modelfile.GPConfig{D: 1, DF: testGP.DF, MeanHidden: testGP.MeanHidden, KernelHidden: testGP.KernelHidden, Beta: "sqrt",
+			Kind: modelfile.KindGP, Task: modelfile.TaskRegression, Features: []string{"x"}, Target: "y",
+			ClientColumn: "client",
+			XMean:        ds.XMean, XStd: ds.XStd, YMean: ds.YMean, YStd: ds.YStd,
+			GP: &modelfile.GPConfig{D: 1, DF: testGP.DF, MeanHidden: testGP.MeanHidden,
+				KernelHidden: testGP.KernelHidden, Beta: "sqrt",
 				Inference: &modelfile.GPInference{Mode: modelfile.InferenceExact, Seed: 9}},
 			K: res.Train.K, Dim: res.Train.Dim, Particles: res.Train.Particles, Seed: 9,
 		}
@@ -279,7 +281,8 @@ func mixtureBits(t *testing.T, what string, a, b *lml.Mixture) {
 	t.Helper()
 	require.Equal(t, a.N, b.N, what)
 	require.Equal(t, a.K, b.K, what)
-	for name, xs := range map[string][2][]float64{"weights": {a.Weights, b.Weights}, "means": {a.Means, b.Means}, "vars": {a.Vars, b.Vars}} {
+	for name, xs := range map[string][2][]float64{"weights": {a.Weights, b.Weights}, "means": {a.Means, b.Means},
+		"vars": {a.Vars, b.Vars}} {
 		require.Equal(t, len(xs[0]), len(xs[1]), "%s %s", what, name)
 		for i := range xs[0] {
 			require.Equal(t, math.Float64bits(xs[0][i]), math.Float64bits(xs[1][i]), "%s %s[%d]", what, name, i)
@@ -315,7 +318,8 @@ func TestPredictWorkerCountIndependent(t *testing.T) {
 		}
 		assert.Equal(t, string(csvs[0]), string(csvs[1]), "sparse %v", sparse)
 		for c := range res[0].Clients {
-			mixtureBits(t, fmt.Sprintf("sparse %v client %d", sparse, c), res[0].Clients[c].Mixture, res[1].Clients[c].Mixture)
+			mixtureBits(t, fmt.Sprintf("sparse %v client %d", sparse, c), res[0].Clients[c].Mixture,
+				res[1].Clients[c].Mixture)
 		}
 		// One client alone: the same bits as among the others.
 		var clients []predict.Client
@@ -363,7 +367,8 @@ func TestPredictConcurrentUse(t *testing.T) {
 	for i := range res {
 		require.NoError(t, errs[i])
 		for c := range alone.Clients {
-			mixtureBits(t, fmt.Sprintf("goroutine %d client %d", i, c), alone.Clients[c].Mixture, res[i].Clients[c].Mixture)
+			mixtureBits(t, fmt.Sprintf("goroutine %d client %d", i, c), alone.Clients[c].Mixture,
+				res[i].Clients[c].Mixture)
 		}
 	}
 }
@@ -387,14 +392,17 @@ func TestInducingAboveRows(t *testing.T) {
 	_, err = p.Predict(rec)
 	var ie *predict.InducingError
 	require.True(t, errors.As(err, &ie), "%v", err)
-	assert.Equal(t, predict.InducingError{Client: "n0", M: newRows + 2, Rows: newRows, Inference: p.Inference(), Requested: false}, *ie)
+	assert.Equal(t, predict.InducingError{Client: "n0", M: newRows + 2, Rows: newRows, Inference: p.Inference(),
+		Requested: false}, *ie)
 	assert.ErrorIs(t, err, fl.ErrTooManyInducing)
-	assert.Contains(t, err.Error(), fmt.Sprintf(`client "n0": the model's GP inference is sparse, M = %d, but the client is conditioned on only %d rows`, newRows+2, newRows))
+	assert.Contains(t, err.Error(), fmt.Sprintf(`client "n0": the model's GP inference is sparse, M = %d, but the `+
+		`client is conditioned on only %d rows`, newRows+2, newRows))
 
 	require.NoError(t, p.SetInducing(newRows+1))
 	_, err = p.Predict(rec)
 	require.True(t, errors.As(err, &ie), "%v", err)
-	assert.Equal(t, predict.InducingError{Client: "n0", M: newRows + 1, Rows: newRows, Inference: p.Inference(), Requested: true}, *ie)
+	assert.Equal(t, predict.InducingError{Client: "n0", M: newRows + 1, Rows: newRows, Inference: p.Inference(),
+		Requested: true}, *ie)
 	assert.ErrorIs(t, err, fl.ErrTooManyInducing)
 
 	require.NoError(t, p.SetInducing(newRows))
@@ -478,10 +486,12 @@ func TestBNNModel(t *testing.T) {
 		particles[i] = 0.3 * rng.NormFloat64()
 	}
 	mf := &modelfile.Model{
-		Kind: modelfile.KindBNN, Task: modelfile.TaskClassification, Features: []string{"a", "b"}, Target: "label", ClientColumn: "site",
-		Classes: []string{"no", "yes"}, XMean: []float64{0, 0}, XStd: []float64{1, 1}, YMean: 0, YStd: 1,
-		BNN: &modelfile.BNNConfig{Arch: b.Arch, InC: 2, InH: 1, InW: 1, Hidden: 3, Classes: 2, Particles: 2, Steps: 3, LR: 1e-3, AlphaSamples: 4},
-		K:   k, Dim: b.NumParams(), Particles: particles, Seed: 5,
+		Kind: modelfile.KindBNN, Task: modelfile.TaskClassification, Features: []string{"a", "b"}, Target: "label",
+		ClientColumn: "site",
+		Classes:      []string{"no", "yes"}, XMean: []float64{0, 0}, XStd: []float64{1, 1}, YMean: 0, YStd: 1,
+		BNN: &modelfile.BNNConfig{Arch: b.Arch, InC: 2, InH: 1, InW: 1, Hidden: 3, Classes: 2, Particles: 2, Steps: 3,
+			LR: 1e-3, AlphaSamples: 4},
+		K: k, Dim: b.NumParams(), Particles: particles, Seed: 5,
 	}
 	require.NoError(t, mf.Validate())
 	p, err := predict.New(mf)
@@ -512,7 +522,8 @@ func TestBNNModel(t *testing.T) {
 			near(t, 1, pr[0]+pr[1], "probabilities sum to 1")
 		}
 		for i := range outs[0][c].Probs {
-			require.Equal(t, math.Float64bits(outs[0][c].Probs[i]), math.Float64bits(outs[1][c].Probs[i]), "client %d prob %d", c, i)
+			require.Equal(t, math.Float64bits(outs[0][c].Probs[i]), math.Float64bits(outs[1][c].Probs[i]),
+				"client %d prob %d", c, i)
 		}
 	}
 }

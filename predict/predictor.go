@@ -69,7 +69,8 @@ func New(mf *modelfile.Model) (*Predictor, error) {
 			return nil, fmt.Errorf("%w: %v", modelfile.ErrMalformed, err)
 		}
 		if n := p.gp.NumParams(); n != mf.Dim {
-			return nil, fmt.Errorf("%w: the GP model has %d parameters, the particles %d", modelfile.ErrMalformed, n, mf.Dim)
+			return nil,
+				fmt.Errorf("%w: the GP model has %d parameters, the particles %d", modelfile.ErrMalformed, n, mf.Dim)
 		}
 		var err error
 		if p.beta, err = fl.ParseTemperature(g.Beta); err != nil {
@@ -83,7 +84,8 @@ func New(mf *modelfile.Model) (*Predictor, error) {
 			return nil, fmt.Errorf("%w: %v", modelfile.ErrMalformed, err)
 		}
 		if n := p.bnn.NumParams(); n != mf.Dim {
-			return nil, fmt.Errorf("%w: the BNN has %d prior parameters, the particles %d", modelfile.ErrMalformed, n, mf.Dim)
+			return nil,
+				fmt.Errorf("%w: the BNN has %d prior parameters, the particles %d", modelfile.ErrMalformed, n, mf.Dim)
 		}
 		p.post = lml.BNNPosteriorOptions{Particles: b.Particles, Steps: b.Steps, LR: b.LR, AlphaSamples: b.AlphaSamples}
 		if err := p.post.Validate(); err != nil {
@@ -190,9 +192,11 @@ type InducingError struct {
 
 func (e *InducingError) Error() string {
 	if e.Requested {
-		return fmt.Sprintf("client %q: %d inducing inputs requested, but the client is conditioned on only %d rows", e.Client, e.M, e.Rows)
+		return fmt.Sprintf("client %q: %d inducing inputs requested, but the client is conditioned on only %d rows",
+			e.Client, e.M, e.Rows)
 	}
-	return fmt.Sprintf("client %q: the model's GP inference is %s, but the client is conditioned on only %d rows", e.Client, e.Inference, e.Rows)
+	return fmt.Sprintf("client %q: the model's GP inference is %s, but the client is conditioned on only %d rows",
+		e.Client, e.Inference, e.Rows)
 }
 
 func (e *InducingError) Is(target error) bool { return target == fl.ErrTooManyInducing }
@@ -243,7 +247,8 @@ func (p *Predictor) PredictClients(clients []Client) ([]Output, error) {
 			}
 			if _, _, err := p.inference.Plan(m); err != nil {
 				if errors.Is(err, fl.ErrTooManyInducing) {
-					return nil, &InducingError{Client: clients[i].ID, M: p.inference.Inducing, Rows: m, Inference: p.inference, Requested: p.inducingSet}
+					return nil, &InducingError{Client: clients[i].ID, M: p.inference.Inducing, Rows: m,
+						Inference: p.inference, Requested: p.inducingSet}
 				}
 				return nil, fmt.Errorf("client %q: %w", clients[i].ID, err)
 			}
@@ -288,7 +293,8 @@ func (p *Predictor) PredictClients(clients []Client) ([]Output, error) {
 
 // predictOne conditions on client c and predicts; *sp is the worker's
 // sparse predictor, made on first use.
-func (p *Predictor) predictOne(gp *lml.Predictor, sp **lml.SparsePredictor, bnn *lml.BNNPredictor, c *Client) (Output, error) {
+func (p *Predictor) predictOne(gp *lml.Predictor, sp **lml.SparsePredictor, bnn *lml.BNNPredictor,
+	c *Client) (Output, error) {
 	if len(c.Y) == 0 {
 		return Output{}, errors.New("no data to personalise on")
 	}

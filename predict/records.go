@@ -58,7 +58,8 @@ type NoContextError struct {
 }
 
 func (e *NoContextError) Error() string {
-	s := fmt.Sprintf("client %q is not one the model was trained on (or its rows were not saved), and no row of it is a context row to personalise on", e.Client)
+	s := fmt.Sprintf("client %q is not one the model was trained on (or its rows were not saved), and no row of it "+
+		"is a context row to personalise on", e.Client)
 	if e.Source != "" {
 		s = fmt.Sprintf("%s:%d: %s", e.Source, e.Line, s)
 	}
@@ -124,7 +125,8 @@ func (p *Predictor) storedKeys(k int) map[string]bool {
 // rows would be standardised and fed to the networks column for column.
 func (p *Predictor) checkRecords(rec *data.Records) error {
 	if !slices.Equal(rec.Features, p.file.Features) {
-		return fmt.Errorf("%s: the features %s are not the model's %s", rec.Source, quoteNames(rec.Features), quoteNames(p.file.Features))
+		return fmt.Errorf("%s: the features %s are not the model's %s", rec.Source, quoteNames(rec.Features),
+			quoteNames(p.file.Features))
 	}
 	return nil
 }

@@ -14,7 +14,8 @@ import (
 // level eps[i], 0 the non-private run (ε +Inf in the report), with
 // mechanism (and δ for the Gaussian one). Seconds is left for the
 // caller's wall time.
-func NewDPSweep(dataset string, clients int, eps []float64, mechanism string, delta float64, hr *harness.Report) (*Sweep, error) {
+func NewDPSweep(dataset string, clients int, eps []float64, mechanism string, delta float64,
+	hr *harness.Report) (*Sweep, error) {
 	if len(eps) != len(hr.Methods) {
 		return nil, fmt.Errorf("report: %d privacy levels for %d runs", len(eps), len(hr.Methods))
 	}
@@ -41,8 +42,11 @@ func NewDPSweep(dataset string, clients int, eps []float64, mechanism string, de
 // privacy statement of the first private level and the wall time;
 // mechanism names the private rows' mechanism.
 func (s *Sweep) WriteDPTable(w io.Writer, mechanism string) {
-	fmt.Fprintf(w, "PAC-PFL under differential privacy (%s mechanism), %s, %d existing clients, mean ± 95%% CI over %d seeds; "+
-		"ε is the guarantee that holds (see the statement below)\n\n", mechanism, DatasetTitle(s.Dataset), s.Clients, len(s.Seeds))
+	fmt.Fprintf(w,
+		"PAC-PFL under differential privacy (%s mechanism), %s, %d existing clients, mean ± 95%% CI over %d seeds; "+
+			"ε is the guarantee that holds (see the statement below)\n\n", mechanism, DatasetTitle(s.Dataset),
+		s.Clients,
+		len(s.Seeds))
 	fmt.Fprintln(w, "| ε | RSMSE existing | RSMSE new | CE existing | CE new |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, x := range s.DP {
@@ -50,7 +54,8 @@ func (s *Sweep) WriteDPTable(w io.Writer, mechanism string) {
 		if !math.IsInf(float64(x.Epsilon), 1) {
 			lab = fmt.Sprintf("%g", float64(x.Epsilon))
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", lab, text2(x.Existing.RSMSE), text2(x.New.RSMSE), text2(x.Existing.CE), text2(x.New.CE))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", lab, text2(x.Existing.RSMSE), text2(x.New.RSMSE),
+			text2(x.Existing.CE), text2(x.New.CE))
 	}
 	if len(s.DP) > 1 {
 		fmt.Fprintf(w, "\nguarantee (ε = %g shown): %s\n", float64(s.DP[1].Epsilon), s.DP[1].Statement)

@@ -27,7 +27,8 @@ func (r *Experiment) WriteText(w io.Writer, names []string, clients, newClients 
 	if n > 0 {
 		first = r.Seeds[0]
 	}
-	fmt.Fprintf(w, "\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and %d), wall time %.0fs\n",
+	fmt.Fprintf(w,
+		"\n%d seeds (%d..%d), %d existing and %d new clients (the paper's Table 6: %d and %d), wall time %.0fs\n",
 		n, first, first+n-1, clients, newClients, papers.Table6Clients, papers.Table6NewClients, r.Seconds)
 	fmt.Fprint(w, "time per method (all seeds):")
 	for _, m := range names {
@@ -35,12 +36,14 @@ func (r *Experiment) WriteText(w io.Writer, names []string, clients, newClients 
 	}
 	fmt.Fprintln(w)
 	if strings.HasPrefix(r.Dataset, "pv-") {
-		fmt.Fprintln(w, "PV is simulated here (no PVGIS data): see docs/math.md, \"PV data set\", for the simulator and its deviations from the paper")
+		fmt.Fprintln(w, "PV is simulated here (no PVGIS data): see docs/math.md, \"PV data set\", for the simulator "+
+			"and its deviations from the paper")
 	}
 }
 
 func (r *Experiment) writeTable(w io.Writer, names []string) {
-	fmt.Fprintf(w, "%s: mean ± 95%% CI over %d seeds (ours | paper, Table 6); CE only for probabilistic methods\n\n", DatasetTitle(r.Dataset), len(r.Seeds))
+	fmt.Fprintf(w, "%s: mean ± 95%% CI over %d seeds (ours | paper, Table 6); CE only for probabilistic methods\n\n",
+		DatasetTitle(r.Dataset), len(r.Seeds))
 	fmt.Fprintln(w, "| method | RSMSE existing | RSMSE new | CE existing | CE new |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, m := range names {
@@ -51,7 +54,8 @@ func (r *Experiment) writeTable(w io.Writer, names []string) {
 			p = papers.Table6Row{ExistingRSMSE: nan, ExistingCE: nan, NewRSMSE: nan, NewCE: nan}
 		}
 		fmt.Fprintf(w, "| %s | %s (paper %s) | %s (paper %s) | %s (paper %s) | %s (paper %s) |\n", methods.Label(m),
-			text2(x.Existing.RSMSE), text2(NewSummary(p.ExistingRSMSE)), text2(x.New.RSMSE), text2(NewSummary(p.NewRSMSE)),
+			text2(x.Existing.RSMSE), text2(NewSummary(p.ExistingRSMSE)), text2(x.New.RSMSE),
+			text2(NewSummary(p.NewRSMSE)),
 			text2(x.Existing.CE), text2(NewSummary(p.ExistingCE)), text2(x.New.CE), text2(NewSummary(p.NewCE)))
 	}
 }
@@ -70,7 +74,8 @@ func ModeLine(v map[string][]float64) string {
 	if len(v[harness.ExistingModePurity]) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
+	return fmt.Sprintf("mixture weights against the data's modes (purity, fl.Specialisation: 1 = each particle "+
+		"serves one mode; chance = no specialisation): existing %s (chance %.2f), new %s (chance %.2f)",
 		text2(Summarise(v[harness.ExistingModePurity])), fl.Mean(v[harness.ExistingModeChance]),
 		text2(Summarise(v[harness.NewModePurity])), fl.Mean(v[harness.NewModeChance]))
 }

@@ -30,8 +30,10 @@ type ClassRuns struct {
 // NewClassRuns collects the results of an experiment over seeds seeds;
 // weightAll gives every method the weighted accuracies.
 func NewClassRuns(seeds int, weightAll bool) *ClassRuns {
-	return &ClassRuns{seeds: seeds, weightAll: weightAll, vals: map[string]map[string][]float64{}, perClient: map[string]PerClient{},
-		weighted: map[string]*WeightedRuns{}, secs: map[string]float64{}, roundSecs: map[string]float64{}, bestRounds: map[string]string{}}
+	return &ClassRuns{seeds: seeds, weightAll: weightAll, vals: map[string]map[string][]float64{},
+		perClient: map[string]PerClient{},
+		weighted:  map[string]*WeightedRuns{}, secs: map[string]float64{}, roundSecs: map[string]float64{},
+		bestRounds: map[string]string{}}
 }
 
 // Observe records the result of a Done event (it ignores the others); the
@@ -173,5 +175,6 @@ func (w *WeightedRuns) Groups() *WeightedGroups {
 	group := func(final, last []float64) Weighted {
 		return Weighted{Final: Summarise(final), LastRounds: Summarise(last), LastRoundsNum: w.Rounds}
 	}
-	return &WeightedGroups{Existing: group(w.ExFinal, w.ExLast), New: group(w.NewFinal, w.NewLast), GlobalModel: w.Global, History: w.History}
+	return &WeightedGroups{Existing: group(w.ExFinal, w.ExLast), New: group(w.NewFinal, w.NewLast),
+		GlobalModel: w.Global, History: w.History}
 }

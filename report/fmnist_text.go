@@ -32,8 +32,10 @@ func (r *FMNIST) writeTable(w io.Writer, methods []string, label func(string) st
 	if window == "" {
 		best = "best over rounds"
 	}
-	fmt.Fprintf(w, "Fashion-MNIST, %s, %s: accuracy (%%) and CE (42), mean ± 95%% CI over %d seeds\n\n", r.Partition, what, len(r.Seeds))
-	fmt.Fprintf(w, "| method | accuracy existing | existing, %s | global model | global, %s | accuracy new | CE existing | CE new | seconds | s/round |\n", best, best)
+	fmt.Fprintf(w, "Fashion-MNIST, %s, %s: accuracy (%%) and CE (42), mean ± 95%% CI over %d seeds\n\n", r.Partition,
+		what, len(r.Seeds))
+	fmt.Fprintf(w, "| method | accuracy existing | existing, %s | global model | global, %s | accuracy new | CE "+
+		"existing | CE new | seconds | s/round |\n", best, best)
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	opt := func(s *Summary) string {
 		if s == nil {
@@ -51,8 +53,10 @@ func (r *FMNIST) writeTable(w io.Writer, methods []string, label func(string) st
 		if x.RoundSeconds > 0 {
 			perRound = fmt.Sprintf("%.3g", x.RoundSeconds)
 		}
-		fmt.Fprintf(w, "| %s (ours) | %s | %s | %s | %s | %s | %s | %s | %.0f | %s |\n", label(m), text2(x.Existing.Accuracy), opt(x.Existing.Best),
-			glob, globBest, text2(x.New.Accuracy), x.Existing.CE.Text("%.3f"), x.New.CE.Text("%.3f"), x.Seconds, perRound)
+		fmt.Fprintf(w, "| %s (ours) | %s | %s | %s | %s | %s | %s | %s | %.0f | %s |\n", label(m),
+			text2(x.Existing.Accuracy), opt(x.Existing.Best),
+			glob, globBest, text2(x.New.Accuracy), x.Existing.CE.Text("%.3f"), x.New.CE.Text("%.3f"), x.Seconds,
+			perRound)
 	}
 	if r.Partition != "labels5" {
 		return
@@ -67,8 +71,13 @@ func (r *FMNIST) writeTable(w io.Writer, methods []string, label func(string) st
 		}
 		fmt.Fprintf(w, "| %s (pFedBayes paper, MLP) | – | %s | – | %s | – | – | – | – | – |\n", p.Method, pm, gm)
 	}
-	fmt.Fprintln(w, "\nThe pFedBayes paper's figures (its Table 1, 5 runs) are the best accuracy over rounds 700–800 of its personalised models (existing) and its global model, mean ± the spread it reports; it gives no CE, no final-round figures and no new clients.")
-	fmt.Fprintln(w, "Ours: \"accuracy existing\" is the personalised models after the last round (FedAvg+FT: the final global model fine-tuned on each client), \"global model\" the federated methods' global model on the same test sets, \"accuracy new\" the global model (fine-tuned for FedAvg+FT) on the new clients; s/round is the training time per round (evaluations excluded).")
+	fmt.Fprintln(w, "\nThe pFedBayes paper's figures (its Table 1, 5 runs) are the best accuracy over rounds 700–800 "+
+		"of its personalised models (existing) and its global model, mean ± the spread it reports; it gives no CE, "+
+		"no final-round figures and no new clients.")
+	fmt.Fprintln(w, "Ours: \"accuracy existing\" is the personalised models after the last round (FedAvg+FT: the "+
+		"final global model fine-tuned on each client), \"global model\" the federated methods' global model on the "+
+		"same test sets, \"accuracy new\" the global model (fine-tuned for FedAvg+FT) on the new clients; s/round is "+
+		"the training time per round (evaluations excluded).")
 }
 
 // writeWeighted writes the FedVI paper's metric for the methods that have
@@ -85,8 +94,10 @@ func (r *FMNIST) writeWeighted(w io.Writer, methods []string, label func(string)
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nAccuracy (%) weighted by the clients' test-set sizes (the FedVI paper's metric): after the final round, and the mean over the last rounds")
-	fmt.Fprintln(w, "\n| method | participating, final | participating, last rounds | non-participating, final | non-participating, last rounds |")
+	fmt.Fprintln(w, "\nAccuracy (%) weighted by the clients' test-set sizes (the FedVI paper's metric): after the "+
+		"final round, and the mean over the last rounds")
+	fmt.Fprintln(w, "\n| method | participating, final | participating, last rounds | non-participating, final | "+
+		"non-participating, last rounds |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, m := range rows {
 		x := r.Methods[m].Weighted
@@ -105,8 +116,11 @@ func (r *FMNIST) writeWeighted(w io.Writer, methods []string, label func(string)
 		return fmt.Sprintf("%.1f", v)
 	}
 	for _, p := range papers.FedVIFEMNIST() {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", p.Label, paper(p.Final), paper(p.LastRounds), paper(p.NewFinal), paper(p.NewLast))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", p.Label, paper(p.Final), paper(p.LastRounds), paper(p.NewFinal),
+			paper(p.NewLast))
 	}
-	fmt.Fprintln(w, "\nThe FedVI paper's figures are on FEMNIST (not packaged here), FedVI's over its last 100 of 1500 rounds; its FedAvg row was not run on FedVI's CNN")
-	fmt.Fprintln(w, "but copied from Marfoq et al. (MobileNet-v2), whereas ours share FedVI's network and optimiser. Fashion-MNIST stands in.")
+	fmt.Fprintln(w, "\nThe FedVI paper's figures are on FEMNIST (not packaged here), FedVI's over its last 100 of "+
+		"1500 rounds; its FedAvg row was not run on FedVI's CNN")
+	fmt.Fprintln(w, "but copied from Marfoq et al. (MobileNet-v2), whereas ours share FedVI's network and optimiser. "+
+		"Fashion-MNIST stands in.")
 }

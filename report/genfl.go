@@ -86,9 +86,11 @@ type Spread struct {
 // pfl) on partition, before any seed: the settings, MCSamples the n of the
 // bound the setting prints (FEDBOUND's, or each user's with pfl).
 func NewGenFL(partition, setting string, o genfl.Options, cpu string) *GenFL {
-	r := &GenFL{Dataset: "fmnist", Partition: partition, Prior: o.Prior.String(), Objective: o.Objective.Objective.String(),
-		Setting: setting, Confidence: 1 - o.Objective.Delta - o.DeltaPrime, Delta: o.Objective.Delta, DeltaPrime: o.DeltaPrime,
-		Estimator: o.MC.Estimator.String(), MCSamples: o.MC.N, Arch: o.Arch.String(), KLPenalty: o.Objective.KLPenalty,
+	r := &GenFL{Dataset: "fmnist", Partition: partition, Prior: o.Prior.String(),
+		Objective: o.Objective.Objective.String(),
+		Setting:   setting, Confidence: 1 - o.Objective.Delta - o.DeltaPrime, Delta: o.Objective.Delta,
+		DeltaPrime: o.DeltaPrime,
+		Estimator:  o.MC.Estimator.String(), MCSamples: o.MC.N, Arch: o.Arch.String(), KLPenalty: o.Objective.KLPenalty,
 		Rounds: o.PosteriorFed.Rounds, Epochs: o.PosteriorFed.LocalEpochs, HoldsAll: true, CPU: cpu}
 	if setting == genflPFL {
 		r.MCSamples = o.ClientMC.N
@@ -133,8 +135,10 @@ func NewGenFLSeed(seed uint64, mr *fl.MethodResult) (GenFLSeed, error) {
 	switch res := mr.Detail.(type) {
 	case *genfl.FLSOBResult:
 		b := res.Bound
-		r = GenFLSeed{Seed: seed, Bound: Float(b.Bound), TestError: Float(res.TestError), TrainError: Float(res.TrainError),
-			KL: Float(b.KL), M: b.M, SamplingTerm: Float(b.SamplingAdd), Pinsker: Float(b.PinskerAtN), Quadratic: Float(b.QuadAtN),
+		r = GenFLSeed{Seed: seed, Bound: Float(b.Bound), TestError: Float(res.TestError),
+			TrainError: Float(res.TrainError),
+			KL:         Float(b.KL), M: b.M, SamplingTerm: Float(b.SamplingAdd), Pinsker: Float(b.PinskerAtN),
+			Quadratic:    Float(b.QuadAtN),
 			MeanNetError: Float(res.MeanTest), PriorError: Float(res.PriorTest), Holds: b.Bound >= res.TestError,
 			MCSeconds: b.MC.Seconds, EvalsPerSec: float64(b.MC.Evals) / b.MC.Seconds, MCEvaluations: b.MC.Evals,
 			PriorSeconds: res.Timings.Prior, TrainSeconds: res.Timings.Posterior}
@@ -179,12 +183,19 @@ func pflSeed(seed uint64, res *genfl.PFLResult) GenFLSeed {
 
 // boundStatement says what the printed bound is a bound on.
 func (r *GenFL) boundStatement(m int) string {
-	n := fmt.Sprintf("n = %d Monte Carlo %s", r.MCSamples, map[string]string{"pairs": "(weight draw, training image) pairs", "full": "weight draws per user"}[r.Estimator])
+	n := fmt.Sprintf("n = %d Monte Carlo %s", r.MCSamples,
+		map[string]string{"pairs": "(weight draw, training image) pairs", "full": "weight draws per user"}[r.Estimator])
 	if r.Setting == genflPFL {
-		return fmt.Sprintf("for each user k separately, with probability ≥ %.2f (1 − δ − δ′, δ = %g, δ′ = %g) over its sample S²_k and the %s, the expected 0–1 error on user k's image distribution of its stochastic classifier Q_k (a fresh weight draw W ∼ Q_k per prediction) is ≤ its bound; assumes user k's images are i.i.d. from that distribution (for label-sorted shards this is an assumption, not a fact of the split)",
+		return fmt.Sprintf("for each user k separately, with probability ≥ %.2f (1 − δ − δ′, δ = %g, δ′ = %g) over "+
+			"its sample S²_k and the %s, the expected 0–1 error on user k's image distribution of its stochastic "+
+			"classifier Q_k (a fresh weight draw W ∼ Q_k per prediction) is ≤ its bound; assumes user k's images are "+
+			"i.i.d. from that distribution (for label-sorted shards this is an assumption, not a fact of the split)",
 			r.Confidence, r.Delta, r.DeltaPrime, n)
 	}
-	return fmt.Sprintf("with probability ≥ %.2f (1 − δ − δ′, δ = %g, δ′ = %g) over the users' pooled training sample (the m = %d images the prior did not see) and the %s, the expected 0–1 error of the stochastic classifier Q (a fresh weight draw W ∼ Q per prediction) on a Fashion-MNIST image drawn like the pool's is ≤ the bound; assumes the pool's images are i.i.d. (the users' images are a label-blind random draw from it)",
+	return fmt.Sprintf("with probability ≥ %.2f (1 − δ − δ′, δ = %g, δ′ = %g) over the users' pooled training sample "+
+		"(the m = %d images the prior did not see) and the %s, the expected 0–1 error of the stochastic classifier Q "+
+		"(a fresh weight draw W ∼ Q per prediction) on a Fashion-MNIST image drawn like the pool's is ≤ the bound; "+
+		"assumes the pool's images are i.i.d. (the users' images are a label-blind random draw from it)",
 		r.Confidence, r.Delta, r.DeltaPrime, m, n)
 }
 
@@ -197,7 +208,8 @@ func (r *GenFL) WriteText(w io.Writer, clients, testImages, testDraws int) {
 	if r.Setting == genflPFL {
 		what = "PFL: GenFL personalisation + per-user FEDBOUND (Alg. 3/4)"
 	}
-	fmt.Fprintf(w, "%s on Fashion-MNIST, %s partition, %d users, %s prior, objective %s (KL penalty %g), MLP %s, %d rounds × %d local epochs\n\n",
+	fmt.Fprintf(w, "%s on Fashion-MNIST, %s partition, %d users, %s prior, objective %s (KL penalty %g), MLP %s, %d "+
+		"rounds × %d local epochs\n\n",
 		what, r.Partition, clients, r.Prior, r.Objective, r.KLPenalty, r.Arch, r.Rounds, r.Epochs)
 	r.writeSeeds(w, clients)
 	f := func(s Summary) string {
@@ -210,28 +222,35 @@ func (r *GenFL) WriteText(w io.Writer, clients, testImages, testDraws int) {
 		len(r.Seeds), f(r.Bound), f(r.TestError), f(r.TrainError), f(r.KL))
 	fmt.Fprintf(w, "\nThe bound: %s.\n", r.BoundIs)
 	if r.Setting == genflPFL {
-		fmt.Fprintln(w, "Test errors are Gibbs errors (the stochastic classifier) on each user's own held-out images (10 % of its data), estimates with few images.")
+		fmt.Fprintln(w, "Test errors are Gibbs errors (the stochastic classifier) on each user's own held-out images "+
+			"(10 % of its data), estimates with few images.")
 	} else {
 		r.writeVerdict(w, testImages, testDraws)
 	}
 	r.writePaper(w)
-	fmt.Fprintf(w, "\n%d seeds (%d..%d), wall time %.0fs on %s\n", len(r.Seeds), r.Seeds[0].Seed, r.Seeds[len(r.Seeds)-1].Seed, r.Seconds, r.CPU)
+	fmt.Fprintf(w, "\n%d seeds (%d..%d), wall time %.0fs on %s\n", len(r.Seeds), r.Seeds[0].Seed,
+		r.Seeds[len(r.Seeds)-1].Seed, r.Seconds, r.CPU)
 }
 
 func (r *GenFL) writeSeeds(w io.Writer, clients int) {
 	if r.Setting == genflPFL {
-		fmt.Fprintln(w, "| seed | bound (mean over users) | test error (mean) | bound min / max | test error min / max | users with bound ≥ test error | KL (mean) | m_k | seconds |")
+		fmt.Fprintln(w, "| seed | bound (mean over users) | test error (mean) | bound min / max | test error min / "+
+			"max | users with bound ≥ test error | KL (mean) | m_k | seconds |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, s := range r.Seeds {
-			fmt.Fprintf(w, "| %d | %.4f | %.4f | %.4f / %.4f | %.4f / %.4f | %d of %d | %.1f | %d | %.0f |\n", s.Seed, s.Bound, s.TestError,
-				s.ClientBound.Min, s.ClientBound.Max, s.ClientTest.Min, s.ClientTest.Max, s.ClientsAbove, clients, s.KL, s.M, s.TotalSeconds)
+			fmt.Fprintf(w, "| %d | %.4f | %.4f | %.4f / %.4f | %.4f / %.4f | %d of %d | %.1f | %d | %.0f |\n", s.Seed,
+				s.Bound, s.TestError,
+				s.ClientBound.Min, s.ClientBound.Max, s.ClientTest.Min, s.ClientTest.Max, s.ClientsAbove, clients, s.KL,
+				s.M, s.TotalSeconds)
 		}
 		return
 	}
-	fmt.Fprintln(w, "| seed | bound | test error | train error | KL(Q‖P) | KL/m | sampling term | posterior-mean test error | prior-mean test error | seconds |")
+	fmt.Fprintln(w, "| seed | bound | test error | train error | KL(Q‖P) | KL/m | sampling term | posterior-mean "+
+		"test error | prior-mean test error | seconds |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range r.Seeds {
-		fmt.Fprintf(w, "| %d | %.4f | %.4f | %.4f | %.1f | %.2g | %.4f | %.4f | %.4f | %.0f |\n", s.Seed, s.Bound, s.TestError, s.TrainError,
+		fmt.Fprintf(w, "| %d | %.4f | %.4f | %.4f | %.1f | %.2g | %.4f | %.4f | %.4f | %.0f |\n", s.Seed, s.Bound,
+			s.TestError, s.TrainError,
 			s.KL, float64(s.KL)/float64(s.M), s.SamplingTerm, s.MeanNetError, s.PriorError, s.TotalSeconds)
 	}
 }
@@ -239,7 +258,9 @@ func (r *GenFL) writeSeeds(w io.Writer, clients int) {
 // writeVerdict says, for FL-SOB, what the test error estimates and whether
 // the bound held, and the sampling step's throughput.
 func (r *GenFL) writeVerdict(w io.Writer, testImages, testDraws int) {
-	fmt.Fprintf(w, "Test error: Q's Gibbs error on the users' %d pooled held-out images (%d weight draws each), an unbiased estimate of what the bound bounds; train error: FEDBOUND's Monte Carlo estimate of Q's error on the bound's sample.\n",
+	fmt.Fprintf(w, "Test error: Q's Gibbs error on the users' %d pooled held-out images (%d weight draws each), an "+
+		"unbiased estimate of what the bound bounds; train error: FEDBOUND's Monte Carlo estimate of Q's error on "+
+		"the bound's sample.\n",
 		testImages, testDraws)
 	verdict := "holds (bound ≥ test error) on every seed"
 	if !r.HoldsAll {
@@ -249,13 +270,15 @@ func (r *GenFL) writeVerdict(w io.Writer, testImages, testDraws int) {
 	for _, s := range r.Seeds {
 		below = below && s.Bound < 1
 	}
-	fmt.Fprintf(w, "The bound %s; it is %s.\n", verdict, map[bool]string{true: "non-vacuous (< 1) on every seed", false: "vacuous on some seed"}[below])
+	fmt.Fprintf(w, "The bound %s; it is %s.\n", verdict,
+		map[bool]string{true: "non-vacuous (< 1) on every seed", false: "vacuous on some seed"}[below])
 	var mcs, evs float64
 	for _, s := range r.Seeds {
 		mcs += s.MCSeconds
 		evs += float64(s.MCEvaluations)
 	}
-	fmt.Fprintf(w, "Sampling step: %s estimator, n = %d; the sampling term (bound − bound with the Monte Carlo error taken as exact) is in the table; %.3g evaluations/s (samples·images/s) on %s.\n",
+	fmt.Fprintf(w, "Sampling step: %s estimator, n = %d; the sampling term (bound − bound with the Monte Carlo error "+
+		"taken as exact) is in the table; %.3g evaluations/s (samples·images/s) on %s.\n",
 		r.Estimator, r.MCSamples, evs/mcs, r.CPU)
 }
 
@@ -280,12 +303,14 @@ func (r *GenFL) writePaper(w io.Writer) {
 		groups = append(groups, rows[i].Prior+" prior "+strings.Join(cells, ", "))
 		i = j
 	}
-	fmt.Fprintf(w, "\nThe paper's Table 2 (MNIST, label-sorted shards; mean bound / mean test error): %s.\n", strings.Join(groups, "; "))
+	fmt.Fprintf(w, "\nThe paper's Table 2 (MNIST, label-sorted shards; mean bound / mean test error): %s.\n",
+		strings.Join(groups, "; "))
 }
 
 // CPUName names the CPU and the cores the program may use (GOMAXPROCS),
 // the GenFL report's CPU: the machine of every time it prints.
 func CPUName() string {
 	c := cpuid.CPU
-	return fmt.Sprintf("%s (family %d model %d), GOMAXPROCS %d", strings.TrimSpace(c.BrandName), c.Family, c.Model, runtime.GOMAXPROCS(0))
+	return fmt.Sprintf("%s (family %d model %d), GOMAXPROCS %d", strings.TrimSpace(c.BrandName), c.Family, c.Model,
+		runtime.GOMAXPROCS(0))
 }

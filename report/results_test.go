@@ -51,8 +51,10 @@ func assertSame(t *testing.T, want []float64, got []Float, what string) {
 // (a point predictor's CE) goes out as null and comes back as NaN.
 func TestExperimentReadsAsResults(t *testing.T) {
 	nan := math.NaN()
-	gp := fixed{"pacpfl", []*fl.MethodResult{regression([]float64{0.5, 0.7}, []float64{0.1, 0.2}), regression([]float64{0.6, 0.8}, []float64{0.3, 0.4})}}
-	mtl := fixed{"mtl", []*fl.MethodResult{regression([]float64{0.9, 1.1}, []float64{nan, nan}), regression([]float64{1.0, 1.2}, []float64{nan, nan})}}
+	gp := fixed{"pacpfl", []*fl.MethodResult{regression([]float64{0.5, 0.7}, []float64{0.1, 0.2}),
+		regression([]float64{0.6, 0.8}, []float64{0.3, 0.4})}}
+	mtl := fixed{"mtl", []*fl.MethodResult{regression([]float64{0.9, 1.1}, []float64{nan, nan}),
+		regression([]float64{1.0, 1.2}, []float64{nan, nan})}}
 	exp := harness.Experiment{Data: func(uint64) (*data.Dataset, error) { return &data.Dataset{}, nil },
 		Methods: []harness.Method{gp, mtl}, Seeds: []uint64{1, 2}}
 	hr, err := harness.Run(context.Background(), exp, nil)
@@ -85,7 +87,8 @@ func TestExperimentReadsAsResults(t *testing.T) {
 }
 
 func classification(acc, ce []float64, withNew bool) *fl.MethodResult {
-	res := &fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{Accuracy: acc, CE: ce, MeanAccuracy: fl.Mean(acc), MeanCE: fl.Mean(ce)}}
+	res := &fl.MethodResult{
+		ExistingClass: &fl.ClassGroupMetrics{Accuracy: acc, CE: ce, MeanAccuracy: fl.Mean(acc), MeanCE: fl.Mean(ce)}}
 	if withNew {
 		res.NewClass = &fl.ClassGroupMetrics{Accuracy: []float64{50}, CE: []float64{0.5}, MeanAccuracy: 50, MeanCE: 0.5}
 	}
@@ -94,7 +97,8 @@ func classification(acc, ce []float64, withNew bool) *fl.MethodResult {
 
 // The Fashion-MNIST report reads back through the same Results.
 func TestFMNISTReadsAsResults(t *testing.T) {
-	results := []*fl.MethodResult{classification([]float64{80, 90}, []float64{0.1, math.NaN()}, true), classification([]float64{70, 60}, []float64{0.2, 0.3}, false)}
+	results := []*fl.MethodResult{classification([]float64{80, 90}, []float64{0.1, math.NaN()}, true),
+		classification([]float64{70, 60}, []float64{0.2, 0.3}, false)}
 	var pc PerClient
 	perSeed := map[string][]float64{}
 	for _, r := range results {
@@ -106,7 +110,8 @@ func TestFMNISTReadsAsResults(t *testing.T) {
 	m := NewClassMethod(perSeed, pc)
 	m.Weighted = &WeightedGroups{Existing: Weighted{Final: Summarise([]float64{85, 65}), LastRoundsNum: 1},
 		History: [][]FedVIRound{{{Round: 1, Existing: 80, New: Float(math.NaN())}}}}
-	rep := &FMNIST{Dataset: "fmnist", Partition: "labels5", Split: "small", Seeds: []uint64{3, 4}, Methods: map[string]*ClassMethod{"pacpfl": m}}
+	rep := &FMNIST{Dataset: "fmnist", Partition: "labels5", Split: "small", Seeds: []uint64{3, 4},
+		Methods: map[string]*ClassMethod{"pacpfl": m}}
 
 	var res Results
 	text := writeRead(t, rep, &res)

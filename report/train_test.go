@@ -74,8 +74,9 @@ func TestTrainReportRoundTrip(t *testing.T) {
 // per-client values only of the groups it has.
 func TestBNNTrainReport(t *testing.T) {
 	res := &fl.MethodResult{
-		ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{80, 90}, CE: []float64{0.1, math.NaN()}, MeanAccuracy: 85, MeanCE: 0.1},
-		Train:         &fl.Result{Privacy: fl.Privacy{Epsilon: math.Inf(1)}},
+		ExistingClass: &fl.ClassGroupMetrics{Accuracy: []float64{80, 90}, CE: []float64{0.1, math.NaN()},
+			MeanAccuracy: 85, MeanCE: 0.1},
+		Train: &fl.Result{Privacy: fl.Privacy{Epsilon: math.Inf(1)}},
 	}
 	rep := NewBNNTrain(res, false)
 	var back BNNTrain

@@ -13,7 +13,8 @@ import (
 )
 
 func TestTrainTextLines(t *testing.T) {
-	tr := &fl.Result{Elapsed: 1500 * time.Millisecond, MeanLML: []float64{1, 2}, Privacy: fl.Privacy{Epsilon: math.Inf(1)}}
+	tr := &fl.Result{Elapsed: 1500 * time.Millisecond, MeanLML: []float64{1, 2},
+		Privacy: fl.Privacy{Epsilon: math.Inf(1)}}
 	text := TrainText{Header: "head", LML: "mean client LML", Train: tr,
 		Existing: RegressionLine(2, 0.5, math.NaN()), New: ClassLine(0, 1, 1),
 		Bounds: &fl.MethodResult{BoundsUnavailable: "why"}}

@@ -31,7 +31,8 @@ type Tune struct {
 // WriteText writes the report as pacpfl tune prints it: the grid, best
 // first, and the best setting as flags.
 func (r *Tune) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "PAC-PFL %d-fold cross-validation on %s seed %d (%d existing clients, training data only; %s): k=%d, β=%s, %s\n\n",
+	fmt.Fprintf(w, "PAC-PFL %d-fold cross-validation on %s seed %d (%d existing clients, training data only; %s): "+
+		"k=%d, β=%s, %s\n\n",
 		r.Folds, DatasetTitle(r.Dataset), r.Seed, r.Clients, CVSplitText(r.Split), r.K, r.Beta, r.Net)
 	fmt.Fprintln(w, "| τ | σ_P | η | T | validation RSMSE | per fold |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
@@ -39,7 +40,8 @@ func (r *Tune) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "| %g | %g | %g | %d | %.4f | %s |\n", p.Tau, p.SigmaP, p.LR, p.Rounds, p.RSMSE, folds(p.Folds))
 	}
 	b := r.Best
-	fmt.Fprintf(w, "\nbest: --tau %g --sigma-p %g --lr %g --rounds %d (wall time %.0fs)\n", b.Tau, b.SigmaP, b.LR, b.Rounds, r.Seconds)
+	fmt.Fprintf(w, "\nbest: --tau %g --sigma-p %g --lr %g --rounds %d (wall time %.0fs)\n", b.Tau, b.SigmaP, b.LR,
+		b.Rounds, r.Seconds)
 }
 
 func folds(xs []float64) string {
@@ -53,7 +55,8 @@ func folds(xs []float64) string {
 // CVSplitText says how the validation clients of split were made.
 func CVSplitText(s fl.CVSplit) string {
 	if s == fl.CVFuture {
-		return "--cv-split future: the other clients train on the first half of S_i in time, held-out clients predict their second half from their first"
+		return "--cv-split future: the other clients train on the first half of S_i in time, held-out clients " +
+			"predict their second half from their first"
 	}
 	return "held-out clients predict one half of S_i from the other"
 }

@@ -30,7 +30,8 @@ func BenchmarkTransfer25MB(b *testing.B) {
 func benchTransfer(b *testing.B, useTLS bool) {
 	const k, dim = 3, 1 << 20
 	lb, err := NewLoopback(ServerConfig{Clients: 1, ModelKind: "echo", Dim: dim},
-		[]ClientConfig{{ModelKind: "echo", Dim: dim, GiveUp: time.Minute, New: func(string) (fl.Client, error) { return echo{}, nil }}}, useTLS)
+		[]ClientConfig{{ModelKind: "echo", Dim: dim, GiveUp: time.Minute,
+			New: func(string) (fl.Client, error) { return echo{}, nil }}}, useTLS)
 	if err != nil {
 		b.Fatal(err)
 	}

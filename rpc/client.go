@@ -89,7 +89,8 @@ func checkWelcome(w *pb.Welcome, maxClasses int) error {
 		return fmt.Errorf("the server's temperature is %d bytes long (at most %d)", len(w.Beta), maxBeta)
 	}
 	if len(w.Classes) > maxClasses {
-		return fmt.Errorf("the server sent %d class labels (this client accepts at most %d; --max-classes)", len(w.Classes), maxClasses)
+		return fmt.Errorf("the server sent %d class labels (this client accepts at most %d; --max-classes)",
+			len(w.Classes), maxClasses)
 	}
 	seen := make(map[string]bool, len(w.Classes))
 	for i, l := range w.Classes {
@@ -103,16 +104,19 @@ func checkWelcome(w *pb.Welcome, maxClasses int) error {
 	}
 	if s := w.Standardisation; s != nil {
 		if len(s.XMean) > maxFeatures || len(s.XMean) != len(s.XStd) {
-			return fmt.Errorf("the server's standardisation has %d means and %d scales (equal, at most %d)", len(s.XMean), len(s.XStd), maxFeatures)
+			return fmt.Errorf("the server's standardisation has %d means and %d scales (equal, at most %d)",
+				len(s.XMean), len(s.XStd), maxFeatures)
 		}
 		bad := func(v float64, scale bool) bool { return math.IsNaN(v) || math.IsInf(v, 0) || (scale && !(v > 0)) }
 		for i := range s.XMean {
 			if bad(s.XMean[i], false) || bad(s.XStd[i], true) {
-				return fmt.Errorf("the server's standardisation of feature %d is (%v, %v): want a finite mean and a positive finite scale", i, s.XMean[i], s.XStd[i])
+				return fmt.Errorf("the server's standardisation of feature %d is (%v, %v): want a finite mean and a "+
+					"positive finite scale", i, s.XMean[i], s.XStd[i])
 			}
 		}
 		if bad(s.YMean, false) || bad(s.YStd, true) {
-			return fmt.Errorf("the server's standardisation of the target is (%v, %v): want a finite mean and a positive finite scale", s.YMean, s.YStd)
+			return fmt.Errorf("the server's standardisation of the target is (%v, %v): want a finite mean and a "+
+				"positive finite scale", s.YMean, s.YStd)
 		}
 	}
 	return nil
@@ -142,7 +146,8 @@ func fromServer(err error) error {
 // permanent reports whether a session error means retrying is useless.
 func permanent(err error) bool {
 	switch status.Code(err) {
-	case codes.Unauthenticated, codes.PermissionDenied, codes.FailedPrecondition, codes.InvalidArgument, codes.ResourceExhausted:
+	case codes.Unauthenticated, codes.PermissionDenied, codes.FailedPrecondition, codes.InvalidArgument,
+		codes.ResourceExhausted:
 		return true
 	}
 	var le localError
@@ -274,12 +279,15 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 				cfg.Dim = dim
 			}
 			if cfg.Dim < 1 {
-				return false, true, localError{fmt.Errorf("client %d: no model dimension after the server's Welcome", cfg.ID)}
+				return false, true,
+					localError{fmt.Errorf("client %d: no model dimension after the server's Welcome", cfg.ID)}
 			}
 			// One particle must fit a payload: a model the server's
 			// Welcome made larger is refused before it is built.
 			if int64(cfg.Dim) > cfg.MaxPayload/8 {
-				return false, true, localError{fmt.Errorf("client %d: the server's Welcome makes a model of dφ = %d, whose particle (%d bytes) exceeds the payload limit of %d bytes", cfg.ID, cfg.Dim, 8*int64(cfg.Dim), cfg.MaxPayload)}
+				return false, true, localError{fmt.Errorf("client %d: the server's Welcome makes a model of dφ = %d, "+
+					"whose particle (%d bytes) exceeds the payload limit of %d bytes", cfg.ID, cfg.Dim,
+					8*int64(cfg.Dim), cfg.MaxPayload)}
 			}
 		}
 		if cs.client, err = cfg.New(wel.Beta); err != nil {
@@ -311,7 +319,8 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error {
 	cfg := cs.cfg
 	if w.Dim != uint64(cfg.Dim) || w.K == 0 {
-		return localError{fmt.Errorf("work with k = %d particles of dimension %d; the local model has dφ = %d", w.K, w.Dim, cfg.Dim)}
+		return localError{
+			fmt.Errorf("work with k = %d particles of dimension %d; the local model has dφ = %d", w.K, w.Dim, cfg.Dim)}
 	}
 	n := int(w.K) * cfg.Dim
 	if err := checkHeader(w.Payload, n, cfg.MaxPayload); err != nil {
@@ -335,18 +344,21 @@ func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error 
 		}
 	}
 	start := time.Now()
-	lml, err := cs.client.Update(cs.particles, int(w.K), cfg.Dim, int(w.Batch), fl.ClientStream(w.Seed, w.Stream), cs.grad)
+	lml, err := cs.client.Update(cs.particles, int(w.K), cfg.Dim, int(w.Batch), fl.ClientStream(w.Seed, w.Stream),
+		cs.grad)
 	elapsed := time.Since(start)
 	if err != nil {
 		cfg.logf("client %d: update of round %d failed: %v", cfg.ID, w.Round+1, err)
-		return st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Error{Error: &pb.Error{Seq: w.Seq, Message: err.Error()}}})
+		return st.Send(
+			&pb.ClientMessage{Msg: &pb.ClientMessage_Error{Error: &pb.Error{Seq: w.Seq, Message: err.Error()}}})
 	}
 	// The gradient is this session's own until the next Work: sent from
 	// its memory where the machine is little-endian.
 	payload, keep, crc := payloadOf(cs.enc, cs.grad)
 	cs.enc = keep
-	err = st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Result{Result: &pb.Result{Seq: w.Seq, Round: w.Round, MeanLml: lml,
-		ComputeNanos: elapsed.Nanoseconds(), Payload: &pb.Payload{Size: uint64(len(payload)), Crc32C: crc}}}})
+	err = st.Send(
+		&pb.ClientMessage{Msg: &pb.ClientMessage_Result{Result: &pb.Result{Seq: w.Seq, Round: w.Round, MeanLml: lml,
+			ComputeNanos: elapsed.Nanoseconds(), Payload: &pb.Payload{Size: uint64(len(payload)), Crc32C: crc}}}})
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,8 @@ import (
 // CSVDataHint is what to check when a client's file does not hash to the
 // rows the server expects (ServerConfig.DataHint of CSVServer).
 const CSVDataHint = "check the client's file and its --client index (the order of first appearance among the " +
-	"existing clients of the server's file), and --client-column, --target-column, --features, --split-column, --test-fraction, " +
+	"existing clients of the server's file), and --client-column, --target-column, --features, --split-column, " +
+	"--test-fraction, " +
 	"--drop-missing, --seed"
 
 // DatasetServer is the coordinator's view of a data set every client
@@ -134,8 +135,9 @@ func CSVClient(o CSVClientOptions) (ClientConfig, error) {
 		return ClientConfig{}, err
 	}
 	if len(rec.Clients) != 1 {
-		return ClientConfig{}, fmt.Errorf("%s holds the rows of %d clients (%s): a client's file holds its own rows only, "+
-			"one value of --client-column %q", o.Path, len(rec.Clients), quoteFew(rec.Clients), o.Spec.ClientColumn)
+		return ClientConfig{},
+			fmt.Errorf("%s holds the rows of %d clients (%s): a client's file holds its own rows only, "+
+				"one value of --client-column %q", o.Path, len(rec.Clients), quoteFew(rec.Clients), o.Spec.ClientColumn)
 	}
 	if rec.Dropped > 0 && o.Notes != nil {
 		fmt.Fprintf(o.Notes, "note: %s: %d row(s) with a missing value dropped (--drop-missing)\n", o.Path, rec.Dropped)

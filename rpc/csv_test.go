@@ -66,7 +66,8 @@ func TestCSVClientMatchesServer(t *testing.T) {
 			if task == data.Classification {
 				m, _ := CSVBNNModel(fl.NewBNNModel(lml.BNN{}), 1, 4, 3)
 				if dim != m.Dim() || cfg.ModelKind != CSVBNNKind(1, 4, 0) {
-					t.Errorf("client %d: dφ %d, kind %q; want %d, %q", c, dim, cfg.ModelKind, m.Dim(), CSVBNNKind(1, 4, 0))
+					t.Errorf("client %d: dφ %d, kind %q; want %d, %q", c, dim, cfg.ModelKind, m.Dim(),
+						CSVBNNKind(1, 4, 0))
 				}
 			} else if cfg.ModelKind != ModelGP {
 				t.Errorf("client %d: kind %q", c, cfg.ModelKind)

@@ -97,7 +97,8 @@ func (l *logBuf) has(s string) bool {
 // client always fails.
 func TestDeadlineQuorumLateDiscarded(t *testing.T) {
 	var lg logBuf
-	tn := startNet(t, ServerConfig{Clients: 3, ModelKind: "affine", Dim: testDim, RoundTimeout: 500 * time.Millisecond, Log: lg.logf})
+	tn := startNet(t,
+		ServerConfig{Clients: 3, ModelKind: "affine", Dim: testDim, RoundTimeout: 500 * time.Millisecond, Log: lg.logf})
 	a, b := &affine{w: 1}, &affine{w: -0.5}
 	slow := &affine{w: 3, sleep: 1500 * time.Millisecond}
 	wait := tn.serveAll(t, []ClientConfig{affineConfig(0, a), affineConfig(1, b), affineConfig(2, slow)})
@@ -179,10 +180,13 @@ func TestBadResultsRefused(t *testing.T) {
 	}{
 		{"wrong shape", &pb.Payload{Size: 8 * 3}, [][]byte{make([]byte, 24)}, codes.InvalidArgument, "want 64"},
 		{"oversized", &pb.Payload{Size: 1 << 20}, nil, codes.ResourceExhausted, "above the limit"},
-		{"bad checksum", &pb.Payload{Size: uint64(len(good)), Crc32C: 12345}, [][]byte{good}, codes.DataLoss, "checksum"},
-		{"overlong chunks", &pb.Payload{Size: uint64(len(good))}, [][]byte{good[:40], good}, codes.InvalidArgument, "exceed"},
+		{"bad checksum", &pb.Payload{Size: uint64(len(good)), Crc32C: 12345}, [][]byte{good}, codes.DataLoss,
+			"checksum"},
+		{"overlong chunks", &pb.Payload{Size: uint64(len(good))}, [][]byte{good[:40], good}, codes.InvalidArgument,
+			"exceed"},
 		{"no header", nil, nil, codes.InvalidArgument, "header missing"},
-		{"message above gRPC's limit", &pb.Payload{Size: uint64(len(good))}, [][]byte{make([]byte, 2<<20)}, codes.ResourceExhausted, "larger than max"},
+		{"message above gRPC's limit", &pb.Payload{Size: uint64(len(good))}, [][]byte{make([]byte, 2<<20)},
+			codes.ResourceExhausted, "larger than max"},
 	}
 	for _, c := range cases {
 		tn := startNet(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim, MaxPayload: 1024})
@@ -191,13 +195,15 @@ func TestBadResultsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.Recv() // challenge
-		st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Register{Register: &pb.Register{ModelKind: "affine", Dimension: testDim, Protocol: ProtocolVersion}}})
+		st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Register{
+			Register: &pb.Register{ModelKind: "affine", Dimension: testDim, Protocol: ProtocolVersion}}})
 		if m, err := st.Recv(); err != nil || m.GetWelcome() == nil {
 			t.Fatalf("%s: no welcome: %v", c.name, err)
 		}
 		upd := make(chan error, 1)
 		go func() {
-			_, err := tn.co.proxies[0].UpdateSeeded(fl.Work{Particles: make([]float64, k*testDim), K: k, Dim: testDim}, make([]float64, k*testDim))
+			_, err := tn.co.proxies[0].UpdateSeeded(fl.Work{Particles: make([]float64, k*testDim), K: k, Dim: testDim},
+				make([]float64, k*testDim))
 			upd <- err
 		}()
 		m, _ := st.Recv() // work
@@ -241,7 +247,8 @@ func TestTLSRefusesPlaintextAndForeignCA(t *testing.T) {
 	RegisterService(srv, co)
 	go srv.Serve(lis)
 	defer srv.Stop()
-	for name, creds := range map[string]credentials.TransportCredentials{"plaintext": insecure.NewCredentials(), "foreign CA": foreign} {
+	for name, creds := range map[string]credentials.TransportCredentials{"plaintext": insecure.NewCredentials(),
+		"foreign CA": foreign} {
 		conn, err := Dial(lis.Addr().String(), creds)
 		if err != nil {
 			t.Fatal(err)
@@ -273,7 +280,8 @@ func TestShutdownKeepsClientsRetrying(t *testing.T) {
 		t.Fatal(err)
 	}
 	tn.co.Shutdown()
-	if _, err := tn.co.proxies[0].UpdateSeeded(fl.Work{Particles: make([]float64, testDim), K: 1, Dim: testDim}, make([]float64, testDim)); !errors.Is(err, ErrStopped) {
+	if _, err := tn.co.proxies[0].UpdateSeeded(fl.Work{Particles: make([]float64, testDim), K: 1, Dim: testDim},
+		make([]float64, testDim)); !errors.Is(err, ErrStopped) {
 		t.Errorf("update after Shutdown: %v", err)
 	}
 	select {
@@ -290,7 +298,8 @@ func TestShutdownKeepsClientsRetrying(t *testing.T) {
 // A connection that never registers is dropped after RegisterTimeout.
 func TestSilentConnectionDropped(t *testing.T) {
 	var lg logBuf
-	tn := startNet(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim, RegisterTimeout: 100 * time.Millisecond, Log: lg.logf})
+	tn := startNet(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim,
+		RegisterTimeout: 100 * time.Millisecond, Log: lg.logf})
 	st, err := pb.NewFederationClient(tn.dial(t)).Session(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +310,8 @@ func TestSilentConnectionDropped(t *testing.T) {
 	_, err = st.Recv() // say nothing
 	// The stream's deadline and the connection's (Listener) are the same:
 	// either ends it.
-	if c := status.Code(err); (c != codes.DeadlineExceeded && c != codes.Unavailable) || !lg.has("no registration within") {
+	if c := status.Code(err); (c != codes.DeadlineExceeded && c != codes.Unavailable) ||
+		!lg.has("no registration within") {
 		t.Errorf("err = %v, log %q", err, lg.lines)
 	}
 }
@@ -329,7 +339,8 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lg logBuf
-	co, _ := NewCoordinator(ServerConfig{Clients: 2, ModelKind: "affine", Dim: testDim, ClientCerts: true, Log: lg.logf})
+	co, _ := NewCoordinator(
+		ServerConfig{Clients: 2, ModelKind: "affine", Dim: testDim, ClientCerts: true, Log: lg.logf})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,8 @@ func (e *ListenError) Unwrap() error { return e.Err }
 // o.Save is set). After a successful run the clients are told the
 // federation is over; after a failed or interrupted one they keep retrying,
 // so that the run can be resumed.
-func Federate(ctx context.Context, o FederateOptions, train func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error)) (*fl.MethodResult, error) {
+func Federate(ctx context.Context, o FederateOptions,
+	train func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error)) (*fl.MethodResult, error) {
 	switch {
 	case o.Listen == "":
 		return nil, errors.New("rpc: no address to listen on")

@@ -30,7 +30,8 @@ type federation struct {
 func newFederation(t *testing.T, ds *data.Dataset, o fl.PACPFLOptions) *federation {
 	f := &federation{t: t, ds: ds, o: o}
 	f.fo = FederateOptions{Listen: "127.0.0.1:0", Creds: insecure.NewCredentials(), Train: &f.o.Server,
-		Server: ServerConfig{Clients: len(ds.Existing), ModelKind: ModelGP, Dim: fl.NewGPModel(ds.D).Dim(), Beta: o.Beta.String(),
+		Server: ServerConfig{Clients: len(ds.Existing), ModelKind: ModelGP, Dim: fl.NewGPModel(ds.D).Dim(),
+			Beta: o.Beta.String(),
 			Log: func(format string, a ...any) {
 				f.mu.Lock()
 				defer f.mu.Unlock()

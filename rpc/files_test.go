@@ -90,7 +90,8 @@ func TestWriteCerts(t *testing.T) {
 	if _, _, err := TLSFromCerts(c, "localhost"); err != nil {
 		t.Errorf("credentials from the files: %v", err)
 	}
-	if _, err := ServerTLS(filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key"), filepath.Join(dir, "ca.pem")); err != nil {
+	if _, err := ServerTLS(filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key"),
+		filepath.Join(dir, "ca.pem")); err != nil {
 		t.Errorf("ServerTLS: %v", err)
 	}
 	// Rewriting replaces the files, still 0600.
@@ -114,7 +115,8 @@ func TestWriteCerts(t *testing.T) {
 		{file, "localhost", 1, 1, "is not a directory"},
 	} {
 		if _, err := WriteCerts(c.dir, c.hosts, c.days, c.n); !isConfigError(err, c.want) {
-			t.Errorf("WriteCerts(%q, %q, %d, %d): %v; want a ConfigError naming %q", c.dir, c.hosts, c.days, c.n, err, c.want)
+			t.Errorf("WriteCerts(%q, %q, %d, %d): %v; want a ConfigError naming %q", c.dir, c.hosts, c.days, c.n, err,
+				c.want)
 		}
 	}
 	if err := writeSecret(dir, []byte("x")); !isConfigError(err, "is a directory") {
@@ -155,7 +157,8 @@ func TestServerSettingsAndAuth(t *testing.T) {
 	if fi, err := os.Stat(s.Checkpoint); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("checkpoint directory: %v, %v", fi, err)
 	}
-	if _, err := (ServerAuth{Insecure: true, ClientCA: file}).Credentials("127.0.0.1:1"); !isConfigError(err, "exclude each other") {
+	if _, err := (ServerAuth{Insecure: true, ClientCA: file}).Credentials("127.0.0.1:1"); !isConfigError(err,
+		"exclude each other") {
 		t.Errorf("insecure with a CA: %v", err)
 	}
 	if _, err := (ServerAuth{Insecure: true}).Credentials("10.1.2.3:1"); !isConfigError(err, "--insecure refused") {
@@ -167,13 +170,15 @@ func TestServerSettingsAndAuth(t *testing.T) {
 	if _, err := (ServerAuth{TokenDir: t.TempDir()}).Tokens(1); !isConfigError(err, "--tokens") {
 		t.Errorf("empty token directory: %v", err)
 	}
-	if _, _, err := (ClientAuth{Insecure: true, KeyFile: file}).Credentials("127.0.0.1:1"); !isConfigError(err, "exclude each other") {
+	if _, _, err := (ClientAuth{Insecure: true, KeyFile: file}).Credentials("127.0.0.1:1"); !isConfigError(err,
+		"exclude each other") {
 		t.Errorf("insecure client with a key: %v", err)
 	}
 	if _, tok, err := (ClientAuth{Insecure: true}).Credentials("127.0.0.1:1"); tok != nil || err != nil {
 		t.Errorf("insecure client: %v, %v", tok, err)
 	}
-	if _, _, err := (ClientAuth{Insecure: true, TokenFile: file}).Credentials("127.0.0.1:1"); !isConfigError(err, "--token-file") {
+	if _, _, err := (ClientAuth{Insecure: true, TokenFile: file}).Credentials("127.0.0.1:1"); !isConfigError(err,
+		"--token-file") {
 		t.Errorf("empty token file: %v", err)
 	}
 	err := Participate(t.Context(), ParticipateOptions{Server: "10.0.0.1:1", Auth: ClientAuth{Insecure: true}})

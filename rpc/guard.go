@@ -58,7 +58,8 @@ const (
 
 func (l *Limits) withDefaults(clients int) (Limits, error) {
 	o := *l
-	if o.MaxUnauth < 0 || o.MaxUnauthPerHost < 0 || o.MaxConns < 0 || o.PreAuthBytes < 0 || o.HandshakeTimeout < 0 || o.IdleTimeout < 0 || o.MaxStreamsPerConn < 0 {
+	if o.MaxUnauth < 0 || o.MaxUnauthPerHost < 0 || o.MaxConns < 0 || o.PreAuthBytes < 0 || o.HandshakeTimeout < 0 ||
+		o.IdleTimeout < 0 || o.MaxStreamsPerConn < 0 {
 		return o, errors.New("rpc: negative connection limit")
 	}
 	if o.MaxUnauth == 0 {
@@ -188,7 +189,8 @@ func (g *guard) admit(c net.Conn) *guardConn {
 		why = fmt.Sprintf("%d connections from %s not registered (the limit per address)", len(g.byHost[host]), host)
 	case g.unauth >= g.lim.MaxUnauth:
 		if evict = g.victim(host); evict == nil {
-			why = fmt.Sprintf("%d connections not registered (the limit), %d of them from %s", g.unauth, len(g.byHost[host]), host)
+			why = fmt.Sprintf("%d connections not registered (the limit), %d of them from %s", g.unauth,
+				len(g.byHost[host]), host)
 		}
 	}
 	if why != "" {
@@ -211,7 +213,8 @@ func (g *guard) admit(c net.Conn) *guardConn {
 	g.mu.Unlock()
 	if evict != nil {
 		evict.Conn.Close()
-		g.refusals.add("connection limit", "closed the connection from %s: its place went to %s (%d of the %d unregistered connections were from %s)",
+		g.refusals.add("connection limit",
+			"closed the connection from %s: its place went to %s (%d of the %d unregistered connections were from %s)",
 			evict.key, key, held, g.lim.MaxUnauth, evict.host)
 	}
 	return gc
@@ -288,7 +291,8 @@ func (c *guardConn) Read(b []byte) (int, error) {
 	}
 	left := c.budget.Load()
 	if left <= 0 {
-		c.g.refusals.add("pre-authentication bytes", "closed the connection from %s: more than %d bytes before registering", c.key, c.g.lim.PreAuthBytes)
+		c.g.refusals.add("pre-authentication bytes",
+			"closed the connection from %s: more than %d bytes before registering", c.key, c.g.lim.PreAuthBytes)
 		c.Close()
 		return 0, errors.New("rpc: pre-authentication byte budget exhausted")
 	}

@@ -49,7 +49,8 @@ func startTCP(t *testing.T, cfg ServerConfig, useTLS bool) *tcpNet {
 		}
 		pool := x509.NewCertPool()
 		pool.AppendCertsFromPEM(c.CA)
-		tn.tls = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS13}
+		tn.tls = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"h2"},
+			MinVersion: tls.VersionTLS13}
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -108,8 +109,9 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 // handshake; then a real client still gets in.
 func TestUnregisteredConnectionsCapped(t *testing.T) {
 	var lg logBuf
-	tn := startTCP(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim, RegisterTimeout: 700 * time.Millisecond,
-		Limits: Limits{MaxUnauth: 4, MaxUnauthPerHost: 3}, Log: lg.logf}, true)
+	tn := startTCP(t,
+		ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim, RegisterTimeout: 700 * time.Millisecond,
+			Limits: Limits{MaxUnauth: 4, MaxUnauthPerHost: 3}, Log: lg.logf}, true)
 	start := time.Now()
 	a1 := rawFrom(t, "127.0.0.1", tn.addr)
 	time.Sleep(20 * time.Millisecond) // a1 is the oldest
@@ -140,7 +142,8 @@ func TestUnregisteredConnectionsCapped(t *testing.T) {
 	if !closedWithin(b2, 300*time.Millisecond) {
 		t.Error("at the cap, a connection from an address that would hold as many as any stayed open")
 	}
-	for name, c := range map[string]net.Conn{"bare TCP": a2, "bare TCP 2": a3, "TLS without a stream": b1, "bare TCP from .3": c1} {
+	for name, c := range map[string]net.Conn{"bare TCP": a2, "bare TCP 2": a3, "TLS without a stream": b1,
+		"bare TCP from .3": c1} {
 		if !closedWithin(c, 2*time.Second) {
 			t.Errorf("%s: still open %v after it was accepted (registration deadline 700ms)", name, time.Since(start))
 		}
@@ -166,7 +169,8 @@ func TestUnregisteredConnectionsCapped(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Errorf("client after the attack: %v", err)
 	}
-	for _, s := range []string{"not registered (the limit per address)", "not registered (the limit), 1 of them from 127.0.0.2", "its place went to 127.0.0.3", "no registration within"} {
+	for _, s := range []string{"not registered (the limit per address)", "not registered (the limit), 1 of them from " +
+		"127.0.0.2", "its place went to 127.0.0.3", "no registration within"} {
 		if !lg.has(s) {
 			t.Errorf("log lacks %q: %q", s, lg.lines)
 		}
@@ -177,7 +181,8 @@ func TestUnregisteredConnectionsCapped(t *testing.T) {
 // its old connection is closed (one per client); a registered connection
 // whose session ended is closed after IdleTimeout.
 func TestOneConnectionPerClientAndIdle(t *testing.T) {
-	tn := startTCP(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim, Limits: Limits{IdleTimeout: 300 * time.Millisecond}}, false)
+	tn := startTCP(t, ServerConfig{Clients: 1, ModelKind: "affine", Dim: testDim,
+		Limits: Limits{IdleTimeout: 300 * time.Millisecond}}, false)
 	register := func(conn *grpc.ClientConn) (pb.Federation_SessionClient, context.CancelFunc) {
 		ctx, cancel := context.WithCancel(context.Background())
 		st, err := pb.NewFederationClient(conn).Session(ctx)
@@ -185,7 +190,8 @@ func TestOneConnectionPerClientAndIdle(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.Recv()
-		st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Register{Register: &pb.Register{ModelKind: "affine", Dimension: testDim, Protocol: ProtocolVersion}}})
+		st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Register{
+			Register: &pb.Register{ModelKind: "affine", Dimension: testDim, Protocol: ProtocolVersion}}})
 		if m, err := st.Recv(); err != nil || m.GetWelcome() == nil {
 			t.Fatalf("no welcome: %v", err)
 		}
@@ -217,7 +223,8 @@ func TestOneConnectionPerClientAndIdle(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a registered connection without a session still open after %v (idle timeout 300ms)", 3*time.Second)
+			t.Fatalf("a registered connection without a session still open after %v (idle timeout 300ms)",
+				3*time.Second)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -243,9 +250,11 @@ func TestRefusedUpdatesClientStays(t *testing.T) {
 	for _, bad := range []float64{math.NaN(), math.Inf(1), 1e300, -1e300} {
 		var lg logBuf
 		// A deadline, so that a client that left makes the run fail, not hang.
-		tn := startNet(t, ServerConfig{Clients: 3, ModelKind: "affine", Dim: testDim, RoundTimeout: 3 * time.Second, Log: lg.logf})
+		tn := startNet(t,
+			ServerConfig{Clients: 3, ModelKind: "affine", Dim: testDim, RoundTimeout: 3 * time.Second, Log: lg.logf})
 		liar := &lmlClient{affine: affine{w: 7}, lml: bad}
-		wait := tn.serveAll(t, []ClientConfig{affineConfig(0, &affine{w: 1}), affineConfig(1, &affine{w: -0.5}), affineConfig(2, liar)})
+		wait := tn.serveAll(t,
+			[]ClientConfig{affineConfig(0, &affine{w: 1}), affineConfig(1, &affine{w: -0.5}), affineConfig(2, liar)})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := tn.co.WaitReady(ctx); err != nil {
 			t.Fatal(err)
@@ -275,14 +284,17 @@ func TestRefusedUpdatesClientStays(t *testing.T) {
 func TestClientErrorTextCleaned(t *testing.T) {
 	var lg logBuf
 	tn := startNet(t, ServerConfig{Clients: 2, ModelKind: "affine", Dim: testDim, Log: lg.logf})
-	forged := strings.Repeat("x\n2026/11/26 12:00:00.000000 pacpfl server: client 0 joined from 10.0.0.1 (1 of 2)\x1b[2J\r", 12000)
-	wait := tn.serveAll(t, []ClientConfig{affineConfig(0, &affine{w: 1}), affineConfig(1, &lmlClient{err: errors.New(forged)})})
+	forged := strings.Repeat(
+		"x\n2026/11/26 12:00:00.000000 pacpfl server: client 0 joined from 10.0.0.1 (1 of 2)\x1b[2J\r", 12000)
+	wait := tn.serveAll(t,
+		[]ClientConfig{affineConfig(0, &affine{w: 1}), affineConfig(1, &lmlClient{err: errors.New(forged)})})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := tn.co.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	runFL(t, fl.Config{K: 1, Rounds: 2, ClientsPerRound: 2, LR: 0.1, Tau: 0.5, Seed: 2, Quorum: 1, Workers: 2}, tn.co.Clients())
+	runFL(t, fl.Config{K: 1, Rounds: 2, ClientsPerRound: 2, LR: 0.1, Tau: 0.5, Seed: 2, Quorum: 1, Workers: 2},
+		tn.co.Clients())
 	tn.co.Finish()
 	wait()
 	lg.mu.Lock()
@@ -292,7 +304,8 @@ func TestClientErrorTextCleaned(t *testing.T) {
 		if strings.ContainsAny(l, "\n\r\x1b") || len(l) > 4*MaxLoggedText {
 			t.Errorf("log line of %d bytes with a control character or too long: %.200q", len(l), l)
 		}
-		if strings.HasPrefix(l, "client 1 failed in round") && strings.Contains(l, `x\n2026/11/26`) && strings.Contains(l, "more bytes)") {
+		if strings.HasPrefix(l, "client 1 failed in round") && strings.Contains(l, `x\n2026/11/26`) &&
+			strings.Contains(l, "more bytes)") {
 			found++
 		}
 	}
@@ -319,10 +332,12 @@ func TestStalledSessionCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	runFL(t, fl.Config{K: 1, Rounds: 1, ClientsPerRound: 2, LR: 0.1, Tau: 0.5, Seed: 2, Quorum: 1, Workers: 2}, tn.co.Clients())
+	runFL(t, fl.Config{K: 1, Rounds: 1, ClientsPerRound: 2, LR: 0.1, Tau: 0.5, Seed: 2, Quorum: 1, Workers: 2},
+		tn.co.Clients())
 	time.Sleep(300 * time.Millisecond)
 	if n := tn.co.Connected(); n != 1 || time.Since(start) > 2*time.Second {
-		t.Errorf("%d sessions %v after the round began (deadline 200 ms; the slow client computes for 3 s), want 1", n, time.Since(start))
+		t.Errorf("%d sessions %v after the round began (deadline 200 ms; the slow client computes for 3 s), want 1", n,
+			time.Since(start))
 	}
 	tn.co.Finish()
 	for i, err := range wait() {
@@ -357,7 +372,8 @@ func TestMaliciousServerWelcome(t *testing.T) {
 	classes := func(n int) []string {
 		c := make([]string, n)
 		for i := range c {
-			c[i] = strings.Repeat("c", 8) + string(rune('a'+i%26)) + strings.Repeat("z", i/26%50) + string(rune('0'+i/1300))
+			c[i] = strings.Repeat("c", 8) + string(rune('a'+i%26)) + strings.Repeat("z", i/26%50) +
+				string(rune('0'+i/1300))
 		}
 		return c
 	}
@@ -370,9 +386,12 @@ func TestMaliciousServerWelcome(t *testing.T) {
 		{"too many classes", &pb.Welcome{Beta: "m", Classes: uniq}, "20000 class labels"},
 		{"long label", &pb.Welcome{Beta: "m", Classes: []string{"a", strings.Repeat("b", 1000)}}, "1000 bytes long"},
 		{"duplicate label", &pb.Welcome{Beta: "m", Classes: []string{"a\n", "a\n"}}, `label "a\n" twice`},
-		{"mismatched standardisation", &pb.Welcome{Beta: "m", Standardisation: &pb.Standardisation{XMean: []float64{0, 1}, XStd: []float64{1}, YStd: 1}}, "2 means and 1 scales"},
-		{"zero scale", &pb.Welcome{Beta: "m", Standardisation: &pb.Standardisation{XMean: []float64{0}, XStd: []float64{0}, YStd: 1}}, "feature 0"},
-		{"NaN target scale", &pb.Welcome{Beta: "m", Standardisation: &pb.Standardisation{YStd: math.NaN()}}, "of the target"},
+		{"mismatched standardisation", &pb.Welcome{Beta: "m", Standardisation: &pb.Standardisation{
+			XMean: []float64{0, 1}, XStd: []float64{1}, YStd: 1}}, "2 means and 1 scales"},
+		{"zero scale", &pb.Welcome{Beta: "m",
+			Standardisation: &pb.Standardisation{XMean: []float64{0}, XStd: []float64{0}, YStd: 1}}, "feature 0"},
+		{"NaN target scale", &pb.Welcome{Beta: "m", Standardisation: &pb.Standardisation{YStd: math.NaN()}},
+			"of the target"},
 		{"long temperature", &pb.Welcome{Beta: strings.Repeat("9", 1<<16)}, "temperature is 65536 bytes"},
 	}
 	for _, c := range cases {
@@ -400,14 +419,16 @@ func TestMaliciousServerWelcome(t *testing.T) {
 	built := false
 	cfg.Prepare = func(_ *data.Scaling, classes []string) (int, error) { return 100 * len(classes), nil }
 	cfg.New = func(string) (fl.Client, error) { built = true; return &affine{}, nil }
-	if err := serveFake(t, &fakeServer{welcome: &pb.Welcome{Beta: "m", Classes: classes(500)}}, cfg); err == nil || !strings.Contains(err.Error(), "exceeds the payload limit") || built {
+	if err := serveFake(t, &fakeServer{welcome: &pb.Welcome{Beta: "m", Classes: classes(500)}}, cfg); err == nil ||
+		!strings.Contains(err.Error(), "exceeds the payload limit") || built {
 		t.Errorf("a model of 500 classes above a 1 KiB payload limit: err = %v, built %v", err, built)
 	}
 	// A Done reason made to forge client log lines is logged as one line.
 	var lg logBuf
 	cfg = affineConfig(0, &affine{})
 	cfg.Log = lg.logf
-	if err := serveFake(t, &fakeServer{done: strings.Repeat("over\n2026/11/26 pacpfl client: client 0: registered\x1b]0;pwned\x07", 5000)}, cfg); err != nil {
+	if err := serveFake(t, &fakeServer{done: strings.Repeat(
+		"over\n2026/11/26 pacpfl client: client 0: registered\x1b]0;pwned\x07", 5000)}, cfg); err != nil {
 		t.Fatal(err)
 	}
 	lg.mu.Lock()

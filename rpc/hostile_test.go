@@ -62,7 +62,8 @@ func TestPreAuthAttacksBounded(t *testing.T) {
 		t.Skip("attacks on a real server: seconds")
 	}
 	var lg logBuf
-	tn := startTCP(t, ServerConfig{Clients: 2, ModelKind: "affine", Dim: testDim, RegisterTimeout: 2 * time.Second, Log: lg.logf}, true)
+	tn := startTCP(t, ServerConfig{Clients: 2, ModelKind: "affine", Dim: testDim, RegisterTimeout: 2 * time.Second,
+		Log: lg.logf}, true)
 	stop := heapPeak()
 	ips := hostile.LoopbackIPs(2, 9)
 	var wg sync.WaitGroup
@@ -147,7 +148,8 @@ func TestPreAuthAttacksBounded(t *testing.T) {
 		if !c.ClosedWithin(grace) {
 			t.Errorf("an idle connection was still open %v after the attack (registration deadline 2 s)", grace)
 		} else if after, _ := c.ClosedAfter(); after > 4*time.Second {
-			t.Logf("an idle connection was closed %v after its dial (registration deadline 2 s)", after.Round(time.Millisecond))
+			t.Logf("an idle connection was closed %v after its dial (registration deadline 2 s)",
+				after.Round(time.Millisecond))
 		}
 	}
 	peak := stop()
@@ -161,7 +163,8 @@ func TestPreAuthAttacksBounded(t *testing.T) {
 	cfg.Workers = 0
 	want := runFL(t, cfg, []fl.Client{&affine{w: 1}, &affine{w: -0.5}})
 	sameBits(t, "particles", got.Particles, want.Particles)
-	t.Logf("heap peak above the start %.1f MiB during the attacks (bound %d MiB); %.1f MiB of DATA sent by attackers; %d dials refused; %d idle connections",
+	t.Logf("heap peak above the start %.1f MiB during the attacks (bound %d MiB); %.1f MiB of DATA sent by "+
+		"attackers; %d dials refused; %d idle connections",
 		float64(peak)/(1<<20), preAuthBound>>20, float64(sent)/(1<<20), refusedDial, len(idles))
 	bound := uint64(preAuthBound)
 	if raceEnabled {
@@ -209,9 +212,11 @@ func TestMisbehavingClientEveryMode(t *testing.T) {
 	for _, mode := range hostile.Modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			var lg logBuf
-			tn := startTCP(t, ServerConfig{Clients: 4, ModelKind: "affine", Dim: testDim, RoundTimeout: 400 * time.Millisecond,
-				MaxPayload: 1 << 10, Log: lg.logf}, true)
-			cfgs := []ClientConfig{affineConfig(0, &affine{w: ws[0]}), affineConfig(1, &affine{w: ws[1]}), affineConfig(2, &affine{w: ws[2]})}
+			tn := startTCP(t,
+				ServerConfig{Clients: 4, ModelKind: "affine", Dim: testDim, RoundTimeout: 400 * time.Millisecond,
+					MaxPayload: 1 << 10, Log: lg.logf}, true)
+			cfgs := []ClientConfig{affineConfig(0, &affine{w: ws[0]}), affineConfig(1, &affine{w: ws[1]}),
+				affineConfig(2, &affine{w: ws[2]})}
 			errs := make([]error, 3)
 			var cwg sync.WaitGroup
 			for i := range cfgs {
@@ -231,23 +236,28 @@ func TestMisbehavingClientEveryMode(t *testing.T) {
 			cwg.Add(1)
 			go func() {
 				defer cwg.Done()
-				rep, _ = hostile.RunClient(context.Background(), conn, hostile.ClientConfig{ID: 3, ModelKind: "affine", Dim: testDim, DataSize: 1,
-					HonestRounds: honest, Mode: mode, Reconnects: 100, ReconnectDelay: 10 * time.Millisecond, TrickleDelay: 200 * time.Millisecond,
-					Compute: func(p []float64, k, dim, batch int, seed, stream uint64, g []float64) (float64, error) {
-						return bad.Update(p, k, dim, batch, fl.ClientStream(seed, stream), g)
-					}})
+				rep, _ = hostile.RunClient(context.Background(), conn,
+					hostile.ClientConfig{ID: 3, ModelKind: "affine", Dim: testDim, DataSize: 1,
+						HonestRounds: honest, Mode: mode, Reconnects: 100, ReconnectDelay: 10 * time.Millisecond,
+						TrickleDelay: 200 * time.Millisecond,
+						Compute: func(p []float64, k, dim, batch int, seed, stream uint64,
+							g []float64) (float64, error) {
+							return bad.Update(p, k, dim, batch, fl.ClientStream(seed, stream), g)
+						}})
 			}()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			if err := tn.co.WaitReady(ctx); err != nil {
 				t.Fatal(err)
 			}
-			cfg := fl.Config{K: 2, Rounds: rounds, ClientsPerRound: 4, LR: 0.1, Tau: 0.5, Seed: 5, Quorum: 3, MaxNormFactor: 10, Workers: 4}
+			cfg := fl.Config{K: 2, Rounds: rounds, ClientsPerRound: 4, LR: 0.1, Tau: 0.5, Seed: 5, Quorum: 3,
+				MaxNormFactor: 10, Workers: 4}
 			got := runFL(t, cfg, tn.co.Clients())
 			tn.co.Finish()
 			cwg.Wait()
 			cfg.Workers = 0
-			want := runFL(t, cfg, []fl.Client{&affine{w: ws[0]}, &affine{w: ws[1]}, &affine{w: ws[2]}, &failAfter{affine: affine{w: ws[3]}, n: honest}})
+			want := runFL(t, cfg, []fl.Client{&affine{w: ws[0]}, &affine{w: ws[1]}, &affine{w: ws[2]},
+				&failAfter{affine: affine{w: ws[3]}, n: honest}})
 			sameBits(t, "particles", got.Particles, want.Particles)
 			sameBits(t, "mean LML", got.MeanLML, want.MeanLML)
 			for i, err := range errs {

@@ -124,7 +124,8 @@ func (r *chunkReader) complete(n uint64) (bool, error) {
 		return false, nil
 	}
 	if r.sum != r.crc {
-		return false, checksumError{fmt.Errorf("payload checksum mismatch (CRC-32C %08x, announced %08x)", r.sum, r.crc)}
+		return false,
+			checksumError{fmt.Errorf("payload checksum mismatch (CRC-32C %08x, announced %08x)", r.sum, r.crc)}
 	}
 	return true, nil
 }

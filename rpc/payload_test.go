@@ -63,8 +63,10 @@ func TestRawChunkRefusals(t *testing.T) {
 		{"truncated", good[:len(good)-3], serverChunkField, "malformed"},
 		{"trailing field", extra, serverChunkField, "malformed"},
 		{"empty", nil, serverChunkField, "expected a payload chunk"},
-		{"empty chunk", marshal(&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{}}}), serverChunkField, "chunk of 0 bytes"},
-		{"odd size", marshal(&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{Data: make([]byte, 12)}}}), serverChunkField, "chunk of 12 bytes"},
+		{"empty chunk", marshal(&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{}}}), serverChunkField,
+			"chunk of 0 bytes"},
+		{"odd size", marshal(&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{Data: make([]byte, 12)}}}),
+			serverChunkField, "chunk of 12 bytes"},
 	}
 	for _, c := range cases {
 		for _, head := range []int{1, 2, 3, 64} {
@@ -132,7 +134,8 @@ func testPayloadEncoding(t *testing.T) {
 		ref := make([]float64, n)
 		getFloats(ref, want)
 		for i := range back {
-			if math.Float64bits(back[i]) != math.Float64bits(ref[i]) || math.Float64bits(back[i]) != math.Float64bits(xs[i]) {
+			if math.Float64bits(back[i]) != math.Float64bits(ref[i]) ||
+				math.Float64bits(back[i]) != math.Float64bits(xs[i]) {
 				t.Fatalf("n=%d: float %d decodes to %v, want %v", n, i, back[i], xs[i])
 			}
 		}

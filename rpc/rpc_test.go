@@ -46,7 +46,8 @@ func (tn *testNet) dial(t *testing.T) *grpc.ClientConn {
 func (tn *testNet) dialLimit(t *testing.T, sendLimit int) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return tn.lis.DialContext(ctx) }),
+		grpc.WithContextDialer(
+			func(ctx context.Context, _ string) (net.Conn, error) { return tn.lis.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(sendLimit)))
 	if err != nil {
@@ -147,7 +148,8 @@ func TestNetworkedEqualsInProcess(t *testing.T) {
 	for range ds.Existing {
 		tokens = append(tokens, NewToken())
 	}
-	tn := startNet(t, ServerConfig{Clients: 5, ModelKind: ModelGP, Dim: fl.NewGPModel(ds.D).Dim(), Beta: o.Beta.String(), Tokens: tokens})
+	tn := startNet(t, ServerConfig{Clients: 5, ModelKind: ModelGP, Dim: fl.NewGPModel(ds.D).Dim(),
+		Beta: o.Beta.String(), Tokens: tokens})
 	wait := tn.serveAll(t, gpConfigs(ds, tokens))
 	got, err := runNetworked(t, tn, ds, o)
 	if err != nil {
@@ -183,7 +185,8 @@ func TestNetworkedSparseEqualsInProcess(t *testing.T) {
 		cfgs[i] = GPClient(i, &ds.Existing[i], ds.D, gi)
 	}
 	other := GPClient(0, &ds.Existing[0], ds.D, fl.GPInference{Mode: fl.InferenceSparse, Inducing: 6, Seed: 5})
-	if err := Serve(context.Background(), tn.dial(t), other); err == nil || !strings.Contains(err.Error(), "the server trains") {
+	if err := Serve(context.Background(), tn.dial(t), other); err == nil ||
+		!strings.Contains(err.Error(), "the server trains") {
 		t.Errorf("a client with M = 6 against a server with M = 5: %v", err)
 	}
 	wait := tn.serveAll(t, cfgs)
@@ -218,8 +221,9 @@ func TestBadCredentialsRefused(t *testing.T) {
 	tokens := [][]byte{NewToken(), NewToken()}
 	var logMu sync.Mutex
 	var log []string
-	tn := startNet(t, ServerConfig{Clients: 2, ModelKind: ModelGP, Dim: fl.NewGPModel(ds.D).Dim(), Beta: "m", Tokens: tokens,
-		Log: func(f string, a ...any) { logMu.Lock(); log = append(log, f); logMu.Unlock() }})
+	tn := startNet(t,
+		ServerConfig{Clients: 2, ModelKind: ModelGP, Dim: fl.NewGPModel(ds.D).Dim(), Beta: "m", Tokens: tokens,
+			Log: func(f string, a ...any) { logMu.Lock(); log = append(log, f); logMu.Unlock() }})
 	cases := []struct {
 		name  string
 		id    int
@@ -249,7 +253,8 @@ func TestBadCredentialsRefused(t *testing.T) {
 		cfg := GPClient(0, &ds.Existing[0], ds.D, fl.GPInference{})
 		cfg.Token = tokens[0]
 		mod(&cfg)
-		if err := Serve(context.Background(), tn.dial(t), cfg); err == nil || !strings.Contains(err.Error(), "the server trains") {
+		if err := Serve(context.Background(), tn.dial(t), cfg); err == nil ||
+			!strings.Contains(err.Error(), "the server trains") {
 			t.Errorf("model %q dφ %d: err = %v", cfg.ModelKind, cfg.Dim, err)
 		}
 	}

@@ -155,13 +155,15 @@ func ServerOptions() []grpc.ServerOption {
 }
 
 func serverOptions(lim Limits) []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ForceServerCodecV2(codec{}), grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(codec{}), grpc.MaxRecvMsgSize(maxMessage),
+		grpc.MaxSendMsgSize(maxMessage),
 		grpc.InitialWindowSize(windowSize), grpc.InitialConnWindowSize(windowSize),
 		grpc.WriteBufferSize(ioBuffer), grpc.ReadBufferSize(ioBuffer),
 		grpc.MaxConcurrentStreams(uint32(lim.MaxStreamsPerConn)), grpc.ConnectionTimeout(lim.HandshakeTimeout),
 		// A peer that stops answering is found by pings and closed; an idle
 		// connection is also closed by the listener's guard.
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: lim.IdleTimeout, Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: lim.IdleTimeout, Time: time.Minute,
+			Timeout: 20 * time.Second}),
 	}
 }
 
@@ -433,7 +435,8 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	defer func() { c.guard.endSession(from, registered) }()
 	nonce := make([]byte, 32)
 	rand.Read(nonce)
-	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
+	if err := st.Send(
+		&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
 		return err
 	}
 	// A connection that does not register in time is dropped: it would
@@ -464,9 +467,11 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 	id := int(reg.ClientId)
 	switch {
 	case reg.Protocol != ProtocolVersion:
-		return c.refuse(from, codes.FailedPrecondition, "client %d speaks protocol %d, server %d", id, reg.Protocol, ProtocolVersion)
+		return c.refuse(from, codes.FailedPrecondition, "client %d speaks protocol %d, server %d", id, reg.Protocol,
+			ProtocolVersion)
 	case id >= c.cfg.Clients:
-		return c.refuse(from, codes.PermissionDenied, "client id %d out of range (clients 0 to %d)", id, c.cfg.Clients-1)
+		return c.refuse(from, codes.PermissionDenied, "client id %d out of range (clients 0 to %d)", id,
+			c.cfg.Clients-1)
 	}
 	if c.cfg.Tokens != nil {
 		if err := checkMAC(c.cfg.Tokens[id], nonce, reg.ClientId, reg.Mac); err != nil {
@@ -477,9 +482,11 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 		cid, ok := ClientCertID(st.Context())
 		switch {
 		case !ok:
-			return c.refuse(from, codes.Unauthenticated, "client %d: no verified client certificate naming a client", id)
+			return c.refuse(from, codes.Unauthenticated, "client %d: no verified client certificate naming a client",
+				id)
 		case cid != id:
-			return c.refuse(from, codes.PermissionDenied, "client certificate of client %d used to register as client %d", cid, id)
+			return c.refuse(from, codes.PermissionDenied,
+				"client certificate of client %d used to register as client %d", cid, id)
 		}
 	}
 	// The data first: a client started with another --seed differs there
@@ -489,18 +496,21 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 		if hint == "" {
 			hint = "check --seed, --clients, --extra"
 		}
-		return c.refuse(from, codes.FailedPrecondition, "client %d's training data differ from the data set the server expects (%s)", id, hint)
+		return c.refuse(from, codes.FailedPrecondition,
+			"client %d's training data differ from the data set the server expects (%s)", id, hint)
 	}
 	wantDim := uint64(c.cfg.Dim)
 	if c.cfg.Classes != nil {
 		wantDim = 0 // the client's dφ follows from the classes it is sent
 	}
 	if reg.ModelKind != c.cfg.ModelKind || reg.Dimension != wantDim {
-		return c.refuse(from, codes.FailedPrecondition, "client %d has model \"%s\" with dφ = %d; the server trains %q with dφ = %d",
+		return c.refuse(from, codes.FailedPrecondition,
+			"client %d has model \"%s\" with dφ = %d; the server trains %q with dφ = %d",
 			id, Clean(reg.ModelKind, 64), reg.Dimension, c.cfg.ModelKind, wantDim)
 	}
 	if reg.DataSize > maxDataSize {
-		return c.refuse(from, codes.InvalidArgument, "client %d registers %d training samples (at most %d)", id, reg.DataSize, uint64(maxDataSize))
+		return c.refuse(from, codes.InvalidArgument, "client %d registers %d training samples (at most %d)", id,
+			reg.DataSize, uint64(maxDataSize))
 	}
 	c.guard.registered(from, id)
 	registered = true
@@ -509,7 +519,8 @@ func (c *Coordinator) Session(st pb.Federation_SessionServer) error {
 		return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Done{Done: &pb.Done{Reason: "training is over"}}})
 	default:
 	}
-	wel := &pb.Welcome{Beta: c.cfg.Beta, MaxPayload: uint64(c.cfg.MaxPayload), Clients: uint32(c.cfg.Clients), Classes: c.cfg.Classes}
+	wel := &pb.Welcome{Beta: c.cfg.Beta, MaxPayload: uint64(c.cfg.MaxPayload), Clients: uint32(c.cfg.Clients),
+		Classes: c.cfg.Classes}
 	if sc := c.cfg.Scaling; sc != nil {
 		wel.Standardisation = &pb.Standardisation{XMean: sc.XMean, XStd: sc.XStd, YMean: sc.YMean, YStd: sc.YStd}
 	}
@@ -571,7 +582,8 @@ func (c *Coordinator) serve(st pb.Federation_SessionServer, s *session, id int) 
 
 // runJob sends one Work and receives its answer. A non-nil error ends the
 // session; the reply is then delivered by the caller.
-func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64, enc *[]byte, gbuf *[]float64, rd *chunkReader, id int, dataSize uint64) (reply, error) {
+func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64, enc *[]byte, gbuf *[]float64,
+	rd *chunkReader, id int, dataSize uint64) (reply, error) {
 	w := j.w
 	var crc uint32
 	// The particles are the server's: read them only while the proxy still
@@ -607,7 +619,8 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 	// rejected update), any other failure a lost connection (resent).
 	recvErr := func(err error) (reply, error) {
 		if status.Code(err) == codes.ResourceExhausted {
-			return reject(codes.ResourceExhausted, "message above the %d-byte limit: %v", maxMessage, status.Convert(err).Message())
+			return reject(codes.ResourceExhausted, "message above the %d-byte limit: %v", maxMessage,
+				status.Convert(err).Message())
 		}
 		return reply{}, err
 	}
@@ -630,7 +643,8 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 			return reject(codes.InvalidArgument, "result for work %d, expected %d", res.Seq, seq)
 		}
 		if bound := MaxLMLPerSample * max(1, float64(dataSize)); !(math.Abs(res.MeanLml) <= bound) {
-			return reject(codes.InvalidArgument, "mean ln Z^C = %v outside ±%g (10¹² per training sample, m_i = %d)", res.MeanLml, bound, dataSize)
+			return reject(codes.InvalidArgument, "mean ln Z^C = %v outside ±%g (10¹² per training sample, m_i = %d)",
+				res.MeanLml, bound, dataSize)
 		}
 		if err := checkHeader(res.Payload, w.K*w.Dim, c.cfg.MaxPayload); err != nil {
 			code := codes.InvalidArgument

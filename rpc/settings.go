@@ -127,7 +127,8 @@ func (o *ServerSetup) Federate(ctx context.Context, r ServerRun) (*fl.MethodResu
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	sc.Tokens, sc.ClientCerts, sc.MaxPayload, sc.Limits, sc.Log = toks, s.Auth.ClientCA != "", s.MaxPayload, s.Limits, logf
+	sc.Tokens, sc.ClientCerts, sc.MaxPayload, sc.Limits, sc.Log = toks, s.Auth.ClientCA != "", s.MaxPayload, s.Limits,
+		logf
 	sc.RoundTimeout = s.RoundTimeout
 	if sc.RoundTimeout == 0 {
 		sc.RoundTimeout = -1 // no deadline
@@ -155,7 +156,8 @@ func (o *ServerSetup) Federate(ctx context.Context, r ServerRun) (*fl.MethodResu
 	case errors.As(err, &le):
 		return nil, configErrorf("--listen %s: %v", s.Listen, le.Err)
 	case errors.As(err, &intr) && s.Checkpoint != "":
-		logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", intr.Round, s.Checkpoint)
+		logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", intr.Round,
+			s.Checkpoint)
 	case errors.As(err, &intr):
 		logf("stopped after round %d (no --checkpoint: the state is lost)", intr.Round)
 	}

@@ -40,7 +40,8 @@ func IsLoopback(addr string) bool {
 // loopback address: tokens and particles must not cross a network in clear.
 func Insecure(addr string) (credentials.TransportCredentials, error) {
 	if !IsLoopback(addr) {
-		return nil, fmt.Errorf("--insecure refused for %s: plaintext only on a loopback address (127.0.0.1, ::1, localhost); use TLS", addr)
+		return nil, fmt.Errorf("--insecure refused for %s: plaintext only on a loopback address (127.0.0.1, ::1, "+
+			"localhost); use TLS", addr)
 	}
 	return insecure.NewCredentials(), nil
 }
@@ -87,7 +88,8 @@ func ClientTLS(caFile, addr, certFile, keyFile string) (credentials.TransportCre
 		return nil, errors.New("a client certificate needs both --tls-cert and --tls-key")
 	}
 	if caFile == "" {
-		return nil, errors.New("TLS needs --ca (the CA certificate that signed the server's), or --insecure on a loopback address")
+		return nil, errors.New(
+			"TLS needs --ca (the CA certificate that signed the server's), or --insecure on a loopback address")
 	}
 	pool, err := readPool(caFile)
 	if err != nil {
@@ -123,7 +125,8 @@ func ClientCertID(ctx context.Context) (id int, ok bool) {
 		return 0, false
 	}
 	var n int
-	if _, err := fmt.Sscanf(ti.State.VerifiedChains[0][0].Subject.CommonName, "pacpfl-client-%d", &n); err != nil || n < 0 {
+	if _, err := fmt.Sscanf(ti.State.VerifiedChains[0][0].Subject.CommonName, "pacpfl-client-%d", &n); err != nil ||
+		n < 0 {
 		return 0, false
 	}
 	return n, true
@@ -176,7 +179,8 @@ func GenerateCerts(hosts []string, validFor time.Duration, clients int) (*Certs,
 	caTmpl := &x509.Certificate{
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: "pacpfl test CA"},
 		NotBefore: now, NotAfter: now.Add(validFor),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign, BasicConstraintsValid: true, IsCA: true, MaxPathLenZero: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign, BasicConstraintsValid: true, IsCA: true,
+		MaxPathLenZero: true,
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {

@@ -75,7 +75,8 @@ func (o *Classification) Observe(ev harness.Event) {
 		if !o.Quiet {
 			res := ev.Result
 			ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
-			fmt.Fprintf(o.W, "experiment: seed %d %-8s existing accuracy %.2f%% CE %.4f | new accuracy %.2f%% CE %.4f%s (%.0fs)\n",
+			fmt.Fprintf(o.W,
+				"experiment: seed %d %-8s existing accuracy %.2f%% CE %.4f | new accuracy %.2f%% CE %.4f%s (%.0fs)\n",
 				ev.Seed, ev.Method, ex.Accuracy, ex.CE, nw.Accuracy, nw.CE, globalText(res), res.Seconds)
 		}
 	}

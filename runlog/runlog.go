@@ -66,7 +66,8 @@ func (p *Phases) line(what string, done, total int, extra string) {
 	}
 	const width = 20
 	filled := width * done / max(1, total)
-	fmt.Fprintf(p.w, "%s: %s [%s%s] %d/%d%s, elapsed %s, ETA %s\n", p.label, what, strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
+	fmt.Fprintf(p.w, "%s: %s [%s%s] %d/%d%s, elapsed %s, ETA %s\n", p.label, what, strings.Repeat("=", filled),
+		strings.Repeat(" ", width-filled),
 		done, total, extra, el.Round(time.Second), eta.Round(time.Second))
 }
 
@@ -117,7 +118,8 @@ func (o *GenFL) Observe(ev harness.Event) {
 	case harness.Done:
 		o.p = nil
 		if r, err := report.NewGenFLSeed(ev.Seed, ev.Result); err == nil && !o.Quiet {
-			fmt.Fprintf(o.W, "experiment genfl: seed %d: bound %.4f, test error %.4f, train error %.4f, KL %.1f (%.0fs)\n",
+			fmt.Fprintf(o.W,
+				"experiment genfl: seed %d: bound %.4f, test error %.4f, train error %.4f, KL %.1f (%.0fs)\n",
 				ev.Seed, r.Bound, r.TestError, r.TrainError, r.KL, r.TotalSeconds)
 		}
 	}

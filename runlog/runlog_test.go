@@ -21,7 +21,8 @@ func TestPhases(t *testing.T) {
 	p.Phase("prior ERM")
 	p.Round("prior ERM", "loss", 2, 2, 0.5)
 	p.Count("per-user", "users", 1, 4) // within Every of the phase's first line: none
-	assert.Equal(t, "seed 1: prior ERM…\nseed 1: prior ERM round [====================] 2/2, mean loss 0.5000, elapsed 0s, ETA 0s\n", b.String())
+	assert.Equal(t, "seed 1: prior ERM…\nseed 1: prior ERM round [====================] 2/2, mean loss 0.5000, "+
+		"elapsed 0s, ETA 0s\n", b.String())
 	var q strings.Builder
 	p = NewPhases(&q, "x", true)
 	p.Phase("a")
@@ -34,8 +35,10 @@ func TestPhases(t *testing.T) {
 func TestGenFLObserver(t *testing.T) {
 	var b strings.Builder
 	o := &GenFL{W: &b, Full: true}
-	o.Observe(harness.Event{Kind: harness.Round, Phase: methods.PhaseSampling, Seed: 3, SeedIndex: 0, Seeds: 2, Round: 5, Rounds: 5})
-	res := &genfl.FLSOBResult{Bound: &genfl.Bound{FedBoundResult: fl.FedBoundResult{Bound: 0.3, KL: 2, M: 10}}, TestError: 0.2}
+	o.Observe(harness.Event{Kind: harness.Round, Phase: methods.PhaseSampling, Seed: 3, SeedIndex: 0, Seeds: 2,
+		Round: 5, Rounds: 5})
+	res := &genfl.FLSOBResult{Bound: &genfl.Bound{FedBoundResult: fl.FedBoundResult{Bound: 0.3, KL: 2, M: 10}},
+		TestError: 0.2}
 	o.Observe(harness.Event{Kind: harness.Done, Seed: 3, Result: &fl.MethodResult{Detail: res}})
 	assert.Contains(t, b.String(), "seed 3 (1/2): FEDBOUND sampling weight draws [")
 	assert.Contains(t, b.String(), "experiment genfl: seed 3: bound 0.3000, test error 0.2000")
@@ -74,8 +77,10 @@ func TestClassificationObserver(t *testing.T) {
 	e := ev
 	e.Kind, e.Result = harness.Done, &fl.MethodResult{ExistingClass: &fl.ClassGroupMetrics{MeanAccuracy: 80}}
 	o.Observe(e)
-	assert.Equal(t, []string{`new pacpfl seed 1/2 2 "" false`, "pacpfl seed 1/2 1", "pacpfl seed 1/2 2", "pacpfl seed 1/2 done",
-		`new pacpfl seed 1/2 personalisation 2 "client" true`, "pacpfl seed 1/2 personalisation 1", "pacpfl seed 1/2 personalisation done"}, log)
+	assert.Equal(t,
+		[]string{`new pacpfl seed 1/2 2 "" false`, "pacpfl seed 1/2 1", "pacpfl seed 1/2 2", "pacpfl seed 1/2 done",
+			`new pacpfl seed 1/2 personalisation 2 "client" true`, "pacpfl seed 1/2 personalisation 1",
+			"pacpfl seed 1/2 personalisation done"}, log)
 	assert.Equal(t, 1, done)
 	assert.Contains(t, b.String(), "experiment: seed 1 pacpfl   existing accuracy 80.00%")
 }
@@ -92,13 +97,15 @@ func TestRegressionObserver(t *testing.T) {
 			labels = append(labels, fmt.Sprintf("%s/%d/%v", label, total, hide))
 			return fakeBar{&log, label}
 		}}
-	res := &fl.MethodResult{Existing: fl.GroupMetrics{MeanRSMSE: 0.5, MeanCE: math.NaN()}, New: fl.GroupMetrics{MeanRSMSE: 0.25, MeanCE: 0.125}, Seconds: 2}
+	res := &fl.MethodResult{Existing: fl.GroupMetrics{MeanRSMSE: 0.5, MeanCE: math.NaN()},
+		New: fl.GroupMetrics{MeanRSMSE: 0.25, MeanCE: 0.125}, Seconds: 2}
 	for _, m := range []string{"ε=1", "no DP"} {
 		o.Observe(harness.Event{Kind: harness.Round, Method: m, Seed: 7, SeedIndex: 1, Seeds: 2, Round: 1, Rounds: 3})
 		o.Observe(harness.Event{Kind: harness.Done, Method: m, Seed: 7, Result: res})
 	}
 	assert.Equal(t, []string{"k-sweep seed 2/2 ε=1/3/true", "k-sweep seed 2/2 no DP/3/false"}, labels)
-	assert.Equal(t, []string{"k-sweep seed 2/2 ε=1 1", "k-sweep seed 2/2 ε=1 done", "k-sweep seed 2/2 no DP 1", "k-sweep seed 2/2 no DP done"}, log)
+	assert.Equal(t, []string{"k-sweep seed 2/2 ε=1 1", "k-sweep seed 2/2 ε=1 done", "k-sweep seed 2/2 no DP 1",
+		"k-sweep seed 2/2 no DP done"}, log)
 	assert.Contains(t, b.String(), "experiment: seed 7 no DP    existing RSMSE 0.500 CE –")
 	b.Reset()
 	o.Quiet = true

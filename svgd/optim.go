@@ -115,7 +115,8 @@ type AdamState struct {
 
 // State returns a copy of the moments and step count.
 func (a *Adam) State() AdamState {
-	return AdamState{M: append([]float64(nil), a.m...), V: append([]float64(nil), a.v...), T: a.t, B1t: a.b1t, B2t: a.b2t}
+	return AdamState{M: append([]float64(nil), a.m...), V: append([]float64(nil), a.v...), T: a.t, B1t: a.b1t,
+		B2t: a.b2t}
 }
 
 // SetState restores a state returned by State. It refuses a state that
@@ -171,7 +172,8 @@ func checkDirection(opt string, dir []float64, squares bool) error {
 			return fmt.Errorf("svgd: %s: direction[%d] = %v is not finite; nothing changed", opt, i, g)
 		}
 		if squares {
-			return fmt.Errorf("svgd: %s: direction[%d] = %.4g has a square that overflows (Adam's second moment would be +Inf); nothing changed", opt, i, g)
+			return fmt.Errorf("svgd: %s: direction[%d] = %.4g has a square that overflows (Adam's second moment "+
+				"would be +Inf); nothing changed", opt, i, g)
 		}
 	}
 	return nil

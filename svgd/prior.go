@@ -30,7 +30,8 @@ func Isotropic(mean []float64, std float64) (*Gaussian, error) {
 // finite, every mean finite. The slices are copied.
 func NewGaussian(mean, std []float64) (*Gaussian, error) {
 	if len(mean) == 0 || len(mean) != len(std) {
-		return nil, fmt.Errorf("svgd: hyper-prior mean has %d values and std %d; need equal, non-zero lengths", len(mean), len(std))
+		return nil, fmt.Errorf("svgd: hyper-prior mean has %d values and std %d; need equal, non-zero lengths",
+			len(mean), len(std))
 	}
 	g := &Gaussian{
 		Mean:   append([]float64(nil), mean...),
@@ -79,7 +80,8 @@ func (g *Gaussian) AddGrad(dst, phi []float64) {
 func (g *Gaussian) AddGradRows(dst, phi []float64) error {
 	d := len(g.Mean)
 	if len(phi)%d != 0 || len(dst) != len(phi) {
-		return fmt.Errorf("svgd: AddGradRows: particles (%d values) and scores (%d values) must both be k×%d", len(phi), len(dst), d)
+		return fmt.Errorf("svgd: AddGradRows: particles (%d values) and scores (%d values) must both be k×%d", len(phi),
+			len(dst), d)
 	}
 	for r := 0; r < len(phi); r += d {
 		g.AddGrad(dst[r:r+d], phi[r:r+d])

@@ -149,7 +149,8 @@ func (s *SVGD) Step(phi, scores []float64, opt Optimizer) error {
 	s.direction(s.dir, phi, scores)
 	for i, v := range s.dir {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("svgd: direction[%d,%d] = %v is not finite (finite particles and scores, bandwidth %.4g); nothing changed", i/s.d, i%s.d, v, s.h)
+			return fmt.Errorf("svgd: direction[%d,%d] = %v is not finite (finite particles and scores, bandwidth "+
+				"%.4g); nothing changed", i/s.d, i%s.d, v, s.h)
 		}
 	}
 	return opt.Ascend(phi, s.dir)

@@ -18,7 +18,8 @@ import (
 // test rows, and the reports carry them with the data's client IDs.
 func TestResultMetricsAndReport(t *testing.T) {
 	fed := federated(t, data.Regression)
-	res, err := Run(context.Background(), fed, Options{Source: "t.csv", ClientColumn: "client", Seed: 9, GP: gpOptions()})
+	res, err := Run(context.Background(), fed,
+		Options{Source: "t.csv", ClientColumn: "client", Seed: 9, GP: gpOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,8 @@ func TestResultMetricsAndReport(t *testing.T) {
 	if !ok {
 		t.Fatalf("JSON report %T, want report.Train", js)
 	}
-	if float64(rep.Existing.RSMSE) != em.MeanFirst || rep.Seed != 9 || rep.Config["data"] != "t.csv" || rep.Config["k"] != "2" {
+	if float64(rep.Existing.RSMSE) != em.MeanFirst || rep.Seed != 9 || rep.Config["data"] != "t.csv" ||
+		rep.Config["k"] != "2" {
 		t.Fatalf("report %+v", rep)
 	}
 	if text.Existing.Clients != 4 || text.New.Clients != 1 || text.Private || text.NoRounds {

@@ -173,7 +173,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 // gpClients builds the GP client model, the hyper-prior and the existing
 // clients, and records the model in mf.
-func gpClients(fed *data.Federated, o *GPOptions, mf *modelfile.Model) (*fl.GPModel, *svgd.Gaussian, []fl.Client, error) {
+func gpClients(fed *data.Federated, o *GPOptions,
+	mf *modelfile.Model) (*fl.GPModel, *svgd.Gaussian, []fl.Client, error) {
 	ds := fed.Dataset
 	gp := &fl.GPModel{Model: lml.DefaultModel(ds.D), Beta: o.Options.Beta, Inference: o.Inference}
 	prior, err := svgd.Isotropic(gp.Model.HyperPriorMean(), o.Options.SigmaP)
@@ -195,7 +196,8 @@ func gpClients(fed *data.Federated, o *GPOptions, mf *modelfile.Model) (*fl.GPMo
 	}
 	m := gp.Model
 	mf.Kind = modelfile.KindGP
-	mf.GP = &modelfile.GPConfig{D: m.D, DF: m.DF, MeanHidden: m.MeanHidden, KernelHidden: m.KernelHidden, Beta: o.Options.Beta.String(),
+	mf.GP = &modelfile.GPConfig{D: m.D, DF: m.DF, MeanHidden: m.MeanHidden, KernelHidden: m.KernelHidden,
+		Beta:      o.Options.Beta.String(),
 		Inference: RecordInference(gp.Inference)}
 	mf.Training["sigma_p"] = strconv.FormatFloat(o.Options.SigmaP, 'g', -1, 64)
 	return gp, prior, clients, nil
@@ -204,13 +206,15 @@ func gpClients(fed *data.Federated, o *GPOptions, mf *modelfile.Model) (*fl.GPMo
 // bnnClients builds the BNN client model (an MLP over the data's
 // features), the hyper-prior and the existing clients, and records the
 // model in mf.
-func bnnClients(fed *data.Federated, o *BNNOptions, mf *modelfile.Model) (*fl.BNNModel, *svgd.Gaussian, []fl.Client, error) {
+func bnnClients(fed *data.Federated, o *BNNOptions,
+	mf *modelfile.Model) (*fl.BNNModel, *svgd.Gaussian, []fl.Client, error) {
 	ds := fed.Dataset
 	bnn := o.Model
 	if bnn == nil {
 		bnn = fl.NewBNNModel(lml.BNN{})
 	}
-	bnn.Model = lml.BNN{Arch: lml.ArchMLP, InC: ds.D, InH: 1, InW: 1, Hidden: o.Hidden, Classes: ds.Classes}.WithDefaults()
+	bnn.Model = lml.BNN{Arch: lml.ArchMLP, InC: ds.D, InH: 1, InW: 1, Hidden: o.Hidden,
+		Classes: ds.Classes}.WithDefaults()
 	if err := bnn.Model.Validate(); err != nil {
 		return nil, nil, nil, &ConfigError{err}
 	}
@@ -226,7 +230,8 @@ func bnnClients(fed *data.Federated, o *BNNOptions, mf *modelfile.Model) (*fl.BN
 	}
 	m, po := bnn.Model, bnn.Posterior
 	mf.Kind = modelfile.KindBNN
-	mf.BNN = &modelfile.BNNConfig{Arch: m.Arch, InC: m.InC, InH: m.InH, InW: m.InW, Hidden: m.Hidden, Classes: m.Classes,
+	mf.BNN = &modelfile.BNNConfig{Arch: m.Arch, InC: m.InC, InH: m.InH, InW: m.InW, Hidden: m.Hidden,
+		Classes:   m.Classes,
 		Particles: po.Particles, Steps: po.Steps, LR: po.LR, AlphaSamples: po.AlphaSamples}
 	mf.Training["sigma_mu"] = strconv.FormatFloat(o.Options.SigmaMu, 'g', -1, 64)
 	mf.Training["sigma_omega"] = strconv.FormatFloat(o.Options.SigmaOmega, 'g', -1, 64)
@@ -258,7 +263,8 @@ func (r *Result) evaluate(fed *data.Federated) error {
 
 // gpBounds computes the PAC-Bayes bounds of a GP run on the existing
 // clients' training data, those that sparse clients allow.
-func gpBounds(ds *data.Dataset, gp *fl.GPModel, prior *svgd.Gaussian, o fl.PACPFLOptions, particles []float64, out *fl.MethodResult) error {
+func gpBounds(ds *data.Dataset, gp *fl.GPModel, prior *svgd.Gaussian, o fl.PACPFLOptions, particles []float64,
+	out *fl.MethodResult) error {
 	out.BoundsUnavailable, out.LearnedUnavailable = gp.DropUnavailableBounds(ds.Existing, &o.Bounds)
 	if o.Bounds.PriorSamples > 0 {
 		b, err := fl.ComputeBounds(ds, gp, prior, o.Bounds, fl.EffectiveTau(o.Server, len(ds.Existing)))

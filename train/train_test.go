@@ -39,7 +39,8 @@ func federated(t *testing.T, task data.Task) *data.Federated {
 			fmt.Fprintf(&b, "client%03d,%.6f,%s,%s\n", c, x, y, split)
 		}
 	}
-	rec, err := data.ReadCSV(strings.NewReader(b.String()), "t.csv", data.CSVSpec{ClientColumn: "client", TargetColumn: "y", SplitColumn: "split", Task: task})
+	rec, err := data.ReadCSV(strings.NewReader(b.String()), "t.csv",
+		data.CSVSpec{ClientColumn: "client", TargetColumn: "y", SplitColumn: "split", Task: task})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,8 @@ func TestRunGP(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := res.Model
-	if m.Kind != modelfile.KindGP || m.Task != modelfile.TaskRegression || len(m.Clients) != 4 || m.K != 2 || m.Training["data"] != "t.csv" || m.Training["rounds"] != "6" {
+	if m.Kind != modelfile.KindGP || m.Task != modelfile.TaskRegression || len(m.Clients) != 4 || m.K != 2 ||
+		m.Training["data"] != "t.csv" || m.Training["rounds"] != "6" {
 		t.Fatalf("model %+v", m)
 	}
 	// The saved file predicts what the run reported, to the bit.
@@ -95,7 +97,8 @@ func TestRunGP(t *testing.T) {
 	}
 	for i := range outs {
 		a, b := res.Existing[i].Mixture, outs[i].Mixture
-		if a == nil || b == nil || len(a.Means) == 0 || fmt.Sprint(a.Means) != fmt.Sprint(b.Means) || fmt.Sprint(a.Vars) != fmt.Sprint(b.Vars) {
+		if a == nil || b == nil || len(a.Means) == 0 || fmt.Sprint(a.Means) != fmt.Sprint(b.Means) ||
+			fmt.Sprint(a.Vars) != fmt.Sprint(b.Vars) {
 			t.Errorf("client %d: the run's predictions differ from the saved model's", i)
 		}
 	}
@@ -125,11 +128,13 @@ func TestRunBNN(t *testing.T) {
 	bo.Bounds.PriorSamples = 0
 	model := fl.NewBNNModel(lml.BNN{})
 	model.Posterior = lml.BNNPosteriorOptions{Particles: 2, Steps: 3, LR: 1e-2, Batch: 8, AlphaSamples: 4}
-	res, err := Run(context.Background(), fed, Options{ClientColumn: "client", Seed: 2, BNN: &BNNOptions{Options: bo, Model: model, Hidden: 5}})
+	res, err := Run(context.Background(), fed,
+		Options{ClientColumn: "client", Seed: 2, BNN: &BNNOptions{Options: bo, Model: model, Hidden: 5}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Model.Kind != modelfile.KindBNN || res.Model.BNN.Hidden != 5 || res.Model.BNN.InC != fed.D || res.Model.BNN.Classes != 2 {
+	if res.Model.Kind != modelfile.KindBNN || res.Model.BNN.Hidden != 5 || res.Model.BNN.InC != fed.D ||
+		res.Model.BNN.Classes != 2 {
 		t.Errorf("BNN model %+v", res.Model.BNN)
 	}
 	if p := res.Existing[0].Probs; len(p) != 2*len(fed.Existing[0].YTest) {

@@ -130,7 +130,8 @@ func Tune(ctx context.Context, o TuneOptions) (*File, error) {
 	}
 	for i := range final[0] {
 		if blocks != def && final[1][i] < final[0][i] {
-			t.logf("%s lost to the defaults at n = %d (%.1f against %.1f GFLOP/s): keeping the default kernel and blocks",
+			t.logf(
+				"%s lost to the defaults at n = %d (%.1f against %.1f GFLOP/s): keeping the default kernel and blocks",
 				blocks, o.N[i], final[1][i], final[0][i])
 			best.kernel, best.blk = def.kernel, def.blk
 			final[1] = final[0]
@@ -143,7 +144,8 @@ func Tune(ctx context.Context, o TuneOptions) (*File, error) {
 		status = "budget spent"
 	}
 	f := &File{Version: Version, CPU: CurrentCPU(), Tool: o.Tool, Created: time.Now().UTC().Format(time.RFC3339),
-		GEMM:     GEMM{Kernel: best.kernel, MC: best.blk.MC, KC: best.blk.KC, NC: best.blk.NC, SharedBMax: best.sharedB},
+		GEMM: GEMM{Kernel: best.kernel, MC: best.blk.MC, KC: best.blk.KC, NC: best.blk.NC,
+			SharedBMax: best.sharedB},
 		Cholesky: Cholesky{Panel: panel},
 		Summary: fmt.Sprintf("native DGEMM at n = %v, %d threads, minimum of %d alternated runs; noise %.1f %%; %s",
 			o.N, t.threads(), o.Reps, 100*t.noise, status)}
@@ -166,7 +168,8 @@ type candidate struct {
 }
 
 func (c candidate) String() string {
-	return fmt.Sprintf("kernel %s, MC %d, KC %d, NC %d, shared-B limit %d", c.kernel, c.blk.MC, c.blk.KC, c.blk.NC, c.sharedB)
+	return fmt.Sprintf("kernel %s, MC %d, KC %d, NC %d, shared-B limit %d", c.kernel, c.blk.MC, c.blk.KC, c.blk.NC,
+		c.sharedB)
 }
 
 func with(c candidate, f func(*candidate)) candidate { f(&c); return c }
@@ -256,7 +259,8 @@ func (t *tuner) compare(cs []candidate, shapes [][3]int, sizeIdx []int) ([][]flo
 	for s, shape := range shapes {
 		var con []bench.Contender
 		for _, c := range cs {
-			if err := (&linalg.Tuning{Level: t.level, Kernel: c.kernel, Blocking: c.blk, SharedBMax: c.sharedB}).Validate(); err != nil {
+			if err := (&linalg.Tuning{Level: t.level, Kernel: c.kernel, Blocking: c.blk,
+				SharedBMax: c.sharedB}).Validate(); err != nil {
 				return nil, err
 			}
 			con = append(con, t.contender(c, sizeIdx[s], shape))
@@ -340,7 +344,8 @@ func (t *tuner) sharedB(best candidate) (candidate, error) {
 		if i < 0 {
 			break
 		}
-		grid, shared := with(best, func(c *candidate) { c.sharedB = 1 }), with(best, func(c *candidate) { c.sharedB = 1 << 16 })
+		grid, shared := with(best, func(c *candidate) { c.sharedB = 1 }),
+			with(best, func(c *candidate) { c.sharedB = 1 << 16 })
 		r, err := t.compare([]candidate{grid, shared}, [][3]int{{s, s, 4 * s}}, []int{i})
 		if err != nil {
 			return best, err

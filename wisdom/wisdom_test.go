@@ -107,7 +107,8 @@ func TestLoadIgnoresForeignAndCorruptFiles(t *testing.T) {
 	} {
 		p := writeWisdom(t, text)
 		src := Apply()
-		if src.Kind == "file" || src.Notice == "" || !strings.Contains(src.Notice, p) || strings.Contains(src.Notice, "\n") {
+		if src.Kind == "file" || src.Notice == "" || !strings.Contains(src.Notice, p) ||
+			strings.Contains(src.Notice, "\n") {
 			t.Errorf("%s: source %+v, want the file ignored with a one-line notice naming it", name, src)
 		}
 		if src.Kind == "defaults" && linalg.CurrentTuning() != nil {

@@ -131,7 +131,8 @@ func BNN(ctx context.Context, cfg BNNConfig, out Output) ([]BNNRow, error) {
 	rows := make([]BNNRow, len(cs))
 	failed := false
 	for i, c := range cs {
-		r := BNNRow{Kernel: c.Name, Arch: model.Arch, Batch: cfg.Batch, K: cfg.K, Samples: cfg.Samples, Threads: threads}
+		r := BNNRow{Kernel: c.Name, Arch: model.Arch, Batch: cfg.Batch, K: cfg.K, Samples: cfg.Samples,
+			Threads: threads}
 		if errs[i] != nil {
 			r.Error, failed = errs[i].Error(), true
 		} else {
@@ -213,8 +214,10 @@ func bnnContenders(model lml.BNN, k, samples, batch int) ([]bench.Contender, err
 		}},
 	}
 	if model.Arch == lml.ArchBCNN {
-		bay, err := newBenchBayes(conv.BCNNConfig{InChannels: model.InC, InH: model.InH, InW: model.InW, Conv1: model.Conv1,
-			Conv2: model.Conv2, Kernel: model.Kernel, Hidden: model.Hidden, Classes: model.Classes}, samples, true, rng)
+		bay, err := newBenchBayes(
+			conv.BCNNConfig{InChannels: model.InC, InH: model.InH, InW: model.InW, Conv1: model.Conv1,
+				Conv2: model.Conv2, Kernel: model.Kernel, Hidden: model.Hidden, Classes: model.Classes}, samples, true,
+			rng)
 		if err != nil {
 			return nil, err
 		}

@@ -213,7 +213,8 @@ func convContenders(batch, samples int, opt conv.Options) ([]bench.Contender, []
 		}
 	}
 	netFlops := net.GEMMFlops()
-	flops := []float64{netFlops, conv2.GEMMFlops(), stacked.Net.GEMMFlops(), float64(samples) * separate.Net.GEMMFlops()}
+	flops := []float64{netFlops, conv2.GEMMFlops(), stacked.Net.GEMMFlops(),
+		float64(samples) * separate.Net.GEMMFlops()}
 	return cs, flops, nil
 }
 

@@ -120,7 +120,8 @@ func (r SparseLMLRow) WriteText(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "%8d %3d %5d %7d %11.4f %9.2f %6.1f%% %9.3f %10s %10s %10s %9.2f\n", r.M, r.K, r.Inducing, r.Threads,
-		r.Seconds, r.GFLOPS, r.PercentPeak, r.CPUSeconds, formatMB(r.DataBytes, true), formatMB(r.BeyondData, r.PeakRSSRow),
+		r.Seconds, r.GFLOPS, r.PercentPeak, r.CPUSeconds, formatMB(r.DataBytes, true),
+		formatMB(r.BeyondData, r.PeakRSSRow),
 		formatMB(r.PeakRSS, r.PeakRSSRow), r.SelectSeconds)
 }
 

@@ -109,7 +109,8 @@ func TestGEMMRows(t *testing.T) {
 
 	// A tuning in force is named in every row.
 	l := asm.Current()
-	require.NoError(t, linalg.SetTuning(&linalg.Tuning{Level: l, Blocking: linalg.DefaultBlocking(), Source: "test tuning"}))
+	require.NoError(t,
+		linalg.SetTuning(&linalg.Tuning{Level: l, Blocking: linalg.DefaultBlocking(), Source: "test tuning"}))
 	defer linalg.SetTuning(nil)
 	var js bytes.Buffer
 	cfg.Threads, cfg.Sizes = 1, nil
@@ -120,7 +121,8 @@ func TestGEMMRows(t *testing.T) {
 			assert.Equal(t, "test tuning", r["tuning"])
 			assert.Greater(t, r["peak_gflops"], 0.0)
 		}
-		for _, k := range []string{"kernel", "n", "m", "k", "backend", "threads", "seconds", "gflops", "peak_gflops", "percent_peak", "tuning"} {
+		for _, k := range []string{"kernel", "n", "m", "k", "backend", "threads", "seconds", "gflops", "peak_gflops",
+			"percent_peak", "tuning"} {
 			assert.Contains(t, r, k)
 		}
 		assert.Equal(t, 1.0, r["threads"])
@@ -225,7 +227,8 @@ func TestExpRows(t *testing.T) {
 // SEKernel: per m, fused and sqdist+exp per level, then generic (speedup 1).
 func TestSEKernelRows(t *testing.T) {
 	var js bytes.Buffer
-	rows, err := SEKernel(context.Background(), SEKernelConfig{Sizes: []int{5, 40}, Reps: 1}, Output{W: &js, JSON: true})
+	rows, err := SEKernel(context.Background(), SEKernelConfig{Sizes: []int{5, 40}, Reps: 1},
+		Output{W: &js, JSON: true})
 	require.NoError(t, err)
 	require.Len(t, rows, 6)
 	for i, r := range rows {
@@ -265,7 +268,8 @@ func TestBNNRows(t *testing.T) {
 	var names []string
 	for _, r := range rows {
 		names = append(names, r.Kernel)
-		want := BNNRow{Kernel: r.Kernel, Arch: "mlp", Batch: 3, K: 2, Samples: 2, Threads: runtime.GOMAXPROCS(0), MS: r.MS}
+		want := BNNRow{Kernel: r.Kernel, Arch: "mlp", Batch: 3, K: 2, Samples: 2, Threads: runtime.GOMAXPROCS(0),
+			MS: r.MS}
 		assert.Equal(t, want, r)
 		assert.Greater(t, r.MS, 0.0)
 	}
@@ -295,7 +299,8 @@ func TestLMLRows(t *testing.T) {
 	}
 	assert.Equal(t, 3.0*12*12*12, LMLFlops(12, 3))
 	for _, r := range jsonKeys(t, js.String()) {
-		for _, k := range []string{"kernel", "m", "k", "split", "threads", "seconds", "gflops", "peak_gflops", "percent_peak", "tuning"} {
+		for _, k := range []string{"kernel", "m", "k", "split", "threads", "seconds", "gflops", "peak_gflops",
+			"percent_peak", "tuning"} {
 			assert.Contains(t, r, k)
 		}
 	}
@@ -371,7 +376,8 @@ func TestWriteText(t *testing.T) {
 	}{
 		{BackendRow{Backend: "native", Level: "avx2", Shape: Shape{8, 8, 8}, Error: "boom"},
 			"     8  native/avx2   error: boom\n"},
-		{BackendRow{Backend: "gonum", Op: "potri", Shape: Shape{2, 3, 4}, Seconds: 1, GFLOPS: 2, Rate: Rate{PercentPeak: 3}},
+		{BackendRow{Backend: "gonum", Op: "potri", Shape: Shape{2, 3, 4}, Seconds: 1, GFLOPS: 2,
+			Rate: Rate{PercentPeak: 3}},
 			" 2x3x4  potri  gonum             1.000000       2.00     3.0%\n"},
 		{ConvRow{Kernel: "k", Batch: 2, Error: "boom"}, "k                               2 error: boom\n"},
 		{BNNRow{Kernel: "k", MS: 1.5}, "k                                1.50\n"},

@@ -14,7 +14,8 @@ import (
 
 func TestBenchCholeskyTable(t *testing.T) {
 	for _, op := range []string{"potrf", "potri"} {
-		st, out, errs := runCLI("bench", "cholesky", "--n", "8,70", "--reps", "1", "--backends", "native,gonum", "--op", op)
+		st, out, errs := runCLI("bench", "cholesky", "--n", "8,70", "--reps", "1", "--backends", "native,gonum", "--op",
+			op)
 		require.Equal(t, exitOK, st, errs)
 		assert.Contains(t, out, "peak ")
 		for _, n := range []string{"8", "70"} {

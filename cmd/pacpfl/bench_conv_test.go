@@ -39,7 +39,8 @@ func TestBenchConvJSON(t *testing.T) {
 		assert.Greater(t, r["ms"].(float64), 0.0)
 		assert.Greater(t, r["gflops"].(float64), 0.0)
 	}
-	assert.Equal(t, []string{"bcnn_fwd_bwd", "conv2_fwd_bwd", "bcnn_bayes_L5_stacked", "bcnn_bayes_L5_separate"}, kernels)
+	assert.Equal(t, []string{"bcnn_fwd_bwd", "conv2_fwd_bwd", "bcnn_bayes_L5_stacked", "bcnn_bayes_L5_separate"},
+		kernels)
 }
 
 func TestBenchConvFlags(t *testing.T) {

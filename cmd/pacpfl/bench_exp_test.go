@@ -113,7 +113,8 @@ func TestBenchLevelsBLAS(t *testing.T) {
 		names[i] = l.String()
 	}
 	list := strings.Join(names, ",")
-	st, out, errs := runCLI("bench", "gemm", "--n", "20", "--reps", "1", "--backends", "native,gonum", "--levels", list, "--json")
+	st, out, errs := runCLI("bench", "gemm", "--n", "20", "--reps", "1", "--backends", "native,gonum", "--levels", list,
+		"--json")
 	require.Equal(t, exitOK, st, errs)
 	got := map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -134,7 +135,8 @@ func TestBenchLevelsBLAS(t *testing.T) {
 		assert.Regexp(t, `(?m)^\s+30  potrf\s+native/`+n+`\s`, out)
 	}
 	assert.Contains(t, out, "native at SIMD level")
-	st, out, errs = runCLI("bench", "lml", "--m", "12", "--k", "1", "--reps", "1", "--split", "auto,blas", "--levels", list, "--json")
+	st, out, errs = runCLI("bench", "lml", "--m", "12", "--k", "1", "--reps", "1", "--split", "auto,blas", "--levels",
+		list, "--json")
 	require.Equal(t, exitOK, st, errs)
 	got = map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {

@@ -31,7 +31,8 @@ func TestBenchGemmTable(t *testing.T) {
 }
 
 func TestBenchGemmJSON(t *testing.T) {
-	st, out, errs := runCLI("bench", "gemm", "--n", "8,33", "--reps", "1", "--json", "--backends", "native,gonum", "--threads", "1")
+	st, out, errs := runCLI("bench", "gemm", "--n", "8,33", "--reps", "1", "--json", "--backends", "native,gonum",
+		"--threads", "1")
 	require.Equal(t, exitOK, st, errs)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	for _, l := range lines {
@@ -52,7 +53,8 @@ func TestBenchGemmJSON(t *testing.T) {
 // backend runs the thread count the table states (OpenBLAS ignored
 // GOMAXPROCS).
 func TestBenchGemmBackendsAndThreads(t *testing.T) {
-	st, out, errs := runCLI("bench", "gemm", "--n", "8", "--reps", "1", "--backends", "native,openblas", "--threads", "1")
+	st, out, errs := runCLI("bench", "gemm", "--n", "8", "--reps", "1", "--backends", "native,openblas", "--threads",
+		"1")
 	if !slices.Contains(linalg.Backends(), "openblas") {
 		assert.Equal(t, exitUsage, st)
 		assert.Contains(t, errs, "-tags netlib")
@@ -86,7 +88,8 @@ func TestBenchGemmShapes(t *testing.T) {
 	assert.Contains(t, out, "20x30x40  native")
 	assert.Regexp(t, `(?m)^\s+9  native`, out)
 	assert.NotRegexp(t, `(?m)^\s+500  native`, out)
-	st, out, errs = runCLI("bench", "gemm", "--n", "8", "--shapes", "20x30x40", "--reps", "1", "--json", "--backends", "native")
+	st, out, errs = runCLI("bench", "gemm", "--n", "8", "--shapes", "20x30x40", "--reps", "1", "--json", "--backends",
+		"native")
 	require.Equal(t, exitOK, st, errs)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2)

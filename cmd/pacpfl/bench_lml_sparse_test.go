@@ -12,7 +12,8 @@ import (
 )
 
 func TestBenchLMLSparse(t *testing.T) {
-	st, out, errs := runCLI("bench", "lml", "--gp-inference", "sparse", "--m", "300,700", "--inducing", "16,40", "--k", "1,2", "--reps", "1", "--json")
+	st, out, errs := runCLI("bench", "lml", "--gp-inference", "sparse", "--m", "300,700", "--inducing", "16,40", "--k",
+		"1,2", "--reps", "1", "--json")
 	require.Equal(t, exitOK, st, errs)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2*2*2)
@@ -33,7 +34,8 @@ func TestBenchLMLSparse(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"--gp-inference", "auto"}, `--gp-inference "auto": want exact or sparse`},
-		{[]string{"--gp-inference", "sparse", "--m", "500,2000", "--inducing", "256,1024"}, "--inducing 1024 is above --m 500"},
+		{[]string{"--gp-inference", "sparse", "--m", "500,2000", "--inducing", "256,1024"},
+			"--inducing 1024 is above --m 500"},
 		{[]string{"--gp-inference", "sparse", "--inducing", "0"}, `"0" is not a positive integer`},
 		{[]string{"--gp-inference", "sparse", "--inducing", "-5"}, `"-5" is not a positive integer`},
 		{[]string{"--inducing", "64"}, "--inducing applies to --gp-inference sparse"},

@@ -12,7 +12,8 @@ import (
 )
 
 func TestBenchLML(t *testing.T) {
-	st, out, errs := runCLI("bench", "lml", "--m", "7,12", "--k", "1,3", "--reps", "1", "--split", "auto,blas", "--json")
+	st, out, errs := runCLI("bench", "lml", "--m", "7,12", "--k", "1,3", "--reps", "1", "--split", "auto,blas",
+		"--json")
 	require.Equal(t, exitOK, st, errs)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2*2*2)

@@ -10,7 +10,8 @@ import (
 
 // A small bench rpc: every test and transport reports a figure, no errors.
 func TestBenchRPCSmall(t *testing.T) {
-	code, out, errOut := runCLI("bench", "rpc", "--reps", "1", "--updates", "5", "--clients", "6", "--rounds", "2", "--transfers", "1", "--json")
+	code, out, errOut := runCLI("bench", "rpc", "--reps", "1", "--updates", "5", "--clients", "6", "--rounds", "2",
+		"--transfers", "1", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -47,7 +47,8 @@ func TestBenchRefusesSizesBeyondMemory(t *testing.T) {
 		t.Errorf("bench gemm --n 8: exit %d, stderr %q", st, errs)
 	}
 	// A negative thread count was accepted and quietly meant "all cores".
-	if st, _, errs := runCLI("bench", "lml", "--threads", "-1", "--m", "8", "--k", "1", "--reps", "1"); st != exitUsage || errs == "" {
+	if st, _, errs := runCLI("bench", "lml", "--threads", "-1", "--m", "8", "--k", "1", "--reps",
+		"1"); st != exitUsage || errs == "" {
 		t.Errorf("bench lml --threads -1: exit %d, stderr %q; want 2 with a message", st, errs)
 	}
 }

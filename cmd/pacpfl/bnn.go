@@ -16,14 +16,16 @@ import (
 // another tool.
 func init() {
 	register(&command{
-		name:    "bnn",
-		summary: "BNN client model: 'pacpfl bnn eval' prints the LML estimate (38) of a prior on a CSV data set, its gradient, φ and ε",
-		run:     runBNN,
+		name: "bnn",
+		summary: "BNN client model: 'pacpfl bnn eval' prints the LML estimate (38) of a prior on a CSV data set, its " +
+			"gradient, φ and ε",
+		run: runBNN,
 	})
 }
 
 func bnnUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: pacpfl bnn eval --data FILE.csv [--arch mlp|bcnn] [--hidden H] [--classes C] [--image HxW] --init-seed S [--samples L] [--sigma-mu 3] [--sigma-omega 1] [--json]")
+	fmt.Fprintln(w, "usage: pacpfl bnn eval --data FILE.csv [--arch mlp|bcnn] [--hidden H] [--classes C] [--image "+
+		"HxW] --init-seed S [--samples L] [--sigma-mu 3] [--sigma-omega 1] [--json]")
 }
 
 func runBNN(args []string, stdout, stderr io.Writer) int {
@@ -38,11 +40,13 @@ type bnnEvalFlags struct {
 
 func (f *bnnEvalFlags) add(fs *flag.FlagSet) *bool {
 	o := &f.o
-	fs.StringVar(&o.Data, "data", "", "data set, "+csvFormatHelp+": one sample per row, the class label (0..C−1) first, then the features; a header row is allowed")
+	fs.StringVar(&o.Data, "data", "", "data set, "+csvFormatHelp+": one sample per row, the class label (0..C−1) "+
+		"first, then the features; a header row is allowed")
 	fs.StringVar(&o.Arch, "arch", lml.ArchMLP, "network: mlp or bcnn")
 	fs.IntVar(&o.Hidden, "hidden", 0, "hidden width (0: 100 for mlp, 512 for bcnn)")
 	fs.IntVar(&o.Classes, "classes", 10, "number of classes C")
-	fs.StringVar(&o.Image, "image", "", "bcnn: input image size HxW (default 28x28; the features are its pixels, row-major)")
+	fs.StringVar(&o.Image, "image", "",
+		"bcnn: input image size HxW (default 28x28; the features are its pixels, row-major)")
 	fs.Int64Var(&o.InitSeed, "init-seed", -1, "draw φ from the hyper-prior with this seed (≥ 0), and ε from it")
 	fs.IntVar(&o.Samples, "samples", lml.DefaultBNNSamples, "weight samples L")
 	d := fl.DefaultBNNOptions()

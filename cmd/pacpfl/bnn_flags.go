@@ -75,8 +75,10 @@ var (
 // network (a CSV file's task decides them, so train --data FILE.csv does
 // not register them).
 func (b *bnnFlags) registerChoice(fs *flag.FlagSet) {
-	fs.StringVar(&b.model, "model", b.model, "client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
-	fs.StringVar(&b.data, "data", b.data, "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the default follows --model")
+	fs.StringVar(&b.model, "model", b.model,
+		"client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
+	fs.StringVar(&b.data, "data", b.data, "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl "+
+		"train --data FILE.csv -h lists its flags); the default follows --model")
 	fs.StringVar(&b.net.Arch, "arch", b.net.Arch, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
 }
 
@@ -85,18 +87,24 @@ func (b *bnnFlags) registerChoice(fs *flag.FlagSet) {
 // BNN's split too, with other defaults (bnnDefaults).
 func (b *bnnFlags) registerFMNIST(fs *flag.FlagSet) {
 	if f := fs.Lookup("clients"); f != nil {
-		f.Usage = fmt.Sprintf("existing clients n: gp, of the Polynomial data set (the default below); bnn, of --partition dirichlet (default %d; labels5 has one per label)", bnnClients)
+		f.Usage = fmt.Sprintf("existing clients n: gp, of the Polynomial data set (the default below); bnn, of "+
+			"--partition dirichlet (default %d; labels5 has one per label)", bnnClients)
 	}
 	if f := fs.Lookup("new-clients"); f != nil {
-		f.Usage = fmt.Sprintf("new clients: gp, of the Polynomial data set (the default below); bnn, held out of either Fashion-MNIST partition (default %d)", bnnNewClients)
+		f.Usage = fmt.Sprintf("new clients: gp, of the Polynomial data set (the default below); bnn, held out of "+
+			"either Fashion-MNIST partition (default %d)", bnnNewClients)
 	}
 	d := &b.dir
-	fs.StringVar(&b.partition, "partition", b.partition, "bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
-	fs.StringVar(&b.split, "split", b.split, "bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
+	fs.StringVar(&b.partition, "partition", b.partition,
+		"bnn: federated split of Fashion-MNIST: labels5 (pFedBayes) or dirichlet")
+	fs.StringVar(&b.split, "split", b.split,
+		"bnn, labels5: small, medium or large (50/200/900 training and 950/800/300 test images per label per client)")
 	fs.Float64Var(&d.Alpha, "alpha", d.Alpha, "bnn, dirichlet: concentration α of the label proportions")
-	fs.StringVar(&b.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default $"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
+	fs.StringVar(&b.dataDir, "data-dir", "", "bnn: directory of the Fashion-MNIST IDX files (default "+
+		"$"+data.DataDirEnv+", then "+data.FashionMNISTDebianDir+")")
 	fs.IntVar(&d.MaxImages, "max-images", d.MaxImages, "bnn: use at most this many images (0: the split's full sizes)")
-	fs.StringVar((*string)(&d.Pixels), "pixels", string(d.Pixels), "bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
+	fs.StringVar((*string)(&d.Pixels), "pixels", string(d.Pixels),
+		"bnn: pixel scale: unit (p/255 in [0, 1]) or symmetric (2p/255 − 1 in [−1, 1], the pFedBayes authors' data)")
 }
 
 // registerNet registers the BNN's network, prior, training and
@@ -105,19 +113,24 @@ func (b *bnnFlags) registerNet(fs *flag.FlagSet) {
 	p := &b.post
 	fs.IntVar(&b.net.Hidden, "hidden", b.net.Hidden, "bnn: hidden width (0: 100 for mlp, 512 for bcnn)")
 	fs.IntVar(&b.samples, "samples", b.samples, "bnn: weight samples L of the LML estimate (38) in training")
-	fs.Float64Var(&b.o.SigmaMu, "sigma-mu", b.o.SigmaMu, "bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
+	fs.Float64Var(&b.o.SigmaMu, "sigma-mu", b.o.SigmaMu,
+		"bnn: hyper-prior std of the prior means, in units of the He std √(2/fan-in)")
 	fs.Float64Var(&b.o.SigmaOmega, "sigma-omega", b.o.SigmaOmega, "bnn: hyper-prior std of the prior log-variances ω")
-	fs.IntVar(&p.Particles, "posterior-particles", p.Particles, "bnn: SVGD weight particles M per prior in personalisation")
-	fs.IntVar(&p.Steps, "posterior-steps", p.Steps, "bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
+	fs.IntVar(&p.Particles, "posterior-particles", p.Particles,
+		"bnn: SVGD weight particles M per prior in personalisation")
+	fs.IntVar(&p.Steps, "posterior-steps", p.Steps,
+		"bnn: SVGD steps of the personalisation (and of Vanilla and Pooled)")
 	fs.Float64Var(&p.LR, "posterior-lr", p.LR, "bnn: Adam learning rate of the personalisation SVGD")
-	fs.IntVar(&p.AlphaSamples, "alpha-samples", p.AlphaSamples, "bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
+	fs.IntVar(&p.AlphaSamples, "alpha-samples", p.AlphaSamples,
+		"bnn: weight samples of the estimate (38) behind the mixture weights α_κ")
 }
 
 // registerBounds registers the BNN's bounds (experiment fmnist computes
 // none).
 func (b *bnnFlags) registerBounds(fs *flag.FlagSet) {
 	o := &b.o.Bounds
-	fs.StringVar(&b.boundLoss, "bound-loss", b.boundLoss, "bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
+	fs.StringVar(&b.boundLoss, "bound-loss", b.boundLoss,
+		"bnn: bounded loss of the bounds: ce (cross-entropy clipped to [0, ln(1/p-min)]) or 01")
 	fs.Float64Var(&o.Loss.PMin, "p-min", o.Loss.PMin, "bnn: probability floor of the clipped cross-entropy")
 	fs.IntVar(&o.WeightDraws, "weight-draws", o.WeightDraws, "bnn: weight draws per ln Z^C of the bounds")
 }
@@ -227,7 +240,8 @@ func (b *bnnFlags) check(f *trainFlags) error {
 	nw := float64(m.Model.NumWeights())
 	what := fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.net.Arch, b.net.Hidden, f.o.Server.K, b.samples)
 	return memoryError(what,
-		8*(images*784+float64(f.o.Server.K)*2*nw*(3+float64(max(f.o.Server.ClientsPerRound, 1)))+2*float64(b.samples)*nw))
+		8*(images*784+float64(f.o.Server.K)*2*nw*(3+float64(max(f.o.Server.ClientsPerRound, 1)))+2*float64(
+			b.samples)*nw))
 }
 
 // checkSplit validates the split's flags (the clients' numbers were

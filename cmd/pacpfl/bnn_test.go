@@ -71,12 +71,14 @@ var tinyBNNFlags = []string{"--max-images", "1200", "--hidden", "16", "--rounds"
 func TestTrainBNNShortRun(t *testing.T) {
 	dir := writeFakeFMNIST(t, 140)
 	path := filepath.Join(t.TempDir(), "out.json")
-	args := append([]string{"train", "--model", "bnn", "--data-dir", dir, "--bound-samples", "2", "--weight-draws", "3", "--json", path}, tinyBNNFlags...)
+	args := append([]string{"train", "--model", "bnn", "--data-dir", dir, "--bound-samples", "2", "--weight-draws", "3",
+		"--json", path}, tinyBNNFlags...)
 	code, out, errOut := runCLI(args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"existing clients: accuracy", "new clients:      accuracy", "server-level (Thm 4.2)", "new-client (Lemma 4.6)", "mlp 784-16-10"} {
+	for _, want := range []string{"existing clients: accuracy", "new clients:      accuracy", "server-level (Thm 4.2)",
+		"new-client (Lemma 4.6)", "mlp 784-16-10"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -98,8 +100,10 @@ func TestTrainBNNShortRun(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Dataset != "fmnist" || rep.Partition != "labels5" || rep.Split != "small" || rep.Bounds == nil || len(rep.History) != 6 ||
-		!(rep.Existing.Accuracy >= 0 && rep.Existing.Accuracy <= 100) || len(rep.PerClient["existing_accuracy"]) != 10 || len(rep.PerClient["new_ce"]) != 2 {
+	if rep.Dataset != "fmnist" || rep.Partition != "labels5" || rep.Split != "small" || rep.Bounds == nil ||
+		len(rep.History) != 6 ||
+		!(rep.Existing.Accuracy >= 0 && rep.Existing.Accuracy <= 100) ||
+		len(rep.PerClient["existing_accuracy"]) != 10 || len(rep.PerClient["new_ce"]) != 2 {
 		t.Fatalf("bad JSON report: %s", raw)
 	}
 }
@@ -120,7 +124,8 @@ func TestTrainBNNBadInput(t *testing.T) {
 		{[]string{"--model", "bnn", "--extra", "3"}, "--extra does not apply to --model bnn"},
 		{[]string{"--model", "bnn", "--sigma-p", "1"}, "--sigma-p does not apply"},
 		{[]string{"--model", "bnn", "--split", "huge"}, "unknown --split"},
-		{[]string{"--model", "bnn", "--partition", "dirichlet", "--split", "small"}, "--split is for --partition labels5"},
+		{[]string{"--model", "bnn", "--partition", "dirichlet", "--split", "small"},
+			"--split is for --partition labels5"},
 		{[]string{"--model", "bnn", "--partition", "dirichlet", "--alpha", "0"}, "--alpha 0"},
 		{[]string{"--model", "bnn", "--alpha", "0.3"}, "--alpha and --clients are for --partition dirichlet"},
 		{[]string{"--model", "bnn", "--partition", "iid"}, "unknown --partition"},
@@ -156,12 +161,14 @@ func TestTrainBNNBadInput(t *testing.T) {
 func TestExperimentFMNIST(t *testing.T) {
 	dir := writeFakeFMNIST(t, 140)
 	path := filepath.Join(t.TempDir(), "exp.json")
-	args := append([]string{"experiment", "fmnist", "--data-dir", dir, "--seeds", "2", "--seed-base", "4", "--json", path}, tinyBNNFlags...)
+	args := append([]string{"experiment", "fmnist", "--data-dir", dir, "--seeds", "2", "--seed-base", "4", "--json",
+		path}, tinyBNNFlags...)
 	code, out, errOut := runCLI(args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"| PAC-PFL (ours) |", "| Vanilla (ours) |", "| Pooled (ours) |", "| pFedBayes (pFedBayes paper, MLP) | – | 89.05 ± 0.17 | – | 80.17 ± 0.19 |"} {
+	for _, want := range []string{"| PAC-PFL (ours) |", "| Vanilla (ours) |", "| Pooled (ours) |",
+		"| pFedBayes (pFedBayes paper, MLP) | – | 89.05 ± 0.17 | – | 80.17 ± 0.19 |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -177,7 +184,8 @@ func TestExperimentFMNIST(t *testing.T) {
 	if got := sortedKeys(rep); fmt.Sprint(got) != "[dataset methods partition seeds split]" {
 		t.Errorf("top-level keys %v", got)
 	}
-	if rep["dataset"] != "fmnist" || rep["partition"] != "labels5" || rep["split"] != "small" || fmt.Sprint(rep["seeds"]) != "[4 5]" {
+	if rep["dataset"] != "fmnist" || rep["partition"] != "labels5" || rep["split"] != "small" ||
+		fmt.Sprint(rep["seeds"]) != "[4 5]" {
 		t.Errorf("report header: %s", raw)
 	}
 	methods := rep["methods"].(map[string]any)
@@ -225,7 +233,8 @@ func TestExperimentFMNIST(t *testing.T) {
 		}
 	}
 	// Methods are checked before any work.
-	for _, bad := range [][]string{{"--methods", "pacpfl,pfedgp"}, {"--methods", "vanilla,vanilla"}, {"--seeds", "0"}, {"--seed", "3"}, {"--model", "gp"}} {
+	for _, bad := range [][]string{{"--methods", "pacpfl,pfedgp"}, {"--methods", "vanilla,vanilla"}, {"--seeds", "0"},
+		{"--seed", "3"}, {"--model", "gp"}} {
 		code, _, errOut := runCLI(append([]string{"experiment", "fmnist", "--data-dir", dir}, bad...)...)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d (%q), want 2", bad, code, errOut)
@@ -267,7 +276,8 @@ func TestBNNEvalRecomputable(t *testing.T) {
 	if err := os.WriteFile(csv, []byte(sb.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runCLI("bnn", "eval", "--data", csv, "--arch", "mlp", "--hidden", fmt.Sprint(H), "--classes", fmt.Sprint(C),
+	code, out, errOut := runCLI("bnn", "eval", "--data", csv, "--arch", "mlp", "--hidden", fmt.Sprint(H), "--classes",
+		fmt.Sprint(C),
 		"--init-seed", "7", "--samples", fmt.Sprint(L), "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -287,8 +297,10 @@ func TestBNNEvalRecomputable(t *testing.T) {
 		t.Fatal(err)
 	}
 	nw := res.NumWeights
-	if nw != H*D+H+C*H+C || len(res.Phi) != 2*nw || len(res.Eps) != L || len(res.Eps[0]) != nw || len(res.Grad) != 2*nw {
-		t.Fatalf("sizes: |θ| %d, φ %d, ε %d×%d, grad %d", nw, len(res.Phi), len(res.Eps), len(res.Eps[0]), len(res.Grad))
+	if nw != H*D+H+C*H+C || len(res.Phi) != 2*nw || len(res.Eps) != L || len(res.Eps[0]) != nw ||
+		len(res.Grad) != 2*nw {
+		t.Fatalf("sizes: |θ| %d, φ %d, ε %d×%d, grad %d", nw, len(res.Phi), len(res.Eps), len(res.Eps[0]),
+			len(res.Grad))
 	}
 	off := map[string]int{}
 	for _, b := range res.Layout {
@@ -301,7 +313,8 @@ func TestBNNEvalRecomputable(t *testing.T) {
 			for i := range th {
 				th[i] = phi[i] + math.Exp(phi[nw+i]/2)*res.Eps[j][i]
 			}
-			w1, b1, w2, b2 := off["mu.dense1.weight"], off["mu.dense1.bias"], off["mu.dense2.weight"], off["mu.dense2.bias"]
+			w1, b1, w2, b2 := off["mu.dense1.weight"], off["mu.dense1.bias"], off["mu.dense2.weight"],
+				off["mu.dense2.bias"]
 			for _, r := range rows {
 				h := make([]float64, H)
 				for o := range H {
@@ -344,19 +357,22 @@ func TestBNNEvalRecomputable(t *testing.T) {
 			t.Errorf("grad[%d]: printed %.10g, finite differences %.10g", i, res.Grad[i], fd)
 		}
 	}
-	for _, bad := range [][]string{{"--data", csv}, {"--init-seed", "1"}, {"--data", csv, "--init-seed", "1", "--arch", "vgg"},
+	for _, bad := range [][]string{{"--data", csv}, {"--init-seed", "1"},
+		{"--data", csv, "--init-seed", "1", "--arch", "vgg"},
 		{"--data", csv, "--init-seed", "1", "--classes", "1"}, {"--data", csv, "--init-seed", "1", "--image", "4x1"}} {
 		if code, _, _ := runCLI(append([]string{"bnn", "eval"}, bad...)...); code != exitUsage {
 			t.Errorf("%v: exit %d, want 2", bad, code)
 		}
 	}
-	if code, _, errOut := runCLI("bnn", "eval", "--data", csv, "--init-seed", "1", "--classes", "2"); code != exitError || !strings.Contains(errOut, "label 2") {
+	if code, _, errOut := runCLI("bnn", "eval", "--data", csv, "--init-seed", "1", "--classes",
+		"2"); code != exitError || !strings.Contains(errOut, "label 2") {
 		t.Errorf("label outside the classes: exit %d, %q", code, errOut)
 	}
 }
 
 func TestBenchBNN(t *testing.T) {
-	code, out, errOut := runCLI("bench", "bnn", "--arch", "mlp", "--reps", "1", "--batch", "4", "--k", "2", "--samples", "2")
+	code, out, errOut := runCLI("bench", "bnn", "--arch", "mlp", "--reps", "1", "--batch", "4", "--k", "2", "--samples",
+		"2")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -410,21 +426,26 @@ func TestFMNISTClientFlagsHelp(t *testing.T) {
 	}
 	// experiment fmnist applies them before it checks the flags: on
 	// dirichlet the server may sample at most the 300 participating clients.
-	st, _, errs := runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients-per-round", "301", "--data-dir", t.TempDir())
+	st, _, errs := runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients-per-round", "301",
+		"--data-dir", t.TempDir())
 	assert.Equal(t, exitUsage, st)
 	assert.Contains(t, errs, "--clients-per-round 301 exceeds the 300 existing clients")
-	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients-per-round", "300", "--data-dir", t.TempDir())
+	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients-per-round", "300", "--data-dir",
+		t.TempDir())
 	assert.Equal(t, exitUsage, st)
 	assert.Contains(t, errs, "train-images-idx3-ubyte.gz is missing", "300 accepted; the data read next")
 	// PAC-PFL's --clients-per-round (default 10) binds only when PAC-PFL
 	// runs: FedVI's rows on 8 clients go on to read the data.
-	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods", "fedvi", "--data-dir", t.TempDir())
+	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods", "fedvi",
+		"--data-dir", t.TempDir())
 	assert.Equal(t, exitUsage, st)
 	assert.Contains(t, errs, "train-images-idx3-ubyte.gz is missing")
-	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods", "fedvi,pacpfl", "--data-dir", t.TempDir())
+	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods",
+		"fedvi,pacpfl", "--data-dir", t.TempDir())
 	assert.Equal(t, exitUsage, st)
 	assert.Contains(t, errs, "--clients-per-round 10 exceeds the 8 existing clients")
-	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods", "fedvi", "--rounds", "-1", "--data-dir", t.TempDir())
+	st, _, errs = runCLI("experiment", "fmnist", "--partition", "dirichlet", "--clients", "8", "--methods", "fedvi",
+		"--rounds", "-1", "--data-dir", t.TempDir())
 	assert.Equal(t, exitUsage, st)
 	assert.Contains(t, errs, "--rounds -1 must be ≥ 0", "the server flags' values are still checked")
 	// Given flags win over the partition's defaults.
@@ -437,5 +458,6 @@ func TestFMNISTClientFlagsHelp(t *testing.T) {
 	_, out, _ = runCLI("train", "-h")
 	i := strings.Index(out, "  -clients int")
 	require.GreaterOrEqual(t, i, 0)
-	assert.Contains(t, out[i:i+strings.Index(out[i:], ")\n")], "--partition dirichlet (default "+strconv.Itoa(bnnClients))
+	assert.Contains(t, out[i:i+strings.Index(out[i:], ")\n")],
+		"--partition dirichlet (default "+strconv.Itoa(bnnClients))
 }

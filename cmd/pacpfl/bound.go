@@ -40,7 +40,8 @@ func runBound(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if len(args) != 3 {
-		fmt.Fprintf(stderr, "pacpfl bound kl-inverse: want two arguments Q and C, got %d\n%s\n", len(args)-1, boundUsage)
+		fmt.Fprintf(stderr, "pacpfl bound kl-inverse: want two arguments Q and C, got %d\n%s\n", len(args)-1,
+			boundUsage)
 		return exitUsage
 	}
 	p, err := fl.KLInverseArgs(args[1], args[2])

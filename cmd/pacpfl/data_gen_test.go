@@ -22,7 +22,8 @@ import (
 func TestDataGenerateDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	for _, kind := range []string{"smooth", "pv"} {
-		args := []string{"data", "generate", "--kind", kind, "--clients", "3", "--new-clients", "1", "--samples", "50", "--seed", "5"}
+		args := []string{"data", "generate", "--kind", kind, "--clients", "3", "--new-clients", "1", "--samples", "50",
+			"--seed", "5"}
 		a, b := filepath.Join(dir, kind+"-a.csv"), filepath.Join(dir, kind+"-b.csv")
 		st, out, errs := runCLI(append(args, "--out", a)...)
 		require.Equal(t, exitOK, st, errs)
@@ -39,7 +40,8 @@ func TestDataGenerateDeterministic(t *testing.T) {
 		assert.Equal(t, string(ba), piped, "%s: file and stdout differ", kind)
 
 		target := map[string]string{"smooth": "y", "pv": "power"}[kind]
-		rec, err := data.ReadCSVFile(a, data.CSVSpec{ClientColumn: "client", TargetColumn: target, SplitColumn: "split"})
+		rec, err := data.ReadCSVFile(a,
+			data.CSVSpec{ClientColumn: "client", TargetColumn: target, SplitColumn: "split"})
 		require.NoError(t, err)
 		assert.Equal(t, 200, rec.Rows())
 		assert.Len(t, rec.Clients, 4)
@@ -58,7 +60,8 @@ func TestDataGenerateDeterministic(t *testing.T) {
 func TestDataGenerateTrains(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "smooth.csv")
-	st, out, errs := runCLI("data", "generate", "--clients", "4", "--new-clients", "1", "--samples", "30", "--out", path)
+	st, out, errs := runCLI("data", "generate", "--clients", "4", "--new-clients", "1", "--samples", "30", "--out",
+		path)
 	require.Equal(t, exitOK, st, errs)
 	i := strings.Index(out, "read it with: pacpfl ")
 	require.GreaterOrEqual(t, i, 0, out)
@@ -112,7 +115,8 @@ func TestDataGenerateBadFlags(t *testing.T) {
 		{[]string{"--kind", "pv", "--variant", "n"}, `unknown --variant "n" (want s or ew)`},
 		{[]string{"--kind", "pv", "--noise", "0.2"}, "--noise is not a flag of --kind pv"},
 		{[]string{"--step-minutes", "5"}, "--step-minutes is not a flag of --kind smooth"},
-		{[]string{"--kind", "pv", "--year", "2098", "--samples", "100000", "--step-minutes", "60"}, "need more days than 2098–2099 hold"},
+		{[]string{"--kind", "pv", "--year", "2098", "--samples", "100000", "--step-minutes", "60"},
+			"need more days than 2098–2099 hold"},
 		{[]string{"--seed", "-1"}, "invalid value"},
 		{[]string{"--clients", "x"}, "invalid value"},
 		{[]string{"extra"}, `unexpected argument "extra"`},

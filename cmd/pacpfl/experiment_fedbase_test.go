@@ -20,13 +20,16 @@ func TestExperimentFMNISTFedBaselines(t *testing.T) {
 	dir := writeFakeFMNIST(t, 140)
 	path := filepath.Join(t.TempDir(), "exp.json")
 	args := append([]string{"experiment", "fmnist", "--data-dir", dir, "--seeds", "1", "--json", path,
-		"--methods", "pfedbayes,fedavg,fedprox,fedavg-ft", "--fed-rounds", "3", "--fed-eval-last", "2", "--fed-local-steps", "2",
-		"--fed-batch", "10", "--fedavg-ft-steps", "2", "--pfedbayes-eval-draws", "2", "--pfedbayes-optimizer", "adam"}, tinyBNNFlags...)
+		"--methods", "pfedbayes,fedavg,fedprox,fedavg-ft", "--fed-rounds", "3", "--fed-eval-last", "2",
+		"--fed-local-steps", "2",
+		"--fed-batch", "10", "--fedavg-ft-steps", "2", "--pfedbayes-eval-draws", "2", "--pfedbayes-optimizer", "adam"},
+		tinyBNNFlags...)
 	code, out, errOut := runCLI(args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"| pFedBayes (ours) |", "| FedAvg (ours) |", "| FedProx (ours) |", "| FedAvg+FT (ours) |",
+	for _, want := range []string{"| pFedBayes (ours) |", "| FedAvg (ours) |", "| FedProx (ours) |",
+		"| FedAvg+FT (ours) |",
 		"best of rounds 2-3", "| FedAvg (pFedBayes paper, MLP) | – | – | – | 81.51 ± 0.19 |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -68,7 +71,8 @@ func TestExperimentFMNISTFedBaselines(t *testing.T) {
 	if err := json.Unmarshal(mustJSON(t, rep.Methods["pfedbayes"]), &pfb); err != nil {
 		t.Fatal(err)
 	}
-	if pfb.BestOver != "2-3" || pfb.Existing.Accuracy.Mean == nil || pfb.Existing.Best.Mean == nil || pfb.Global.Best.Mean == nil ||
+	if pfb.BestOver != "2-3" || pfb.Existing.Accuracy.Mean == nil || pfb.Existing.Best.Mean == nil ||
+		pfb.Global.Best.Mean == nil ||
 		*pfb.Existing.Best.Mean < *pfb.Existing.Accuracy.Mean {
 		t.Errorf("pfedbayes: %s", raw)
 	}
@@ -78,13 +82,17 @@ func TestExperimentFMNISTFedBaselines(t *testing.T) {
 		t.Errorf("fedavg existing: %s", rep.Methods["fedavg"]["existing"])
 	}
 	// --arch bcnn runs the same methods on the paper's CNN.
-	code, out, errOut = runCLI("experiment", "fmnist", "--data-dir", dir, "--seeds", "1", "--methods", "pfedbayes,fedprox", "--arch", "bcnn",
-		"--hidden", "8", "--max-images", "1200", "--fed-rounds", "2", "--fed-local-steps", "1", "--fed-batch", "8", "--quiet")
+	code, out, errOut = runCLI("experiment", "fmnist", "--data-dir", dir, "--seeds", "1", "--methods",
+		"pfedbayes,fedprox", "--arch", "bcnn",
+		"--hidden", "8", "--max-images", "1200", "--fed-rounds", "2", "--fed-local-steps", "1", "--fed-batch", "8",
+		"--quiet")
 	if code != exitOK || !strings.Contains(out, "| pFedBayes (ours) |") || !strings.Contains(out, "bcnn") {
 		t.Errorf("--arch bcnn: exit %d, stderr %q\n%s", code, errOut, out)
 	}
-	for _, bad := range [][]string{{"--fed-rounds", "0"}, {"--pfedbayes-zeta", "-1"}, {"--fedprox-mu", "-1"}, {"--pfedbayes-beta", "2"}, {"--pfedbayes-optimizer", "rmsprop"}, {"--pfedbayes-variant", "torch"}} {
-		code, _, errOut := runCLI(append([]string{"experiment", "fmnist", "--data-dir", dir, "--methods", "pfedbayes,fedprox"}, bad...)...)
+	for _, bad := range [][]string{{"--fed-rounds", "0"}, {"--pfedbayes-zeta", "-1"}, {"--fedprox-mu", "-1"},
+		{"--pfedbayes-beta", "2"}, {"--pfedbayes-optimizer", "rmsprop"}, {"--pfedbayes-variant", "torch"}} {
+		code, _, errOut := runCLI(
+			append([]string{"experiment", "fmnist", "--data-dir", dir, "--methods", "pfedbayes,fedprox"}, bad...)...)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d (%q), want 2", bad, code, errOut)
 		}
@@ -108,15 +116,18 @@ func TestPFedBayesVariantFlags(t *testing.T) {
 		}
 		return o
 	}
-	if o := parse(); o.Variant != pfedbayes.Paper || o.Optimizer != pfedbayes.SGD || o.Rho0 != -2.5 || o.PersonalSteps != 1 || o.NoiseStd != 1 || o.EvalDraws != 0 {
+	if o := parse(); o.Variant != pfedbayes.Paper || o.Optimizer != pfedbayes.SGD || o.Rho0 != -2.5 ||
+		o.PersonalSteps != 1 || o.NoiseStd != 1 || o.EvalDraws != 0 {
 		t.Errorf("defaults: %+v", o)
 	}
 	c := pfedbayes.CodeOptions()
-	if o := parse("--pfedbayes-variant", "code"); o.Variant != pfedbayes.Code || o.Optimizer != pfedbayes.Adam || o.Rho0 != c.Rho0 ||
+	if o := parse("--pfedbayes-variant", "code"); o.Variant != pfedbayes.Code || o.Optimizer != pfedbayes.Adam ||
+		o.Rho0 != c.Rho0 ||
 		o.PersonalSteps != 5 || o.NoiseStd != 0.001 || o.EvalDraws != 1 || o.Zeta != 10 {
 		t.Errorf("code: %+v", o)
 	}
-	if o := parse("--pfedbayes-variant", "code", "--pfedbayes-rho0", "-2.5", "--pfedbayes-optimizer", "sgd", "--pfedbayes-eval-draws", "0"); o.Rho0 != -2.5 ||
+	if o := parse("--pfedbayes-variant", "code", "--pfedbayes-rho0", "-2.5", "--pfedbayes-optimizer", "sgd",
+		"--pfedbayes-eval-draws", "0"); o.Rho0 != -2.5 ||
 		o.Optimizer != pfedbayes.SGD || o.EvalDraws != 0 || o.PersonalSteps != 5 {
 		t.Errorf("code with flags: %+v", o)
 	}

@@ -45,11 +45,14 @@ func TestExperimentFMNISTFedVI(t *testing.T) {
 	}
 	dir := writeFakeFMNIST(t, 60)
 	path := filepath.Join(t.TempDir(), "r.json")
-	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "10", "--new-clients", "2",
-		"--max-images", "240", "--methods", "fedvi,fedvi-fedavg,fedvi-fedavg-ft", "--seeds", "1", "--fedvi-rounds", "3", "--fedvi-eval-last", "2",
+	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "10",
+		"--new-clients", "2",
+		"--max-images", "240", "--methods", "fedvi,fedvi-fedavg,fedvi-fedavg-ft", "--seeds", "1", "--fedvi-rounds", "3",
+		"--fedvi-eval-last", "2",
 		"--fedvi-batch", "16", "--fedvi-ft-epochs", "1", "--quiet", "--json", path)
 	require.Equal(t, exitOK, st, errs)
-	for _, s := range []string{"| FedVI (ours) |", "| FedAvg (FedVI's CNN, ReLU after dense 128) (ours) |", "| FedAvg+FT (FedVI's CNN, ReLU after dense 128) (ours) |",
+	for _, s := range []string{"| FedVI (ours) |", "| FedAvg (FedVI's CNN, ReLU after dense 128) (ours) |",
+		"| FedAvg+FT (FedVI's CNN, ReLU after dense 128) (ours) |",
 		"participating, last rounds", "FedVI paper, FEMNIST", "taken from Marfoq et al. 2022: FEMNIST, MobileNet-v2"} {
 		assert.Contains(t, out, s)
 	}
@@ -66,7 +69,8 @@ func TestExperimentFMNISTFedVI(t *testing.T) {
 		require.NotNil(t, r.New)
 	}
 	assert.Equal(t, *rep.Methods["fedvi"].Weighted.Existing.Final.Mean, *h[0][1].Existing)
-	assert.InDelta(t, *rep.Methods["fedvi"].Weighted.Existing.LastRounds.Mean, (*h[0][0].Existing+*h[0][1].Existing)/2, 1e-9)
+	assert.InDelta(t, *rep.Methods["fedvi"].Weighted.Existing.LastRounds.Mean, (*h[0][0].Existing+*h[0][1].Existing)/2,
+		1e-9)
 	for _, m := range []string{"fedvi", "fedvi-fedavg", "fedvi-fedavg-ft"} {
 		r, ok := rep.Methods[m]
 		require.True(t, ok, m)
@@ -90,8 +94,10 @@ func TestExperimentFMNISTFedVIFedAvgNoReLU(t *testing.T) {
 		t.Skip("FedVI's paper-size network is too slow under emulation")
 	}
 	dir := writeFakeFMNIST(t, 60)
-	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "10", "--new-clients", "2",
-		"--max-images", "240", "--methods", "fedvi-fedavg", "--seeds", "1", "--fedvi-rounds", "2", "--fedvi-eval-last", "1",
+	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "10",
+		"--new-clients", "2",
+		"--max-images", "240", "--methods", "fedvi-fedavg", "--seeds", "1", "--fedvi-rounds", "2", "--fedvi-eval-last",
+		"1",
 		"--fedvi-batch", "16", "--fedvi-fedavg-embed-relu=false", "--quiet")
 	require.Equal(t, exitOK, st, errs)
 	assert.Contains(t, out, "| FedAvg (FedVI's E, no ReLU after dense 128) (ours) |")
@@ -113,7 +119,8 @@ func TestExperimentFMNISTFedVIFlags(t *testing.T) {
 		{[]string{"--fedvi-server-lr", "-1"}, "server learning rate"},
 		{[]string{"--fedvi-ft-epochs", "0"}, "--fedvi-ft-epochs"},
 	} {
-		args := append([]string{"experiment", "fmnist", "--data-dir", filepath.Join(t.TempDir(), "none"), "--methods", "fedvi"}, c.args...)
+		args := append([]string{"experiment", "fmnist", "--data-dir", filepath.Join(t.TempDir(), "none"), "--methods",
+			"fedvi"}, c.args...)
 		st, _, errs := runCLI(args...)
 		assert.Equal(t, exitUsage, st, "%v", c.args)
 		assert.Contains(t, errs, c.want, "%v", c.args)
@@ -127,8 +134,10 @@ func TestExperimentFMNISTFedVIFlags(t *testing.T) {
 func TestExperimentFMNISTWeightedEveryMethod(t *testing.T) {
 	dir := writeFakeFMNIST(t, 60)
 	path := filepath.Join(t.TempDir(), "r.json")
-	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "6", "--new-clients", "2",
-		"--max-images", "240", "--methods", "pacpfl,fedavg", "--seeds", "1", "--rounds", "2", "-c", "3", "-k", "2", "--alpha-samples", "2", "--fed-clients-per-round", "3", "--posterior-steps", "2",
+	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "6",
+		"--new-clients", "2",
+		"--max-images", "240", "--methods", "pacpfl,fedavg", "--seeds", "1", "--rounds", "2", "-c", "3", "-k", "2",
+		"--alpha-samples", "2", "--fed-clients-per-round", "3", "--posterior-steps", "2",
 		"--fed-rounds", "2", "--fed-eval-last", "1", "--quiet", "--json", path)
 	require.Equal(t, exitOK, st, errs)
 	assert.Contains(t, out, "| PAC-PFL (ours) |")
@@ -149,7 +158,8 @@ func TestExperimentFMNISTWeightedEveryMethod(t *testing.T) {
 	// labels5's clients have equal test sets: no second table there. The
 	// personalisation after training reports its own progress (its last
 	// line always), here of the 10 + 2 clients.
-	st, out, errs = runCLI("experiment", "fmnist", "--data-dir", dir, "--max-images", "600", "--methods", "pacpfl", "--seeds", "1",
+	st, out, errs = runCLI("experiment", "fmnist", "--data-dir", dir, "--max-images", "600", "--methods", "pacpfl",
+		"--seeds", "1",
 		"--rounds", "2", "-k", "2", "--alpha-samples", "2", "--posterior-steps", "2")
 	require.Equal(t, exitOK, st, errs)
 	assert.NotContains(t, out, "weighted by the clients' test-set sizes")

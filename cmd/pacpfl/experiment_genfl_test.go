@@ -16,9 +16,12 @@ import (
 )
 
 // A tiny network on the fake Fashion-MNIST: 20 users of 30 + 5 images.
-var tinyGenFLFlags = []string{"--clients", "20", "--train-per-client", "30", "--test-per-client", "5", "--shard-size", "20",
-	"--hidden", "8", "--prior-rounds", "3", "--prior-epochs", "1", "--rounds", "2", "--local-epochs", "1", "--fraction", "0.2",
-	"--mc-samples", "3000", "--client-mc-samples", "300", "--personal-epochs", "1", "--test-draws", "2", "--lr", "0.05", "--quiet"}
+var tinyGenFLFlags = []string{"--clients", "20", "--train-per-client", "30", "--test-per-client", "5", "--shard-size",
+	"20",
+	"--hidden", "8", "--prior-rounds", "3", "--prior-epochs", "1", "--rounds", "2", "--local-epochs", "1", "--fraction",
+	"0.2",
+	"--mc-samples", "3000", "--client-mc-samples", "300", "--personal-epochs", "1", "--test-draws", "2", "--lr", "0.05",
+	"--quiet"}
 
 func TestExperimentGenFLShortRun(t *testing.T) {
 	dir := writeFakeFMNIST(t, 140)
@@ -26,8 +29,9 @@ func TestExperimentGenFLShortRun(t *testing.T) {
 		{"iid", "learnt", "f1", "flsob"}, {"iid", "random", "f2", "flsob"}, {"shards", "learnt", "f1", "pfl"},
 	} {
 		path := filepath.Join(t.TempDir(), "genfl.json")
-		args := append([]string{"experiment", "genfl", "--data-dir", dir, "--partition", c.partition, "--prior", c.prior,
-			"--objective", c.objective, "--seeds", "2", "--seed-base", "3", "--json", path}, tinyGenFLFlags...)
+		args := append(
+			[]string{"experiment", "genfl", "--data-dir", dir, "--partition", c.partition, "--prior", c.prior,
+				"--objective", c.objective, "--seeds", "2", "--seed-base", "3", "--json", path}, tinyGenFLFlags...)
 		st, out, errs := runCLI(args...)
 		require.Equal(t, exitOK, st, errs)
 		assert.Contains(t, out, "expected 0–1 error")
@@ -88,8 +92,10 @@ func TestExperimentGenFLFlags(t *testing.T) {
 	assert.Contains(t, out, "-mc-samples")
 	for _, bad := range [][]string{
 		{"--partition", "labels5"}, {"--prior", "data"}, {"--objective", "f3"}, {"--estimator", "some"},
-		{"--setting", "both"}, {"--sigma-prior", "0"}, {"--fraction", "1.5"}, {"--delta", "0.5", "--delta-prime", "0.6"},
-		{"--hidden", "0"}, {"--batch", "0"}, {"--seeds", "0"}, {"--momentum", "1"}, {"--p-min", "1"}, {"--clients", "0"},
+		{"--setting", "both"}, {"--sigma-prior", "0"}, {"--fraction", "1.5"},
+		{"--delta", "0.5", "--delta-prime", "0.6"},
+		{"--hidden", "0"}, {"--batch", "0"}, {"--seeds", "0"}, {"--momentum", "1"}, {"--p-min", "1"},
+		{"--clients", "0"},
 		{"--data-dir", filepath.Join(dir, "nope")},
 	} {
 		st, out, errs := runCLI(append([]string{"experiment", "genfl", "--data-dir", dir}, bad...)...)
@@ -115,7 +121,8 @@ func TestGenFLAsFMNISTMethod(t *testing.T) {
 	var g genflFlags
 	fs := newFlagSet("t", os.Stderr)
 	addGenFLFlags(fs, &g)
-	require.NoError(t, fs.Parse([]string{"--hidden", "8", "--prior-rounds", "10", "--prior-epochs", "2", "--personal-epochs", "3", "--lr", "0.05", "--test-draws", "3"}))
+	require.NoError(t, fs.Parse([]string{"--hidden", "8", "--prior-rounds", "10", "--prior-epochs", "2",
+		"--personal-epochs", "3", "--lr", "0.05", "--test-draws", "3"}))
 	o, err := g.options(1, 0)
 	require.NoError(t, err)
 	r, err := methods.GenFL{Options: o}.Run(context.Background(), ds, 1, nil)

@@ -13,12 +13,14 @@ import (
 
 func TestExperimentPV(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pv.json")
-	code, out, errOut := runCLI("experiment", "pv", "--variant", "s", "--seeds", "1", "--clients", "3", "--new-clients", "2",
+	code, out, errOut := runCLI("experiment", "pv", "--variant", "s", "--seeds", "1", "--clients", "3", "--new-clients",
+		"2",
 		"-T", "5", "--k", "2", "--methods", "pacpfl,mtl", "--quiet", "--json", path)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"PV-S(150)", "| PAC-PFL |", "paper 0.43 ± 0.02", "| MTL |", "paper 0.45 ± 0.00", "simulated"} {
+	for _, want := range []string{"PV-S(150)", "| PAC-PFL |", "paper 0.43 ± 0.02", "| MTL |", "paper 0.45 ± 0.00",
+		"simulated"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -51,7 +53,8 @@ func TestExperimentPV(t *testing.T) {
 
 func TestExperimentKSweep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k.json")
-	code, out, errOut := runCLI("experiment", "polynomial", "--k-sweep", "1,3", "--seeds", "2", "--clients", "4", "--new-clients", "2",
+	code, out, errOut := runCLI("experiment", "polynomial", "--k-sweep", "1,3", "--seeds", "2", "--clients", "4",
+		"--new-clients", "2",
 		"-T", "5", "--quiet", "--json", path)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
@@ -61,7 +64,8 @@ func TestExperimentKSweep(t *testing.T) {
 	}
 	// Polynomial has two modes: k = 3 reports how far its particles serve
 	// them, k = 1 (one prior, nothing to specialise) does not.
-	if !strings.Contains(out, "k = 3: mixture weights against the data's modes") || strings.Contains(out, "k = 1: mixture") {
+	if !strings.Contains(out, "k = 3: mixture weights against the data's modes") ||
+		strings.Contains(out, "k = 1: mixture") {
 		t.Errorf("mode specialisation lines:\n%s", out)
 	}
 	raw, _ := os.ReadFile(path)
@@ -74,7 +78,8 @@ func TestExperimentKSweep(t *testing.T) {
 			PerSeed map[string][]float64 `json:"per_seed"`
 		} `json:"k_sweep"`
 	}
-	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Rows) != 2 || rep.Rows[0].K != 1 || rep.Rows[1].K != 3 || !(rep.Rows[1].Existing.RSMSE.Mean > 0) {
+	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Rows) != 2 || rep.Rows[0].K != 1 || rep.Rows[1].K != 3 ||
+		!(rep.Rows[1].Existing.RSMSE.Mean > 0) {
 		t.Fatalf("JSON %s (%v)", raw, err)
 	}
 	if _, ok := rep.Rows[0].PerSeed["existing_mode_purity"]; ok || len(rep.Rows[0].PerSeed["existing_rsmse"]) != 2 {
@@ -101,7 +106,8 @@ func TestExperimentKSweep(t *testing.T) {
 func TestTuneBaselines(t *testing.T) {
 	for _, m := range []string{"mtl", "maml", "vanilla", "pooled"} {
 		path := filepath.Join(t.TempDir(), m+".json")
-		args := []string{"tune", "polynomial", "--method", m, "--clients", "4", "--folds", "2", "--quiet", "--json", path}
+		args := []string{"tune", "polynomial", "--method", m, "--clients", "4", "--folds", "2", "--quiet", "--json",
+			path}
 		if m == "vanilla" || m == "pooled" {
 			// A short grid of Adam steps keeps the search fast.
 			args = append(args, "--fit-steps", "3,10,30,60", "--fit-lrs", "0.003,0.01")
@@ -110,7 +116,8 @@ func TestTuneBaselines(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%s: exit %d, stderr %q", m, code, errOut)
 		}
-		if !strings.Contains(out, "best:") || !strings.Contains(out, "2-fold cross-validation on Polynomial seed 1000") {
+		if !strings.Contains(out, "best:") ||
+			!strings.Contains(out, "2-fold cross-validation on Polynomial seed 1000") {
 			t.Errorf("%s: output\n%s", m, out)
 		}
 		raw, _ := os.ReadFile(path)
@@ -154,7 +161,8 @@ func TestPVDefaults(t *testing.T) {
 	}
 	// Polynomial keeps its own defaults.
 	code, out, errOut := runCLI("experiment", "polynomial", "-h")
-	for _, want := range []string{"server iterations T (default 3000)", "initial particle spread) (default 0.5)", "server learning rate η (default 0.001)", "server temperature τ (default 0.2)"} {
+	for _, want := range []string{"server iterations T (default 3000)", "initial particle spread) (default 0.5)",
+		"server learning rate η (default 0.001)", "server temperature τ (default 0.2)"} {
 		if code != exitOK || !strings.Contains(out+errOut, want) {
 			t.Errorf("polynomial -h lacks %q", want)
 		}
@@ -166,12 +174,14 @@ func TestPVDefaults(t *testing.T) {
 // single-prior methods get no such line.
 func TestExperimentModeSpecialisation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.json")
-	code, out, errOut := runCLI("experiment", "polynomial", "--methods", "pacpfl,pooled", "--seeds", "1", "--clients", "4", "--new-clients", "2",
+	code, out, errOut := runCLI("experiment", "polynomial", "--methods", "pacpfl,pooled", "--seeds", "1", "--clients",
+		"4", "--new-clients", "2",
 		"-T", "5", "--k", "2", "--baseline-steps", "5", "--quiet", "--json", path)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	if !strings.Contains(out, "PAC-PFL mixture weights against the data's modes") || strings.Contains(out, "Pooled mixture") {
+	if !strings.Contains(out, "PAC-PFL mixture weights against the data's modes") ||
+		strings.Contains(out, "Pooled mixture") {
 		t.Errorf("output:\n%s", out)
 	}
 	raw, _ := os.ReadFile(path)

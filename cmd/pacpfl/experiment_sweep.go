@@ -100,7 +100,8 @@ func runDPSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
 	}
 	return runSweep(x, "dp-sweep", levels, func(hr *harness.Report) (*report.Sweep, error) {
 		return report.NewDPSweep(f.datasetKey(), f.poly.Existing, eps, string(f.dp.Mechanism), f.dp.Delta, hr)
-	}, func(w io.Writer, rep *report.Sweep, _ *harness.Report) { rep.WriteDPTable(w, string(f.dp.Mechanism)) }, stdout, stderr)
+	}, func(w io.Writer, rep *report.Sweep, _ *harness.Report) { rep.WriteDPTable(w, string(f.dp.Mechanism)) }, stdout,
+		stderr)
 }
 
 // atEpsilon is a copy of the flags training at DP level e; e = 0 is the

@@ -25,9 +25,12 @@ import (
 // which run the same client update on their own data.
 
 func init() {
-	register(&command{name: "server", summary: "run the PAC-PFL server for remote clients over gRPC (TLS, tokens); the same report as train", run: runServer})
-	register(&command{name: "client", summary: "run one PAC-PFL client on its own data against a pacpfl server", run: runClient})
-	register(&command{name: "certs", summary: "write a test CA, a server certificate and client tokens for pacpfl server/client", run: runCerts})
+	register(&command{name: "server", summary: "run the PAC-PFL server for remote clients over gRPC (TLS, tokens); " +
+		"the same report as train", run: runServer})
+	register(&command{name: "client", summary: "run one PAC-PFL client on its own data against a pacpfl server",
+		run: runClient})
+	register(&command{name: "certs",
+		summary: "write a test CA, a server certificate and client tokens for pacpfl server/client", run: runCerts})
 }
 
 // serverFlags are pacpfl server's flags beyond the training's.
@@ -42,24 +45,42 @@ func (s *serverFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&st.Listen, "listen", "", "`host:port` to listen on (required)")
 	fs.StringVar(&st.Auth.CertFile, "tls-cert", "", "server certificate `FILE` (PEM; pacpfl certs writes one)")
 	fs.StringVar(&st.Auth.KeyFile, "tls-key", "", "server key `FILE` (PEM)")
-	fs.StringVar(&st.Auth.TokenDir, "tokens", "", "`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure or --client-ca")
-	fs.StringVar(&st.Auth.ClientCA, "client-ca", "", "mutual TLS: require client certificates signed by this CA `FILE`; a client may register only as the id its certificate names")
+	fs.StringVar(&st.Auth.TokenDir, "tokens", "",
+		"`DIR` with client-I.token for I = 0..n-1 (pacpfl certs); required unless --insecure or --client-ca")
+	fs.StringVar(&st.Auth.ClientCA, "client-ca", "", "mutual TLS: require client certificates signed by this CA "+
+		"`FILE`; a client may register only as the id its certificate names")
 	fs.BoolVar(&st.Auth.Insecure, "insecure", false, "plaintext, for loopback addresses only")
-	fs.DurationVar(&st.RoundTimeout, "round-timeout", rpc.DefaultRoundTimeout, "deadline of a client update; a client that misses it is dropped from the round and its session cut (0: no deadline: wait for the client, also across reconnections)")
-	fs.IntVar(&st.Limits.MaxUnauth, "max-unregistered", rpc.DefaultMaxUnauth, "most connections that have not registered, in all; further ones are closed on arrival (each may send 64 KiB and has 10 s to register)")
-	fs.IntVar(&st.Limits.MaxUnauthPerHost, "max-unregistered-per-host", rpc.DefaultMaxUnauthPerHost, "most connections that have not registered from one IP address")
+	fs.DurationVar(&st.RoundTimeout, "round-timeout", rpc.DefaultRoundTimeout, "deadline of a client update; a "+
+		"client that misses it is dropped from the round and its session cut (0: no deadline: wait for the client, "+
+		"also across reconnections)")
+	fs.IntVar(&st.Limits.MaxUnauth, "max-unregistered", rpc.DefaultMaxUnauth, "most connections that have not "+
+		"registered, in all; further ones are closed on arrival (each may send 64 KiB and has 10 s to register)")
+	fs.IntVar(&st.Limits.MaxUnauthPerHost, "max-unregistered-per-host", rpc.DefaultMaxUnauthPerHost,
+		"most connections that have not registered from one IP address")
 	fs.DurationVar(&st.Wait, "wait", 0, "give up when not every client has joined after this long (0: wait for ever)")
-	fs.Int64Var(&st.MaxPayload, "max-payload", rpc.DefaultMaxPayload, "largest payload (particles or gradient) in `bytes`")
-	fs.IntVar(&st.Quorum, "quorum", 0, "a round completes when at least this many selected clients contributed; failed, late or rejected updates are dropped and logged (0: every selected client must answer)")
-	fs.Float64Var(&st.MaxNormFactor, "max-norm-factor", 0, "with --quorum: reject an update whose norm exceeds this multiple of the median norm of the round's other accepted updates (judged with 2 or more others; 0: off)")
-	fs.Float64Var(&st.MaxUpdateNorm, "max-update-norm", 0, "reject an update whose L2 norm (all k particles) exceeds this bound, whatever the other clients send, one client per round included (0: off); with --quorum the update is left out, without it the run ends")
-	fs.StringVar((*string)(&st.Robust.Rule), "aggregator", "mean", "how a round's accepted updates combine: mean, median (coordinate-wise; breakdown point ⌊(u−1)/2⌋/u), trimmed-mean (--trim), krum or multi-krum (--byzantine, --krum-select); docs/math.md")
-	fs.Float64Var(&st.Robust.Trim, "trim", 0, "trimmed-mean: fraction β in (0, 1/2) of the updates dropped at each end of every coordinate")
-	fs.IntVar(&st.Robust.Byzantine, "byzantine", 0, "krum, multi-krum: the number f of hostile updates tolerated (needs 2f+3 updates per round)")
+	fs.Int64Var(&st.MaxPayload, "max-payload", rpc.DefaultMaxPayload,
+		"largest payload (particles or gradient) in `bytes`")
+	fs.IntVar(&st.Quorum, "quorum", 0, "a round completes when at least this many selected clients contributed; "+
+		"failed, late or rejected updates are dropped and logged (0: every selected client must answer)")
+	fs.Float64Var(&st.MaxNormFactor, "max-norm-factor", 0, "with --quorum: reject an update whose norm exceeds this "+
+		"multiple of the median norm of the round's other accepted updates (judged with 2 or more others; 0: off)")
+	fs.Float64Var(&st.MaxUpdateNorm, "max-update-norm", 0, "reject an update whose L2 norm (all k particles) exceeds "+
+		"this bound, whatever the other clients send, one client per round included (0: off); with --quorum the "+
+		"update is left out, without it the run ends")
+	fs.StringVar((*string)(&st.Robust.Rule), "aggregator", "mean", "how a round's accepted updates combine: mean, "+
+		"median (coordinate-wise; breakdown point ⌊(u−1)/2⌋/u), trimmed-mean (--trim), krum or multi-krum "+
+		"(--byzantine, --krum-select); docs/math.md")
+	fs.Float64Var(&st.Robust.Trim, "trim", 0,
+		"trimmed-mean: fraction β in (0, 1/2) of the updates dropped at each end of every coordinate")
+	fs.IntVar(&st.Robust.Byzantine, "byzantine", 0,
+		"krum, multi-krum: the number f of hostile updates tolerated (needs 2f+3 updates per round)")
 	fs.IntVar(&st.Robust.Select, "krum-select", 0, "multi-krum: updates averaged (0: u − f)")
-	fs.StringVar(&st.Checkpoint, "checkpoint", "", "`DIR` for the server's checkpoint (server.ckpt; written atomically, mode 0600)")
-	fs.IntVar(&st.CheckpointEvery, "checkpoint-every", 10, "write the checkpoint every this many rounds (and on SIGTERM/SIGINT)")
-	fs.BoolVar(&st.Resume, "resume", false, "continue from the checkpoint in --checkpoint (refused if it is from another configuration)")
+	fs.StringVar(&st.Checkpoint, "checkpoint", "",
+		"`DIR` for the server's checkpoint (server.ckpt; written atomically, mode 0600)")
+	fs.IntVar(&st.CheckpointEvery, "checkpoint-every", 10,
+		"write the checkpoint every this many rounds (and on SIGTERM/SIGINT)")
+	fs.BoolVar(&st.Resume, "resume", false,
+		"continue from the checkpoint in --checkpoint (refused if it is from another configuration)")
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress output (joins and refusals are still logged)")
 	fs.StringVar(&s.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 }
@@ -167,13 +188,16 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	a := &o.Auth
 	fs.StringVar(&o.Server, "server", "", "server `host:port` (required)")
 	fs.StringVar(&a.CAFile, "ca", "", "CA certificate `FILE` that signed the server's (PEM)")
-	fs.StringVar(&a.TokenFile, "token-file", "", "this client's secret token `FILE` (mode 0600; required unless --insecure or a client certificate)")
-	fs.StringVar(&a.CertFile, "tls-cert", "", "mutual TLS: this client's certificate `FILE` (PEM; pacpfl certs writes client-I.pem)")
+	fs.StringVar(&a.TokenFile, "token-file", "",
+		"this client's secret token `FILE` (mode 0600; required unless --insecure or a client certificate)")
+	fs.StringVar(&a.CertFile, "tls-cert", "",
+		"mutual TLS: this client's certificate `FILE` (PEM; pacpfl certs writes client-I.pem)")
 	fs.StringVar(&a.KeyFile, "tls-key", "", "mutual TLS: this client's key `FILE` (PEM, mode 0600)")
 	fs.BoolVar(&a.Insecure, "insecure", false, "plaintext, for loopback addresses only")
 	id := fs.Int("client", -1, "this client's index I (0-based, required)")
 	giveUp := fs.Duration("give-up", 10*time.Minute, "stop retrying after this long without a session (0: never)")
-	maxClasses := fs.Int("max-classes", rpc.DefaultMaxClasses, "most class labels accepted from the server (--data FILE.csv --task classification: the network grows with them)")
+	maxClasses := fs.Int("max-classes", rpc.DefaultMaxClasses, "most class labels accepted from the server (--data "+
+		"FILE.csv --task classification: the network grows with them)")
 	// The data and model flags of pacpfl train: give the server's (the
 	// client regenerates the data set and keeps client --client; the server
 	// refuses a client whose data or model differ). --data FILE.csv: this
@@ -215,8 +239,9 @@ func (p *fedParse) client(id int, stderr io.Writer) (rpc.ClientConfig, string, e
 	f, bf := &p.f, &p.bf
 	switch {
 	case p.csv:
-		cfg, err := rpc.CSVClient(rpc.CSVClientOptions{ID: id, Path: p.c.path, Spec: p.c.spec(), TestFraction: p.c.testFraction,
-			Seed: f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.net.Hidden, Notes: stderr})
+		cfg, err := rpc.CSVClient(
+			rpc.CSVClientOptions{ID: id, Path: p.c.path, Spec: p.c.spec(), TestFraction: p.c.testFraction,
+				Seed: f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.net.Hidden, Notes: stderr})
 		return cfg, p.c.path, err
 	case bf.model == modelBNN:
 		im, err := bf.images()
@@ -239,7 +264,8 @@ func (p *fedParse) client(id int, stderr io.Writer) (rpc.ClientConfig, string, e
 
 func runCerts(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("certs", stderr)
-	out := fs.String("out", "", "`DIR` to write ca.pem, server.pem, server.key, client-I.token, client-I.pem and client-I.key into (created 0700 if missing; required)")
+	out := fs.String("out", "", "`DIR` to write ca.pem, server.pem, server.key, client-I.token, client-I.pem and "+
+		"client-I.key into (created 0700 if missing; required)")
 	hosts := fs.String("hosts", "127.0.0.1,localhost", "comma-separated IP addresses and DNS names of the server")
 	clients := fs.Int("clients", 0, "number of client tokens n (required)")
 	days := fs.Int("days", 30, "validity of the certificates in days")
@@ -250,7 +276,8 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "certs", libError(err))
 	}
-	fmt.Fprintf(stdout, "wrote %s: ca.pem, server.pem, server.key (hosts %s) and client-I.token, client-I.pem, client-I.key for I = 0 … %d (mode 0600)\n",
+	fmt.Fprintf(stdout, "wrote %s: ca.pem, server.pem, server.key (hosts %s) and client-I.token, client-I.pem, "+
+		"client-I.key for I = 0 … %d (mode 0600)\n",
 		*out, strings.Join(hs, ","), *clients-1)
 	return exitOK
 }

@@ -57,20 +57,24 @@ func writeSiteFiles(t *testing.T, dir string, n int) (string, []string) {
 func TestServerClientsOwnCSVMatchTrain(t *testing.T) {
 	dir := t.TempDir()
 	pooled, own := writeSiteFiles(t, dir, 4)
-	cols := []string{"--client-column", "site", "--target-column", "load", "--features", "temperature", "--test-fraction", "0.3", "--seed", "7"}
-	train := []string{"--new-clients", "site04", "--rounds", "4", "--k", "2", "--batch", "6", "-c", "2", "--bound-samples", "0", "--quiet"}
+	cols := []string{"--client-column", "site", "--target-column", "load", "--features", "temperature",
+		"--test-fraction", "0.3", "--seed", "7"}
+	train := []string{"--new-clients", "site04", "--rounds", "4", "--k", "2", "--batch", "6", "-c", "2",
+		"--bound-samples", "0", "--quiet"}
 	errOut := ownCSVMatchesTrain(t, dir, pooled, own[:3], cols, train)
 	if !strings.Contains(errOut, `0 = "site01", 1 = "site02", 2 = "site03"`) {
 		t.Errorf("server log lacks the client ids:\n%s", errOut)
 	}
 	// Clients 0 and 1 swapped their files: both are refused.
-	code, errOut, codes, errs := runOwnCSV(t, "1s", filepath.Join(dir, "swapped.json"), []string{own[1], own[0], own[2]},
+	code, errOut, codes, errs := runOwnCSV(t, "1s", filepath.Join(dir, "swapped.json"),
+		[]string{own[1], own[0], own[2]},
 		append(append([]string{"--data", pooled}, train...), cols...), cols)
 	if code == exitOK {
 		t.Errorf("server with swapped client files: exit 0")
 	}
 	for i := range 2 {
-		if codes[i] != exitError || !strings.Contains(errs[i], "training data differ") || !strings.Contains(errs[i], "--client index") {
+		if codes[i] != exitError || !strings.Contains(errs[i], "training data differ") ||
+			!strings.Contains(errs[i], "--client index") {
 			t.Errorf("client %d with another's file: exit %d: %s", i, codes[i], errs[i])
 		}
 	}
@@ -111,7 +115,8 @@ func TestServerClientsOwnCSVClassification(t *testing.T) {
 	}
 	cols := []string{"--client-column", "site", "--target-column", "label", "--task", "classification", "--seed", "4",
 		"--hidden", "4", "--samples", "2"}
-	train := []string{"--new-clients", "s3", "--rounds", "3", "--k", "2", "--posterior-particles", "2", "--posterior-steps", "3",
+	train := []string{"--new-clients", "s3", "--rounds", "3", "--k", "2", "--posterior-particles", "2",
+		"--posterior-steps", "3",
 		"--bound-samples", "0", "--quiet"}
 	ownCSVMatchesTrain(t, dir, path, own[:3], cols, train)
 	// A client file with a class the server's file lacks is refused.
@@ -165,14 +170,16 @@ func runOwnCSV(t *testing.T, wait, serverJSON string, files, flags, cols []strin
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		code, _, errOut = runCLI(append([]string{"server", "--listen", addr, "--insecure", "--wait", wait, "--json", serverJSON}, flags...)...)
+		code, _, errOut = runCLI(append(
+			[]string{"server", "--listen", addr, "--insecure", "--wait", wait, "--json", serverJSON}, flags...)...)
 	}()
 	codes, errs := make([]int, len(files)), make([]string, len(files))
 	for i, f := range files {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			args := append([]string{"client", "--server", addr, "--insecure", "--client", fmt.Sprint(i), "--data", f, "--give-up", wait}, cols...)
+			args := append([]string{"client", "--server", addr, "--insecure", "--client", fmt.Sprint(i), "--data", f,
+				"--give-up", wait}, cols...)
 			codes[i], _, errs[i] = runCLI(args...)
 		}()
 	}
@@ -204,7 +211,8 @@ func TestClientOwnCSVBadFiles(t *testing.T) {
 		{missing, nil, []string{missing}},
 	}
 	for _, c := range cases {
-		args := append(append([]string{"client", "--server", "127.0.0.1:1", "--insecure", "--client", "0", "--data", c.file, "--give-up", "1s"}, cols...), c.extra...)
+		args := append(append([]string{"client", "--server", "127.0.0.1:1", "--insecure", "--client", "0", "--data",
+			c.file, "--give-up", "1s"}, cols...), c.extra...)
 		code, _, errOut := runCLI(args...)
 		if code == exitOK {
 			t.Errorf("%s %v: exit 0", c.file, c.extra)
@@ -228,7 +236,8 @@ func TestClientFMNISTIndexOutOfRange(t *testing.T) {
 		{[]string{"--client", "10"}, "10 existing clients"},
 		{[]string{"--client", "3", "--partition", "dirichlet", "--clients", "3"}, "3 existing clients"},
 	} {
-		args := append([]string{"client", "--server", "127.0.0.1:1", "--insecure", "--model", "bnn", "--data-dir", dir, "--max-images", "1200", "--give-up", "1s"}, c.args...)
+		args := append([]string{"client", "--server", "127.0.0.1:1", "--insecure", "--model", "bnn", "--data-dir", dir,
+			"--max-images", "1200", "--give-up", "1s"}, c.args...)
 		code, _, errOut := runCLI(args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "--client") {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", c.args, code, errOut, c.want)

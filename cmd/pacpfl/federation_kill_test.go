@@ -59,14 +59,16 @@ func TestServerSIGKILLResume(t *testing.T) {
 	dir := t.TempDir()
 	ckpt, out := filepath.Join(dir, "ckpt"), filepath.Join(dir, "resumed.json")
 	const rounds = 300
-	flags := []string{"--clients", "3", "--new-clients", "1", "--rounds", strconv.Itoa(rounds), "--k", "2", "-c", "2", "--batch", "4",
+	flags := []string{"--clients", "3", "--new-clients", "1", "--rounds", strconv.Itoa(rounds), "--k", "2", "-c", "2",
+		"--batch", "4",
 		"--bound-samples", "0", "--bound-trained-samples", "0", "--seed", "9", "--quiet"}
 	trainJSON := filepath.Join(dir, "train.json")
 	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, flags...)...); code != exitOK {
 		t.Fatalf("train: exit %d: %s", code, errOut)
 	}
 	addr := freeAddr(t)
-	server := append([]string{"server", "--listen", addr, "--insecure", "--wait", "30s", "--checkpoint", ckpt, "--checkpoint-every", "5"}, flags...)
+	server := append([]string{"server", "--listen", addr, "--insecure", "--wait", "30s", "--checkpoint", ckpt,
+		"--checkpoint-every", "5"}, flags...)
 	var log1 bytes.Buffer
 	first := startPacpfl(t, &log1, append(server, "--json", filepath.Join(dir, "first.json"))...)
 	var wg sync.WaitGroup
@@ -75,7 +77,8 @@ func TestServerSIGKILLResume(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i], _, errs[i] = runCLI("client", "--server", addr, "--insecure", "--client", fmt.Sprint(i), "--clients", "3", "--seed", "9", "--give-up", "30s")
+			codes[i], _, errs[i] = runCLI("client", "--server", addr, "--insecure", "--client", fmt.Sprint(i),
+				"--clients", "3", "--seed", "9", "--give-up", "30s")
 		}()
 	}
 	// SIGKILL as soon as the first checkpoint is on disk.
@@ -93,8 +96,10 @@ func TestServerSIGKILLResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Wait()
-	if ws, ok := first.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the first server was not killed by SIGKILL (%v): it finished first?\n%s", first.ProcessState, log1.String())
+	if ws, ok := first.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() ||
+		ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the first server was not killed by SIGKILL (%v): it finished first?\n%s", first.ProcessState,
+			log1.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "first.json")); err == nil {
 		t.Fatal("the killed server wrote a report")

@@ -67,7 +67,8 @@ func TestServerClientsMatchTrain(t *testing.T) {
 	if code, _, errOut := runCLI("certs", "--out", certs, "--clients", "3"); code != exitOK {
 		t.Fatalf("certs: exit %d: %s", code, errOut)
 	}
-	for _, name := range []string{"ca.pem", "server.pem", "server.key", "client-0.token", "client-2.token", "client-1.pem", "client-1.key"} {
+	for _, name := range []string{"ca.pem", "server.pem", "server.key", "client-0.token", "client-2.token",
+		"client-1.pem", "client-1.key"} {
 		fi, err := os.Stat(filepath.Join(certs, name))
 		if err != nil {
 			t.Fatal(err)
@@ -90,7 +91,8 @@ func TestServerClientsMatchTrain(t *testing.T) {
 		if mode == "mutual TLS" {
 			serverAuth = []string{"--client-ca", filepath.Join(certs, "ca.pem")}
 			clientAuth = func(i int) []string {
-				return []string{"--tls-cert", filepath.Join(certs, fmt.Sprintf("client-%d.pem", i)), "--tls-key", filepath.Join(certs, fmt.Sprintf("client-%d.key", i))}
+				return []string{"--tls-cert", filepath.Join(certs, fmt.Sprintf("client-%d.pem", i)), "--tls-key",
+					filepath.Join(certs, fmt.Sprintf("client-%d.key", i))}
 			}
 		}
 		addr := freeAddr(t)
@@ -110,7 +112,8 @@ func TestServerClientsMatchTrain(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				args := append([]string{"client", "--server", addr, "--ca", filepath.Join(certs, "ca.pem"), "--client", fmt.Sprint(i),
+				args := append([]string{"client", "--server", addr, "--ca", filepath.Join(certs, "ca.pem"), "--client",
+					fmt.Sprint(i),
 					"--clients", "3", "--seed", "5", "--give-up", "30s"}, clientAuth(i)...)
 				codes[i], _, errs[i] = runCLI(args...)
 			}()
@@ -154,14 +157,19 @@ func TestFederationBadInvocations(t *testing.T) {
 		{[]string{"server", "--listen", "0.0.0.0:7000", "--insecure", "--clients", "2"}, "--insecure refused"},
 		{[]string{"server", "--listen", "10.1.2.3:7000", "--insecure", "--clients", "2"}, "--insecure refused"},
 		{[]string{"server", "--listen", "127.0.0.1:7000", "--clients", "2"}, "--tls-cert"},
-		{[]string{"server", "--listen", "127.0.0.1:7000", "--insecure", "--client-ca", loose, "--clients", "2"}, "exclude each other"},
-		{[]string{"client", "--server", "127.0.0.1:7000", "--ca", loose, "--tls-cert", loose, "--client", "0"}, "both --tls-cert and --tls-key"},
+		{[]string{"server", "--listen", "127.0.0.1:7000", "--insecure", "--client-ca", loose, "--clients", "2"},
+			"exclude each other"},
+		{[]string{"client", "--server", "127.0.0.1:7000", "--ca", loose, "--tls-cert", loose, "--client", "0"},
+			"both --tls-cert and --tls-key"},
 		{[]string{"server", "--clients", "2"}, "--listen"},
-		{[]string{"server", "--listen", "127.0.0.1:7000", "--tls-cert", loose, "--tls-key", loose, "--clients", "2"}, "TLS certificate"},
+		{[]string{"server", "--listen", "127.0.0.1:7000", "--tls-cert", loose, "--tls-key", loose, "--clients", "2"},
+			"TLS certificate"},
 		{[]string{"client", "--server", "192.168.0.1:7000", "--insecure", "--client", "0"}, "--insecure refused"},
 		{[]string{"client", "--server", "127.0.0.1:7000", "--client", "0"}, "--ca"},
-		{[]string{"client", "--server", "127.0.0.1:7000", "--insecure", "--client", "0", "--token-file", loose}, "others can read it"},
-		{[]string{"client", "--server", "127.0.0.1:7000", "--insecure", "--client", "5", "--clients", "3"}, "--client 5"},
+		{[]string{"client", "--server", "127.0.0.1:7000", "--insecure", "--client", "0", "--token-file", loose},
+			"others can read it"},
+		{[]string{"client", "--server", "127.0.0.1:7000", "--insecure", "--client", "5", "--clients", "3"},
+			"--client 5"},
 		{[]string{"certs", "--clients", "2"}, "--out"},
 		{[]string{"certs", "--out", filepath.Join(dir, "c"), "--clients", "0"}, "--clients 0"},
 		{[]string{"certs", "--out", loose, "--clients", "1"}, "not a directory"},
@@ -187,7 +195,8 @@ func runFederationGiveUp(t *testing.T, n int, seed, giveUp string, serverArgs ..
 }
 
 // runFederationClients is runFederationGiveUp with extra client flags.
-func runFederationClients(t *testing.T, n int, seed, giveUp string, clientArgs []string, serverArgs ...string) (int, string) {
+func runFederationClients(t *testing.T, n int, seed, giveUp string, clientArgs []string,
+	serverArgs ...string) (int, string) {
 	t.Helper()
 	addr := freeAddr(t)
 	var wg sync.WaitGroup
@@ -196,7 +205,8 @@ func runFederationClients(t *testing.T, n int, seed, giveUp string, clientArgs [
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		code, _, errOut = runCLI(append([]string{"server", "--listen", addr, "--insecure", "--wait", "30s"}, serverArgs...)...)
+		code, _, errOut = runCLI(
+			append([]string{"server", "--listen", addr, "--insecure", "--wait", "30s"}, serverArgs...)...)
 	}()
 	codes, errs := make([]int, n), make([]string, n)
 	for i := range n {
@@ -229,7 +239,8 @@ func TestServerCheckpointResume(t *testing.T) {
 	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, flags...)...); code != exitOK {
 		t.Fatalf("train: exit %d: %s", code, errOut)
 	}
-	if code, errOut := runFederation(t, 3, "8", append([]string{"--checkpoint", ckpt, "--checkpoint-every", "2"}, flags...)...); code != exitOK {
+	if code, errOut := runFederation(t, 3, "8",
+		append([]string{"--checkpoint", ckpt, "--checkpoint-every", "2"}, flags...)...); code != exitOK {
 		t.Fatalf("server: exit %d: %s", code, errOut)
 	}
 	fi, err := os.Stat(filepath.Join(ckpt, rpc.CheckpointFile))
@@ -237,7 +248,8 @@ func TestServerCheckpointResume(t *testing.T) {
 		t.Fatalf("checkpoint: %v, mode %v", err, fi)
 	}
 	resumedJSON := filepath.Join(dir, "resumed.json")
-	code, errOut := runFederation(t, 3, "8", append([]string{"--checkpoint", ckpt, "--resume", "--json", resumedJSON}, flags...)...)
+	code, errOut := runFederation(t, 3, "8",
+		append([]string{"--checkpoint", ckpt, "--resume", "--json", resumedJSON}, flags...)...)
 	if code != exitOK || !strings.Contains(errOut, "resuming from") {
 		t.Fatalf("resume: exit %d: %s", code, errOut)
 	}
@@ -248,19 +260,23 @@ func TestServerCheckpointResume(t *testing.T) {
 		t.Errorf("resumed report differs from train's:\n%s\n%s", gb, wb)
 	}
 	// Another configuration (a different τ) is refused before listening.
-	other := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume", "--tau", "0.3"}, flags...)
+	other := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume",
+		"--tau", "0.3"}, flags...)
 	if code, _, errOut := runCLI(other...); code != exitUsage || !strings.Contains(errOut, "another configuration") {
 		t.Errorf("other config: exit %d: %s", code, errOut)
 	}
 	// So is one whose quorum, round deadline or update filter differ: they
 	// decide which updates enter a round. Transport settings may change.
-	for _, extra := range [][]string{{"--quorum", "1"}, {"--round-timeout", "3s"}, {"--quorum", "1", "--max-norm-factor", "2"}} {
-		args := append(append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume", "--wait", "1ms"}, extra...), flags...)
+	for _, extra := range [][]string{{"--quorum", "1"}, {"--round-timeout", "3s"},
+		{"--quorum", "1", "--max-norm-factor", "2"}} {
+		args := append(append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt,
+			"--resume", "--wait", "1ms"}, extra...), flags...)
 		if code, _, errOut := runCLI(args...); code != exitUsage || !strings.Contains(errOut, "another configuration") {
 			t.Errorf("resume with %v: exit %d: %s", extra, code, errOut)
 		}
 	}
-	same := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume", "--max-unregistered", "5", "--max-payload", "1000000", "--wait", "1ms"}, flags...)
+	same := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume",
+		"--max-unregistered", "5", "--max-payload", "1000000", "--wait", "1ms"}, flags...)
 	if _, _, errOut := runCLI(same...); strings.Contains(errOut, "another configuration") {
 		t.Errorf("transport flags changed the configuration hash: %s", errOut)
 	}
@@ -269,7 +285,8 @@ func TestServerCheckpointResume(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	b[len(b)-5] ^= 1
 	os.WriteFile(path, b, 0o600)
-	resume := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume"}, flags...)
+	resume := append([]string{"server", "--listen", "127.0.0.1:1", "--insecure", "--checkpoint", ckpt, "--resume"},
+		flags...)
 	if code, _, errOut := runCLI(resume...); code != exitUsage || !strings.Contains(errOut, "corrupted") {
 		t.Errorf("corrupted: exit %d: %s", code, errOut)
 	}
@@ -292,14 +309,16 @@ func TestClientWithOtherDataRefused(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		serverCode, _, _ = runCLI("server", "--listen", addr, "--insecure", "--wait", "5s", "--clients", "2", "--rounds", "1", "--k", "1",
+		serverCode, _, _ = runCLI("server", "--listen", addr, "--insecure", "--wait", "5s", "--clients", "2",
+			"--rounds", "1", "--k", "1",
 			"--bound-samples", "0", "--bound-trained-samples", "0", "--seed", "5", "--quiet")
 	}()
 	// The client starts once the server listens: a slow start (under qemu
 	// on a loaded machine) must not let the server's --wait run out between
 	// two of the client's back-off retries.
 	waitListening(t, addr, time.Minute)
-	code, _, errOut := runCLI("client", "--server", addr, "--insecure", "--client", "0", "--clients", "2", "--seed", "6", "--give-up", "60s")
+	code, _, errOut := runCLI("client", "--server", addr, "--insecure", "--client", "0", "--clients", "2", "--seed",
+		"6", "--give-up", "60s")
 	wg.Wait()
 	if code != exitError || !strings.Contains(errOut, "training data differ") || !strings.Contains(errOut, "--seed") {
 		t.Errorf("client: exit %d, stderr %q", code, errOut)
@@ -314,7 +333,8 @@ func TestClientWithOtherDataRefused(t *testing.T) {
 func TestServerBNNMatchesTrain(t *testing.T) {
 	dir := writeFakeFMNIST(t, 140)
 	tmp := t.TempDir()
-	common := append([]string{"--model", "bnn", "--data-dir", dir, "--bound-samples", "0", "--seed", "3"}, tinyBNNFlags...)
+	common := append([]string{"--model", "bnn", "--data-dir", dir, "--bound-samples", "0", "--seed", "3"},
+		tinyBNNFlags...)
 	trainJSON, serverJSON := filepath.Join(tmp, "train.json"), filepath.Join(tmp, "server.json")
 	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, common...)...); code != exitOK {
 		t.Fatalf("train: exit %d: %s", code, errOut)
@@ -338,13 +358,15 @@ func TestServerBNNMatchesTrain(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		code, _, errOut = runCLI(append([]string{"server", "--listen", addr, "--insecure", "--wait", "60s", "--json", serverJSON}, common...)...)
+		code, _, errOut = runCLI(append(
+			[]string{"server", "--listen", addr, "--insecure", "--wait", "60s", "--json", serverJSON}, common...)...)
 	}()
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			args := append([]string{"client", "--server", addr, "--insecure", "--client", fmt.Sprint(i), "--give-up", "60s"}, clientFlags...)
+			args := append([]string{"client", "--server", addr, "--insecure", "--client", fmt.Sprint(i), "--give-up",
+				"60s"}, clientFlags...)
 			if c, _, e := runCLI(args...); c != exitOK {
 				t.Errorf("client %d: exit %d: %s", i, c, e)
 			}
@@ -371,15 +393,18 @@ func TestServerAggregationFlags(t *testing.T) {
 	flags := []string{"--clients", "5", "--new-clients", "1", "--rounds", "3", "--k", "2", "-c", "5", "--batch", "4",
 		"--bound-samples", "0", "--bound-trained-samples", "0", "--seed", "3", "--quiet", "--quorum", "5"}
 	reports := map[string]string{}
-	for _, agg := range [][]string{{"--aggregator", "mean"}, {"--aggregator", "median"}, {"--aggregator", "trimmed-mean", "--trim", "0.2"}} {
+	for _, agg := range [][]string{{"--aggregator", "mean"}, {"--aggregator", "median"},
+		{"--aggregator", "trimmed-mean", "--trim", "0.2"}} {
 		path := filepath.Join(dir, agg[1]+".json")
-		if code, errOut := runFederation(t, 5, "3", append(append([]string{"--json", path}, agg...), flags...)...); code != exitOK {
+		if code, errOut := runFederation(t, 5, "3",
+			append(append([]string{"--json", path}, agg...), flags...)...); code != exitOK {
 			t.Fatalf("%v: exit %d: %s", agg, code, errOut)
 		}
 		b, _ := json.Marshal(readTimelessReport(t, path))
 		reports[agg[1]] = string(b)
 	}
-	if reports["mean"] == reports["median"] || reports["mean"] == reports["trimmed-mean"] || reports["median"] == reports["trimmed-mean"] {
+	if reports["mean"] == reports["median"] || reports["mean"] == reports["trimmed-mean"] ||
+		reports["median"] == reports["trimmed-mean"] {
 		t.Error("the aggregation flag does not change the run")
 	}
 	code, errOut := runFederationGiveUp(t, 5, "3", "1s", append([]string{"--max-update-norm", "1e-9"}, flags...)...)
@@ -409,13 +434,15 @@ func TestServerAggregationFlags(t *testing.T) {
 func TestSparseTrainEqualsFederation(t *testing.T) {
 	dir := t.TempDir()
 	sparse := []string{"--gp-inference", "sparse", "--inducing", "6"}
-	flags := append([]string{"--clients", "3", "--new-clients", "1", "--rounds", "4", "--k", "2", "-c", "2", "--batch", "4",
-		"--seed", "8", "--quiet"}, sparse...)
+	flags := append(
+		[]string{"--clients", "3", "--new-clients", "1", "--rounds", "4", "--k", "2", "-c", "2", "--batch", "4",
+			"--seed", "8", "--quiet"}, sparse...)
 	trainJSON, fedJSON := filepath.Join(dir, "train.json"), filepath.Join(dir, "fed.json")
 	if code, _, errOut := runCLI(append([]string{"train", "--json", trainJSON}, flags...)...); code != exitOK {
 		t.Fatalf("train: exit %d: %s", code, errOut)
 	}
-	if code, errOut := runFederationClients(t, 3, "8", "60s", sparse, append([]string{"--json", fedJSON}, flags...)...); code != exitOK {
+	if code, errOut := runFederationClients(t, 3, "8", "60s", sparse,
+		append([]string{"--json", fedJSON}, flags...)...); code != exitOK {
 		t.Fatalf("server: exit %d: %s", code, errOut)
 	}
 	want, got := readTimelessReport(t, trainJSON), readTimelessReport(t, fedJSON)
@@ -437,7 +464,8 @@ func TestSparseTrainEqualsFederation(t *testing.T) {
 		{[]string{"--gp-inference", "fast"}, `--gp-inference "fast"`},
 		{[]string{"--inducing", "-1"}, "--inducing -1"},
 	} {
-		if code, _, errOut := runCLI(append([]string{"train", "--clients", "3", "--rounds", "1"}, c.args...)...); code != exitUsage || !strings.Contains(errOut, c.want) {
+		if code, _, errOut := runCLI(append([]string{"train", "--clients", "3", "--rounds", "1"},
+			c.args...)...); code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
 		}
 	}
@@ -448,7 +476,8 @@ func TestSparseTrainEqualsFederation(t *testing.T) {
 		{"experiment", "polynomial", "--seeds", "1", "--rounds", "1", "--new-clients", "2"},
 	} {
 		args = append(args, "--gp-inference", "sparse", "--inducing", "500", "--quiet")
-		if code, _, errOut := runCLI(args...); code != exitUsage || !strings.Contains(errOut, "500 inducing inputs but the client has only") {
+		if code, _, errOut := runCLI(args...); code != exitUsage ||
+			!strings.Contains(errOut, "500 inducing inputs but the client has only") {
 			t.Errorf("%v: --inducing above the rows: exit %d: %s", args, code, errOut)
 		}
 	}

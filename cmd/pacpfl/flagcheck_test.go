@@ -26,7 +26,8 @@ func TestNonsenseFlagsAreRefused(t *testing.T) {
 		{tiny("--batch", "1000"), "--batch 1000"},   // m_i is 10
 		{tiny("--dp-clip", "NaN"), "--dp-clip"},     // without --dp-epsilon
 		{tiny("--dp-clip", "2"), "needs --dp-epsilon"},
-		{[]string{"experiment", "polynomial", "--seed-base", "18446744073709551615", "--seeds", "2"}, "--seed-base"}, // wrapped to 0
+		// wrapped to 0
+		{[]string{"experiment", "polynomial", "--seed-base", "18446744073709551615", "--seeds", "2"}, "--seed-base"},
 		{[]string{"experiment", "fmnist", "--seed-base", "18446744073709551615", "--seeds", "2"}, "--seed-base"},
 		{[]string{"bench", "lml", "--threads", "100000", "--m", "8", "--k", "1"}, "--threads 100000"},
 		{[]string{"bench", "lml", "--split", "auto,auto", "--m", "8", "--k", "1"}, "twice"},
@@ -57,7 +58,8 @@ func TestExperimentValidatesEverythingFirst(t *testing.T) {
 		assert.Empty(t, out)
 	}
 	// Flags that would be ignored are not offered.
-	for _, flag := range []string{"--seed", "--bound-samples", "--func-samples", "--delta", "--bound-trained-samples", "--loss-range"} {
+	for _, flag := range []string{"--seed", "--bound-samples", "--func-samples", "--delta", "--bound-trained-samples",
+		"--loss-range"} {
 		st, _, errOut := runCLI(append(small, flag, "3")...)
 		assert.Equal(t, exitUsage, st, flag)
 		assert.Contains(t, errOut, "not defined", flag)
@@ -86,7 +88,8 @@ func TestFlagMessages(t *testing.T) {
 		{tiny("-c", "-1"), "--clients-per-round -1"}, // said "-1 clients per round but only …"
 		{tiny("--extra", "-1"), "--extra -1"},
 		{tiny("--new-clients", "-1"), "--new-clients -1"},
-		{[]string{"experiment", "--seeds", "1", "polynomial"}, "comes before the flags"}, // said: unknown dataset "--seeds"
+		// said: unknown dataset "--seeds"
+		{[]string{"experiment", "--seeds", "1", "polynomial"}, "comes before the flags"},
 		{[]string{"tune", "--seed", "1", "polynomial"}, "comes before the flags"},
 	} {
 		st, _, errOut := runCLI(c.args...)

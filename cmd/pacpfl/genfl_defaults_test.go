@@ -35,7 +35,8 @@ func TestGenFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := genfl.DefaultOptions(c.prior, c.est, 7)
-		want.Workers, want.PriorFed.Workers, want.PosteriorFed.Workers, want.MC.Workers, want.ClientMC.Workers = 3, 3, 3, 3, 3
+		want.Workers, want.PriorFed.Workers, want.PosteriorFed.Workers, want.MC.Workers, want.ClientMC.Workers = 3, 3,
+			3, 3, 3
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%v:\nflags   %+v\nlibrary %+v", c.args, got, want)
 		}
@@ -44,7 +45,8 @@ func TestGenFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 	fs := flag.NewFlagSet("genfl", flag.ContinueOnError)
 	var g genflFlags
 	addGenFLFlags(fs, &g)
-	if err := fs.Parse([]string{"--rounds", "3", "--kl-penalty", "0.5", "--mc-samples", "99", "--hidden", "20"}); err != nil {
+	if err := fs.Parse(
+		[]string{"--rounds", "3", "--kl-penalty", "0.5", "--mc-samples", "99", "--hidden", "20"}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := g.options(7, 0)

@@ -35,7 +35,8 @@ type goldenCase struct {
 	after [][]string
 }
 
-var goldenPoly = []string{"--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2", "--baseline-steps", "5", "--quiet"}
+var goldenPoly = []string{"--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2", "--baseline-steps", "5",
+	"--quiet"}
 
 var goldenFMNIST = []string{"--max-images", "1200", "--hidden", "8", "--rounds", "3", "--posterior-steps", "3",
 	"--alpha-samples", "3", "--posterior-particles", "2", "--samples", "2", "--k", "2", "--quiet"}
@@ -49,43 +50,63 @@ func goldenCases() []goldenCase {
 		return r
 	}
 	return []goldenCase{
-		{name: "train", args: cat([]string{"train", "--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2", "--bound-samples", "2",
-			"--json", "$DIR/train.json"}),
+		{name: "train", args: cat(
+			[]string{"train", "--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2", "--bound-samples", "2",
+				"--json", "$DIR/train.json"}),
 			after: [][]string{{"plot", "training", "--json", "$DIR/train.json", "--out", "$DIR/training.svg"}}},
-		{name: "train-dp", args: []string{"train", "--clients", "4", "--new-clients", "1", "-T", "3", "--k", "2", "--dp-epsilon", "4", "--dp-noise-seed", "3",
+		{name: "train-dp", args: []string{"train", "--clients", "4", "--new-clients", "1", "-T", "3", "--k", "2",
+			"--dp-epsilon", "4", "--dp-noise-seed", "3",
 			"--quiet", "--json", "$DIR/train.json"}},
-		{name: "train-bnn", args: cat([]string{"train", "--model", "bnn", "--data-dir", "$FMNIST", "--bound-samples", "2",
-			"--weight-draws", "2", "--json", "$DIR/train.json"}, goldenFMNIST)},
-		{name: "train-csv", args: []string{"train", "--data", "$SITES", "--client-column", "site", "--target-column", "load",
-			"--features", "temperature", "--split-column", "split", "--new-clients", "site10", "-T", "5", "--k", "2",
-			"--json", "$DIR/train.json", "--save", "$DIR/model.json"},
+		{name: "train-bnn",
+			args: cat([]string{"train", "--model", "bnn", "--data-dir", "$FMNIST", "--bound-samples", "2",
+				"--weight-draws", "2", "--json", "$DIR/train.json"}, goldenFMNIST)},
+		{name: "train-csv",
+			args: []string{"train", "--data", "$SITES", "--client-column", "site", "--target-column", "load",
+				"--features", "temperature", "--split-column", "split", "--new-clients", "site10", "-T", "5", "--k",
+				"2",
+				"--json", "$DIR/train.json", "--save", "$DIR/model.json"},
 			after: [][]string{
-				{"predict", "--model", "$DIR/model.json", "--data", "$SITES", "--context-column", "split", "--out", "$DIR/pred.csv"},
-				{"plot", "predictive", "--model", "$DIR/model.json", "--data", "$SITES", "--client", "site10", "--context-column", "split", "--out", "$DIR/pred.svg"},
+				{"predict", "--model", "$DIR/model.json", "--data", "$SITES", "--context-column", "split", "--out",
+					"$DIR/pred.csv"},
+				{"plot", "predictive", "--model", "$DIR/model.json", "--data", "$SITES", "--client", "site10",
+					"--context-column", "split", "--out", "$DIR/pred.svg"},
 			}},
-		{name: "experiment-polynomial", args: cat([]string{"experiment", "polynomial", "--seeds", "2", "--json", "$DIR/e.json"}, goldenPoly),
+		{name: "experiment-polynomial",
+			args:  cat([]string{"experiment", "polynomial", "--seeds", "2", "--json", "$DIR/e.json"}, goldenPoly),
 			after: [][]string{{"plot", "experiment", "--json", "$DIR/e.json", "--out", "$DIR/e.svg"}}},
-		{name: "experiment-ksweep", args: []string{"experiment", "polynomial", "--k-sweep", "1,3", "--seeds", "2", "--clients", "4",
-			"--new-clients", "2", "-T", "5", "--quiet", "--json", "$DIR/k.json"},
+		{name: "experiment-ksweep",
+			args: []string{"experiment", "polynomial", "--k-sweep", "1,3", "--seeds", "2", "--clients", "4",
+				"--new-clients", "2", "-T", "5", "--quiet", "--json", "$DIR/k.json"},
 			after: [][]string{{"plot", "sweep", "--json", "$DIR/k.json", "--out", "$DIR/k.svg"}}},
-		{name: "experiment-dpsweep", args: []string{"experiment", "polynomial", "--dp-sweep", "2,8", "--dp-noise-seed", "3", "--seeds", "1", "--clients", "4",
+		{name: "experiment-dpsweep", args: []string{"experiment", "polynomial", "--dp-sweep", "2,8", "--dp-noise-seed",
+			"3", "--seeds", "1", "--clients", "4",
 			"--new-clients", "1", "-T", "3", "--k", "2", "--quiet", "--json", "$DIR/dp.json"}},
-		{name: "experiment-pv", args: []string{"experiment", "pv", "--variant", "s", "--seeds", "1", "--clients", "3", "--new-clients", "2",
-			"-T", "5", "--k", "2", "--baseline-steps", "5", "--quiet", "--json", "$DIR/pv.json"}},
+		{name: "experiment-pv",
+			args: []string{"experiment", "pv", "--variant", "s", "--seeds", "1", "--clients", "3", "--new-clients", "2",
+				"-T", "5", "--k", "2", "--baseline-steps", "5", "--quiet", "--json", "$DIR/pv.json"}},
 		{name: "experiment-fmnist", args: cat([]string{"experiment", "fmnist", "--data-dir", "$FMNIST", "--seeds", "1",
-			"--methods", "pacpfl,vanilla,pooled,pfedbayes,fedavg,fedprox,fedavg-ft", "--fed-rounds", "2", "--fed-local-steps", "1",
+			"--methods", "pacpfl,vanilla,pooled,pfedbayes,fedavg,fedprox,fedavg-ft", "--fed-rounds", "2",
+			"--fed-local-steps", "1",
 			"--fed-batch", "8", "--json", "$DIR/f.json"}, goldenFMNIST)},
-		{name: "experiment-fedvi", args: []string{"experiment", "fmnist", "--data-dir", "$FMNIST", "--partition", "dirichlet", "--clients", "10",
-			"--new-clients", "2", "--max-images", "240", "--methods", "fedvi,fedvi-fedavg,fedvi-fedavg-ft", "--seeds", "1", "--fedvi-rounds", "2",
-			"--fedvi-eval-last", "1", "--fedvi-batch", "16", "--fedvi-ft-epochs", "1", "--quiet", "--json", "$DIR/f.json"}},
-		{name: "experiment-genfl", args: cat([]string{"experiment", "genfl", "--data-dir", "$FMNIST", "--seeds", "1", "--json", "$DIR/g.json"},
-			tinyGenFLFlags)},
-		{name: "tune-mtl", args: []string{"tune", "polynomial", "--method", "mtl", "--clients", "4", "--folds", "2", "--quiet", "--json", "$DIR/t.json"}},
-		{name: "data-generate", args: []string{"data", "generate", "--kind", "pv", "--clients", "3", "--new-clients", "1", "--samples", "20",
+		{name: "experiment-fedvi", args: []string{"experiment", "fmnist", "--data-dir", "$FMNIST", "--partition",
+			"dirichlet", "--clients", "10",
+			"--new-clients", "2", "--max-images", "240", "--methods", "fedvi,fedvi-fedavg,fedvi-fedavg-ft", "--seeds",
+			"1", "--fedvi-rounds", "2",
+			"--fedvi-eval-last", "1", "--fedvi-batch", "16", "--fedvi-ft-epochs", "1", "--quiet", "--json",
+			"$DIR/f.json"}},
+		{name: "experiment-genfl",
+			args: cat([]string{"experiment", "genfl", "--data-dir", "$FMNIST", "--seeds", "1", "--json", "$DIR/g.json"},
+				tinyGenFLFlags)},
+		{name: "tune-mtl", args: []string{"tune", "polynomial", "--method", "mtl", "--clients", "4", "--folds", "2",
+			"--quiet", "--json", "$DIR/t.json"}},
+		{name: "data-generate", args: []string{"data", "generate", "--kind", "pv", "--clients", "3", "--new-clients",
+			"1", "--samples", "20",
 			"--seed", "5", "--out", "$DIR/pv.csv"}},
-		{name: "gp-eval", args: []string{"gp", "eval", "--data", "$GPCSV", "--init-seed", "4", "--hidden", "3", "--json"}},
-		{name: "bnn-eval", args: []string{"bnn", "eval", "--data", "$BNNCSV", "--arch", "mlp", "--hidden", "4", "--classes", "3",
-			"--init-seed", "7", "--samples", "3", "--json"}},
+		{name: "gp-eval",
+			args: []string{"gp", "eval", "--data", "$GPCSV", "--init-seed", "4", "--hidden", "3", "--json"}},
+		{name: "bnn-eval",
+			args: []string{"bnn", "eval", "--data", "$BNNCSV", "--arch", "mlp", "--hidden", "4", "--classes", "3",
+				"--init-seed", "7", "--samples", "3", "--json"}},
 		{name: "bound", args: []string{"bound", "kl-inverse", "0.1", "2"}},
 	}
 }
@@ -178,7 +199,8 @@ func TestGolden(t *testing.T) {
 					args[i] = strings.ReplaceAll(a, "$SITES", sites)
 				}
 				st, out, errs := runCLI(args...)
-				fmt.Fprintf(&got, "$ pacpfl %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), st, out, errs)
+				fmt.Fprintf(&got, "$ pacpfl %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), st,
+					out, errs)
 			}
 			files, _ := os.ReadDir(dir)
 			names := make([]string, 0, len(files))

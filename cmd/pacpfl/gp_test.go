@@ -99,24 +99,37 @@ func TestGPEvalErrors(t *testing.T) {
 		{"bnn: bad action", []string{"bnn", "fit"}, exitUsage, `pacpfl bnn: unknown action "fit"`},
 		{"no data", []string{"gp", "eval", "--init-seed", "1"}, exitUsage, "--data is required"},
 		{"neither", []string{"gp", "eval", "--data", data}, exitUsage, "exactly one of"},
-		{"both", []string{"gp", "eval", "--data", data, "--params", okParams, "--init-seed", "1"}, exitUsage, "exactly one of"},
+		{"both", []string{"gp", "eval", "--data", data, "--params", okParams, "--init-seed", "1"}, exitUsage,
+			"exactly one of"},
 		{"bad flag", []string{"gp", "eval", "--frob"}, exitUsage, "frob"},
-		{"bad hidden", []string{"gp", "eval", "--data", data, "--init-seed", "1", "--hidden", "3,x"}, exitUsage, "hidden"},
+		{"bad hidden", []string{"gp", "eval", "--data", data, "--init-seed", "1", "--hidden", "3,x"}, exitUsage,
+			"hidden"},
 		{"bad df", []string{"gp", "eval", "--data", data, "--init-seed", "1", "--df", "0"}, exitUsage, "--df"},
-		{"bad sigma", []string{"gp", "eval", "--data", data, "--init-seed", "1", "--sigma-p", "-1"}, exitUsage, "--sigma-p"},
-		{"missing file", []string{"gp", "eval", "--data", filepath.Join(t.TempDir(), "nope.csv"), "--init-seed", "1"}, exitError, "nope.csv"},
+		{"bad sigma", []string{"gp", "eval", "--data", data, "--init-seed", "1", "--sigma-p", "-1"}, exitUsage,
+			"--sigma-p"},
+		{"missing file", []string{"gp", "eval", "--data", filepath.Join(t.TempDir(), "nope.csv"), "--init-seed", "1"},
+			exitError, "nope.csv"},
 		{"wrong φ length", []string{"gp", "eval", "--data", data, "--params", okParams}, exitError,
-			fmt.Sprintf("2 parameters, but this model (see --hidden, --df and the data's feature count) has %d", lml.DefaultModel(2).NumParams())},
-		{"bad φ line", []string{"gp", "eval", "--data", data, "--params", writeTemp(t, "p.txt", "1\n\nabc\n")}, exitError, "p.txt:3:"},
-		{"NaN φ", []string{"gp", "eval", "--data", data, "--params", writeTemp(t, "p.txt", "NaN\n")}, exitError, "p.txt:1:"},
-		{"ragged CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "r.csv", "1,2,3\n4,5\n")}, exitError, "r.csv:2: 2 fields, want 3"},
-		{"bad CSV field", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "b.csv", "a,b\n1,2\n3,x\n")}, exitError, `b.csv:3: field 2: "x" is not a number`},
-		{"Inf in CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "i.csv", "1,2\n3,Inf\n")}, exitError, `i.csv:2: field 2: "Inf" is not finite`},
-		{"one column", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "o.csv", "1\n2\n")}, exitError, "at least one feature"},
+			fmt.Sprintf("2 parameters, but this model (see --hidden, --df and the data's feature count) has %d",
+				lml.DefaultModel(2).NumParams())},
+		{"bad φ line", []string{"gp", "eval", "--data", data, "--params", writeTemp(t, "p.txt", "1\n\nabc\n")},
+			exitError, "p.txt:3:"},
+		{"NaN φ", []string{"gp", "eval", "--data", data, "--params", writeTemp(t, "p.txt", "NaN\n")}, exitError,
+			"p.txt:1:"},
+		{"ragged CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "r.csv", "1,2,3\n4,5\n")},
+			exitError, "r.csv:2: 2 fields, want 3"},
+		{"bad CSV field", []string{"gp", "eval", "--init-seed", "1", "--data",
+			writeTemp(t, "b.csv", "a,b\n1,2\n3,x\n")}, exitError, `b.csv:3: field 2: "x" is not a number`},
+		{"Inf in CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "i.csv", "1,2\n3,Inf\n")},
+			exitError, `i.csv:2: field 2: "Inf" is not finite`},
+		{"one column", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "o.csv", "1\n2\n")}, exitError,
+			"at least one feature"},
 		// A first row with one typo used to be taken for a header and
 		// silently dropped.
-		{"bad first row", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "f.csv", "1,2x\n3,4\n5,6\n")}, exitError, `f.csv:1: field 2: "2x" is not a number`},
-		{"empty CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "e.csv", "x,y\n")}, exitError, "no data rows"},
+		{"bad first row", []string{"gp", "eval", "--init-seed", "1", "--data",
+			writeTemp(t, "f.csv", "1,2x\n3,4\n5,6\n")}, exitError, `f.csv:1: field 2: "2x" is not a number`},
+		{"empty CSV", []string{"gp", "eval", "--init-seed", "1", "--data", writeTemp(t, "e.csv", "x,y\n")}, exitError,
+			"no data rows"},
 	}
 	for _, c := range cases {
 		st, _, errs := runCLI(c.args...)
@@ -156,7 +169,8 @@ func TestGPEvalRefusesModelsBeyondMemory(t *testing.T) {
 // standardise; a finite gradient has a finite norm.
 func TestGPEvalNonFiniteResultIsAnError(t *testing.T) {
 	csv := func(scale string) string {
-		return writeTemp(t, "big.csv", "x,y\n0,-"+scale+"\n0.2,"+scale+"\n0.4,-"+scale+"\n0.6,"+scale+"\n0.8,-"+scale+"\n")
+		return writeTemp(t, "big.csv",
+			"x,y\n0,-"+scale+"\n0.2,"+scale+"\n0.4,-"+scale+"\n0.6,"+scale+"\n0.8,-"+scale+"\n")
 	}
 	for _, scale := range []string{"1e153", "1e154", "1e200"} {
 		for _, js := range []bool{false, true} {
@@ -183,7 +197,8 @@ func TestGPEvalNonFiniteResultIsAnError(t *testing.T) {
 // of range, not "not a number"; an overlong line names the limit.
 func TestGPEvalCSVFormat(t *testing.T) {
 	rows := "0.1,0.2,1.0\n-0.5,1.5,0.3\n0.7,-0.2,-0.4\n1.1,0.0,0.9\n"
-	st, want, errs := runCLI("gp", "eval", "--init-seed", "1", "--hidden", "3", "--data", writeTemp(t, "plain.csv", rows))
+	st, want, errs := runCLI("gp", "eval", "--init-seed", "1", "--hidden", "3", "--data",
+		writeTemp(t, "plain.csv", rows))
 	require.Equal(t, exitOK, st, errs)
 	for name, content := range map[string]string{
 		"BOM before data":   "\uFEFF" + rows,
@@ -191,7 +206,8 @@ func TestGPEvalCSVFormat(t *testing.T) {
 		"quoted numbers":    "\"x1\",x2,y\n\"0.1\",\"0.2\",1.0\n-0.5,\" 1.5\",0.3\n0.7,-0.2,-0.4\n1.1,0.0,0.9\n",
 		"CRLF and comments": "# data\r\n" + strings.ReplaceAll(rows, "\n", "\r\n"),
 	} {
-		st, out, errs := runCLI("gp", "eval", "--init-seed", "1", "--hidden", "3", "--data", writeTemp(t, "d.csv", content))
+		st, out, errs := runCLI("gp", "eval", "--init-seed", "1", "--hidden", "3", "--data",
+			writeTemp(t, "d.csv", content))
 		require.Equal(t, exitOK, st, "%s: %s", name, errs)
 		assert.Equal(t, want, out, name)
 	}
@@ -211,7 +227,8 @@ func TestGPEvalCSVFormat(t *testing.T) {
 	st, _, errs = runCLI("gp", "eval", "--init-seed", "1", "--data", long)
 	assert.Equal(t, exitError, st)
 	assert.Contains(t, errs, "line 3 is longer than 4 KiB") // said "bufio.Scanner: token too long"
-	st, _, errs = runCLI("gp", "eval", "--data", writeTemp(t, "d.csv", rows), "--params", writeTemp(t, "p.txt", "1_0\n"))
+	st, _, errs = runCLI("gp", "eval", "--data", writeTemp(t, "d.csv", rows), "--params",
+		writeTemp(t, "p.txt", "1_0\n"))
 	assert.Equal(t, exitError, st)
 	assert.Contains(t, errs, `"1_0" is not a number`)
 }
@@ -244,7 +261,8 @@ func TestGPEvalSparsePrintsInducingInputs(t *testing.T) {
 	params := writeTemp(t, "phi.txt", sb.String())
 	args := []string{"gp", "eval", "--data", data, "--params", params, "--hidden", "4"}
 
-	st, out, errs := runCLI(append(args, "--gp-inference", "sparse", "--inducing", "24", "--inducing-seed", "9", "--json")...)
+	st, out, errs := runCLI(
+		append(args, "--gp-inference", "sparse", "--inducing", "24", "--inducing-seed", "9", "--json")...)
 	require.Equal(t, exitOK, st, errs)
 	var res struct {
 		LML            float64     `json:"lml"`

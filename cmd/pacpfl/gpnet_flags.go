@@ -21,8 +21,10 @@ type gpNetFlags struct {
 func (n *gpNetFlags) register(fs *flag.FlagSet) {
 	n.on, n.m = true, lml.DefaultModel(0)
 	n.m.MeanHidden, n.m.KernelHidden = slices.Clone(n.m.MeanHidden), slices.Clone(n.m.KernelHidden)
-	fs.Var((*widthList)(&n.m.MeanHidden), "mean-hidden", `hidden-layer widths of the GP mean network m_φ of every GP method ("none": linear)`)
-	fs.Var((*widthList)(&n.m.KernelHidden), "kernel-hidden", `hidden-layer widths of the deep-kernel network f_φ of every GP method ("none": linear)`)
+	fs.Var((*widthList)(&n.m.MeanHidden), "mean-hidden",
+		`hidden-layer widths of the GP mean network m_φ of every GP method ("none": linear)`)
+	fs.Var((*widthList)(&n.m.KernelHidden), "kernel-hidden",
+		`hidden-layer widths of the deep-kernel network f_φ of every GP method ("none": linear)`)
 	fs.IntVar(&n.m.DF, "df", n.m.DF, "output width of the deep-kernel network f_φ (kernel feature dimension)")
 }
 

@@ -15,7 +15,8 @@ func TestGPNetFlags(t *testing.T) {
 	run := func(extra ...string) [2]float64 {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "e.json")
-		args := append([]string{"experiment", "polynomial", "--methods", "pacpfl,pooled", "--seeds", "1", "--clients", "3", "--new-clients", "2",
+		args := append([]string{"experiment", "polynomial", "--methods", "pacpfl,pooled", "--seeds", "1", "--clients",
+			"3", "--new-clients", "2",
 			"-T", "5", "--k", "2", "--baseline-steps", "5", "--quiet", "--json", path}, extra...)
 		code, _, errOut := runCLI(args...)
 		if code != exitOK {
@@ -46,7 +47,8 @@ func TestGPNetFlags(t *testing.T) {
 		}
 	}
 	code, out, errOut := runCLI("tune", "polynomial", "--clients", "4", "--new-clients", "0", "-T", "5", "--k", "2",
-		"--taus", "0.5", "--sigma-ps", "0.5", "--folds", "2", "--quiet", "--mean-hidden", "none", "--kernel-hidden", "8,8,8", "--df", "3")
+		"--taus", "0.5", "--sigma-ps", "0.5", "--folds", "2", "--quiet", "--mean-hidden", "none", "--kernel-hidden",
+		"8,8,8", "--df", "3")
 	if code != exitOK || !strings.Contains(out, "mean network hidden none, kernel network hidden 8,8,8 → 3 features") {
 		t.Fatalf("tune: exit %d, stderr %q, output\n%s", code, errOut, out)
 	}

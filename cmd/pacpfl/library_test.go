@@ -20,7 +20,8 @@ func TestLibraryRunEqualsCLI(t *testing.T) {
 	names := []string{"pacpfl", "pfedgp", "mtl", "vanilla", "pooled"}
 	path := filepath.Join(t.TempDir(), "e.json")
 	st, _, errs := runCLI("experiment", "polynomial", "--methods", "pacpfl,pfedgp,mtl,vanilla,pooled", "--seeds", "2",
-		"--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2", "--baseline-steps", "5", "--quiet", "--json", path)
+		"--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2", "--baseline-steps", "5", "--quiet", "--json",
+		path)
 	if st != exitOK {
 		t.Fatalf("exit %d: %s", st, errs)
 	}
@@ -51,7 +52,8 @@ func TestLibraryRunEqualsCLI(t *testing.T) {
 		c.Existing, c.New, c.Seed = 4, 2, seed
 		return data.Polynomial(c)
 	}
-	rep, err := harness.Run(context.Background(), harness.Experiment{Data: poly, Methods: ms, Seeds: []uint64{1, 2}}, nil)
+	rep, err := harness.Run(context.Background(), harness.Experiment{Data: poly, Methods: ms, Seeds: []uint64{1, 2}},
+		nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,8 @@ import (
 func TestPlotSweep(t *testing.T) {
 	dir := t.TempDir()
 	kj := filepath.Join(dir, "k.json")
-	code, _, errOut := runCLI("experiment", "polynomial", "--k-sweep", "1,3", "--seeds", "2", "--clients", "4", "--new-clients", "2",
+	code, _, errOut := runCLI("experiment", "polynomial", "--k-sweep", "1,3", "--seeds", "2", "--clients", "4",
+		"--new-clients", "2",
 		"-T", "3", "--quiet", "--json", kj)
 	require.Equal(t, exitOK, code, errOut)
 	dj := filepath.Join(dir, "dp.json")
@@ -108,8 +109,10 @@ func TestPlotSweepErrors(t *testing.T) {
 		{write("nok.json", `{"k_sweep":[`+level+`]}`), "no k ≥ 1"},
 		{write("bade.json", `{"dp_sweep":[{"epsilon":-1,`+level[1:]+`]}`), "ε = -1"},
 		{write("twice.json", `{"k_sweep":[{"k":2,`+level[1:]+`,{"k":2,`+level[1:]+`]}`), "appears twice"},
-		{write("tworef.json", `{"dp_sweep":[{"epsilon":null,`+level[1:]+`,{"epsilon":null,`+level[1:]+`]}`), "two non-private"},
-		{write("negci.json", `{"k_sweep":[{"k":1,"existing":{"rsmse":{"mean":0.4,"ci95":-0.1}}}]}`), "non-negative interval"},
+		{write("tworef.json", `{"dp_sweep":[{"epsilon":null,`+level[1:]+`,{"epsilon":null,`+level[1:]+`]}`),
+			"two non-private"},
+		{write("negci.json", `{"k_sweep":[{"k":1,"existing":{"rsmse":{"mean":0.4,"ci95":-0.1}}}]}`),
+			"non-negative interval"},
 		{write("nulls.json", `{"k_sweep":[{"k":1,"existing":{"rsmse":{"mean":null}},"new":{}}]}`), "null everywhere"},
 		{write("broken.json", `{"k_sweep":[`), "not valid JSON"},
 		{filepath.Join(dir, "nope.json"), "nope.json"},

@@ -92,7 +92,8 @@ func TestPlotPredictive(t *testing.T) {
 		tr, te := len(run.Data.ExistingRows[1].Train), len(run.Data.ExistingRows[1].Test)
 		for _, ext := range []string{"png", "svg"} {
 			out := filepath.Join(dir, "s1."+ext)
-			code, stdout, errOut := runCLI("plot", "predictive", "--model", model, "--data", csvPath, "--client", "s1", "--out", out)
+			code, stdout, errOut := runCLI("plot", "predictive", "--model", model, "--data", csvPath, "--client", "s1",
+				"--out", out)
 			require.Equal(t, exitOK, code, errOut)
 			// The training file's rows of s1 that the model stored are its
 			// training points, the others its test points.
@@ -111,7 +112,8 @@ func TestPlotPredictive(t *testing.T) {
 		}
 		// A new client needs its context rows.
 		out := filepath.Join(dir, "s3.png")
-		code, _, errOut := runCLI("plot", "predictive", "--model", model, "--data", csvPath, "--client", "s3", "--out", out)
+		code, _, errOut := runCLI("plot", "predictive", "--model", model, "--data", csvPath, "--client", "s3", "--out",
+			out)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, errOut, "--context-column")
 		assert.NoFileExists(t, out)
@@ -195,7 +197,8 @@ func TestPlotPredictiveErrors(t *testing.T) {
 	clsCSV := filepath.Join(dir, "cls")
 	require.NoError(t, os.Mkdir(clsCSV, 0o755))
 	clsData := writeUserCSV(t, clsCSV, 3, 12, true)
-	code, _, errOut := runCLI("train", "--quiet", "--save", cls, "--data", clsData, "--client-column", "site", "--target-column", "y",
+	code, _, errOut := runCLI("train", "--quiet", "--save", cls, "--data", clsData, "--client-column", "site",
+		"--target-column", "y",
 		"--task", "classification", "-T", "2", "--k", "1", "--bound-samples", "0")
 	require.Equal(t, exitOK, code, errOut)
 	out := filepath.Join(dir, "fig.png")
@@ -204,16 +207,23 @@ func TestPlotPredictiveErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--model", model, "--data", csvPath, "--client", "nobody", "--out", out}, exitUsage, `--client "nobody"`},
-		{[]string{"--model", model, "--data", csvPath, "--client", "s0", "--out", filepath.Join(dir, "fig.jpg")}, exitUsage, "unsupported image format"},
-		{[]string{"--model", model, "--data", csvPath, "--client", "s0", "--out", filepath.Join(dir, "fig")}, exitUsage, "no extension"},
+		{[]string{"--model", model, "--data", csvPath, "--client", "nobody", "--out", out}, exitUsage,
+			`--client "nobody"`},
+		{[]string{"--model", model, "--data", csvPath, "--client", "s0", "--out", filepath.Join(dir, "fig.jpg")},
+			exitUsage, "unsupported image format"},
+		{[]string{"--model", model, "--data", csvPath, "--client", "s0", "--out", filepath.Join(dir, "fig")}, exitUsage,
+			"no extension"},
 		{[]string{"--model", model, "--data", csvPath, "--client", "s0"}, exitUsage, "--out"},
 		{[]string{"--model", model, "--data", csvPath, "--out", out}, exitUsage, "--client ID is required"},
-		{[]string{"--model", model, "--data", csvPath, "--client", "s0", "--out", filepath.Join(dir, "no", "fig.png")}, exitUsage, "fig.png"},
-		{[]string{"--model", filepath.Join(dir, "missing"), "--data", csvPath, "--client", "s0", "--out", out}, exitError, "missing"},
+		{[]string{"--model", model, "--data", csvPath, "--client", "s0", "--out", filepath.Join(dir, "no", "fig.png")},
+			exitUsage, "fig.png"},
+		{[]string{"--model", filepath.Join(dir, "missing"), "--data", csvPath, "--client", "s0", "--out", out},
+			exitError, "missing"},
 		{[]string{"--model", csvPath, "--data", csvPath, "--client", "s0", "--out", out}, exitError, "data.csv"},
-		{[]string{"--model", cls, "--data", clsData, "--client", "s0", "--out", out}, exitUsage, "classification model"},
-		{[]string{"--model", model, "--data", csvPath, "--client", "s0", "--out", out, "--grid", "1"}, exitUsage, "--grid"},
+		{[]string{"--model", cls, "--data", clsData, "--client", "s0", "--out", out}, exitUsage,
+			"classification model"},
+		{[]string{"--model", model, "--data", csvPath, "--client", "s0", "--out", out, "--grid", "1"}, exitUsage,
+			"--grid"},
 	} {
 		code, stdout, errOut := runCLI(append([]string{"plot", "predictive"}, c.args...)...)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)
@@ -239,7 +249,8 @@ func TestPlotPredictiveErrors(t *testing.T) {
 func TestExperimentPerClientAndPlot(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "exp.json")
-	code, _, errOut := runCLI("experiment", "polynomial", "--methods", "pacpfl,mtl,pooled", "--seeds", "2", "-T", "5", "--k", "2",
+	code, _, errOut := runCLI("experiment", "polynomial", "--methods", "pacpfl,mtl,pooled", "--seeds", "2", "-T", "5",
+		"--k", "2",
 		"--baseline-steps", "2", "--clients", "4", "--new-clients", "3", "--quiet", "--json", path)
 	require.Equal(t, exitOK, code, errOut)
 	var rep struct {
@@ -281,7 +292,8 @@ func TestExperimentPerClientAndPlot(t *testing.T) {
 	// MTL predicts points: no CE.
 	assert.Nil(t, rep.Methods["mtl"].PerClient["existing_ce"][0][0])
 
-	for _, c := range []struct{ out, metric, note string }{{"exp.png", "", ""}, {"exp.svg", "", ""}, {"ce.png", "ce", "mtl has no per-client ce"}} {
+	for _, c := range []struct{ out, metric, note string }{{"exp.png", "", ""}, {"exp.svg", "", ""},
+		{"ce.png", "ce", "mtl has no per-client ce"}} {
 		args := []string{"plot", "experiment", "--json", path, "--out", filepath.Join(dir, c.out)}
 		if c.metric != "" {
 			args = append(args, "--metric", c.metric)
@@ -295,13 +307,15 @@ func TestExperimentPerClientAndPlot(t *testing.T) {
 		if strings.HasSuffix(c.out, ".png") {
 			checkPNG(t, filepath.Join(dir, c.out))
 		} else {
-			checkSVG(t, filepath.Join(dir, c.out), "PAC-PFL", "MTL", "Pooled", "existing clients", "new clients", "RSMSE per client")
+			checkSVG(t, filepath.Join(dir, c.out), "PAC-PFL", "MTL", "Pooled", "existing clients", "new clients",
+				"RSMSE per client")
 		}
 	}
 
 	// Bad reports and flags.
 	old := filepath.Join(dir, "old.json")
-	require.NoError(t, os.WriteFile(old, []byte(`{"dataset":"polynomial","methods":{"pooled":{"per_seed":{}}}}`), 0o644))
+	require.NoError(t,
+		os.WriteFile(old, []byte(`{"dataset":"polynomial","methods":{"pooled":{"per_seed":{}}}}`), 0o644))
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"dataset": "polynomial", "methods": {`), 0o644))
 	wrong := filepath.Join(dir, "wrong.json")
@@ -334,7 +348,8 @@ func TestExperimentPerClientAndPlot(t *testing.T) {
 func TestPlotTraining(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "train.json")
-	code, _, errOut := runCLI("train", "--clients", "4", "--new-clients", "1", "-T", "60", "--k", "2", "--bound-samples", "0",
+	code, _, errOut := runCLI("train", "--clients", "4", "--new-clients", "1", "-T", "60", "--k", "2",
+		"--bound-samples", "0",
 		"--bound-trained-samples", "0", "--quiet", "--json", path)
 	require.Equal(t, exitOK, code, errOut)
 	tr, err := plot.ReadTrain(path)
@@ -353,7 +368,8 @@ func TestPlotTraining(t *testing.T) {
 	}
 
 	dp := filepath.Join(dir, "dp.json")
-	code, _, errOut = runCLI("train", "--clients", "4", "--new-clients", "0", "-T", "2", "--k", "1", "--bound-samples", "0",
+	code, _, errOut = runCLI("train", "--clients", "4", "--new-clients", "0", "-T", "2", "--k", "1", "--bound-samples",
+		"0",
 		"--bound-trained-samples", "0", "--dp-epsilon", "2", "--quiet", "--json", dp)
 	require.Equal(t, exitOK, code, errOut)
 	exp := filepath.Join(dir, "exp.json")

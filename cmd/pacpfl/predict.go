@@ -28,10 +28,14 @@ type inferenceOverride struct {
 
 func addInferenceOverride(fs *flag.FlagSet) *inferenceOverride {
 	o := &inferenceOverride{fs: fs}
-	fs.StringVar(&o.o.Mode, "gp-inference", "", "GP models: how each client is conditioned and predicts: exact, sparse or auto (pacpfl train -h: --gp-inference); "+
-		"default: the inference the model file records (a file written before pacpfl recorded it: exact); given, it wins over the file's")
-	fs.IntVar(&o.o.Inducing, "inducing", 0, fmt.Sprintf("GP models: inducing inputs M of a sparse client, chosen from its conditioning rows (0: %d, or the client's rows if fewer); "+
-		"default: the model file's; given, it wins over the file's; more than a sparse client's rows is an error", fl.DefaultInducing))
+	fs.StringVar(&o.o.Mode, "gp-inference", "", "GP models: how each client is conditioned and predicts: exact, "+
+		"sparse or auto (pacpfl train -h: --gp-inference); "+
+		"default: the inference the model file records (a file written before pacpfl recorded it: exact); given, it "+
+		"wins over the file's")
+	fs.IntVar(&o.o.Inducing, "inducing", 0, fmt.Sprintf("GP models: inducing inputs M of a sparse client, chosen "+
+		"from its conditioning rows (0: %d, or the client's rows if fewer); "+
+		"default: the model file's; given, it wins over the file's; more than a sparse client's rows is an error",
+		fl.DefaultInducing))
 	return o
 }
 
@@ -59,9 +63,12 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("predict", stderr)
 	var o predict.FileOptions
 	fs.StringVar(&o.Model, "model", "", "the model `FILE` (pacpfl train --data FILE.csv --save FILE)")
-	fs.StringVar(&o.Data, "data", "", "the CSV `FILE` of rows to predict: the model's client, feature and (for context rows) target columns")
+	fs.StringVar(&o.Data, "data", "",
+		"the CSV `FILE` of rows to predict: the model's client, feature and (for context rows) target columns")
 	out := fs.String("out", "-", "write the predictions as CSV to `FILE` (-: standard output)")
-	fs.StringVar(&o.ContextColumn, "context-column", "", "a column marking the rows that are a client's own labelled data (1, true, yes, train or context): the model personalises on them and predicts the others; needed for clients the model never saw")
+	fs.StringVar(&o.ContextColumn, "context-column", "", "a column marking the rows that are a client's own labelled "+
+		"data (1, true, yes, train or context): the model personalises on them and predicts the others; needed for "+
+		"clients the model never saw")
 	inf := addInferenceOverride(fs)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st

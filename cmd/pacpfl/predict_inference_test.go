@@ -76,20 +76,24 @@ func TestPredictFollowsRecordedInference(t *testing.T) {
 	dir := t.TempDir()
 	path := writeUserCSV(t, dir, 4, 12, false)
 	model := filepath.Join(dir, "m.pacpfl")
-	code, _, errOut := runCLI("train", "--data", path, "--client-column", "site", "--target-column", "y", "-T", "3", "--k", "2",
-		"--quiet", "--bound-samples", "0", "--bound-trained-samples", "0", "--gp-inference", "sparse", "--inducing", "3", "--save", model)
+	code, _, errOut := runCLI("train", "--data", path, "--client-column", "site", "--target-column", "y", "-T", "3",
+		"--k", "2",
+		"--quiet", "--bound-samples", "0", "--bound-trained-samples", "0", "--gp-inference", "sparse", "--inducing",
+		"3", "--save", model)
 	require.Equal(t, exitOK, code, errOut)
 	predict := func(name string, args ...string) string {
 		t.Helper()
 		out := filepath.Join(dir, name+".csv")
-		code, _, errOut := runCLI(append([]string{"predict", "--model", model, "--data", path, "--out", out}, args...)...)
+		code, _, errOut := runCLI(
+			append([]string{"predict", "--model", model, "--data", path, "--out", out}, args...)...)
 		require.Equal(t, exitOK, code, "%s: %s", name, errOut)
 		b, err := os.ReadFile(out)
 		require.NoError(t, err)
 		return string(b)
 	}
 	recorded := predict("recorded")
-	assert.Equal(t, recorded, predict("same", "--gp-inference", "sparse", "--inducing", "3"), "the file's inference is sparse, M = 3")
+	assert.Equal(t, recorded, predict("same", "--gp-inference", "sparse", "--inducing", "3"),
+		"the file's inference is sparse, M = 3")
 	assert.Equal(t, recorded, predict("mode", "--gp-inference", "sparse"), "--gp-inference alone keeps the file's M")
 	exact := predict("exact", "--gp-inference", "exact")
 	assert.NotEqual(t, recorded, exact)
@@ -106,7 +110,8 @@ func TestPredictFollowsRecordedInference(t *testing.T) {
 		{[]string{"--inducing", "50"}, exitUsage, "--inducing 50: the client is conditioned on only"},
 	} {
 		out := filepath.Join(dir, "bad.csv")
-		code, _, errOut := runCLI(append([]string{"predict", "--model", model, "--data", path, "--out", out}, c.args...)...)
+		code, _, errOut := runCLI(
+			append([]string{"predict", "--model", model, "--data", path, "--out", out}, c.args...)...)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)
 		assert.Contains(t, errOut, c.want, c.args)
 		_, err := os.Stat(out)
@@ -115,11 +120,15 @@ func TestPredictFollowsRecordedInference(t *testing.T) {
 	// The recorded M above a new client's context rows: exit 1, naming the
 	// model's inference and the way out.
 	ctx := filepath.Join(dir, "ctx.csv")
-	require.NoError(t, os.WriteFile(ctx, []byte("site,x,z,y,ctx\nnew,0.1,0.2,10,1\nnew,0.3,-0.1,11,1\nnew,0.5,0,,0\n"), 0o644))
-	code, _, errOut = runCLI("predict", "--model", model, "--data", ctx, "--context-column", "ctx", "--out", filepath.Join(dir, "ctx-out.csv"))
+	require.NoError(t,
+		os.WriteFile(ctx, []byte("site,x,z,y,ctx\nnew,0.1,0.2,10,1\nnew,0.3,-0.1,11,1\nnew,0.5,0,,0\n"), 0o644))
+	code, _, errOut = runCLI("predict", "--model", model, "--data", ctx, "--context-column", "ctx", "--out",
+		filepath.Join(dir, "ctx-out.csv"))
 	assert.Equal(t, exitError, code, errOut)
-	assert.Contains(t, errOut, `client "new": the model's GP inference is sparse, M = 3, but the client is conditioned on only 2 rows (give --inducing 2 or fewer, or --gp-inference exact)`)
-	code, _, errOut = runCLI("predict", "--model", model, "--data", ctx, "--context-column", "ctx", "--out", filepath.Join(dir, "ctx-out.csv"), "--inducing", "2")
+	assert.Contains(t, errOut, `client "new": the model's GP inference is sparse, M = 3, but the client is `+
+		`conditioned on only 2 rows (give --inducing 2 or fewer, or --gp-inference exact)`)
+	code, _, errOut = runCLI("predict", "--model", model, "--data", ctx, "--context-column", "ctx", "--out",
+		filepath.Join(dir, "ctx-out.csv"), "--inducing", "2")
 	assert.Equal(t, exitOK, code, errOut)
 }
 
@@ -136,7 +145,8 @@ func TestPredictOldModelFile(t *testing.T) {
 	predict := func(name string, args ...string) string {
 		t.Helper()
 		out := filepath.Join(dir, name+".csv")
-		code, _, errOut := runCLI(append([]string{"predict", "--model", model, "--data", sites, "--context-column", "split", "--out", out}, args...)...)
+		code, _, errOut := runCLI(append([]string{"predict", "--model", model, "--data", sites, "--context-column",
+			"split", "--out", out}, args...)...)
 		require.Equal(t, exitOK, code, "%s: %s", name, errOut)
 		return out
 	}
@@ -175,7 +185,8 @@ func TestTrainCSVSparseBoundsUnavailable(t *testing.T) {
 	dir := t.TempDir()
 	path := writeUserCSV(t, dir, 4, 14, false)
 	args := []string{"--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s3",
-		"-T", "5", "--k", "2", "--bound-samples", "8", "--test-fraction", "0.3", "--gp-inference", "sparse", "--inducing", "4"}
+		"-T", "5", "--k", "2", "--bound-samples", "8", "--test-fraction", "0.3", "--gp-inference", "sparse",
+		"--inducing", "4"}
 	run := trainCSVForTest(t, args...)
 	assert.Nil(t, run.Bounds.Bounds)
 	assert.Contains(t, run.Bounds.BoundsUnavailable, "the loss range must start at or below the smallest Gaussian NLL")

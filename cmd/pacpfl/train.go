@@ -21,9 +21,10 @@ import (
 
 func init() {
 	register(&command{
-		name:    "train",
-		summary: "train PAC-PFL (GP clients on Polynomial, or --model bnn on Fashion-MNIST) and print metrics and bounds",
-		run:     runTrain,
+		name: "train",
+		summary: "train PAC-PFL (GP clients on Polynomial, or --model bnn on Fashion-MNIST) and print metrics and " +
+			"bounds",
+		run: runTrain,
 	})
 }
 
@@ -49,7 +50,8 @@ func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 	}
 	if fs.Lookup("gp-inference") != nil {
 		if f.gi.Inducing < 0 {
-			return usagef("--inducing %d: want at least 1 inducing input (0: the default %d)", f.gi.Inducing, fl.DefaultInducing)
+			return usagef("--inducing %d: want at least 1 inducing input (0: the default %d)", f.gi.Inducing,
+				fl.DefaultInducing)
 		}
 		if err := f.inference().Validate(); err != nil {
 			return usagef("--gp-inference %q: want exact, sparse or auto", f.gi.Mode)
@@ -82,7 +84,8 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 	if f.pv != nil {
 		c := *f.pv
 		c.Existing, c.New, c.Seed = f.poly.Existing, f.poly.New, seed
-		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New), c.MemoryBytes()); err != nil {
+		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New),
+			c.MemoryBytes()); err != nil {
 			return nil, err
 		}
 		ds, err := data.PV(c)
@@ -95,7 +98,8 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 	c.Existing, c.New, c.Extra, c.Seed = f.poly.Existing, f.poly.New, f.poly.Extra, seed
 	// A lower bound that turns an absurd --clients or --extra into a
 	// message instead of an out-of-memory crash or hours of data generation.
-	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra), c.MemoryBytes()); err != nil {
+	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra),
+		c.MemoryBytes()); err != nil {
 		return nil, err
 	}
 	ds, err := data.Polynomial(c)
@@ -239,7 +243,8 @@ func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
 		if err != nil {
 			return nil, err
 		}
-		info.Dataset, info.Description, info.Partition, info.Alpha = dataFMNIST, bf.describe(f), bf.partition, bf.dir.Alpha
+		info.Dataset, info.Description, info.Partition, info.Alpha = dataFMNIST, bf.describe(f), bf.partition,
+			bf.dir.Alpha
 		if bf.partition == partLabels5 {
 			info.Split = bf.split
 		}
@@ -272,7 +277,8 @@ func (p *fedParse) write(out *train.Outcome, took time.Duration, stdout, jsonOut
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "model saved to %s (%d bytes; pacpfl predict --model %s --data FILE.csv)\n", save, len(b), save)
+		fmt.Fprintf(stdout, "model saved to %s (%d bytes; pacpfl predict --model %s --data FILE.csv)\n", save, len(b),
+			save)
 	}
 	if jsonPath != "" {
 		return writeJSON(jsonOut, jsonPath, rep)

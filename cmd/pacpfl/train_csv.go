@@ -56,22 +56,30 @@ type csvFlags struct {
 // register registers the CSV file's flags that a client shares with the
 // server (registerTraining adds the server's and train's own).
 func (c *csvFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.path, "data", "", "the CSV `FILE`: a header naming the columns, then one row per sample (README, \"Your own data\")")
+	fs.StringVar(&c.path, "data", "",
+		"the CSV `FILE`: a header naming the columns, then one row per sample (README, \"Your own data\")")
 	fs.StringVar(&c.clientCol, "client-column", "", "the column naming each row's client (required)")
 	fs.StringVar(&c.targetCol, "target-column", "", "the target column (required)")
-	fs.Var(&c.features, "features", "comma-separated feature columns (default: every column but the client, target and split columns)")
-	fs.StringVar(&c.task, "task", string(data.Regression), "regression (GP clients) or classification (BNN clients, an MLP; the target holds class labels)")
-	fs.Float64Var(&c.testFraction, "test-fraction", 0.2, "fraction of each client's rows drawn (with --seed) as its test rows")
+	fs.Var(&c.features, "features",
+		"comma-separated feature columns (default: every column but the client, target and split columns)")
+	fs.StringVar(&c.task, "task", string(data.Regression),
+		"regression (GP clients) or classification (BNN clients, an MLP; the target holds class labels)")
+	fs.Float64Var(&c.testFraction, "test-fraction", 0.2,
+		"fraction of each client's rows drawn (with --seed) as its test rows")
 	fs.StringVar(&c.splitCol, "split-column", "", "a column marking each row train or test, instead of --test-fraction")
-	fs.BoolVar(&c.dropMissing, "drop-missing", false, "drop rows with a missing value (empty, NA, NaN, null, ?) instead of refusing the file")
+	fs.BoolVar(&c.dropMissing, "drop-missing", false,
+		"drop rows with a missing value (empty, NA, NaN, null, ?) instead of refusing the file")
 }
 
 // registerTraining registers the CSV flags of the training run (train and
 // server): the new clients and the model file.
 func (c *csvFlags) registerTraining(fs *flag.FlagSet) {
-	fs.Var(&c.newClients, "new-clients", "comma-separated client IDs held out as new clients: never seen in training, scored from their own training rows")
-	fs.StringVar(&c.save, "save", "", "write the trained model to `FILE` (for pacpfl predict and pacpfl plot predictive)")
-	fs.BoolVar(&c.saveClients, "save-clients", true, "store every existing client's training rows in the --save file, for their personalised predictions (false: predict treats them like new clients)")
+	fs.Var(&c.newClients, "new-clients", "comma-separated client IDs held out as new clients: never seen in "+
+		"training, scored from their own training rows")
+	fs.StringVar(&c.save, "save", "",
+		"write the trained model to `FILE` (for pacpfl predict and pacpfl plot predictive)")
+	fs.BoolVar(&c.saveClients, "save-clients", true, "store every existing client's training rows in the --save "+
+		"file, for their personalised predictions (false: predict treats them like new clients)")
 }
 
 // registerCSVRun registers the flags of a run on a CSV file: training's
@@ -132,8 +140,10 @@ func (c *csvFlags) check(fs *flag.FlagSet, jsonPath string, f *trainFlags, bf *b
 			return usagef("--hidden %d must be ≥ 0", bf.net.Hidden)
 		case bf.samples < 1:
 			return usagef("--samples %d must be at least 1", bf.samples)
-		case !(bf.o.SigmaMu > 0) || math.IsInf(bf.o.SigmaMu, 0) || !(bf.o.SigmaOmega > 0) || math.IsInf(bf.o.SigmaOmega, 0):
-			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.o.SigmaMu, bf.o.SigmaOmega)
+		case !(bf.o.SigmaMu > 0) || math.IsInf(bf.o.SigmaMu, 0) || !(bf.o.SigmaOmega > 0) ||
+			math.IsInf(bf.o.SigmaOmega, 0):
+			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.o.SigmaMu,
+				bf.o.SigmaOmega)
 		case bf.o.Bounds.WeightDraws < 1:
 			return usagef("--weight-draws %d must be at least 1", bf.o.Bounds.WeightDraws)
 		}

@@ -142,7 +142,8 @@ func TestTrainCSVClassificationReloadBitIdentical(t *testing.T) {
 	dir := t.TempDir()
 	path := writeUserCSV(t, dir, 4, 16, true)
 	run := trainCSVForTest(t, "--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s3",
-		"--task", "classification", "-T", "5", "--k", "2", "--hidden", "8", "--posterior-particles", "2", "--posterior-steps", "5",
+		"--task", "classification", "-T", "5", "--k", "2", "--hidden", "8", "--posterior-particles", "2",
+		"--posterior-steps", "5",
 		"--bound-samples", "0")
 	assert.Equal(t, []string{"high", "low"}, run.Model.Classes)
 	b, err := modelfile.Encode(run.Model)
@@ -167,7 +168,8 @@ func TestTrainCSVPredictCLI(t *testing.T) {
 	model := filepath.Join(dir, "m.pacpfl")
 	args := []string{"--data", path, "--client-column", "site", "--target-column", "y", "--new-clients", "s3",
 		"-T", "10", "--k", "2", "--bound-samples", "0", "--bound-trained-samples", "0"}
-	code, out, errOut := runCLI(append([]string{"train", "--quiet", "--save", model, "--json", filepath.Join(dir, "t.json")}, args...)...)
+	code, out, errOut := runCLI(
+		append([]string{"train", "--quiet", "--save", model, "--json", filepath.Join(dir, "t.json")}, args...)...)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "3 existing clients")
 	assert.Contains(t, out, "model saved to "+model)
@@ -227,7 +229,8 @@ func readCSVRows(t *testing.T, path string) [][]string {
 func TestTrainCSVBadInput(t *testing.T) {
 	dir := t.TempDir()
 	path := writeUserCSV(t, dir, 3, 8, false)
-	base := []string{"train", "--data", path, "--client-column", "site", "--target-column", "y", "-T", "2", "--k", "1", "--quiet"}
+	base := []string{"train", "--data", path, "--client-column", "site", "--target-column", "y", "-T", "2", "--k", "1",
+		"--quiet"}
 	cases := []struct {
 		args []string
 		code int
@@ -236,7 +239,8 @@ func TestTrainCSVBadInput(t *testing.T) {
 		{[]string{"train", "--data", path, "--target-column", "y"}, exitUsage, "--client-column is required"},
 		{append(base, "--task", "ranking"), exitUsage, `unknown --task "ranking"`},
 		{append(base, "--hidden", "4"), exitUsage, "--hidden does not apply to --task regression"},
-		{append(base, "--task", "classification", "--sigma-p", "1"), exitUsage, "--sigma-p does not apply to --task classification"},
+		{append(base, "--task", "classification", "--sigma-p", "1"), exitUsage,
+			"--sigma-p does not apply to --task classification"},
 		{append(base, "--test-fraction", "1"), exitUsage, "--test-fraction 1 must lie in [0, 1)"},
 		{append(base, "--split-column", "z", "--test-fraction", "0.1"), exitUsage, "give one"},
 		{append(base, "--clients", "3"), exitUsage, "flag provided but not defined: -clients"},
@@ -261,7 +265,8 @@ func TestPredictBadModelFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := writeUserCSV(t, dir, 3, 8, false)
 	model := filepath.Join(dir, "m.pacpfl")
-	code, _, errOut := runCLI("train", "--data", path, "--client-column", "site", "--target-column", "y", "-T", "2", "--k", "1",
+	code, _, errOut := runCLI("train", "--data", path, "--client-column", "site", "--target-column", "y", "-T", "2",
+		"--k", "1",
 		"--quiet", "--bound-samples", "0", "--bound-trained-samples", "0", "--save", model)
 	require.Equal(t, exitOK, code, errOut)
 	good, err := os.ReadFile(model)
@@ -283,7 +288,8 @@ func TestPredictBadModelFiles(t *testing.T) {
 		{write("trunc", good[:len(good)-100]), path, "model file truncated"},
 		{write("flip", flipped), path, "model file corrupted: checksum mismatch"},
 		{path, path, "not a pacpfl model file"},
-		{model, other, `no feature column "z" (the columns are "site", "x", "w", "y"); the model was trained on the features "x", "z"`},
+		{model, other, `no feature column "z" (the columns are "site", "x", "w", "y"); the model was trained on the ` +
+			`features "x", "z"`},
 		{filepath.Join(dir, "missing"), path, "no such file"},
 	} {
 		code, _, errOut := runCLI("predict", "--model", c.model, "--data", c.data, "--out", filepath.Join(dir, "p.csv"))

@@ -18,7 +18,8 @@ func TestTrainDPReportsTheGuarantee(t *testing.T) {
 		eps  float64
 	}{
 		{[]string{"--dp-epsilon", "2"}, []string{"ε = 2 (pure ε-DP", "one training sample"}, 2},
-		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "gaussian", "--dp-delta", "1e-6"}, []string{"(ε, δ) = (2, 1e-06)", "Rényi"}, 2},
+		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "gaussian", "--dp-delta", "1e-6"},
+			[]string{"(ε, δ) = (2, 1e-06)", "Rényi"}, 2},
 		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "paper"}, []string{"NOT a guarantee"}, 0},
 	} {
 		path := filepath.Join(t.TempDir(), "out.json")
@@ -83,7 +84,8 @@ func TestTrainDPBadFlags(t *testing.T) {
 // each with its guarantee in the JSON.
 func TestExperimentDPSweep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sweep.json")
-	code, out, errOut := runCLI("experiment", "polynomial", "--dp-sweep", "1,50", "--clients", "4", "--new-clients", "1",
+	code, out, errOut := runCLI("experiment", "polynomial", "--dp-sweep", "1,50", "--clients", "4", "--new-clients",
+		"1",
 		"-T", "5", "--k", "1", "--seeds", "1", "--quiet", "--json", path)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -103,16 +105,19 @@ func TestExperimentDPSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Rows) != 3 || rep.Rows[0].Epsilon != nil || *rep.Rows[2].Epsilon != 50 || rep.Rows[1].Statement == "" {
+	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Rows) != 3 || rep.Rows[0].Epsilon != nil ||
+		*rep.Rows[2].Epsilon != 50 || rep.Rows[1].Statement == "" {
 		t.Fatalf("bad sweep JSON (%v): %s", err, data)
 	}
 	// The DP-only flags apply to the private runs, not to the reference run.
-	code, out, errOut = runCLI("experiment", "polynomial", "--dp-sweep", "3", "--dp-mechanism", "gaussian", "--dp-delta", "1e-6",
+	code, out, errOut = runCLI("experiment", "polynomial", "--dp-sweep", "3", "--dp-mechanism", "gaussian",
+		"--dp-delta", "1e-6",
 		"--clients", "4", "--new-clients", "1", "-T", "3", "--k", "1", "--seeds", "1", "--quiet")
 	if code != exitOK || !strings.Contains(out, "(ε, δ) = (3, 1e-06)") {
 		t.Fatalf("gaussian sweep: exit %d, %s\n%s", code, errOut, out)
 	}
-	if code, _, _ := runCLI("experiment", "polynomial", "--dp-sweep", "1", "--dp-epsilon", "2", "-T", "1"); code != exitUsage {
+	if code, _, _ := runCLI("experiment", "polynomial", "--dp-sweep", "1", "--dp-epsilon", "2", "-T",
+		"1"); code != exitUsage {
 		t.Fatalf("--dp-sweep with --dp-epsilon: exit %d", code)
 	}
 }
@@ -124,7 +129,8 @@ func TestTuneShortRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "best: --tau") || !strings.Contains(out, "seed 1000") || strings.Count(out, "| 0.5 |") < 1 {
+	if !strings.Contains(out, "best: --tau") || !strings.Contains(out, "seed 1000") ||
+		strings.Count(out, "| 0.5 |") < 1 {
 		t.Fatalf("output:\n%s", out)
 	}
 	// Without --lrs the η grid is --lr alone (0.001), as its help says.
@@ -137,22 +143,27 @@ func TestTuneShortRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if strings.Count(out, "| 0.5 | 0.5 |") != 4 || !strings.Contains(out, "| 0.03 | 20 |") || !strings.Contains(out, "--lr ") {
+	if strings.Count(out, "| 0.5 | 0.5 |") != 4 || !strings.Contains(out, "| 0.03 | 20 |") ||
+		!strings.Contains(out, "--lr ") {
 		t.Fatalf("output:\n%s", out)
 	}
 	// --cv-split future: PAC-PFL and a baseline, said in the text and the JSON.
 	for _, m := range []string{"pacpfl", "mtl"} {
 		path := filepath.Join(t.TempDir(), "cv.json")
-		code, out, errOut = runCLI("tune", "polynomial", "--method", m, "--clients", "6", "--new-clients", "0", "-T", "10", "--k", "2",
+		code, out, errOut = runCLI("tune", "polynomial", "--method", m, "--clients", "6", "--new-clients", "0", "-T",
+			"10", "--k", "2",
 			"--taus", "0.5", "--sigma-ps", "0.5", "--folds", "2", "--cv-split", "future", "--quiet", "--json", path)
 		raw, _ := os.ReadFile(path)
-		if code != exitOK || !strings.Contains(out, "--cv-split future") || !strings.Contains(string(raw), `"cv_split": "future"`) {
+		if code != exitOK || !strings.Contains(out, "--cv-split future") ||
+			!strings.Contains(string(raw), `"cv_split": "future"`) {
 			t.Fatalf("%s --cv-split future: exit %d, stderr %q, output\n%s\nJSON %s", m, code, errOut, out, raw)
 		}
 	}
-	for _, args := range [][]string{{"tune"}, {"tune", "polynomial", "--folds", "1"}, {"tune", "polynomial", "--taus", "-1"},
+	for _, args := range [][]string{{"tune"}, {"tune", "polynomial", "--folds", "1"},
+		{"tune", "polynomial", "--taus", "-1"},
 		{"tune", "polynomial", "--cv-split", "later"}, {"tune", "polynomial", "--method", "mtl", "--cv-split", "later"},
-		{"tune", "polynomial", "--checkpoints", "0"}, {"tune", "polynomial", "--lrs", "0"}, {"tune", "polynomial", "--method", "pfedgp"}} {
+		{"tune", "polynomial", "--checkpoints", "0"}, {"tune", "polynomial", "--lrs", "0"},
+		{"tune", "polynomial", "--method", "pfedgp"}} {
 		if code, _, _ := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}

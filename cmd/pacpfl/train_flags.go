@@ -63,8 +63,10 @@ func (f *trainFlags) registerSVGD(fs *flag.FlagSet) {
 	fs.IntVar(&s.Batch, "batch", s.Batch, "client mini-batch size b (0: all of S_i, the exact LML)")
 	fs.Float64Var(&s.LR, "lr", s.LR, "server learning rate η")
 	fs.StringVar(&s.Optimizer, "optimizer", s.Optimizer, "SVGD optimiser: adam or sgd (plain ascent)")
-	fs.StringVar(&f.aggregate, "aggregate", f.aggregate, "aggregation of client gradients: sum (τ·n/c·Σ, unbiased for eq. 40) or mean (Algorithm 1 literally)")
-	fs.StringVar(&f.beta, "beta", f.beta, "client temperature β of training, personalisation and the bounds: m (β = m_i, Bayes posterior and LML, as the paper), sqrt (β = √m_i) or a number")
+	fs.StringVar(&f.aggregate, "aggregate", f.aggregate,
+		"aggregation of client gradients: sum (τ·n/c·Σ, unbiased for eq. 40) or mean (Algorithm 1 literally)")
+	fs.StringVar(&f.beta, "beta", f.beta, "client temperature β of training, personalisation and the bounds: m (β = "+
+		"m_i, Bayes posterior and LML, as the paper), sqrt (β = √m_i) or a number")
 }
 
 // registerSeed registers --seed: the comparisons (experiment) have
@@ -77,7 +79,8 @@ func registerSeed(fs *flag.FlagSet, seed *uint64) {
 // searches them, so it does not register them.
 func (f *trainFlags) registerTemp(fs *flag.FlagSet) {
 	fs.Float64Var(&f.o.SigmaP, "sigma-p", f.o.SigmaP, "hyper-prior std σ_P (also the initial particle spread)")
-	fs.Float64Var(&f.lambda, "lambda", f.lambda, "server constant λ; sets τ = λ/(λ + βn(n₂+υ)), β = min m_i (exclusive with --tau)")
+	fs.Float64Var(&f.lambda, "lambda", f.lambda,
+		"server constant λ; sets τ = λ/(λ + βn(n₂+υ)), β = min m_i (exclusive with --tau)")
 	fs.Float64Var(&f.o.Server.Tau, "tau", f.o.Server.Tau, "server temperature τ")
 }
 
@@ -85,11 +88,16 @@ func (f *trainFlags) registerTemp(fs *flag.FlagSet) {
 // corrected).
 func (f *trainFlags) registerDP(fs *flag.FlagSet) {
 	d := &f.dp
-	fs.Float64Var(&d.Epsilon, "dp-epsilon", d.Epsilon, "differentially private training (Algorithm 3, corrected): the guaranteed ε (0: no DP)")
-	fs.StringVar((*string)(&d.Mechanism), "dp-mechanism", string(d.Mechanism), "DP mechanism: laplace (pure ε-DP, L1 clip), gaussian ((ε, δ)-DP, L2 clip, Rényi accounting) or paper (Algorithm 3 as printed; its ε is not a guarantee)")
+	fs.Float64Var(&d.Epsilon, "dp-epsilon", d.Epsilon,
+		"differentially private training (Algorithm 3, corrected): the guaranteed ε (0: no DP)")
+	fs.StringVar((*string)(&d.Mechanism), "dp-mechanism", string(d.Mechanism), "DP mechanism: laplace (pure ε-DP, L1 "+
+		"clip), gaussian ((ε, δ)-DP, L2 clip, Rényi accounting) or paper (Algorithm 3 as printed; its ε is not a "+
+		"guarantee)")
 	fs.Float64Var(&d.Delta, "dp-delta", d.Delta, "δ of (ε, δ)-DP for --dp-mechanism gaussian")
-	fs.Float64Var(&d.Clip, "dp-clip", d.Clip, "DP clip norm γ of each client's whole k×dφ update (L1 for laplace, L2 for gaussian, L2 per particle row for paper); 10 chosen on Polynomial data seed 1000 (docs/math.md)")
-	fs.Uint64Var(&f.dpNoiseSeed, "dp-noise-seed", f.dpNoiseSeed, "seed of the DP noise, for reproducible runs (0: a secret seed from the OS; with a known seed the guarantee does not hold against whoever knows it)")
+	fs.Float64Var(&d.Clip, "dp-clip", d.Clip, "DP clip norm γ of each client's whole k×dφ update (L1 for laplace, L2 "+
+		"for gaussian, L2 per particle row for paper); 10 chosen on Polynomial data seed 1000 (docs/math.md)")
+	fs.Uint64Var(&f.dpNoiseSeed, "dp-noise-seed", f.dpNoiseSeed, "seed of the DP noise, for reproducible runs (0: a "+
+		"secret seed from the OS; with a known seed the guarantee does not hold against whoever knows it)")
 }
 
 // registerBounds registers the PAC-Bayesian bounds of a trained run; the
@@ -98,7 +106,8 @@ func (f *trainFlags) registerDP(fs *flag.FlagSet) {
 func (f *trainFlags) registerBounds(fs *flag.FlagSet) {
 	b := &f.o.Bounds
 	fs.Float64Var(&b.Delta, "delta", b.Delta, "confidence δ of the bounds")
-	fs.IntVar(&f.learnedSamples, "bound-trained-samples", f.learnedSamples, "draws from the trained hyper-posterior for its bound (0: skip that bound)")
+	fs.IntVar(&f.learnedSamples, "bound-trained-samples", f.learnedSamples,
+		"draws from the trained hyper-posterior for its bound (0: skip that bound)")
 	fs.StringVar(&f.lossRange, "loss-range", f.lossRange, "loss range a,b of the bounds (the NLL is clipped to it)")
 	fs.IntVar(&b.PriorSamples, "bound-samples", b.PriorSamples, "hyper-prior draws for ln Z^S (0: skip the bounds)")
 	fs.IntVar(&b.FuncSamples, "func-samples", b.FuncSamples, "GP function draws per ln Z^C of the bounds")
@@ -116,20 +125,26 @@ func (f *trainFlags) registerData(fs *flag.FlagSet) {
 // registerComparison registers the baselines' settings of experiment
 // polynomial and pv.
 func (f *trainFlags) registerComparison(fs *flag.FlagSet) {
-	fs.IntVar(&f.baselineSteps, "baseline-steps", f.baselineSteps, "Adam steps of the Vanilla and Pooled fits (PV: Vanilla's and Pooled's own defaults, docs/math.md)")
-	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", f.pfedgpMean, "pFedGP's GP mean: linear (chosen by the paper's cross-validation), zero (the original pFedGP) or nn (PAC-PFL's mean network)")
+	fs.IntVar(&f.baselineSteps, "baseline-steps", f.baselineSteps,
+		"Adam steps of the Vanilla and Pooled fits (PV: Vanilla's and Pooled's own defaults, docs/math.md)")
+	fs.StringVar(&f.pfedgpMean, "pfedgp-mean", f.pfedgpMean, "pFedGP's GP mean: linear (chosen by the paper's "+
+		"cross-validation), zero (the original pFedGP) or nn (PAC-PFL's mean network)")
 }
 
 // gpInferenceHelp is --gp-inference's help: where auto switches and why.
-var gpInferenceHelp = fmt.Sprintf("how a GP client computes ln Z^C and predicts: exact (dense Cholesky of its m×m kernel matrix: about m³ flop and 3·m² doubles per particle), "+
-	"sparse (the Titsias lower bound with --inducing M inputs chosen from the client's own rows by k-means++ seeding: about 4·m·M² flop and O(M²) memory; docs/math.md), "+
-	"or auto: exact up to %d rows per client (about a second and 400 MB per particle on two cores), sparse above", fl.AutoExactMaxRows)
+var gpInferenceHelp = fmt.Sprintf("how a GP client computes ln Z^C and predicts: exact (dense Cholesky of its m×m "+
+	"kernel matrix: about m³ flop and 3·m² doubles per particle), "+
+	"sparse (the Titsias lower bound with --inducing M inputs chosen from the client's own rows by k-means++ "+
+	"seeding: about 4·m·M² flop and O(M²) memory; docs/math.md), "+
+	"or auto: exact up to %d rows per client (about a second and 400 MB per particle on two cores), sparse above",
+	fl.AutoExactMaxRows)
 
 // registerInference registers --gp-inference and --inducing (the GP
 // commands).
 func (f *trainFlags) registerInference(fs *flag.FlagSet) {
 	fs.StringVar(&f.gi.Mode, "gp-inference", f.gi.Mode, gpInferenceHelp)
-	fs.IntVar(&f.gi.Inducing, "inducing", f.gi.Inducing, fmt.Sprintf("inducing inputs M of a sparse GP client (0: %d, or the client's rows if fewer; more than a sparse client's rows is an error)", fl.DefaultInducing))
+	fs.IntVar(&f.gi.Inducing, "inducing", f.gi.Inducing, fmt.Sprintf("inducing inputs M of a sparse GP client (0: "+
+		"%d, or the client's rows if fewer; more than a sparse client's rows is an error)", fl.DefaultInducing))
 }
 
 // inference is the GP inference of the flags; the run's seed, with each

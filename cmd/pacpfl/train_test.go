@@ -19,7 +19,8 @@ func TestTrainShortRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"existing clients: RSMSE", "new clients:", "server-level (Thm 4.2)", "new-client (Lemma 4.6)"} {
+	for _, want := range []string{"existing clients: RSMSE", "new clients:", "server-level (Thm 4.2)",
+		"new-client (Lemma 4.6)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -114,7 +115,8 @@ func TestExperimentShortRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"| PAC-PFL |", "| pFedGP |", "| MTL |", "| MAML |", "| Vanilla |", "| Pooled |", "paper 0.58 ± 0.05", "paper 0.85 ± 0.15"} {
+	for _, want := range []string{"| PAC-PFL |", "| pFedGP |", "| MTL |", "| MAML |", "| Vanilla |", "| Pooled |",
+		"paper 0.58 ± 0.05", "paper 0.85 ± 0.15"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -168,7 +170,8 @@ func TestTrainExperimentReviewedInputs(t *testing.T) {
 		// --dp-epsilon NaN ran without differential privacy, silently.
 		{append([]string{"train", "--dp-epsilon", "NaN"}, small...), exitUsage},
 		// A repeated method pooled its runs as extra seeds: a too-narrow CI.
-		{append([]string{"experiment", "polynomial", "--methods", "pooled,pooled", "--seeds", "2"}, smallExp...), exitUsage},
+		{append([]string{"experiment", "polynomial", "--methods", "pooled,pooled", "--seeds", "2"}, smallExp...),
+			exitUsage},
 	}
 	for _, c := range cases {
 		code, _, errOut := runCLI(c.args...)
@@ -187,7 +190,8 @@ func TestTrainExperimentReviewedInputs(t *testing.T) {
 	} {
 		code, out, errOut := runCLI(args...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, "--json") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, no output, a message naming the path", args, code, out, errOut)
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, no output, a message naming the path", args, code, out,
+				errOut)
 		}
 	}
 }
@@ -197,7 +201,8 @@ func TestTrainExperimentReviewedInputs(t *testing.T) {
 func TestJSONReportWithNaNMetrics(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "train.json")
-	code, out, errOut := runCLI("train", "--clients", "4", "--new-clients", "0", "-T", "0", "--bound-samples", "0", "--quiet", "--json", path)
+	code, out, errOut := runCLI("train", "--clients", "4", "--new-clients", "0", "-T", "0", "--bound-samples", "0",
+		"--quiet", "--json", path)
 	if code != exitOK {
 		t.Fatalf("train: exit %d, stderr %q", code, errOut)
 	}
@@ -256,12 +261,14 @@ func TestJSONReportWithNaNMetrics(t *testing.T) {
 	}
 	p := ex.Methods["pooled"]
 	// One seed: no confidence interval, not "± 0.00".
-	code, out, errOut = runCLI("experiment", "polynomial", "--methods", "pooled", "--seeds", "1", "--baseline-steps", "2",
+	code, out, errOut = runCLI("experiment", "polynomial", "--methods", "pooled", "--seeds", "1", "--baseline-steps",
+		"2",
 		"--clients", "4", "--new-clients", "2", "--quiet")
 	if code != exitOK || strings.Contains(out, "± 0.00 (paper") || !strings.Contains(out, "± – (paper") {
 		t.Errorf("one seed: exit %d, stderr %q, table:\n%s", code, errOut, out)
 	}
-	if p.New.RSMSE.Mean != nil || p.Existing.RSMSE.Mean == nil || len(p.PerSeed["new_rsmse"]) != 2 || p.PerSeed["new_rsmse"][0] != nil {
+	if p.New.RSMSE.Mean != nil || p.Existing.RSMSE.Mean == nil || len(p.PerSeed["new_rsmse"]) != 2 ||
+		p.PerSeed["new_rsmse"][0] != nil {
 		t.Fatalf("want null new-client metrics and finite existing ones: %s", data)
 	}
 }

@@ -19,7 +19,8 @@ func runTuneBLAS(args []string, stdout, stderr io.Writer) int {
 	fs.Var((*intList)(&o.N), "n", "square GEMM sizes every candidate is timed on (16 to 8000)")
 	fs.IntVar(&o.Reps, "reps", 3, "alternated timings per comparison (the minimum is kept)")
 	fs.IntVar(&o.Threads, "threads", 0, "goroutines of the measured GEMMs (0: GOMAXPROCS)")
-	out := fs.String("out", "", "wisdom file to write (default: "+wisdom.EnvVar+", else pacpfl/wisdom.json in the user's cache directory; - prints it)")
+	out := fs.String("out", "", "wisdom file to write (default: "+wisdom.EnvVar+", else pacpfl/wisdom.json in the "+
+		"user's cache directory; - prints it)")
 	quiet := fs.Bool("quiet", false, "no line per comparison on stderr")
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st

@@ -27,7 +27,8 @@ func TestTuneBLAS(t *testing.T) {
 		t.Errorf("file for %v", f.CPU)
 	}
 	path := filepath.Join(t.TempDir(), "w.json")
-	if st, _, errs := runCLI("tune", "blas", "--budget", "1s", "--n", "40", "--reps", "1", "--out", path, "--quiet"); st != exitOK {
+	if st, _, errs := runCLI("tune", "blas", "--budget", "1s", "--n", "40", "--reps", "1", "--out", path,
+		"--quiet"); st != exitOK {
 		t.Fatalf("--out FILE: exit %d: %s", st, errs)
 	}
 	var raw map[string]any
@@ -45,7 +46,8 @@ func TestTuneBLAS(t *testing.T) {
 		}
 	}
 	t.Setenv(wisdom.EnvVar, "off")
-	if st, _, errs := runCLI("tune", "blas", "--budget", "1s", "--n", "40"); st != exitUsage || !strings.Contains(errs, "--out") {
+	if st, _, errs := runCLI("tune", "blas", "--budget", "1s", "--n", "40"); st != exitUsage ||
+		!strings.Contains(errs, "--out") {
 		t.Errorf("PACPFL_WISDOM=off without --out: exit %d, %q", st, errs)
 	}
 }

@@ -237,7 +237,8 @@ func (c *client) Update(particles []float64, k, dphi, batch int, rng *rand.Rand,
 		return 0, fmt.Errorf("blr client: particles of dimension %d, model has dφ = %d", dphi, c.model.Dim())
 	}
 	if len(particles) != k*dphi || len(grad) != k*dphi {
-		return 0, fmt.Errorf("blr client: %d particles and %d gradient entries for k×dφ = %d×%d", len(particles), len(grad), k, dphi)
+		return 0, fmt.Errorf("blr client: %d particles and %d gradient entries for k×dφ = %d×%d", len(particles),
+			len(grad), k, dphi)
 	}
 	x, y := c.x, c.y
 	m := len(y)
@@ -281,7 +282,8 @@ func (m *Model) Predict(particles []float64, k int, x, y, xTest, yTest []float64
 	}
 	nt := len(xTest) / d
 	if len(xTest) != nt*d || (yTest != nil && len(yTest) != nt) {
-		return fl.Prediction{}, fmt.Errorf("blr: %d test inputs and %d test targets for dimension %d", len(xTest), len(yTest), d)
+		return fl.Prediction{},
+			fmt.Errorf("blr: %d test inputs and %d test targets for dimension %d", len(xTest), len(yTest), d)
 	}
 	w := newWorkspace(d)
 	s2n := m.NoiseStd * m.NoiseStd

@@ -240,7 +240,8 @@ func TestFederatedRunMatchesClosedForm(t *testing.T) {
 	hp, _ := model.HyperPrior(sigmaP)
 	// Score = ∇ln𝒫 + τ·n·mean_i ∇ln Z_i = −∇(½μᵀΛμ − …): ascent with step
 	// 1/λ_max contracts the error by (1 − λ_min/λ_max) per round.
-	srv, err := fl.NewServer(fl.Config{K: 1, Rounds: 400, ClientsPerRound: n, LR: 1 / lamMax, Optimizer: "sgd", Tau: tau, Seed: 1}, hp, clients)
+	srv, err := fl.NewServer(fl.Config{K: 1, Rounds: 400, ClientsPerRound: n, LR: 1 / lamMax, Optimizer: "sgd",
+		Tau: tau, Seed: 1}, hp, clients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,8 @@ func TestPredictMatchesDenseGP(t *testing.T) {
 		vr := s2*mat.Dot(Xs.RowView(j), Xs.RowView(j)) - mat.Dot(KsKi.RowView(j), Ks.RowView(j)) + v
 		cdf := 0.5 * math.Erfc(-(c.YTest[j]-mean)/math.Sqrt(2*vr))
 		if math.Abs(pred.Mean[j]-mean) > 1e-10 || math.Abs(pred.CDFAtY[j]-cdf) > 1e-10 {
-			t.Errorf("test point %d: mean %.12g cdf %.12g, dense GP %.12g %.12g", j, pred.Mean[j], pred.CDFAtY[j], mean, cdf)
+			t.Errorf("test point %d: mean %.12g cdf %.12g, dense GP %.12g %.12g", j, pred.Mean[j], pred.CDFAtY[j], mean,
+				cdf)
 		}
 	}
 	// Two particles: the mixture weights are the normalised marginal

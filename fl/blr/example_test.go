@@ -72,7 +72,8 @@ func Example() {
 	for _, c := range ds.Existing {
 		bc.M = append(bc.M, c.M())
 	}
-	lzs, _ := fl.EstimateLogZS(hyper, 100, len(ds.Existing), cfg.Tau, model.ClippedLogZ(ds.Existing, 0, 3, 50), rand.New(rand.NewPCG(3, 4)))
+	lzs, _ := fl.EstimateLogZS(hyper, 100, len(ds.Existing), cfg.Tau, model.ClippedLogZ(ds.Existing, 0, 3, 50),
+		rand.New(rand.NewPCG(3, 4)))
 	b, err := bc.Evaluate(lzs)
 	fmt.Println("bounds finite:", err == nil, b.Server > 0, b.NewClient > b.Server)
 	// Output:

@@ -148,7 +148,8 @@ func (d *Driver[C]) Train(clients []C, weights, global []float64, p Plan) (evalS
 		return err
 	}
 	n := len(clients)
-	if err := fedrun.RunHooks(n, p.ClientsPerRound, p.Rounds, weights, global, p.Seed, p.Tag, local, hooks); err != nil {
+	if err := fedrun.RunHooks(n, p.ClientsPerRound, p.Rounds, weights, global, p.Seed, p.Tag, local,
+		hooks); err != nil {
 		return win.Seconds, err
 	}
 	if win.Last > 0 {

@@ -87,8 +87,9 @@ type Options struct {
 // DefaultOptions is FedAvg with the pFedBayes paper's settings (package
 // doc); FedProxOptions adds μ = 0.001.
 func DefaultOptions() Options {
-	return Options{Arch: lml.BNN{Arch: lml.ArchMLP}, LR: 0.01, Batch: 100, LocalSteps: 20, Rounds: 800, ClientsPerRound: 10,
-		EvalLast: 101, FineTune: 20}
+	return Options{Arch: lml.BNN{Arch: lml.ArchMLP}, LR: 0.01, Batch: 100, LocalSteps: 20, Rounds: 800,
+		ClientsPerRound: 10,
+		EvalLast:        101, FineTune: 20}
 }
 
 // FedProxOptions is FedProx with the paper's μ = 0.001 (no fine-tuning).
@@ -106,7 +107,8 @@ func (o *Options) Validate() error {
 	case !(o.Mu >= 0) || math.IsInf(o.Mu, 0):
 		return fmt.Errorf("fedavg: FedProx's μ = %v must be ≥ 0 and finite", o.Mu)
 	case o.Batch < 1 || o.LocalSteps < 1 || o.ClientsPerRound < 1 || o.EvalLast < 1:
-		return fmt.Errorf("fedavg: b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1", o.Batch, o.LocalSteps, o.ClientsPerRound, o.EvalLast)
+		return fmt.Errorf("fedavg: b = %d, R = %d, S = %d and the evaluated rounds %d must be ≥ 1", o.Batch,
+			o.LocalSteps, o.ClientsPerRound, o.EvalLast)
 	case o.Rounds < 0 || o.FineTune < 0:
 		return fmt.Errorf("fedavg: T = %d and the fine-tuning steps %d must be ≥ 0", o.Rounds, o.FineTune)
 	}

@@ -54,7 +54,8 @@ func TestOneClientOneStepIsSGD(t *testing.T) {
 func TestFedProxZeroIsFedAvg(t *testing.T) {
 	ds := blobs.Dataset(3, 40, 10, 3)
 	o := DefaultOptions()
-	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound, o.EvalLast, o.FineTune, o.Seed = tinyArch, 3, 4, 8, 2, 2, 0, 4
+	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound, o.EvalLast, o.FineTune, o.Seed = tinyArch, 3, 4, 8, 2,
+		2, 0, 4
 	avg, err := Run(ds, o)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +104,8 @@ func TestFedProxZeroIsFedAvg(t *testing.T) {
 func TestRunDeterministicAndLearns(t *testing.T) {
 	ds := blobs.Dataset(4, 60, 100, 5)
 	o := DefaultOptions()
-	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound, o.EvalLast, o.FineTune, o.Seed = tinyArch, 15, 5, 16, 3, 3, 5, 6
+	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound, o.EvalLast, o.FineTune, o.Seed = tinyArch, 15, 5, 16, 3,
+		3, 5, 6
 	o.LR = 0.1
 	run := func(procs int) *Result {
 		prev := runtime.GOMAXPROCS(procs)

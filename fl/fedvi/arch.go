@@ -99,9 +99,11 @@ func (a Arch) Validate() error {
 		a.Embed < 1 || a.PHidden < 1 || a.Classes < 2:
 		return fmt.Errorf("fedvi: architecture %v: sizes must be ≥ 1 and classes ≥ 2", a)
 	case hp < 1 || wp < 1:
-		return fmt.Errorf("fedvi: a %d×%d input is too small for two %d×%d convolutions and a 2×2 pooling", a.InH, a.InW, a.Kernel, a.Kernel)
+		return fmt.Errorf("fedvi: a %d×%d input is too small for two %d×%d convolutions and a 2×2 pooling", a.InH,
+			a.InW, a.Kernel, a.Kernel)
 	case a.Global < 1 || a.Global >= a.Embed:
-		return fmt.Errorf("fedvi: %d global of %d features: want 1 ≤ d_g < d (at least one local feature)", a.Global, a.Embed)
+		return fmt.Errorf("fedvi: %d global of %d features: want 1 ≤ d_g < d (at least one local feature)", a.Global,
+			a.Embed)
 	case !(a.Drop1 >= 0 && a.Drop1 < 1) || !(a.Drop2 >= 0 && a.Drop2 < 1):
 		return fmt.Errorf("fedvi: dropout rates %v and %v must lie in [0, 1)", a.Drop1, a.Drop2)
 	}
@@ -119,7 +121,8 @@ func (a Arch) String() string {
 	if a.EmbedReLU {
 		relu = " → relu"
 	}
-	return fmt.Sprintf("E: %d×%d×%d → conv%d(%d×%d) → conv%d → pool2 → drop%.2g → dense%d%s → drop%.2g; d_g %d, d_l %d; P: %d-%d-%d (%s); |Y| %d",
+	return fmt.Sprintf("E: %d×%d×%d → conv%d(%d×%d) → conv%d → pool2 → drop%.2g → dense%d%s → drop%.2g; d_g %d, d_l "+
+		"%d; P: %d-%d-%d (%s); |Y| %d",
 		a.InChannels, a.InH, a.InW, a.Conv1, a.Kernel, a.Kernel, a.Conv2, a.Drop1, a.Embed, relu, a.Drop2,
 		a.Global, a.Local(), a.PHidden, a.PHidden, (2*a.Local()+1)*a.Classes, pool, a.Classes)
 }

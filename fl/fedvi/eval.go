@@ -174,7 +174,8 @@ type GroupEval struct {
 
 // Evaluate personalises every client of the group through P (no training)
 // and scores its test set; pool supplies one Model per concurrent worker.
-func Evaluate(pool *Pool, theta []float64, clients []data.ClientData, classes, draws int, seed, tag uint64) (GroupEval, error) {
+func Evaluate(pool *Pool, theta []float64, clients []data.ClientData, classes, draws int, seed,
+	tag uint64) (GroupEval, error) {
 	preds := make([]fl.ClassPrediction, len(clients))
 	err := fedrun.ForEach(len(clients), func(k int) error {
 		m, err := pool.get()

@@ -41,7 +41,8 @@ func NewPlain(a Arch) (*Plain, error) {
 	if p.embedding, err = newEmbedding(a, o); err != nil {
 		return nil, err
 	}
-	if p.head, err = conv.NewDense(conv.DenseConfig{Name: "head", In: a.Embed, Out: a.Classes, Options: o}); err != nil {
+	if p.head, err = conv.NewDense(
+		conv.DenseConfig{Name: "head", In: a.Embed, Out: a.Classes, Options: o}); err != nil {
 		return nil, err
 	}
 	if p.ce, err = conv.NewSoftmaxCrossEntropy("ce", a.Classes, 1); err != nil {
@@ -283,11 +284,13 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 		return nil, nil, err
 	}
 	if ft.Epochs < 0 || (ft.Epochs > 0 && (ft.Batch < 1 || !(ft.LR > 0) || math.IsInf(ft.LR, 0))) {
-		return nil, nil, fmt.Errorf("fedvi: fine-tuning %d epochs, batch %d, step %v: want epochs ≥ 0, batch ≥ 1, a finite step > 0", ft.Epochs, ft.Batch, ft.LR)
+		return nil, nil, fmt.Errorf("fedvi: fine-tuning %d epochs, batch %d, step %v: want epochs ≥ 0, batch ≥ 1, a "+
+			"finite step > 0", ft.Epochs, ft.Batch, ft.LR)
 	}
 	a := o.Arch
 	if ds.D != a.InChannels*a.InH*a.InW || ds.Classes != a.Classes {
-		return nil, nil, fmt.Errorf("fedvi: data set %s has %d features and %d classes, the network takes %d×%d×%d images and %d classes",
+		return nil, nil, fmt.Errorf(
+			"fedvi: data set %s has %d features and %d classes, the network takes %d×%d×%d images and %d classes",
 			ds.Name, ds.D, ds.Classes, a.InChannels, a.InH, a.InW, a.Classes)
 	}
 	n := len(ds.Existing)
@@ -318,7 +321,8 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 		for _, v := range w {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return evaluation{}, fmt.Errorf("fedvi: FedAvg's global weights diverged "+
-					"(server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
+					"(server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum,
+					o.ClientLR)
 			}
 		}
 		r := evaluation{round: fl.NewRoundEval(round)}
@@ -329,7 +333,8 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 		}
 		r.round.ExistingWeighted = r.existing.Weighted
 		if len(ds.New) > 0 {
-			if r.new, err = evaluatePlain(drv, w, ds.New, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 1)); err != nil {
+			if r.new, err = evaluatePlain(drv, w, ds.New, ds.Classes, ft, o.Seed,
+				data.StreamID(tagAvgFT, 1)); err != nil {
 				return r, fmt.Errorf("non-participating clients: %w", err)
 			}
 			r.round.NewWeighted = r.new.Weighted

@@ -80,11 +80,13 @@ func TestFedAvgLearnsAndFineTunes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(p1.Theta, p2.Theta) || f1.Final().ExistingWeighted != f2.Final().ExistingWeighted || f1.Final().NewWeighted != f2.Final().NewWeighted {
+	if !slices.Equal(p1.Theta, p2.Theta) || f1.Final().ExistingWeighted != f2.Final().ExistingWeighted ||
+		f1.Final().NewWeighted != f2.Final().NewWeighted {
 		t.Fatal("FedAvg differs between GOMAXPROCS 1 and 2")
 	}
 	fp, ff := p1.Final(), f1.Final()
-	t.Logf("FedAvg %.1f%% / %.1f%%, FedAvg+FT %.1f%% / %.1f%%", fp.ExistingWeighted, fp.NewWeighted, ff.ExistingWeighted, ff.NewWeighted)
+	t.Logf("FedAvg %.1f%% / %.1f%%, FedAvg+FT %.1f%% / %.1f%%", fp.ExistingWeighted, fp.NewWeighted,
+		ff.ExistingWeighted, ff.NewWeighted)
 	if fp.ExistingWeighted < 70 || fp.NewWeighted < 70 || ff.ExistingWeighted < 70 || ff.NewWeighted < 70 {
 		t.Error("accuracy below 70% (chance 33%)")
 	}

@@ -136,7 +136,8 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 	}
 	a := o.Arch
 	if ds.D != a.InChannels*a.InH*a.InW || ds.Classes != a.Classes {
-		return nil, fmt.Errorf("fedvi: data set %s has %d features and %d classes, the network takes %d×%d×%d images and %d classes",
+		return nil, fmt.Errorf(
+			"fedvi: data set %s has %d features and %d classes, the network takes %d×%d×%d images and %d classes",
 			ds.Name, ds.D, ds.Classes, a.InChannels, a.InH, a.InW, a.Classes)
 	}
 	n := len(ds.Existing)
@@ -195,7 +196,8 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 	}
 	for _, j := range theta {
 		if math.IsNaN(j) || math.IsInf(j, 0) {
-			return nil, fmt.Errorf("fedvi: the global parameters diverged (server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
+			return nil, fmt.Errorf("fedvi: the global parameters diverged (server learning rate %g, momentum %g, "+
+				"client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
 		}
 	}
 	res.finish(theta, start)

@@ -65,7 +65,8 @@ func TestArchDefaults(t *testing.T) {
 	a := Paper(62)
 	if a.Embed != 128 || a.Global != 102 || a.Local() != 26 || a.PHidden != 256 || a.Conv1 != 32 || a.Conv2 != 64 ||
 		a.Kernel != 3 || a.Drop1 != 0.25 || a.Drop2 != 0.5 {
-		t.Errorf("Paper(62) = %+v, want docs/math.md §9's d = 128 split 102/26, P 256-256, conv 32/64 3×3, dropout 0.25/0.5", a)
+		t.Errorf("Paper(62) = %+v, want docs/math.md §9's d = 128 split 102/26, P 256-256, conv 32/64 3×3, dropout "+
+			"0.25/0.5", a)
 	}
 	m, err := NewModel(Paper(62), nil)
 	if err != nil {
@@ -110,7 +111,8 @@ func TestPosteriorShapesAndKL(t *testing.T) {
 	h, _ = m.p3.Forward(h)
 	for i := 0; i < dl*C; i++ {
 		if p.mu[i] != h.Data[i] || p.sigma[i] != softplus(h.Data[dl*C+i]) {
-			t.Fatalf("weight %d: μ %v σ %v, P gives %v and softplus(%v)", i, p.mu[i], p.sigma[i], h.Data[i], h.Data[dl*C+i])
+			t.Fatalf("weight %d: μ %v σ %v, P gives %v and softplus(%v)", i, p.mu[i], p.sigma[i], h.Data[i],
+				h.Data[dl*C+i])
 		}
 	}
 	for c := 0; c < C; c++ {
@@ -307,7 +309,8 @@ func TestSupportQuerySplit(t *testing.T) {
 	for _, c := range []struct {
 		n, b int
 		want []int
-	}{{10, 4, []int{4, 4, 2}}, {9, 4, []int{4, 5}}, {3, 256, []int{3}}, {256, 256, []int{256}}, {513, 256, []int{256, 257}}} {
+	}{{10, 4, []int{4, 4, 2}}, {9, 4, []int{4, 5}}, {3, 256, []int{3}}, {256, 256, []int{256}},
+		{513, 256, []int{256, 257}}} {
 		if got := Batches(c.n, c.b); !slices.Equal(got, c.want) {
 			t.Errorf("Batches(%d, %d) = %v, want %v", c.n, c.b, got, c.want)
 		}
@@ -404,7 +407,8 @@ func synthetic(t *testing.T, clients, newClients int, seed uint64) *data.Dataset
 	t.Helper()
 	const n = 900
 	rng := rand.New(rand.NewPCG(seed, 99))
-	im := &data.Images{Name: "synthetic", Rows: 8, Cols: 8, Classes: 3, Pixels: make([]uint8, n*64), Labels: make([]uint8, n)}
+	im := &data.Images{Name: "synthetic", Rows: 8, Cols: 8, Classes: 3, Pixels: make([]uint8, n*64),
+		Labels: make([]uint8, n)}
 	for i := 0; i < n; i++ {
 		c := i % 3
 		im.Labels[i] = uint8(c)
@@ -472,7 +476,8 @@ func TestTrainLearnsAndIsDeterministic(t *testing.T) {
 	t.Logf("weighted accuracy: participating %.1f%%, non-participating %.1f%% (last 3 rounds %.1f%%, %.1f%%)",
 		f.ExistingWeighted, f.NewWeighted, r1.LastExisting, r1.LastNew)
 	if f.ExistingWeighted < 80 || f.NewWeighted < 80 {
-		t.Errorf("accuracy %.1f%% / %.1f%% after training, want ≥ 80%% (chance 33%%)", f.ExistingWeighted, f.NewWeighted)
+		t.Errorf("accuracy %.1f%% / %.1f%% after training, want ≥ 80%% (chance 33%%)", f.ExistingWeighted,
+			f.NewWeighted)
 	}
 	mean := (r1.History[0].ExistingWeighted + r1.History[1].ExistingWeighted + r1.History[2].ExistingWeighted) / 3
 	if math.Abs(mean-r1.LastExisting) > 1e-12 {
@@ -614,7 +619,8 @@ func TestPoolOutputs(t *testing.T) {
 	p := &m.post
 	for j := range mu {
 		if math.Abs(p.mu[j]-mu[j]) > 1e-12 || math.Abs(p.rho[j]-rho[j]) > 1e-12 || p.sigma[j] != softplus(p.rho[j]) {
-			t.Fatalf("weight %d: μ %v ρ %v σ %v; mean of the images' P outputs μ %v ρ %v", j, p.mu[j], p.rho[j], p.sigma[j], mu[j], rho[j])
+			t.Fatalf("weight %d: μ %v ρ %v σ %v; mean of the images' P outputs μ %v ρ %v", j, p.mu[j], p.rho[j],
+				p.sigma[j], mu[j], rho[j])
 		}
 	}
 	for j := range bias {
@@ -632,7 +638,8 @@ func TestPoolOutputs(t *testing.T) {
 		diff = math.Max(diff, math.Abs(mf.post.bias[j]-p.bias[j]))
 	}
 	if diff < 1e-6 {
-		t.Errorf("pooling P's outputs and pooling the features give the same bias (max difference %g): P is linear on these inputs", diff)
+		t.Errorf("pooling P's outputs and pooling the features give the same bias (max difference %g): P is linear "+
+			"on these inputs", diff)
 	}
 	// Training's posterior (support = first half, dropout off) equals
 	// evaluation's on the same support images, in both modes.
@@ -649,7 +656,8 @@ func TestPoolOutputs(t *testing.T) {
 		got := slices.Concat(mm.post.mu, mm.post.rho, mm.post.bias)
 		for j := range want {
 			if math.Abs(got[j]-want[j]) > 1e-12 {
-				t.Fatalf("PoolOutputs %v: posterior output %d is %v in the loss, %v in evaluation", mm.A.PoolOutputs, j, got[j], want[j])
+				t.Fatalf("PoolOutputs %v: posterior output %d is %v in the loss, %v in evaluation", mm.A.PoolOutputs, j,
+					got[j], want[j])
 			}
 		}
 	}

@@ -139,7 +139,8 @@ func (m *Model) LossGrad(x *conv.Tensor, y []int, ns int, eps []float64, tau flo
 	case len(y) != B:
 		return Loss{}, fmt.Errorf("fedvi: %d labels for %d images", len(y), B)
 	case ns < 1 || nq < 1:
-		return Loss{}, fmt.Errorf("fedvi: a mini-batch of %d images split %d support / %d query: both need at least one", B, ns, nq)
+		return Loss{}, fmt.Errorf(
+			"fedvi: a mini-batch of %d images split %d support / %d query: both need at least one", B, ns, nq)
 	case len(eps) != dl*C:
 		return Loss{}, fmt.Errorf("fedvi: %d standard normals for %d local weights", len(eps), dl*C)
 	}
@@ -219,7 +220,8 @@ func (m *Model) LossGrad(x *conv.Tensor, y []int, ns int, eps []float64, tau flo
 	kl := p.kl(m.priorVar)
 	loss := Loss{CE: ce, KL: kl, Total: ce + tau*kl/float64(nq)}
 	if math.IsNaN(loss.Total) || math.IsInf(loss.Total, 0) {
-		return loss, fmt.Errorf("fedvi: the loss is %v (cross-entropy %v, KL %v): the weights diverged", loss.Total, ce, kl)
+		return loss,
+			fmt.Errorf("fedvi: the loss is %v (cross-entropy %v, KL %v): the weights diverged", loss.Total, ce, kl)
 	}
 
 	// Backward. G:

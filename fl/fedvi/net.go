@@ -55,8 +55,9 @@ func newEmbedding(a Arch, o conv.Options) (embedding, error) {
 	var e embedding
 	h1, w1, _, _, hp, wp := a.sizes()
 	var err error
-	if e.conv1, err = conv.NewConv2D(conv.Conv2DConfig{Name: "E.conv1", InChannels: a.InChannels, InH: a.InH, InW: a.InW,
-		OutChannels: a.Conv1, KernelH: a.Kernel, KernelW: a.Kernel, SkipInputGrad: true, Options: o}); err != nil {
+	if e.conv1, err = conv.NewConv2D(
+		conv.Conv2DConfig{Name: "E.conv1", InChannels: a.InChannels, InH: a.InH, InW: a.InW,
+			OutChannels: a.Conv1, KernelH: a.Kernel, KernelW: a.Kernel, SkipInputGrad: true, Options: o}); err != nil {
 		return e, err
 	}
 	if e.conv2, err = conv.NewConv2D(conv.Conv2DConfig{Name: "E.conv2", InChannels: a.Conv1, InH: h1, InW: w1,
@@ -74,7 +75,8 @@ func newEmbedding(a Arch, o conv.Options) (embedding, error) {
 	if e.drop2, err = conv.NewDropout("E.drop2", a.Drop2, rng); err != nil {
 		return e, err
 	}
-	if e.dense, err = conv.NewDense(conv.DenseConfig{Name: "E.dense", In: a.Conv2 * hp * wp, Out: a.Embed, Options: o}); err != nil {
+	if e.dense, err = conv.NewDense(
+		conv.DenseConfig{Name: "E.dense", In: a.Conv2 * hp * wp, Out: a.Embed, Options: o}); err != nil {
 		return e, err
 	}
 	e.relu1, e.relu2, e.relu3 = conv.NewReLU("E.relu1"), conv.NewReLU("E.relu2"), conv.NewReLU("E.relu3")
@@ -124,7 +126,8 @@ func (e *embedding) setTrain(train bool, rng *rand.Rand) {
 // activations are held, and hands visit each chunk's first image lo, its
 // size b and its features R (b×d, owned by E's last layer until the next
 // chunk).
-func (e *embedding) embedChunks(a Arch, buf *conv.Tensor, x []float64, visit func(lo, b int, R *conv.Tensor) error) error {
+func (e *embedding) embedChunks(a Arch, buf *conv.Tensor, x []float64,
+	visit func(lo, b int, R *conv.Tensor) error) error {
 	D := a.InChannels * a.InH * a.InW
 	n := len(x) / D
 	for lo := 0; lo < n; lo += evalChunk {
@@ -176,7 +179,8 @@ type posterior struct {
 // singleThreaded is every layer's BLAS: clients (not layers) run in
 // parallel, and a layer's sums then never depend on GOMAXPROCS.
 func singleThreaded() conv.Options {
-	return conv.Options{BLAS: linalg.NewNative(1), WorkerBLAS: func() blas.Float64 { return linalg.NewNative(1) }, Workers: 1}
+	return conv.Options{BLAS: linalg.NewNative(1), WorkerBLAS: func() blas.Float64 { return linalg.NewNative(1) },
+		Workers: 1}
 }
 
 // NewModel builds the network of a (defaults filled) with zero weights;
@@ -196,13 +200,16 @@ func NewModel(a Arch, opt *conv.Options) (*Model, error) {
 		return nil, err
 	}
 	dl, C := a.Local(), a.Classes
-	if m.p1, err = conv.NewDense(conv.DenseConfig{Name: "P.dense1", In: a.Global, Out: a.PHidden, Options: o}); err != nil {
+	if m.p1, err = conv.NewDense(
+		conv.DenseConfig{Name: "P.dense1", In: a.Global, Out: a.PHidden, Options: o}); err != nil {
 		return nil, err
 	}
-	if m.p2, err = conv.NewDense(conv.DenseConfig{Name: "P.dense2", In: a.PHidden, Out: a.PHidden, Options: o}); err != nil {
+	if m.p2, err = conv.NewDense(
+		conv.DenseConfig{Name: "P.dense2", In: a.PHidden, Out: a.PHidden, Options: o}); err != nil {
 		return nil, err
 	}
-	if m.p3, err = conv.NewDense(conv.DenseConfig{Name: "P.dense3", In: a.PHidden, Out: (2*dl + 1) * C, Options: o}); err != nil {
+	if m.p3, err = conv.NewDense(
+		conv.DenseConfig{Name: "P.dense3", In: a.PHidden, Out: (2*dl + 1) * C, Options: o}); err != nil {
 		return nil, err
 	}
 	m.prelu1, m.prelu2 = conv.NewReLU("P.relu1"), conv.NewReLU("P.relu2")
@@ -222,8 +229,9 @@ func NewModel(a Arch, opt *conv.Options) (*Model, error) {
 	// dense d_l → |Y| layer (docs/math.md §9: the init scheme's variance).
 	m.priorVar = 2 / float64(dl+C)
 	k := dl * C
-	m.post = posterior{mu: make([]float64, k), rho: make([]float64, k), sigma: make([]float64, k), bias: make([]float64, C),
-		eps: make([]float64, k), beta: make([]float64, k)}
+	m.post = posterior{mu: make([]float64, k), rho: make([]float64, k), sigma: make([]float64, k),
+		bias: make([]float64, C),
+		eps:  make([]float64, k), beta: make([]float64, k)}
 	return m, nil
 }
 

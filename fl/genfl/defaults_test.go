@@ -5,10 +5,12 @@ import "testing"
 func TestDefaultOptionsFollowThePriorAndTheEstimator(t *testing.T) {
 	l := DefaultOptions(LearntPriorKind, Pairs, 3)
 	r := DefaultOptions(RandomPriorKind, Full, 3)
-	if l.PosteriorFed.Rounds != 10 || l.PosteriorFed.LocalEpochs != 5 || l.Objective.KLPenalty != 1 || l.MC.N != 150000 {
+	if l.PosteriorFed.Rounds != 10 || l.PosteriorFed.LocalEpochs != 5 || l.Objective.KLPenalty != 1 ||
+		l.MC.N != 150000 {
 		t.Errorf("learnt prior, pairs: %+v %+v %+v", l.PosteriorFed, l.Objective, l.MC)
 	}
-	if r.PosteriorFed.Rounds != 200 || r.PosteriorFed.LocalEpochs != 1 || r.Objective.KLPenalty != 0.1 || r.MC.N != 100 || r.MC.Estimator != Full {
+	if r.PosteriorFed.Rounds != 200 || r.PosteriorFed.LocalEpochs != 1 || r.Objective.KLPenalty != 0.1 ||
+		r.MC.N != 100 || r.MC.Estimator != Full {
 		t.Errorf("random prior, full: %+v %+v %+v", r.PosteriorFed, r.Objective, r.MC)
 	}
 	if l.Arch.In != 784 || len(l.Arch.Hidden) != 2 || l.Arch.Classes != 10 {

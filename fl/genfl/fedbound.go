@@ -247,7 +247,8 @@ func SampleError(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, err
 		return MCResult{}, err
 	}
 	if len(q.Mu) != a.NumParams() || len(q.Rho) != a.NumParams() {
-		return MCResult{}, fmt.Errorf("genfl: posterior of %d/%d parameters for a network of %d", len(q.Mu), len(q.Rho), a.NumParams())
+		return MCResult{},
+			fmt.Errorf("genfl: posterior of %d/%d parameters for a network of %d", len(q.Mu), len(q.Rho), a.NumParams())
 	}
 	if cfg.N < 1 {
 		return MCResult{}, fmt.Errorf("genfl: FEDBOUND needs n ≥ 1 Monte Carlo samples, got %d", cfg.N)
@@ -269,23 +270,24 @@ func samplePairs(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, err
 	nb := (cfg.N + pairBlock - 1) / pairBlock
 	counts := make([]int, nb)
 	pc := &progressCounter{total: cfg.N, fn: cfg.Progress}
-	err := parallelBlocks(nb, cfg.workers(), func() *pairEval { return newPairEval(a) }, func(e *pairEval, b int) error {
-		rows := min(pairBlock, cfg.N-b*pairBlock)
-		rng := stream(cfg.Seed, tagPairs, uint64(b))
-		if cap(e.x) < rows*a.In {
-			e.x = make([]float64, rows*a.In)
-			e.y = make([]int, rows)
-		}
-		x, y := e.x[:rows*a.In], e.y[:rows]
-		for r := range rows {
-			k, i := ix.locate(rng.IntN(total))
-			copy(x[r*a.In:(r+1)*a.In], cs[k].X[i*a.In:(i+1)*a.In])
-			y[r] = cs[k].Y[i]
-		}
-		counts[b] = e.errors(m, x, y, rng.NormFloat64)
-		pc.add(rows)
-		return nil
-	})
+	err := parallelBlocks(nb, cfg.workers(), func() *pairEval { return newPairEval(a) },
+		func(e *pairEval, b int) error {
+			rows := min(pairBlock, cfg.N-b*pairBlock)
+			rng := stream(cfg.Seed, tagPairs, uint64(b))
+			if cap(e.x) < rows*a.In {
+				e.x = make([]float64, rows*a.In)
+				e.y = make([]int, rows)
+			}
+			x, y := e.x[:rows*a.In], e.y[:rows]
+			for r := range rows {
+				k, i := ix.locate(rng.IntN(total))
+				copy(x[r*a.In:(r+1)*a.In], cs[k].X[i*a.In:(i+1)*a.In])
+				y[r] = cs[k].Y[i]
+			}
+			counts[b] = e.errors(m, x, y, rng.NormFloat64)
+			pc.add(rows)
+			return nil
+		})
 	if err != nil {
 		return MCResult{}, err
 	}
@@ -293,7 +295,8 @@ func samplePairs(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, err
 	for _, c := range counts {
 		errs += int64(c)
 	}
-	return MCResult{Errors: errs, Evals: int64(cfg.N), Err: float64(errs) / float64(cfg.N), N: cfg.N, Seconds: nowSeconds() - start}, nil
+	return MCResult{Errors: errs, Evals: int64(cfg.N), Err: float64(errs) / float64(cfg.N), N: cfg.N,
+		Seconds: nowSeconds() - start}, nil
 }
 
 // GibbsError estimates the expected 0–1 error of the stochastic classifier
@@ -323,24 +326,25 @@ func GibbsError(q *Posterior, a Arch, cs []Client, r int, workers int, seed uint
 		}
 	}
 	counts := make([]int, len(blocks))
-	err := parallelBlocks(len(blocks), workers, func() *pairEval { return newPairEval(a) }, func(e *pairEval, b int) error {
-		bk := blocks[b]
-		c := &cs[bk.user]
-		rows := bk.hi - bk.lo
-		if cap(e.x) < rows*a.In {
-			e.x = make([]float64, rows*a.In)
-			e.y = make([]int, rows)
-		}
-		x, y := e.x[:rows*a.In], e.y[:rows]
-		for p := bk.lo; p < bk.hi; p++ {
-			i := p % c.M()
-			copy(x[(p-bk.lo)*a.In:(p-bk.lo+1)*a.In], c.X[i*a.In:(i+1)*a.In])
-			y[p-bk.lo] = c.Y[i]
-		}
-		rng := stream(seed, tagTest, uint64(bk.user), uint64(bk.lo))
-		counts[b] = e.errors(m, x, y, rng.NormFloat64)
-		return nil
-	})
+	err := parallelBlocks(len(blocks), workers, func() *pairEval { return newPairEval(a) },
+		func(e *pairEval, b int) error {
+			bk := blocks[b]
+			c := &cs[bk.user]
+			rows := bk.hi - bk.lo
+			if cap(e.x) < rows*a.In {
+				e.x = make([]float64, rows*a.In)
+				e.y = make([]int, rows)
+			}
+			x, y := e.x[:rows*a.In], e.y[:rows]
+			for p := bk.lo; p < bk.hi; p++ {
+				i := p % c.M()
+				copy(x[(p-bk.lo)*a.In:(p-bk.lo+1)*a.In], c.X[i*a.In:(i+1)*a.In])
+				y[p-bk.lo] = c.Y[i]
+			}
+			rng := stream(seed, tagTest, uint64(bk.user), uint64(bk.lo))
+			counts[b] = e.errors(m, x, y, rng.NormFloat64)
+			return nil
+		})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -444,7 +448,8 @@ func (f *fullEval) errors(x []float64, y []int, S int) int {
 			f.bl.Dgemm(blas.NoTrans, blas.Trans, rows, S*no, ni, 1, in, ld, W[:S*nw], ni, 1, out, S*no)
 		} else {
 			for s := 0; s < S; s++ {
-				f.bl.Dgemm(blas.NoTrans, blas.Trans, rows, no, ni, 1, in[s*ni:], ld, W[s*nw:(s+1)*nw], ni, 1, out[s*no:], S*no)
+				f.bl.Dgemm(blas.NoTrans, blas.Trans, rows, no, ni, 1, in[s*ni:], ld, W[s*nw:(s+1)*nw], ni, 1,
+					out[s*no:], S*no)
 			}
 		}
 		if l < last {
@@ -493,21 +498,22 @@ func sampleFull(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, erro
 	perUser := (cfg.N + S - 1) / S
 	counts := make([]int64, len(cs)*perUser)
 	pc := &progressCounter{total: cfg.N * len(cs), fn: cfg.Progress}
-	err := parallelBlocks(len(counts), cfg.workers(), func() *fullEval { return newFullEval(a, S, sigma) }, func(f *fullEval, b int) error {
-		k, blk := b/perUser, b%perUser
-		s := min(S, cfg.N-blk*S)
-		rng := stream(cfg.Seed, tagFull, uint64(k), uint64(blk))
-		f.draw(q.Mu, s, rng.NormFloat64)
-		c := &cs[k]
-		var e int64
-		for lo := 0; lo < c.M(); lo += 1024 {
-			hi := min(lo+1024, c.M())
-			e += int64(f.errors(c.X[lo*a.In:hi*a.In], c.Y[lo:hi], s))
-		}
-		counts[b] = e
-		pc.add(s)
-		return nil
-	})
+	err := parallelBlocks(len(counts), cfg.workers(), func() *fullEval { return newFullEval(a, S, sigma) },
+		func(f *fullEval, b int) error {
+			k, blk := b/perUser, b%perUser
+			s := min(S, cfg.N-blk*S)
+			rng := stream(cfg.Seed, tagFull, uint64(k), uint64(blk))
+			f.draw(q.Mu, s, rng.NormFloat64)
+			c := &cs[k]
+			var e int64
+			for lo := 0; lo < c.M(); lo += 1024 {
+				hi := min(lo+1024, c.M())
+				e += int64(f.errors(c.X[lo*a.In:hi*a.In], c.Y[lo:hi], s))
+			}
+			counts[b] = e
+			pc.add(s)
+			return nil
+		})
 	if err != nil {
 		return MCResult{}, err
 	}
@@ -518,7 +524,8 @@ func sampleFull(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, erro
 	m := TotalM(cs)
 	evals := int64(cfg.N) * int64(m)
 	// err = Σ_k (m_k/m)·errors_k/(n·m_k) = Σ errors/(n·m).
-	return MCResult{Errors: errs, Evals: evals, Err: float64(errs) / float64(evals), N: cfg.N, Seconds: nowSeconds() - start}, nil
+	return MCResult{Errors: errs, Evals: evals, Err: float64(errs) / float64(evals), N: cfg.N, Seconds: nowSeconds() -
+		start}, nil
 }
 
 // Bound is FEDBOUND's result: the sampling step and the double inversion.

@@ -53,7 +53,8 @@ func synthUsers(k, per int, seed uint64) []Client {
 }
 
 func synthFed(seed uint64, workers int) Federation {
-	return Federation{Rounds: 40, Fraction: 0.5, LocalEpochs: 2, Batch: 20, LR: 0.05, Momentum: 0.9, Workers: workers, Seed: seed}
+	return Federation{Rounds: 40, Fraction: 0.5, LocalEpochs: 2, Batch: 20, LR: 0.05, Momentum: 0.9, Workers: workers,
+		Seed: seed}
 }
 
 // trainSynth runs GenFL on the synthetic task from a data-free prior.
@@ -63,7 +64,8 @@ func trainSynth(t *testing.T, cs []Client, workers int) (*Prior, *Posterior) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := Train(cs, p, TotalM(cs), synthArch, ObjectiveConfig{Objective: F1, KLPenalty: 1, Delta: 0.05, PMin: 1e-4}, synthFed(3, workers))
+	q, err := Train(cs, p, TotalM(cs), synthArch, ObjectiveConfig{Objective: F1, KLPenalty: 1, Delta: 0.05, PMin: 1e-4},
+		synthFed(3, workers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,8 @@ func TestFedBoundHoldsOnSyntheticTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := Train(s2, p, TotalM(s2), synthArch, ObjectiveConfig{Objective: F1, KLPenalty: 1, Delta: 0.05, PMin: 1e-4}, synthFed(3, 2))
+	q, err := Train(s2, p, TotalM(s2), synthArch, ObjectiveConfig{Objective: F1, KLPenalty: 1, Delta: 0.05, PMin: 1e-4},
+		synthFed(3, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,8 @@ func TestFedBoundHoldsOnSyntheticTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("train Gibbs error %.4f, test Gibbs error %.4f, KL %.1f, bound %.4f (sampling term %.4f)", b.Err, gibbs, b.KL, b.Bound, b.SamplingAdd)
+	t.Logf("train Gibbs error %.4f, test Gibbs error %.4f, KL %.1f, bound %.4f (sampling term %.4f)", b.Err, gibbs,
+		b.KL, b.Bound, b.SamplingAdd)
 	if !(b.Bound >= gibbs) {
 		t.Errorf("bound %v below the test error %v", b.Bound, gibbs)
 	}
@@ -132,7 +136,8 @@ func TestFedBoundFormula(t *testing.T) {
 	kl := 0.0
 	for j := range q.Mu {
 		s := math.Log1p(math.Exp(q.Rho[j]))
-		kl += 0.5 * (s*s/(p.Sigma*p.Sigma) + (q.Mu[j]-p.Mu[j])*(q.Mu[j]-p.Mu[j])/(p.Sigma*p.Sigma) - 1 - 2*math.Log(s/p.Sigma))
+		kl += 0.5 * (s*s/(p.Sigma*p.Sigma) + (q.Mu[j]-p.Mu[j])*(q.Mu[j]-p.Mu[j])/(p.Sigma*p.Sigma) - 1 -
+			2*math.Log(s/p.Sigma))
 	}
 	if math.Abs(kl-b.KL) > 1e-9*kl {
 		t.Fatalf("KL %v, by hand %v", b.KL, kl)
@@ -212,7 +217,8 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	w1, e1, f1, g1 := run(1)
 	w2, e2, f2, g2 := run(2)
 	if !slices.Equal(w1, w2) || e1 != e2 || f1 != f2 || g1 != g2 {
-		t.Errorf("GOMAXPROCS 1 and 2 differ: posterior equal %v, errors %v/%v, %v/%v, %v/%v", slices.Equal(w1, w2), e1, e2, f1, f2, g1, g2)
+		t.Errorf("GOMAXPROCS 1 and 2 differ: posterior equal %v, errors %v/%v, %v/%v, %v/%v", slices.Equal(w1, w2), e1,
+			e2, f1, f2, g1, g2)
 	}
 }
 
@@ -226,10 +232,12 @@ func TestFedBoundErrors(t *testing.T) {
 	if _, err := FedBound(q, p, a, cs, 0.05, 0.01, MCConfig{Estimator: 0, N: 10}); err == nil {
 		t.Error("no estimator accepted")
 	}
-	if _, err := FedBound(q, p, a, []Client{{X: make([]float64, 6), Y: []int{5}}}, 0.05, 0.01, MCConfig{Estimator: Pairs, N: 10}); err == nil {
+	if _, err := FedBound(q, p, a, []Client{{X: make([]float64, 6), Y: []int{5}}}, 0.05, 0.01,
+		MCConfig{Estimator: Pairs, N: 10}); err == nil {
 		t.Error("label 5 of 3 classes accepted")
 	}
-	if _, err := FedBound(q, &Prior{Mu: p.Mu[:3], Sigma: 0.1}, a, cs, 0.05, 0.01, MCConfig{Estimator: Pairs, N: 10}); err == nil {
+	if _, err := FedBound(q, &Prior{Mu: p.Mu[:3], Sigma: 0.1}, a, cs, 0.05, 0.01,
+		MCConfig{Estimator: Pairs, N: 10}); err == nil {
 		t.Error("short prior accepted")
 	}
 }

@@ -153,7 +153,8 @@ func RandomPrior(a Arch, sigma float64, rng *rand.Rand) (*Prior, error) {
 // for the diagonal Gaussians.
 func KL(q *Posterior, p *Prior) (float64, error) {
 	if len(q.Mu) != len(p.Mu) || len(q.Rho) != len(p.Mu) {
-		return 0, fmt.Errorf("genfl: posterior of %d/%d parameters against a prior of %d", len(q.Mu), len(q.Rho), len(p.Mu))
+		return 0,
+			fmt.Errorf("genfl: posterior of %d/%d parameters against a prior of %d", len(q.Mu), len(q.Rho), len(p.Mu))
 	}
 	inv2 := 1 / (2 * p.Sigma * p.Sigma)
 	lsp := math.Log(p.Sigma)

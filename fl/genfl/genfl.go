@@ -146,7 +146,8 @@ type localUpdate func(w *worker, c *Client, fed *Federation, state, out [][]floa
 // and the new state is Σ_{k∈S_t} m_k w^k / Σ_{k∈S_t} m_k summed in user
 // order — the paper's line 9 sums over all K users with weights m_k/m, a
 // misprint. Results do not depend on the number of workers.
-func fedAvg(cs []Client, state [][]float64, fed *Federation, tag uint64, newWorker func() *worker, update localUpdate) error {
+func fedAvg(cs []Client, state [][]float64, fed *Federation, tag uint64, newWorker func() *worker,
+	update localUpdate) error {
 	// The driver averages one vector: the state's parts end to end.
 	var flat []float64
 	lens := make([]int, len(state))
@@ -268,7 +269,8 @@ func (w *worker) batch(c *Client, idx []int, in int) ([]float64, []int) {
 // epochs runs fed.LocalEpochs passes over c in mini-batches of fed.Batch
 // (a fresh random order each epoch, the last batch possibly smaller),
 // calling step on each, and returns the mean of step's values.
-func (w *worker) epochs(c *Client, in int, fed *Federation, rng *rand.Rand, step func(x []float64, y []int) (float64, error)) (float64, error) {
+func (w *worker) epochs(c *Client, in int, fed *Federation, rng *rand.Rand,
+	step func(x []float64, y []int) (float64, error)) (float64, error) {
 	m := c.M()
 	if cap(w.perm) < m {
 		w.perm = make([]int, m)
@@ -297,7 +299,8 @@ func (w *worker) epochs(c *Client, in int, fed *Federation, rng *rand.Rand, step
 // 16-17) on the batch: fresh noise ε ~ N(0, I), the objective f at w_s =
 // μ + σ ⊙ ε, then v ← momentum·v + ∇f, (μ, ρ) ← (μ, ρ) − η v, the gradient
 // formed weight by weight inside the update (elemGrad).
-func (w *worker) posteriorStep(x []float64, y []int, p *Prior, terms objectiveTerms, pMin float64, fed *Federation) (float64, error) {
+func (w *worker) posteriorStep(x []float64, y []int, p *Prior, terms objectiveTerms, pMin float64,
+	fed *Federation) (float64, error) {
 	f, dR, dKL, err := w.evaluate(x, y, p, terms, pMin, true)
 	if err != nil {
 		return 0, err
@@ -343,7 +346,8 @@ func (w *worker) objective(x []float64, y []int, p *Prior, terms objectiveTerms,
 // evaluate forms the sample w_s = μ + σ ⊙ ε (drawing ε into w.eps if
 // draw), KL(Q‖P), the bounded cross-entropy R̂ of the batch at w_s, and
 // returns f(R̂, KL), ∂f/∂R̂ and ∂f/∂KL, leaving ∂R̂/∂w_s in w.g.
-func (w *worker) evaluate(x []float64, y []int, p *Prior, terms objectiveTerms, pMin float64, draw bool) (f, dR, dKL float64, err error) {
+func (w *worker) evaluate(x []float64, y []int, p *Prior, terms objectiveTerms, pMin float64,
+	draw bool) (f, dR, dKL float64, err error) {
 	sumLogSigma, sq := w.prepareSample(p, draw)
 	n := float64(len(w.rho))
 	kl := math.Max(n*(math.Log(p.Sigma)-0.5)-sumLogSigma+sq/(2*p.Sigma*p.Sigma), 0)
@@ -416,7 +420,8 @@ func (w *worker) prepareSample(p *Prior, draw bool) (sumLogSigma, sq float64) {
 
 // userUpdate is Alg. 1's userUpdate(k, w, m): E epochs of posteriorStep on
 // the user's data from the posterior (μ, ρ) in state, result in out.
-func (w *worker) userUpdate(c *Client, p *Prior, terms objectiveTerms, o *ObjectiveConfig, fed *Federation, state, out [][]float64, rng *rand.Rand) (float64, error) {
+func (w *worker) userUpdate(c *Client, p *Prior, terms objectiveTerms, o *ObjectiveConfig, fed *Federation, state,
+	out [][]float64, rng *rand.Rand) (float64, error) {
 	copy(w.mu, state[0])
 	copy(w.rho, state[1])
 	clear(w.vm)
@@ -487,7 +492,8 @@ func Personalise(c *Client, user int, p *Prior, a Arch, o ObjectiveConfig, fed F
 	q := PosteriorAt(p)
 	w := newWorker(a, true)
 	state := [][]float64{q.Mu, q.Rho}
-	if _, err := w.userUpdate(c, p, terms, &o, &fed, state, state, stream(fed.Seed, tagPers, uint64(user))); err != nil {
+	if _, err := w.userUpdate(c, p, terms, &o, &fed, state, state,
+		stream(fed.Seed, tagPers, uint64(user))); err != nil {
 		return nil, fmt.Errorf("genfl: personalising user %d: %w", user, err)
 	}
 	return q, nil

@@ -147,7 +147,8 @@ func TestObjectiveGradientFiniteDifferences(t *testing.T) {
 				v.x[j] = x0
 				fd := (fp - fm) / (2 * h)
 				if math.Abs(fd-v.want) > 1e-6+1e-4*math.Abs(fd) {
-					t.Errorf("%v penalty %v: ∂f/∂%s[%d] = %.9g, finite differences %.9g", cfg.obj, cfg.penalty, v.name, j, v.want, fd)
+					t.Errorf("%v penalty %v: ∂f/∂%s[%d] = %.9g, finite differences %.9g", cfg.obj, cfg.penalty, v.name,
+						j, v.want, fd)
 				}
 			}
 		}

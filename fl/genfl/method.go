@@ -79,7 +79,8 @@ func RunMethod(ds *data.Dataset, o Options, draws int) (*fl.MethodResult, error)
 		return nil, err
 	}
 	if ds.D != o.Arch.In || ds.Classes != o.Arch.Classes {
-		return nil, fmt.Errorf("genfl: data set %s has %d features and %d classes, the network %s", ds.Name, ds.D, ds.Classes, o.Arch)
+		return nil, fmt.Errorf("genfl: data set %s has %d features and %d classes, the network %s", ds.Name, ds.D,
+			ds.Classes, o.Arch)
 	}
 	p, s, err := o.prior(train)
 	if err != nil {

@@ -63,7 +63,8 @@ func TestRunMethod(t *testing.T) {
 		ds.Existing = append(ds.Existing, data.ClientData{X: tr.X, Y: y(tr), XTest: te.X, YTest: y(te)})
 	}
 	o := Options{Arch: synthArch, Prior: LearntPriorKind, SigmaPrior: 0.1, Dropout: 0.1,
-		PriorFed:     Federation{Rounds: 30, Fraction: 0.5, LocalEpochs: 2, Batch: 20, LR: 0.005, Momentum: 0.99, Seed: 1},
+		PriorFed: Federation{Rounds: 30, Fraction: 0.5, LocalEpochs: 2, Batch: 20, LR: 0.005, Momentum: 0.99,
+			Seed: 1},
 		PosteriorFed: Federation{Fraction: 1, Batch: 20, LR: 0.05, Momentum: 0.9, Seed: 2}, PersonalEpochs: 3,
 		Objective: ObjectiveConfig{Objective: F2, KLPenalty: 1, Delta: 0.05, PMin: 1e-4}, Seed: 3}
 	r, err := RunMethod(ds, o, 5)

@@ -119,7 +119,8 @@ func (o *Options) prior(train []Client) (*Prior, []Client, error) {
 		for k := range train {
 			s1[k], s2[k] = train[k].Split()
 			if s1[k].M() == 0 || s2[k].M() == 0 {
-				return nil, nil, fmt.Errorf("genfl: user %d has %d examples, too few to split between prior and posterior", k, train[k].M())
+				return nil, nil, fmt.Errorf(
+					"genfl: user %d has %d examples, too few to split between prior and posterior", k, train[k].M())
 			}
 		}
 		o.phase("prior")
@@ -265,7 +266,8 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 	res.Timings.Bound = t3 - t2
 	o.phase("test")
 	for k := range s {
-		g, _, err := GibbsError(res.Posteriors[k], o.Arch, test[k:k+1], o.TestDraws, workers, data.StreamID(tagPTest, o.Seed, uint64(k)))
+		g, _, err := GibbsError(res.Posteriors[k], o.Arch, test[k:k+1], o.TestDraws, workers,
+			data.StreamID(tagPTest, o.Seed, uint64(k)))
 		if err != nil {
 			return nil, fmt.Errorf("user %d: %w", k, err)
 		}

@@ -86,7 +86,8 @@ func TestTrainingHelps(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !(after.Existing.MeanRSMSE < 0.5*before.Existing.MeanRSMSE) || !(after.New.MeanRSMSE < before.New.MeanRSMSE) {
-		t.Errorf("RSMSE existing %.3f → %.3f, new %.3f → %.3f: training did not help", before.Existing.MeanRSMSE, after.Existing.MeanRSMSE, before.New.MeanRSMSE, after.New.MeanRSMSE)
+		t.Errorf("RSMSE existing %.3f → %.3f, new %.3f → %.3f: training did not help", before.Existing.MeanRSMSE,
+			after.Existing.MeanRSMSE, before.New.MeanRSMSE, after.New.MeanRSMSE)
 	}
 	if !math.IsNaN(after.Existing.MeanCE) {
 		t.Errorf("a point predictor reported CE %v", after.Existing.MeanCE)

@@ -52,7 +52,8 @@ type Options struct {
 // (`pacpfl tune pv --method mtl`: best λ_v = 1, lr = 0.01, validation RSMSE
 // 0.3115, against 0.3171 at λ_v = 0.3).
 func Default() Options {
-	return Options{Hidden: []int{32}, LambdaV: 1, Lambda0: 1e-4, LR: 1e-2, Rounds: 100, LocalSteps: 5, PersonalSteps: 100}
+	return Options{Hidden: []int{32}, LambdaV: 1, Lambda0: 1e-4, LR: 1e-2, Rounds: 100, LocalSteps: 5,
+		PersonalSteps: 100}
 }
 
 // Validate reports the first option that cannot work, by name.
@@ -92,7 +93,8 @@ func Train(ds *data.Dataset, o Options) (*Model, error) {
 	}
 	st := make([]*state, n)
 	for i := range st {
-		st[i] = &state{net: net.Clone(), v: make([]float64, p), w: make([]float64, p), g: make([]float64, p), joint: make([]float64, 2*p), gj: make([]float64, 2*p)}
+		st[i] = &state{net: net.Clone(), v: make([]float64, p), w: make([]float64, p), g: make([]float64, p),
+			joint: make([]float64, 2*p), gj: make([]float64, 2*p)}
 	}
 	lam0 := o.Lambda0 / float64(n)
 	local := func(i, _ int, global, out []float64, _ *rand.Rand) error {
@@ -123,7 +125,8 @@ func Train(ds *data.Dataset, o Options) (*Model, error) {
 	}
 	for _, v := range w0 {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("mtl: the shared weights diverged (%v): the learning rate is too large for these data", v)
+			return nil,
+				fmt.Errorf("mtl: the shared weights diverged (%v): the learning rate is too large for these data", v)
 		}
 	}
 	return &Model{net: net, W0: w0, o: o}, nil

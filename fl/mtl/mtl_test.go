@@ -44,8 +44,10 @@ func TestTrainingHelpsAndPenaltiesAct(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !(after.Existing.MeanRSMSE < 0.5*before.Existing.MeanRSMSE) || !(after.New.MeanRSMSE < 0.5*before.New.MeanRSMSE) {
-		t.Errorf("RSMSE existing %.3f → %.3f, new %.3f → %.3f", before.Existing.MeanRSMSE, after.Existing.MeanRSMSE, before.New.MeanRSMSE, after.New.MeanRSMSE)
+	if !(after.Existing.MeanRSMSE < 0.5*before.Existing.MeanRSMSE) ||
+		!(after.New.MeanRSMSE < 0.5*before.New.MeanRSMSE) {
+		t.Errorf("RSMSE existing %.3f → %.3f, new %.3f → %.3f", before.Existing.MeanRSMSE, after.Existing.MeanRSMSE,
+			before.New.MeanRSMSE, after.New.MeanRSMSE)
 	}
 	if !math.IsNaN(after.New.MeanCE) {
 		t.Errorf("a point predictor reported CE %v", after.New.MeanCE)

@@ -111,7 +111,8 @@ func TestCodeStepByHand(t *testing.T) {
 					got, want float64
 				}{{"μ_i", vi[j], mi[j]}, {"ρ_i", vi[nw+j], ri[j]}, {"μ_w", vw[j], mw[j]}, {"ρ_w", vw[nw+j], rw[j]}} {
 					if math.Abs(c.got-c.want) > 1e-12*math.Max(1, math.Abs(c.want)) {
-						t.Fatalf("adam %v, iteration %d: %s[%d] = %.15g, by hand %.15g", adam, it, c.name, j, c.got, c.want)
+						t.Fatalf("adam %v, iteration %d: %s[%d] = %.15g, by hand %.15g", adam, it, c.name, j, c.got,
+							c.want)
 					}
 				}
 			}

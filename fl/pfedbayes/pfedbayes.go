@@ -122,7 +122,8 @@ func adamDelta(m, s *float64, g, eta, c1, c2 float64) float64 {
 // best-accuracy window), the predictive is the mean network (our choice).
 func DefaultOptions() Options {
 	return Options{Arch: lml.BNN{Arch: lml.ArchMLP}, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 0.001, LR2: 0.001, MC: 1,
-		Batch: 100, LocalSteps: 20, Beta: 1, Rounds: 800, ClientsPerRound: 10, EvalLast: 101, PersonalSteps: 1, NoiseStd: 1}
+		Batch: 100, LocalSteps: 20, Beta: 1, Rounds: 800, ClientsPerRound: 10, EvalLast: 101, PersonalSteps: 1,
+		NoiseStd: 1}
 }
 
 // Validate checks the settings.
@@ -152,7 +153,8 @@ func (o *Options) Validate() error {
 	case o.Variant != Paper && o.Variant != Code:
 		return fmt.Errorf("pfedbayes: unknown variant %d", o.Variant)
 	case o.PersonalSteps < 1 || o.Variant == Paper && o.PersonalSteps != 1:
-		return fmt.Errorf("pfedbayes: %d personalised steps per local iteration: the code variant takes ≥ 1, the paper's 1", o.PersonalSteps)
+		return fmt.Errorf("pfedbayes: %d personalised steps per local iteration: the code variant takes ≥ 1, the "+
+			"paper's 1", o.PersonalSteps)
 	case o.Optimizer != SGD && o.Optimizer != Adam:
 		return fmt.Errorf("pfedbayes: unknown optimizer %d", o.Optimizer)
 	case o.Rounds < 0 || o.EvalDraws < 0:
@@ -214,7 +216,8 @@ func newWorker(a lml.BNN) (*worker, error) {
 	}
 	n := net.NumWeights()
 	v := func() []float64 { return make([]float64, n) }
-	return &worker{net: net, theta: v(), grad: v(), eps: v(), gMu: v(), gRho: v(), sigQ: v(), dsigQ: v(), sigW: v(), dsigW: v(), iw2: v(),
+	return &worker{net: net, theta: v(), grad: v(), eps: v(), gMu: v(), gRho: v(), sigQ: v(), dsigQ: v(), sigW: v(),
+		dsigW: v(), iw2: v(),
 		buf: make([]float64, meanfield.SoftplusBlock)}, nil
 }
 
@@ -262,7 +265,8 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 		}
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return 0, fmt.Errorf("pfedbayes: the client loss is %v: the weights diverged (η₁ = %g, η₂ = %g)", loss, o.LR1, o.LR2)
+		return 0,
+			fmt.Errorf("pfedbayes: the client loss is %v: the weights diverged (η₁ = %g, η₂ = %g)", loss, o.LR1, o.LR2)
 	}
 	eta1, eta2, zeta := o.LR1, o.LR2, o.Zeta
 	nw := len(w.muQ)
@@ -317,7 +321,8 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 // clientUpdate is ClientUpdate(i, vᵗ): R steps on the client's data from
 // its state vi (updated in place) and v_w = global, the localised global
 // model written into out.
-func (w *worker) clientUpdate(c *data.ClientData, st *clientState, global, out []float64, o *Options, rng *rand.Rand) error {
+func (w *worker) clientUpdate(c *data.ClientData, st *clientState, global, out []float64, o *Options,
+	rng *rand.Rand) error {
 	vi := st.v
 	copy(out, global)
 	if o.Variant == Code {
@@ -424,7 +429,8 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 	}
 	evaluate := func(round int, final bool) error {
-		pm, err := evalGroup(pool, ds.Existing, func(i int) []float64 { return clients[i] }, ds.Classes, &o, uint64(round), 0)
+		pm, err := evalGroup(pool, ds.Existing, func(i int) []float64 { return clients[i] }, ds.Classes, &o,
+			uint64(round), 0)
 		if err != nil {
 			return fmt.Errorf("personalised models: %w", err)
 		}
@@ -438,7 +444,8 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		if final {
 			res.PM, res.GM = pm, gm
 			if len(ds.New) > 0 {
-				nm, err := evalGroup(pool, ds.New, func(int) []float64 { return global }, ds.Classes, &o, uint64(round), 2)
+				nm, err := evalGroup(pool, ds.New, func(int) []float64 { return global }, ds.Classes, &o, uint64(round),
+					2)
 				if err != nil {
 					return fmt.Errorf("global model, new clients: %w", err)
 				}
@@ -477,7 +484,8 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 }
 
 // evalGroup scores the models v(i) on the clients' test sets.
-func evalGroup(pool *fedrun.Pool[*worker], clients []data.ClientData, v func(i int) []float64, classes int, o *Options, round, group uint64) (fl.ClassGroupMetrics, error) {
+func evalGroup(pool *fedrun.Pool[*worker], clients []data.ClientData, v func(i int) []float64, classes int, o *Options,
+	round, group uint64) (fl.ClassGroupMetrics, error) {
 	return fedscore.Score(pool, clients, classes, func(w *worker, i int) ([]float64, error) {
 		rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(tagEval, round, group, uint64(i))))
 		return w.predict(v(i), clients[i].XTest, o.EvalDraws, o.NoiseStd, rng)
@@ -496,7 +504,8 @@ func RunMethod(ds *data.Dataset, o Options) (*fl.MethodResult, error) {
 	}
 	pm, gm := r.BestPM.PM, r.BestGM.GM
 	out := &fl.MethodResult{Method: MethodPFedBayes, ExistingClass: &r.PM, GlobalClass: &r.GM, NewClass: r.NewGM,
-		Best:    &fl.BestAccuracy{From: r.History[0].Round, To: r.History[len(r.History)-1].Round, Existing: &pm, Global: &gm},
+		Best: &fl.BestAccuracy{From: r.History[0].Round, To: r.History[len(r.History)-1].Round, Existing: &pm,
+			Global: &gm},
 		Seconds: r.Seconds, Elapsed: time.Duration(r.Seconds * float64(time.Second))}
 	if o.Rounds > 0 {
 		out.RoundSeconds = r.TrainSeconds / float64(o.Rounds)

@@ -91,7 +91,8 @@ func TestStepByHand(t *testing.T) {
 			name      string
 			got, want float64
 		}{{"μ_i", vi[j], wantMi}, {"ρ_i", vi[nw+j], wantRi}, {"μ_w", vw[j], wantMw}, {"ρ_w", vw[nw+j], wantRw},
-			{"Adam μ_i", via[j], aMi}, {"Adam ρ_i", via[nw+j], aRi}, {"Adam μ_w", vwa[j], aMw}, {"Adam ρ_w", vwa[nw+j], aRw}} {
+			{"Adam μ_i", via[j], aMi}, {"Adam ρ_i", via[nw+j], aRi}, {"Adam μ_w", vwa[j], aMw},
+			{"Adam ρ_w", vwa[nw+j], aRw}} {
 			if math.Abs(c.got-c.want) > 1e-12*math.Max(1, math.Abs(c.want)) {
 				t.Errorf("%s[%d] = %.15g, by hand %.15g", c.name, j, c.got, c.want)
 			}
@@ -163,8 +164,10 @@ func TestStepMonteCarloDraws(t *testing.T) {
 // models and scores; with S < N the server averages S of the clients.
 func TestRunDeterministic(t *testing.T) {
 	ds := blobs.Dataset(4, 30, 20, 3)
-	o := Options{Arch: tinyArch, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 1e-3, LR2: 1e-3, MC: 2, Batch: 8, LocalSteps: 3,
-		Beta: 0.9, Rounds: 4, ClientsPerRound: 3, EvalLast: 2, EvalDraws: 2, PersonalSteps: 1, NoiseStd: 1, Seed: 5}
+	o := Options{Arch: tinyArch, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 1e-3, LR2: 1e-3, MC: 2, Batch: 8,
+		LocalSteps: 3,
+		Beta:       0.9, Rounds: 4, ClientsPerRound: 3, EvalLast: 2, EvalDraws: 2, PersonalSteps: 1, NoiseStd: 1,
+		Seed: 5}
 	run := func(procs int) *Result {
 		prev := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(prev)

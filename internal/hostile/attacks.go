@@ -316,8 +316,10 @@ type SwarmReport struct {
 
 // String is a one-line summary.
 func (r SwarmReport) String() string {
-	s := fmt.Sprintf("runs %v; %d dial errors; streams %d (refused %d, reset %d, answered %d, stalled %d); %.1f MB sent; GOAWAY on %d; server closed %v (longest %v)",
-		r.Runs, r.DialErrors, r.Streams, r.Refused, r.Reset, r.Answered, r.Stalled, float64(r.Sent)/1e6, r.GoAways, r.ServerClosed, r.CloseAfter.Round(time.Millisecond))
+	s := fmt.Sprintf("runs %v; %d dial errors; streams %d (refused %d, reset %d, answered %d, stalled %d); %.1f MB "+
+		"sent; GOAWAY on %d; server closed %v (longest %v)",
+		r.Runs, r.DialErrors, r.Streams, r.Refused, r.Reset, r.Answered, r.Stalled, float64(r.Sent)/1e6, r.GoAways,
+		r.ServerClosed, r.CloseAfter.Round(time.Millisecond))
 	if r.LastDialError != "" {
 		s += "; last dial error: " + r.LastDialError
 	}

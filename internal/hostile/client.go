@@ -83,7 +83,8 @@ const (
 )
 
 // Modes are all the modes but Honest.
-var Modes = []Mode{WrongSeq, WrongShape, OverLimit, BadCRC, Trickle, Silent, GradScale, GradHuge, GradNaN, LMLNaN, LMLInf, LMLHuge, LogForge}
+var Modes = []Mode{WrongSeq, WrongShape, OverLimit, BadCRC, Trickle, Silent, GradScale, GradHuge, GradNaN, LMLNaN,
+	LMLInf, LMLHuge, LogForge}
 
 var modeNames = []string{"honest", "wrong-seq", "wrong-shape", "over-limit", "bad-crc", "trickle", "silent",
 	"grad-scale", "grad-huge", "grad-nan", "lml-nan", "lml-inf", "lml-huge", "log-forge"}
@@ -109,7 +110,8 @@ func ParseMode(s string) (Mode, error) {
 // particles into grad and the mean ln Z, for a batch and the client's
 // random stream (the PCG seed pair of the Work; fl.ClientStream(seed,
 // stream) rebuilds it). An error is answered with an Error message.
-type ComputeFunc func(particles []float64, k, dim, batch int, seed, stream uint64, grad []float64) (lml float64, err error)
+type ComputeFunc func(particles []float64, k, dim, batch int, seed, stream uint64,
+	grad []float64) (lml float64, err error)
 
 // ClientConfig configures a misbehaving client.
 type ClientConfig struct {
@@ -323,7 +325,8 @@ func (c *client) maxed() bool { return c.cfg.MaxWorks > 0 && c.answered >= c.cfg
 // mode is how the next Work is answered.
 func (c *client) mode() Mode {
 	cfg := c.cfg
-	if c.answered < cfg.HonestRounds || (cfg.MisbehaveRounds > 0 && c.answered >= cfg.HonestRounds+cfg.MisbehaveRounds) {
+	if c.answered < cfg.HonestRounds ||
+		(cfg.MisbehaveRounds > 0 && c.answered >= cfg.HonestRounds+cfg.MisbehaveRounds) {
 		return Honest
 	}
 	return cfg.Mode
@@ -528,8 +531,9 @@ func (c *client) work(st pb.Federation_SessionClient, w *pb.Work, session int, m
 			payload = nil
 		}
 		r.Answer = "result"
-		err = st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Result{Result: &pb.Result{Seq: seq, Round: w.Round, MeanLml: lml,
-			ComputeNanos: 1, Payload: hdr}}})
+		err = st.Send(
+			&pb.ClientMessage{Msg: &pb.ClientMessage_Result{Result: &pb.Result{Seq: seq, Round: w.Round, MeanLml: lml,
+				ComputeNanos: 1, Payload: hdr}}})
 		step, delay := ChunkSize, time.Duration(0)
 		if mode == Trickle {
 			step, delay = cfg.TrickleBytes, cfg.TrickleDelay

@@ -79,7 +79,8 @@ func (f *fakeCoord) session(st pb.Federation_SessionServer) error {
 	f.mu.Unlock()
 	nonce := make([]byte, 32)
 	rand.Read(nonce)
-	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
+	if err := st.Send(
+		&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
 		return err
 	}
 	m, err := st.Recv()
@@ -87,7 +88,8 @@ func (f *fakeCoord) session(st pb.Federation_SessionServer) error {
 		return err
 	}
 	reg := m.GetRegister()
-	if reg == nil || reg.Protocol != 1 || reg.ClientId != f.id || reg.ModelKind != "gp" || reg.Dimension != uint64(f.dim) {
+	if reg == nil || reg.Protocol != 1 || reg.ClientId != f.id || reg.ModelKind != "gp" ||
+		reg.Dimension != uint64(f.dim) {
 		return status.Errorf(codes.FailedPrecondition, "bad registration %v", m)
 	}
 	mac := hmac.New(sha256.New, f.token)
@@ -102,7 +104,8 @@ func (f *fakeCoord) session(st pb.Federation_SessionServer) error {
 	if banned {
 		return status.Error(codes.PermissionDenied, "banned after a bad update")
 	}
-	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Welcome{Welcome: &pb.Welcome{Beta: "m", MaxPayload: f.maxPayload, Clients: 1}}}); err != nil {
+	if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Welcome{
+		Welcome: &pb.Welcome{Beta: "m", MaxPayload: f.maxPayload, Clients: 1}}}); err != nil {
 		return err
 	}
 	castagnoli := crc32.MakeTable(crc32.Castagnoli)
@@ -113,13 +116,16 @@ func (f *fakeCoord) session(st pb.Federation_SessionServer) error {
 		for i, x := range p {
 			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
 		}
-		if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Work{Work: &pb.Work{Seq: seq, Round: uint32(round), K: uint32(f.k), Dim: uint64(f.dim),
-			Batch: 5, Seed: 100 + uint64(round), Stream: 7, Payload: &pb.Payload{Size: uint64(len(b)), Crc32C: crc32.Checksum(b, castagnoli)}}}}); err != nil {
+		if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Work{
+			Work: &pb.Work{Seq: seq, Round: uint32(round), K: uint32(f.k), Dim: uint64(f.dim),
+				Batch: 5, Seed: 100 + uint64(round), Stream: 7,
+				Payload: &pb.Payload{Size: uint64(len(b)), Crc32C: crc32.Checksum(b, castagnoli)}}}}); err != nil {
 			return err
 		}
 		for len(b) > 0 {
 			n := min(len(b), 1<<20)
-			if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{Data: b[:n]}}}); err != nil {
+			if err := st.Send(
+				&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{Data: b[:n]}}}); err != nil {
 				return err
 			}
 			b = b[n:]
@@ -204,7 +210,8 @@ func honest(t *testing.T, f *fakeCoord) ComputeFunc {
 	return func(particles []float64, k, dim, batch int, seed, stream uint64, grad []float64) (float64, error) {
 		round := int(seed - 100)
 		if k != f.k || dim != f.dim || batch != 5 || stream != 7 || len(grad) != k*dim {
-			t.Errorf("update of round %d with k %d, dim %d, batch %d, stream %d, %d gradients", round, k, dim, batch, stream, len(grad))
+			t.Errorf("update of round %d with k %d, dim %d, batch %d, stream %d, %d gradients", round, k, dim, batch,
+				stream, len(grad))
 		}
 		want := f.particles(round)
 		for i := range particles {
@@ -261,7 +268,8 @@ func TestClientHonest(t *testing.T) {
 	f := newFake(2, 70_000, 3) // 1.12 MB: two chunks each way
 	f.maxPayload = 4 << 20
 	rep := runAgainst(t, f, ClientConfig{})
-	if rep.Ended != "done" || len(rep.Sessions) != 1 || !rep.Sessions[0].Registered || rep.Sessions[0].MaxPayload != 4<<20 ||
+	if rep.Ended != "done" || len(rep.Sessions) != 1 || !rep.Sessions[0].Registered ||
+		rep.Sessions[0].MaxPayload != 4<<20 ||
 		rep.Sessions[0].Works != 3 || rep.Sessions[0].End != "done" || len(rep.Rounds) != 3 {
 		t.Fatalf("report %+v", rep)
 	}
@@ -270,7 +278,8 @@ func TestClientHonest(t *testing.T) {
 		if i == 2 {
 			wantNext = NextDone
 		}
-		if r.Seq != uint64(i+1) || r.Round != uint32(i) || !r.ParticlesOK || r.Mode != Honest || r.Answer != "result" || r.SendErr != "" || r.Next != wantNext {
+		if r.Seq != uint64(i+1) || r.Round != uint32(i) || !r.ParticlesOK || r.Mode != Honest || r.Answer != "result" ||
+			r.SendErr != "" || r.Next != wantNext {
 			t.Errorf("round %d: %+v", i, r)
 		}
 	}
@@ -279,7 +288,8 @@ func TestClientHonest(t *testing.T) {
 	}
 	for i, a := range f.answers {
 		want := honestGrad(f, i)
-		if a.seq != a.wantSeq || a.lml != 7.5 || len(a.chunks) != 2 || a.chunks[0] != 1<<20 || a.chunks[0]+a.chunks[1] != 8*len(want) {
+		if a.seq != a.wantSeq || a.lml != 7.5 || len(a.chunks) != 2 || a.chunks[0] != 1<<20 ||
+			a.chunks[0]+a.chunks[1] != 8*len(want) {
 			t.Errorf("answer %d: seq %d/%d, lml %v, chunks %v", i, a.seq, a.wantSeq, a.lml, a.chunks)
 		}
 		for j := range want {
@@ -303,7 +313,8 @@ func TestClientModes(t *testing.T) {
 			if mode == Silent {
 				f.answerWait = 500 * time.Millisecond
 			}
-			rep := runAgainst(t, f, ClientConfig{HonestRounds: 1, Mode: mode, MisbehaveRounds: 1, TrickleDelay: 20 * time.Millisecond})
+			rep := runAgainst(t, f,
+				ClientConfig{HonestRounds: 1, Mode: mode, MisbehaveRounds: 1, TrickleDelay: 20 * time.Millisecond})
 			if len(rep.Rounds) < 2 || len(f.answers) < 2 {
 				t.Fatalf("report %+v, %d answers", rep, len(f.answers))
 			}
@@ -314,7 +325,8 @@ func TestClientModes(t *testing.T) {
 			if r.Mode != mode {
 				t.Fatalf("second round answered %v", r.Mode)
 			}
-			t.Logf("round 2: %s → %v %v %q after %v", r.Answer, r.Next, r.Code, r.Message, r.After.Round(time.Millisecond))
+			t.Logf("round 2: %s → %v %v %q after %v", r.Answer, r.Next, r.Code, r.Message,
+				r.After.Round(time.Millisecond))
 			honestG := honestGrad(f, 1)
 			wantCode := codes.OK // the session goes on
 			switch mode {
@@ -345,7 +357,8 @@ func TestClientModes(t *testing.T) {
 					t.Errorf("chunks %v in %v", a.chunks, a.took)
 				}
 			case LogForge:
-				if !a.isError || len(a.message) != 1<<20 || !strings.Contains(a.message, "\n") || !strings.Contains(a.message, "\x1b[") {
+				if !a.isError || len(a.message) != 1<<20 || !strings.Contains(a.message, "\n") ||
+					!strings.Contains(a.message, "\x1b[") {
 					t.Errorf("error message of %d bytes", len(a.message))
 				}
 				if s := AnalyzeLog([]byte(a.message), "pacpfl server: ", "FORGED"); s.Forged < 5000 {
@@ -381,7 +394,8 @@ func TestClientModes(t *testing.T) {
 				wantL = 1e300
 			}
 			if wantG != nil {
-				if len(a.grad) != len(wantG) || fmt.Sprint(a.grad) != fmt.Sprint(wantG) || fmt.Sprint(a.lml) != fmt.Sprint(wantL) {
+				if len(a.grad) != len(wantG) || fmt.Sprint(a.grad) != fmt.Sprint(wantG) ||
+					fmt.Sprint(a.lml) != fmt.Sprint(wantL) {
 					t.Errorf("gradient %v, ln Z %v; want %v, %v", a.grad, a.lml, wantG, wantL)
 				}
 			}
@@ -389,7 +403,8 @@ func TestClientModes(t *testing.T) {
 				if r.Next != NextWork || rep.Ended != "done" || len(rep.Rounds) != 3 || rep.Rounds[2].Mode != Honest {
 					t.Errorf("round %+v, report %+v", r, rep)
 				}
-			} else if r.Next != NextStatus || r.Code != wantCode || r.Message == "" || rep.Ended != "refused" || rep.Sessions[0].Code != wantCode {
+			} else if r.Next != NextStatus || r.Code != wantCode || r.Message == "" || rep.Ended != "refused" ||
+				rep.Sessions[0].Code != wantCode {
 				t.Errorf("round %+v, report %+v; want status %v", r, rep, wantCode)
 			}
 		})
@@ -402,15 +417,18 @@ func TestClientReconnectAfterRefusal(t *testing.T) {
 	for _, ban := range []bool{false, true} {
 		f := newFake(1, 2, 2)
 		f.ban = ban
-		rep := runAgainst(t, f, ClientConfig{HonestRounds: 1, Mode: WrongSeq, MisbehaveRounds: 1, Reconnects: 2, ReconnectDelay: time.Millisecond})
+		rep := runAgainst(t, f, ClientConfig{HonestRounds: 1, Mode: WrongSeq, MisbehaveRounds: 1, Reconnects: 2,
+			ReconnectDelay: time.Millisecond})
 		if len(rep.Sessions) < 2 || rep.Sessions[0].Code != codes.InvalidArgument || !rep.Sessions[1].AfterRefusal {
 			t.Fatalf("ban %v: report %+v", ban, rep)
 		}
 		if ban {
-			if rep.WorkAfterRefusal() != 0 || rep.Ended != "refused" || len(rep.Sessions) != 3 || rep.Sessions[1].Code != codes.PermissionDenied {
+			if rep.WorkAfterRefusal() != 0 || rep.Ended != "refused" || len(rep.Sessions) != 3 ||
+				rep.Sessions[1].Code != codes.PermissionDenied {
 				t.Errorf("banned: %d works after the refusal, %+v", rep.WorkAfterRefusal(), rep)
 			}
-		} else if rep.WorkAfterRefusal() != 2 || rep.Ended != "done" || len(rep.Sessions) != 2 || rep.Rounds[2].Mode != Honest {
+		} else if rep.WorkAfterRefusal() != 2 || rep.Ended != "done" || len(rep.Sessions) != 2 ||
+			rep.Rounds[2].Mode != Honest {
 			t.Errorf("forgiven: %d works after the refusal, %+v", rep.WorkAfterRefusal(), rep)
 		}
 	}
@@ -420,7 +438,8 @@ func TestClientReconnectAfterRefusal(t *testing.T) {
 func TestClientWrongToken(t *testing.T) {
 	f := newFake(1, 2, 1)
 	rep := runAgainst(t, f, ClientConfig{Token: bytes.Repeat([]byte{1}, 32)})
-	if rep.Ended != "refused" || len(rep.Sessions) != 1 || rep.Sessions[0].Registered || rep.Sessions[0].Code != codes.Unauthenticated {
+	if rep.Ended != "refused" || len(rep.Sessions) != 1 || rep.Sessions[0].Registered ||
+		rep.Sessions[0].Code != codes.Unauthenticated {
 		t.Fatalf("report %+v", rep)
 	}
 }
@@ -430,7 +449,8 @@ func TestClientWrongToken(t *testing.T) {
 func TestClientMaxWorks(t *testing.T) {
 	f := newFake(1, 2, 5)
 	rep := runAgainst(t, f, ClientConfig{MaxWorks: 2})
-	if rep.Ended != "max-works" || len(rep.Rounds) != 2 || rep.Rounds[1].Next != NextWork || rep.Sessions[0].End != "stopped" {
+	if rep.Ended != "max-works" || len(rep.Rounds) != 2 || rep.Rounds[1].Next != NextWork ||
+		rep.Sessions[0].End != "stopped" {
 		t.Fatalf("report %+v", rep)
 	}
 }

@@ -198,7 +198,8 @@ func (d *Dialer) Dial(addr string, tlsConf *tls.Config) (*Conn, error) {
 		return nil, err
 	}
 	c := &Conn{d: *d, nc: nc, scheme: "http", host: addr, start: time.Now(),
-		changed: make(chan struct{}), settings: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
+		changed: make(chan struct{}), settings: make(chan struct{}), ended: make(chan struct{}),
+		closed:     make(chan struct{}),
 		connWindow: initialWindow, initWindow: initialWindow, maxFrame: 16384, nextID: 1, streams: map[uint32]*stream{},
 		stats: Stats{RSTByCode: map[http2.ErrCode]int{}}}
 	if c.d.KeepData == 0 {
@@ -550,13 +551,15 @@ func (c *Conn) OpenStreamPath(path string, endStream bool) (uint32, error) {
 		c.streams[id] = &stream{StreamState: StreamState{ID: id}, window: c.initWindow}
 		c.mu.Unlock()
 		c.hbuf.Reset()
-		for _, f := range [][2]string{{":method", "POST"}, {":scheme", c.scheme}, {":path", path}, {":authority", c.host},
+		for _, f := range [][2]string{{":method", "POST"}, {":scheme", c.scheme}, {":path", path},
+			{":authority", c.host},
 			{"content-type", "application/grpc"}, {"te", "trailers"}, {"user-agent", "pacpfl-hostile"}} {
 			if err := c.henc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}); err != nil {
 				return err
 			}
 		}
-		return c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: c.hbuf.Bytes(), EndStream: endStream, EndHeaders: true})
+		return c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: c.hbuf.Bytes(),
+			EndStream: endStream, EndHeaders: true})
 	})
 	if err != nil {
 		return 0, err

@@ -33,7 +33,8 @@ func register(id uint32, macLen int) *pb.ClientMessage {
 	for i := range mac {
 		mac[i] = byte(i * 7)
 	}
-	return &pb.ClientMessage{Msg: &pb.ClientMessage_Register{Register: &pb.Register{ClientId: id, ModelKind: "gp", Mac: mac}}}
+	return &pb.ClientMessage{
+		Msg: &pb.ClientMessage_Register{Register: &pb.Register{ClientId: id, ModelKind: "gp", Mac: mac}}}
 }
 
 // A whole message sent on a raw stream arrives as announced, the server's
@@ -49,7 +50,8 @@ func TestMessagesArriveAsAnnounced(t *testing.T) {
 			nonce := bytes.Repeat([]byte{0xab}, 32)
 			got := make(chan *pb.ClientMessage, 4)
 			addr, _ := startServer(t, func(st pb.Federation_SessionServer) error {
-				if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
+				if err := st.Send(&pb.ServerMessage{
+					Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: nonce}}}); err != nil {
 					return err
 				}
 				for {
@@ -102,7 +104,8 @@ func TestMessagesArriveAsAnnounced(t *testing.T) {
 			if err := proto.Unmarshal(msgs[0], &ch); err != nil || !bytes.Equal(ch.GetChallenge().GetNonce(), nonce) {
 				t.Fatalf("challenge %v, %v", &ch, err)
 			}
-			if st := c.Stats(); st.Settings < 1 || st.SettingsAcks < 1 || st.Headers != 2 || st.DataBytes != int64(5+len(msgs[0])) {
+			if st := c.Stats(); st.Settings < 1 || st.SettingsAcks < 1 || st.Headers != 2 ||
+				st.DataBytes != int64(5+len(msgs[0])) {
 				t.Fatalf("stats %+v", st)
 			}
 		})
@@ -142,7 +145,8 @@ func TestWithheldByteKeepsMessageIncomplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := marshal(t, register(3, 100_000))
-	if n, err := c.SendRaw(id, append(MessagePrefix(uint32(len(msg))), msg[:len(msg)-1]...), false); err != nil || n != 5+len(msg)-1 {
+	if n, err := c.SendRaw(id, append(MessagePrefix(uint32(len(msg))), msg[:len(msg)-1]...), false); err != nil ||
+		n != 5+len(msg)-1 {
 		t.Fatalf("sent %d, %v", n, err)
 	}
 	select {
@@ -198,7 +202,8 @@ func TestHeaderFlood(t *testing.T) {
 	var handlers atomic.Int32
 	addr, _ := startServer(t, func(st pb.Federation_SessionServer) error {
 		handlers.Add(1)
-		if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: []byte{1}}}}); err != nil {
+		if err := st.Send(&pb.ServerMessage{
+			Msg: &pb.ServerMessage_Challenge{Challenge: &pb.Challenge{Nonce: []byte{1}}}}); err != nil {
 			return err
 		}
 		<-st.Context().Done()
@@ -245,7 +250,8 @@ func TestSlowReader(t *testing.T) {
 	sent := make(chan struct{}, 1)
 	addr, _ := startServer(t, func(st pb.Federation_SessionServer) error {
 		for range 2 {
-			if err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{Data: make([]byte, 300<<10)}}}); err != nil {
+			if err := st.Send(&pb.ServerMessage{
+				Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{Data: make([]byte, 300<<10)}}}); err != nil {
 				return err
 			}
 		}
@@ -318,7 +324,8 @@ func TestIdleTCP(t *testing.T) {
 func TestIdleTLS(t *testing.T) {
 	stls, ctls := testCerts(t)
 	h := func(st pb.Federation_SessionServer) error { return nil }
-	idle, _ := startServer(t, h, stls, grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 300 * time.Millisecond}))
+	idle, _ := startServer(t, h, stls,
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 300 * time.Millisecond}))
 	forever, _ := startServer(t, h, stls)
 	c, err := IdleTLS(idle, ctls)
 	if err != nil {

@@ -67,7 +67,8 @@ type RSSReport struct {
 // String is a one-line summary in MB.
 func (r RSSReport) String() string {
 	return fmt.Sprintf("peak RSS %.1f MB at %v (VmHWM %.1f MB, mean %.1f MB, last %.1f MB, %d samples)",
-		float64(r.PeakRSS)/1e6, r.PeakAt.Round(time.Millisecond), float64(r.HWM)/1e6, float64(r.MeanRSS)/1e6, float64(r.LastRSS)/1e6, r.Samples)
+		float64(r.PeakRSS)/1e6, r.PeakAt.Round(time.Millisecond), float64(r.HWM)/1e6, float64(r.MeanRSS)/1e6,
+		float64(r.LastRSS)/1e6, r.Samples)
 }
 
 // RSSSampler reads a process's memory at an interval.

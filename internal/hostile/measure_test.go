@@ -112,17 +112,20 @@ func TestAnalyzeLog(t *testing.T) {
 	s := AnalyzeLog(buf.Bytes(), "pacpfl server: ", "FORGED")
 	t.Logf("%+v", s)
 	forged := strings.Count(msg, "\n")
-	if s.Lines != 2+1+forged || s.Forged < forged-1 || s.ControlLines < forged-1 || s.Escapes < 3*forged || s.Unprefixed != 0 {
+	if s.Lines != 2+1+forged || s.Forged < forged-1 || s.ControlLines < forged-1 || s.Escapes < 3*forged ||
+		s.Unprefixed != 0 {
 		t.Fatalf("forged log: %+v (%d forged lines)", s, forged)
 	}
 	// A line that does not start with the prefix.
-	if s := AnalyzeLog([]byte("pacpfl server: a\ncontinued\n"), "pacpfl server: ", ""); s.Unprefixed != 1 || s.Lines != 2 {
+	if s := AnalyzeLog([]byte("pacpfl server: a\ncontinued\n"), "pacpfl server: ", ""); s.Unprefixed != 1 ||
+		s.Lines != 2 {
 		t.Fatalf("%+v", s)
 	}
 	for _, c := range []struct {
 		s    string
 		want bool
-	}{{"plain\ttab", false}, {"é ünïcode", false}, {"bell\a", true}, {"cr\r", true}, {"del\x7f", true}, {"c1 \u009b", true}} {
+	}{{"plain\ttab", false}, {"é ünïcode", false}, {"bell\a", true}, {"cr\r", true}, {"del\x7f", true},
+		{"c1 \u009b", true}} {
 		if HasControl([]byte(c.s)) != c.want {
 			t.Errorf("HasControl(%q) = %v", c.s, !c.want)
 		}

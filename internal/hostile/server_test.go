@@ -40,7 +40,8 @@ func testCerts(t *testing.T) (server, client *tls.Config) {
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hostile test"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature |
+			x509.KeyUsageCertSign,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -52,7 +53,8 @@ func testCerts(t *testing.T) (server, client *tls.Config) {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
-	server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS13}
+	server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+		MinVersion: tls.VersionTLS13}
 	client = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS13}
 	return server, client
 }
@@ -64,7 +66,8 @@ func startServer(t *testing.T, h handlerFunc, tlsConf *tls.Config, opts ...grpc.
 	return startService(t, fedServer{h: h}, tlsConf, opts...)
 }
 
-func startService(t *testing.T, svc pb.FederationServer, tlsConf *tls.Config, opts ...grpc.ServerOption) (string, *grpc.Server) {
+func startService(t *testing.T, svc pb.FederationServer, tlsConf *tls.Config,
+	opts ...grpc.ServerOption) (string, *grpc.Server) {
 	t.Helper()
 	if tlsConf != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConf)))

@@ -57,7 +57,8 @@ func TestSoak(t *testing.T) {
 	// undisturbed one and a minute), the starts and stops.
 	need := 5*dur + 3*time.Minute
 	if dl, ok := t.Deadline(); ok && time.Until(dl) < need {
-		t.Fatalf("PACPFL_SOAK=%v needs about %v; run with -timeout %v", dur, need.Round(time.Minute), (need + 5*time.Minute).Round(time.Minute))
+		t.Fatalf("PACPFL_SOAK=%v needs about %v; run with -timeout %v", dur, need.Round(time.Minute),
+			(need + 5*time.Minute).Round(time.Minute))
 	}
 	dir := t.TempDir()
 	bin := os.Getenv("PACPFL_SOAK_BIN")
@@ -70,7 +71,8 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	certs := filepath.Join(dir, "certs")
-	if out, err := exec.Command(bin, "certs", "--out", certs, "--clients", strconv.Itoa(soakClients)).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "certs", "--out", certs, "--clients",
+		strconv.Itoa(soakClients)).CombinedOutput(); err != nil {
 		t.Fatalf("pacpfl certs: %v\n%s", err, out)
 	}
 	tlsConf := soakTLS(t, filepath.Join(certs, "ca.pem"))
@@ -94,10 +96,12 @@ func TestSoak(t *testing.T) {
 	att := s.run("attacked", rounds, true, limit)
 	t.Logf("attacked:    %s", att)
 	t.Logf("swarm: %s", att.Swarm)
-	t.Logf("before/after: peak RSS %.1f → %.1f MB (×%.1f), VmHWM %.1f → %.1f MB, open fds %d → %d, wall %.1f → %.1f s (×%.2f), rounds %d → %d of %d",
+	t.Logf("before/after: peak RSS %.1f → %.1f MB (×%.1f), VmHWM %.1f → %.1f MB, open fds %d → %d, wall %.1f → %.1f "+
+		"s (×%.2f), rounds %d → %d of %d",
 		mb(base.RSS.PeakRSS), mb(att.RSS.PeakRSS), float64(att.RSS.PeakRSS)/float64(max(1, base.RSS.PeakRSS)),
 		mb(base.RSS.HWM), mb(att.RSS.HWM), base.PeakFDs, att.PeakFDs,
-		base.Wall.Seconds(), att.Wall.Seconds(), att.Wall.Seconds()/base.Wall.Seconds(), base.Rounds, att.Rounds, rounds)
+		base.Wall.Seconds(), att.Wall.Seconds(), att.Wall.Seconds()/base.Wall.Seconds(), base.Rounds, att.Rounds,
+		rounds)
 	t.Logf("round time: undisturbed %.2f ms, attacked %.2f ms (mean over the training)",
 		1e3*base.TrainSeconds/float64(max(1, base.Rounds)), 1e3*att.TrainSeconds/float64(max(1, att.Rounds)))
 	// The attackers hold no token: the run must not notice them.
@@ -108,7 +112,8 @@ func TestSoak(t *testing.T) {
 	}
 	switch {
 	case att.TimedOut:
-		t.Errorf("the attacked run did not finish within %v (%d of %d rounds)", limit.Round(time.Second), att.Rounds, rounds)
+		t.Errorf("the attacked run did not finish within %v (%d of %d rounds)", limit.Round(time.Second), att.Rounds,
+			rounds)
 	case att.ExitErr != nil:
 		t.Errorf("the attacked server failed or died: %v", att.ExitErr)
 	case att.Rounds != rounds:
@@ -200,8 +205,11 @@ type soakRun struct {
 func (r *soakRun) finished() bool { return !r.TimedOut && r.ExitErr == nil && r.Rounds == r.Total }
 
 func (r *soakRun) String() string {
-	s := fmt.Sprintf("%d/%d rounds, wall %.1f s (all clients joined after %.1f s, training %.1f s, exit %.1f s after the report), server %s, %s, peak open fds %d; clients: %d failed, %d retries; server log: %d lines (%d with control characters, longest %d bytes), events %v",
-		r.Rounds, r.Total, r.Wall.Seconds(), r.JoinWait.Seconds(), r.TrainSeconds, r.ExitWait.Seconds(), exitText(r), r.RSS, r.PeakFDs, r.ClientFailed, r.Retries,
+	s := fmt.Sprintf("%d/%d rounds, wall %.1f s (all clients joined after %.1f s, training %.1f s, exit %.1f s after "+
+		"the report), server %s, %s, peak open fds %d; clients: %d failed, %d retries; server log: %d lines (%d with "+
+		"control characters, longest %d bytes), events %v",
+		r.Rounds, r.Total, r.Wall.Seconds(), r.JoinWait.Seconds(), r.TrainSeconds, r.ExitWait.Seconds(), exitText(r),
+		r.RSS, r.PeakFDs, r.ClientFailed, r.Retries,
 		r.ServerLog.Lines, r.ServerLog.ControlLines, r.ServerLog.LongestLine, r.Events)
 	if len(r.ClientErrors) > 0 {
 		s += fmt.Sprintf("; client errors %q", r.ClientErrors)
@@ -239,9 +247,11 @@ func (s *soak) run(name string, rounds int, attack bool, limit time.Duration) *s
 	addr := lis.Addr().String()
 	lis.Close()
 	data := []string{"--clients", strconv.Itoa(soakClients), "--seed", "11"}
-	flags := append([]string{"server", "--listen", addr, "--tls-cert", filepath.Join(s.certs, "server.pem"), "--tls-key", filepath.Join(s.certs, "server.key"),
+	flags := append([]string{"server", "--listen", addr, "--tls-cert", filepath.Join(s.certs, "server.pem"),
+		"--tls-key", filepath.Join(s.certs, "server.key"),
 		"--tokens", s.certs, "--quorum", strconv.Itoa(soakQuorum), "--round-timeout", "10s", "--wait", "60s",
-		"--new-clients", "2", "--rounds", strconv.Itoa(rounds), "--k", "2", "-c", strconv.Itoa(soakClients), "--batch", "5",
+		"--new-clients", "2", "--rounds", strconv.Itoa(rounds), "--k", "2", "-c", strconv.Itoa(soakClients), "--batch",
+		"5",
 		"--bound-samples", "0", "--bound-trained-samples", "0", "--json", filepath.Join(s.dir, name+".json")}, data...)
 	serverLog := filepath.Join(s.dir, name+"-server.log")
 	srv := s.start(flags, filepath.Join(s.dir, name+"-server.out"), serverLog)
@@ -266,7 +276,8 @@ func (s *soak) run(name string, rounds int, attack bool, limit time.Duration) *s
 	clients := make([]*exec.Cmd, soakClients)
 	for i := range clients {
 		args := append([]string{"client", "--server", addr, "--ca", filepath.Join(s.certs, "ca.pem"),
-			"--token-file", filepath.Join(s.certs, fmt.Sprintf("client-%d.token", i)), "--client", strconv.Itoa(i), "--give-up", "60s"}, data...)
+			"--token-file", filepath.Join(s.certs, fmt.Sprintf("client-%d.token", i)), "--client", strconv.Itoa(i),
+			"--give-up", "60s"}, data...)
 		clients[i] = s.start(args, os.DevNull, filepath.Join(s.dir, fmt.Sprintf("%s-client%d.log", name, i)))
 	}
 	timer := time.NewTimer(limit)

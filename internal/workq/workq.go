@@ -51,7 +51,8 @@ func Run[S any](n, workers int, newState func() (S, error), do func(s S, i int) 
 // ForEach is Run for jobs that need no per-worker state, on GOMAXPROCS
 // goroutines.
 func ForEach(n int, do func(i int) error) []error {
-	return Run(n, 0, func() (struct{}, error) { return struct{}{}, nil }, func(_ struct{}, i int) error { return do(i) })
+	return Run(n, 0, func() (struct{}, error) { return struct{}{}, nil },
+		func(_ struct{}, i int) error { return do(i) })
 }
 
 // First returns the lowest index whose error is not nil and that error, or

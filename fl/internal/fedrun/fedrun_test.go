@@ -94,7 +94,8 @@ func TestRunHooks(t *testing.T) {
 	}
 	// Round 1: mean = 1 + (1·1 + 3·2)/4 = 2.75, global = 1 + 10·1.75 = 18.5.
 	// Round 2: mean = 18.5 + 1.75, global = 18.5 + 17.5 = 36.
-	if len(means) != 2 || math.Abs(means[0]-2.75) > 1e-15 || math.Abs(means[1]-20.25) > 1e-15 || math.Abs(global[0]-36) > 1e-13 {
+	if len(means) != 2 || math.Abs(means[0]-2.75) > 1e-15 || math.Abs(means[1]-20.25) > 1e-15 ||
+		math.Abs(global[0]-36) > 1e-13 {
 		t.Errorf("means %v, global %v; want [2.75 20.25], 36", means, global)
 	}
 	if len(seen) != 2 || seen[0] != 0 || seen[1] != 1 {

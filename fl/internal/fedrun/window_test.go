@@ -42,7 +42,8 @@ func TestEvalWindow(t *testing.T) {
 		if err := w.Finish(); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, c.want) || len(progress) != c.rounds || (c.rounds > 0 && progress[c.rounds-1] != c.rounds) {
+		if !slices.Equal(got, c.want) || len(progress) != c.rounds ||
+			(c.rounds > 0 && progress[c.rounds-1] != c.rounds) {
 			t.Errorf("rounds %d, last %d: evaluated %q (want %q), progress %v", c.rounds, c.last, got, c.want, progress)
 		}
 		if w.Seconds < 0 {

@@ -150,7 +150,8 @@ func (n *Net) Probs(theta, x []float64, scale float64, probs []float64) error {
 	rows := len(x) / n.d
 	C := n.Model.Classes
 	if len(x) != rows*n.d || len(probs) != rows*C {
-		return fmt.Errorf("flatnet: %d inputs and %d probabilities are not rows of %d features and %d classes", len(x), len(probs), n.d, C)
+		return fmt.Errorf("flatnet: %d inputs and %d probabilities are not rows of %d features and %d classes", len(x),
+			len(probs), n.d, C)
 	}
 	if err := n.set(theta); err != nil {
 		return err
@@ -186,7 +187,8 @@ func CheckData(ds *data.Dataset, model lml.BNN) ([]float64, error) {
 	for i := range ds.Existing {
 		c := &ds.Existing[i]
 		if c.M() < 1 || len(c.YTest) < 1 {
-			return nil, fmt.Errorf("existing client %d has %d training and %d test examples, needs ≥ 1 of each", i, c.M(), len(c.YTest))
+			return nil, fmt.Errorf("existing client %d has %d training and %d test examples, needs ≥ 1 of each", i,
+				c.M(), len(c.YTest))
 		}
 		sizes[i] = float64(c.M())
 	}

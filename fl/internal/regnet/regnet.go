@@ -166,7 +166,8 @@ func (n *Net) LossGrad(w, x, y, grad []float64) float64 {
 // weights w drawn from the stream (seed, tag), and each existing client's
 // weight in the server's average, its number of training rows. method
 // names the baseline in the errors.
-func Federation(method string, ds *data.Dataset, hidden []int, seed, tag uint64) (net *Net, w, sizes []float64, err error) {
+func Federation(method string, ds *data.Dataset, hidden []int, seed,
+	tag uint64) (net *Net, w, sizes []float64, err error) {
 	if len(ds.Existing) == 0 {
 		return nil, nil, nil, fmt.Errorf("%s: no existing clients", method)
 	}

@@ -88,7 +88,8 @@ func TestFederation(t *testing.T) {
 	if other[0] == w[0] && other[1] == w[1] {
 		t.Fatal("another tag drew the same weights")
 	}
-	if _, _, _, err := Federation("maml", &data.Dataset{D: 3}, nil, 1, 1); err == nil || err.Error() != "maml: no existing clients" {
+	if _, _, _, err := Federation("maml", &data.Dataset{D: 3}, nil, 1, 1); err == nil ||
+		err.Error() != "maml: no existing clients" {
 		t.Fatalf("no clients: %v", err)
 	}
 	if _, _, _, err := Federation("maml", ds, []int{0}, 1, 1); err == nil {
