@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // Large federated regression data, made to be written to a CSV file row by
@@ -99,41 +101,33 @@ func DefaultLarge(kind string) LargeConfig {
 	}
 }
 
-// FieldError is a LargeConfig field, or pair of fields, outside its range.
-// Error names the fields by their Go names; Message renders the same rule
-// with other names, so a command can name its flags instead.
-type FieldError struct {
-	Fields []string // the fields at fault, e.g. "Clients" or "Clients", "NewClients"
-	msg    func(names []string) string
+// fieldErr is field with value v against a rule written as format, with
+// %s for the field's name and a verb for v.
+func fieldErr(field, format string, v any) *option.FieldError {
+	return option.Custom(largeScope, []string{field}, []any{v}, func(n []string) string {
+		return fmt.Sprintf(format, n[0], v)
+	})
 }
 
-func (e *FieldError) Error() string { return "large data: " + e.msg(e.Fields) }
-
-// Message is the error's text with Fields[i] called names[i] (one name per
-// field).
-func (e *FieldError) Message(names ...string) string { return e.msg(names) }
-
-func fieldErr(field, format string, v any) *FieldError {
-	return &FieldError{Fields: []string{field}, msg: func(n []string) string { return fmt.Sprintf(format, n[0], v) }}
-}
+// largeScope prefixes LargeConfig's errors.
+const largeScope = "large data"
 
 // Validate reports a configuration that cannot be generated as a
-// *FieldError naming the field and the value.
+// *option.FieldError naming the field and the value.
 func (c LargeConfig) Validate() error {
 	switch {
 	case c.Kind != LargeSmooth && c.Kind != LargePV:
-		return &FieldError{Fields: []string{"Kind"}, msg: func(n []string) string {
-			return fmt.Sprintf("unknown %s %q (want %s or %s)", n[0], c.Kind, LargeSmooth, LargePV)
-		}}
+		return fieldErr("Kind", "unknown %s %q (want "+LargeSmooth+" or "+LargePV+")", c.Kind)
 	case c.Clients < 1:
 		return fieldErr("Clients", "%s %d must be at least 1", c.Clients)
 	case c.NewClients < 0:
 		return fieldErr("NewClients", "%s %d must be ≥ 0", c.NewClients)
 	case c.Clients+c.NewClients > MaxLargeClients:
-		return &FieldError{Fields: []string{"Clients", "NewClients"}, msg: func(n []string) string {
+		fields, values := []string{"Clients", "NewClients"}, []any{c.Clients, c.NewClients}
+		return option.Custom(largeScope, fields, values, func(n []string) string {
 			return fmt.Sprintf("%s %d and %s %d: at most %d clients in all", n[0], c.Clients, n[1], c.NewClients,
 				MaxLargeClients)
-		}}
+		})
 	case c.Samples < 2 || c.Samples > MaxLargeSamples:
 		return fieldErr("Samples", "%s %d must lie in 2…"+strconv.Itoa(MaxLargeSamples), c.Samples)
 	case !(c.TestFraction >= 0 && c.TestFraction < 1):
@@ -157,9 +151,7 @@ func (c LargeConfig) Validate() error {
 	case !(c.MinElevation >= 0 && c.MinElevation < 60):
 		return fieldErr("MinElevation", "%s %v must lie in [0, 60) degrees", c.MinElevation)
 	case c.Variant != "s" && c.Variant != "ew":
-		return &FieldError{Fields: []string{"Variant"}, msg: func(n []string) string {
-			return fmt.Sprintf("unknown %s %q (want s or ew)", n[0], c.Variant)
-		}}
+		return fieldErr("Variant", "unknown %s %q (want s or ew)", c.Variant)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // Validate names the field at fault, so a command can name its flag.
@@ -27,9 +29,9 @@ func TestLargeValidateFieldError(t *testing.T) {
 	} {
 		c := DefaultLarge(LargeSmooth)
 		tc.mod(&c)
-		var fe *FieldError
+		var fe *option.FieldError
 		if err := c.Validate(); !errors.As(err, &fe) {
-			t.Fatalf("%+v: error %v, want a *FieldError", c, err)
+			t.Fatalf("%+v: error %v, want an *option.FieldError", c, err)
 		}
 		if !slices.Equal(fe.Fields, tc.fields) {
 			t.Errorf("fields %q, want %q", fe.Fields, tc.fields)

@@ -103,14 +103,7 @@ func parseDataGenerate(args []string, stderr io.Writer) (*dataGenFlags, int, boo
 // named by their flags.
 func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
 	c := f.cfg
-	err := c.Validate()
-	if fe := (*data.FieldError)(nil); errors.As(err, &fe) {
-		names := make([]string, len(fe.Fields))
-		for i, field := range fe.Fields {
-			names[i] = "--" + kebab(field)
-		}
-		err = usagef("%s", fe.Message(names...))
-	}
+	err := fieldUsage(c.Validate(), kebab)
 	if c.Kind != data.LargeSmooth && c.Kind != data.LargePV {
 		return err
 	}

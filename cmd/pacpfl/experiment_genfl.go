@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -28,7 +26,7 @@ type genflFlags struct {
 }
 
 // genflFlagNames are the flags of genfl.Options' fields, to name them in
-// a genfl.FieldError.
+// an option.FieldError of genfl.Options.Validate.
 var genflFlagNames = map[string]string{"SigmaPrior": "sigma-prior", "Objective.KLPenalty": "kl-penalty",
 	"PosteriorFed.LR": "lr", "PriorFed.LR": "lr", "PosteriorFed.Rounds": "rounds",
 	"PosteriorFed.LocalEpochs": "local-epochs", "PriorFed.Rounds": "prior-rounds",
@@ -111,18 +109,8 @@ func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 		workers, workers
 	o.Reseed(seed)
 	o.FillDefaults()
-	var fe *genfl.FieldError
-	if err := o.Validate(); errors.As(err, &fe) {
-		flags := make([]string, len(fe.Fields))
-		for i, f := range fe.Fields {
-			flags[i] = "--" + genflFlagNames[f]
-			if i < len(fe.Values) {
-				flags[i] += fmt.Sprint(" ", fe.Values[i])
-			}
-		}
-		return o, usagef("%s %s", strings.Join(flags, " and "), fe.Rule)
-	} else if err != nil {
-		return o, usageError{err}
+	if err := o.Validate(); err != nil {
+		return o, fieldUsage(err, func(field string) string { return genflFlagNames[field] })
 	}
 	return o, nil
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // Checks of flag values (package flagvalue's), as usage errors.
@@ -14,6 +17,21 @@ func checkNames(flagName string, names, known []string) error {
 }
 
 func checkThreads(flagName string, n int) error { return asUsage(flagvalue.CheckThreads(flagName, n)) }
+
+// fieldUsage is err, if not nil, as a usage error; an
+// *option.FieldError's message names the fields by their flags (flag gives
+// a field's flag without the dashes).
+func fieldUsage(err error, flag func(field string) string) error {
+	var fe *option.FieldError
+	if !errors.As(err, &fe) {
+		return asUsage(err)
+	}
+	names := make([]string, len(fe.Fields))
+	for i, f := range fe.Fields {
+		names[i] = "--" + flag(f)
+	}
+	return usagef("%s", fe.Message(names...))
+}
 
 // asUsage is err, if not nil, as a usage error (exit status 2).
 func asUsage(err error) error {

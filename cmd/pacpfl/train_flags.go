@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -218,9 +217,8 @@ func (f *trainFlags) checkSVGD(given func(string) bool) error {
 			return usagef("--%s and -%s are the same flag: give one", pair[0], pair[1])
 		}
 	}
-	var fe *fl.FieldError
-	if err := f.o.CheckRanges(); errors.As(err, &fe) {
-		return usagef("--%s %v must %s", optionFlags[fe.Field], fe.Value, fe.Want)
+	if err := f.o.CheckRanges(); err != nil {
+		return fieldUsage(err, func(field string) string { return optionFlags[field] })
 	}
 	switch {
 	case f.o.Server.Optimizer != "adam" && f.o.Server.Optimizer != "sgd":

@@ -3,7 +3,8 @@ package genfl
 import (
 	"fmt"
 	"math"
-	"strings"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // FillDefaults sets the settings whose default depends on the prior or the
@@ -27,38 +28,16 @@ func (o *Options) FillDefaults() {
 	fill(&o.MC.N, d.MC.N)
 }
 
-// FieldError is a setting of Options, or a pair of settings checked
-// together, that Validate rejects. Fields name them by their Go path in
-// Options ("PosteriorFed.LR", "MC.N"), Values hold their values (none
-// where Rule says it all), Rule what they must satisfy ("must be at least
-// 1"), so that a caller can name its own flags for them.
-type FieldError struct {
-	Fields []string
-	Values []any
-	Rule   string
-}
-
-func (e *FieldError) Error() string {
-	parts := make([]string, len(e.Fields))
-	for i, f := range e.Fields {
-		parts[i] = f
-		if i < len(e.Values) {
-			parts[i] += fmt.Sprint(" = ", e.Values[i])
-		}
-	}
-	return "genfl: " + strings.Join(parts, " and ") + " " + e.Rule
-}
-
 // Validate checks a whole run's settings, DefaultOptions' rules: σ_P, the
 // KL factor and both step sizes positive and finite; every count of
 // rounds, epochs, examples, samples and draws at least 1 (MC.Stack and
 // ClientMC.Stack included: a run spells them out); C in (0, 1]; momenta
 // and dropout in [0, 1); δ, δ′ > 0 with δ + δ′ < 1; p_min in (0, 1); a
 // network with at least one hidden layer. A setting out of range is a
-// *FieldError.
+// *option.FieldError.
 func (o *Options) Validate() error {
 	bad := func(rule string, fields []string, values ...any) error {
-		return &FieldError{Fields: fields, Values: values, Rule: rule}
+		return option.Joint("genfl", fields, values, rule)
 	}
 	for _, c := range []struct {
 		field string

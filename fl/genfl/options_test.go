@@ -5,6 +5,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // 0 in a prior- or estimator-dependent setting takes DefaultOptions' value
@@ -60,9 +62,9 @@ func TestValidateNamesTheFields(t *testing.T) {
 	} {
 		o := DefaultOptions(LearntPriorKind, Pairs, 1)
 		c.set(&o)
-		var fe *FieldError
+		var fe *option.FieldError
 		if err := o.Validate(); !errors.As(err, &fe) {
-			t.Errorf("%v: error %v, want a *FieldError", c.fields, err)
+			t.Errorf("%v: error %v, want an *option.FieldError", c.fields, err)
 			continue
 		}
 		if !reflect.DeepEqual(fe.Fields, c.fields) || c.values != nil && !reflect.DeepEqual(fe.Values, c.values) {

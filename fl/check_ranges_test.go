@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 func TestPACPFLOptionsCheckRanges(t *testing.T) {
@@ -28,9 +30,9 @@ func TestPACPFLOptionsCheckRanges(t *testing.T) {
 	} {
 		o := DefaultPACPFLOptions()
 		set(&o)
-		var fe *FieldError
+		var fe *option.FieldError
 		if assert.True(t, errors.As(o.CheckRanges(), &fe), field) {
-			assert.Equal(t, field, fe.Field)
+			assert.Equal(t, []string{field}, fe.Fields)
 		}
 	}
 }

@@ -1,0 +1,40 @@
+package option
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestFieldErrorMessages(t *testing.T) {
+	for _, tc := range []struct {
+		err        *FieldError
+		error, msg string
+	}{
+		{Range("", "Server.K", 0, "must be at least 1"), "Server.K 0 must be at least 1", "--k 0 must be at least 1"},
+		{Joint("genfl", []string{"Momentum", "PriorMomentum"}, []any{1.0, 0.5}, "must lie in [0, 1)"),
+			"genfl: Momentum 1 and PriorMomentum 0.5 must lie in [0, 1)",
+			"--k 1 and --l 0.5 must lie in [0, 1)"},
+		{Joint("", []string{"Arch.Hidden"}, nil, "needs at least one width"),
+			"Arch.Hidden needs at least one width", "--k needs at least one width"},
+		{Custom("large data", []string{"Kind"}, []any{"x"}, func(n []string) string {
+			return fmt.Sprintf("unknown %s %q", n[0], "x")
+		}), `large data: unknown Kind "x"`, `unknown --k "x"`},
+	} {
+		if got := tc.err.Error(); got != tc.error {
+			t.Errorf("Error() = %q, want %q", got, tc.error)
+		}
+		if got := tc.err.Message("--k", "--l"); got != tc.msg {
+			t.Errorf("Message = %q, want %q", got, tc.msg)
+		}
+		var fe *FieldError
+		if !errors.As(fmt.Errorf("wrapped: %w", tc.err), &fe) || fe != tc.err {
+			t.Errorf("errors.As does not find %v", tc.err)
+		}
+	}
+	// A name missing for a field: its Go path.
+	e := Joint("", []string{"A", "B"}, []any{1, 2}, "clash")
+	if got := e.Message("--a"); got != "--a 1 and B 2 clash" {
+		t.Errorf("one name for two fields: %q", got)
+	}
+}
