@@ -32,7 +32,7 @@ func Example_classification() {
 		return
 	}
 	images := func(seed uint64) (*data.Dataset, error) {
-		return data.Labels5(blobImages(seed),
+		return data.Labels5(blobImages(seed, 100),
 			data.Labels5Config{Train: 8, Test: 8, Seed: seed, Pixels: data.PixelsUnit})
 	}
 	exp := harness.Experiment{Data: images, Methods: ms, Seeds: []uint64{1, 2}}
@@ -58,12 +58,12 @@ func percent(x float64) string {
 	return fmt.Sprintf("%.0f%%", x)
 }
 
-// blobImages is 10 classes of 6×6 images, 100 of each: a bright square at
-// the label's place on a noisy background.
-func blobImages(seed uint64) *data.Images {
+// blobImages is 10 classes of 6×6 images, perClass of each: a bright
+// square at the label's place on a noisy background.
+func blobImages(seed uint64, perClass int) *data.Images {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	im := &data.Images{Name: "blobs", Rows: 6, Cols: 6, Classes: 10}
-	for i := 0; i < 1000; i++ {
+	for i := 0; i < 10*perClass; i++ {
 		label := i % 10
 		px := make([]uint8, 36)
 		for j := range px {
