@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -11,11 +12,9 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
-	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
-	"github.com/pacpfl/pacpfl/runlog"
 )
 
 func init() {
@@ -170,10 +169,9 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	exp := harness.Experiment{Data: f.dataset, Seeds: harness.Seeds(x.seeds, x.seedBase), Methods: ms}
-	obs := &runlog.Regression{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), SeedLines: true}
-	ctx, stop := signalContext()
-	defer stop()
-	hr, err := harness.Run(ctx, exp, obs)
+	hr, err := x.run("", nil, func(ctx context.Context, obs harness.Observer) (*harness.Report, error) {
+		return harness.Run(ctx, exp, obs)
+	}, stderr)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
@@ -184,7 +182,7 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 
 // checkExperiment validates the flags of experiment polynomial that train
 // does not have.
-func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds int, seedBase uint64) error {
+func (f *trainFlags) checkExperiment(fs *flag.FlagSet, names []string, seeds int, seedBase uint64) error {
 	if err := checkSeeds(seeds, seedBase); err != nil {
 		return err
 	}
@@ -208,7 +206,7 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 	}
 	// A repeated method would pool its runs as if they were more seeds and
 	// print a confidence interval that is too narrow.
-	return checkNames("--methods", methods, regressionMethods)
+	return checkNames("--methods", names, regressionMethods)
 }
 
 // regressionMethods are the methods of the regression table with the
