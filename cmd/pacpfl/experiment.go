@@ -198,10 +198,10 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, names []string, seeds int
 		}
 		return nil
 	}
-	switch {
-	case f.pfedgpMean != "zero" && f.pfedgpMean != "nn" && f.pfedgpMean != "linear":
-		return usagef("unknown --pfedgp-mean %q (want linear, zero or nn)", f.pfedgpMean)
-	case f.baselineSteps < 1:
+	if err := (methods.Settings{PFedGPMean: f.pfedgpMean}).Validate(); err != nil {
+		return fieldUsage(err, func(string) string { return "pfedgp-mean" })
+	}
+	if f.baselineSteps < 1 {
 		return usagef("--baseline-steps %d must be at least 1", f.baselineSteps)
 	}
 	// A repeated method would pool its runs as if they were more seeds and
