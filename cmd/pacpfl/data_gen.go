@@ -6,11 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // `pacpfl data generate`: a large federated regression data set (data.Large)
@@ -52,13 +51,6 @@ type dataGenFlags struct {
 	out   string
 	quiet bool
 }
-
-// Flags of one kind only: given with the other, they are refused rather
-// than ignored.
-var (
-	smoothOnlyFlags = []string{"inputs", "noise"}
-	pvOnlyFlags     = []string{"step-minutes", "year", "min-elevation", "variant"}
-)
 
 func parseDataGenerate(args []string, stderr io.Writer) (*dataGenFlags, int, bool) {
 	fs := newFlagSet("data generate", stderr)
@@ -103,16 +95,12 @@ func parseDataGenerate(args []string, stderr io.Writer) (*dataGenFlags, int, boo
 // named by their flags.
 func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
 	c := f.cfg
-	err := fieldUsage(c.Validate(), kebab)
+	err := fieldUsage(c.Validate(), option.Kebab)
 	if c.Kind != data.LargeSmooth && c.Kind != data.LargePV {
 		return err
 	}
-	other := pvOnlyFlags
-	if c.Kind == data.LargePV {
-		other = smoothOnlyFlags
-	}
-	for _, name := range other {
-		if flagSet(fs, name) {
+	for _, field := range c.ForeignFields() { // the other kind's flags are refused, not ignored
+		if name := option.Kebab(field); flagSet(fs, name) {
 			return usagef("--%s is not a flag of --kind %s", name, c.Kind)
 		}
 	}
@@ -125,18 +113,6 @@ func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
 		return err
 	}
 	return checkOutput("--out", f.out)
-}
-
-// kebab is a Go field name as a flag name: NewClients → new-clients.
-func kebab(field string) string {
-	var b strings.Builder
-	for i, r := range field {
-		if unicode.IsUpper(r) && i > 0 {
-			b.WriteByte('-')
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
 }
 
 func runDataGenerate(args []string, stdout, stderr io.Writer) int {
