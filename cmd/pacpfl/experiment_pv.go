@@ -1,12 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"flag"
-	"fmt"
 	"strconv"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // pvFlags are the flags of the PV data set (experiment pv, tune pv), bound
@@ -57,11 +58,10 @@ func (p *pvFlags) apply(f *trainFlags) error {
 	if !p.on {
 		return nil
 	}
-	if v := p.cfg.Variant; v != "s" && v != "ew" {
-		return usagef("--variant %q: want s or ew", v)
-	}
-	if p.cfg.Train < 2 {
-		return usagef("--samples %d: want at least 2 (the paper's are 150 and 610)", p.cfg.Train)
+	if err := p.cfg.Validate(); err != nil {
+		return fieldUsage(err, func(field string) string { // --variant, --samples
+			return cmp.Or(map[string]string{"Train": "samples"}[field], option.Kebab(field))
+		})
 	}
 	f.pv = &p.cfg
 	return nil
@@ -71,7 +71,7 @@ func (p *pvFlags) apply(f *trainFlags) error {
 // polynomial, or pv-<variant>-<samples>.
 func (f *trainFlags) datasetKey() string {
 	if f.pv != nil {
-		return fmt.Sprintf("pv-%s-%d", f.pv.Variant, f.pv.Train)
+		return f.pv.Key()
 	}
 	return "polynomial"
 }
