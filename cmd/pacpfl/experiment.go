@@ -111,8 +111,9 @@ func parseRegressionExperiment(dsName string, args []string,
 		"instead of the method table: PAC-PFL's utility at each of these numbers of particles "+
 			"k (e.g. 1,2,4,8; the paper's Fig. 3)")
 	f.registerComparison(fs)
-	if dsName == "pv" {
-		setDefault(fs, "baseline-steps", strconv.Itoa(pvBaselineSteps()))
+	if dsName == "pv" { // Vanilla's and Pooled's cross-validated Adam steps
+		v, _ := methods.DefaultVanilla(methods.PV)
+		setDefault(fs, "baseline-steps", strconv.Itoa(v.Options.Steps))
 	}
 	fs.Var(&x.dpSweep, "dp-sweep",
 		"instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. "+
@@ -232,13 +233,6 @@ func (f *trainFlags) regressionMethods(names []string, ds0 *data.Dataset, seed0 
 		s.PACPFL = &m
 	}
 	return methods.New(names, s)
-}
-
-// pvBaselineSteps is the default of --baseline-steps on PV: the
-// cross-validated Adam steps of Vanilla's (and Pooled's) fits.
-func pvBaselineSteps() int {
-	v, _ := methods.DefaultVanilla(methods.PV)
-	return v.Options.Steps
 }
 
 // pacpfl is PAC-PFL with the training flags' settings, checked on ds0 and

@@ -6,7 +6,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
-	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/wisdom"
 )
@@ -29,12 +27,6 @@ const (
 
 // signalContext is done at the first SIGINT or SIGTERM (cli.SignalContext).
 var signalContext = cli.SignalContext
-
-// stopOn is a round hook (fl.Config.AfterRound) that ends training with
-// ctx.Err() once ctx is done.
-func stopOn(ctx context.Context) func(*fl.Server, int) error {
-	return func(*fl.Server, int) error { return ctx.Err() }
-}
 
 // command is one subcommand. run gets the arguments after the subcommand name
 // and returns the exit status.
