@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/option"
 )
 
@@ -127,18 +128,11 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	total := g.Rows()
-	prog := newProgress(stderr, "data generate", int(total), f.quiet)
-	prog.unit, prog.hideLML = "row", true
-	shown := false // no progress for a file written in a moment
-	report := func(done, total int64) {
-		if shown || time.Since(start) > 2*time.Second {
-			shown = true
-			prog.update(int(done), 0)
-		}
-	}
+	bar := cliprogress.New(stderr, "data generate", int(g.Rows()), f.quiet)
+	bar.Unit, bar.HideValue, bar.Delay = "row", true, 2*time.Second // none for a file written in a moment
+	report := func(done, _ int64) { bar.Update(int(done), 0) }
 	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error { return g.WriteCSV(ctx, w, report) })
-	prog.done()
+	bar.Done()
 	if errors.Is(err, context.Canceled) {
 		err = fmt.Errorf("interrupted; %s not replaced", f.out)
 		if d, derr := resolveOutput("--out", f.out); derr == nil && d.kind != outReplace {
