@@ -200,7 +200,7 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, names []string, seeds int
 		return nil
 	}
 	if err := (methods.Settings{PFedGPMean: f.pfedgpMean}).Validate(); err != nil {
-		return fieldUsage(err, func(string) string { return "pfedgp-mean" })
+		return fieldUsage(err, flagsOf(map[string]string{"PFedGPMean": "pfedgp-mean"}))
 	}
 	if f.baselineSteps < 1 {
 		return usagef("--baseline-steps %d must be at least 1", f.baselineSteps)

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"flag"
 	"strconv"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/methods"
-	"github.com/pacpfl/pacpfl/option"
 )
 
 // pvFlags are the flags of the PV data set (experiment pv, tune pv), bound
@@ -59,9 +57,7 @@ func (p *pvFlags) apply(f *trainFlags) error {
 		return nil
 	}
 	if err := p.cfg.Validate(); err != nil {
-		return fieldUsage(err, func(field string) string { // --variant, --samples
-			return cmp.Or(map[string]string{"Train": "samples"}[field], option.Kebab(field))
-		})
+		return fieldUsage(err, flagsOf(map[string]string{"Train": "samples"})) // --variant, --samples
 	}
 	f.pv = &p.cfg
 	return nil

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/internal/cli"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/wisdom"
 )
 
@@ -81,6 +83,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 // stdout (parseFlags).
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return cli.NewFlagSet("pacpfl", name, stderr)
+}
+
+// flagsOf names Go fields by their flags for fieldUsage: renamed's names,
+// else option.Kebab's (NewClients: --new-clients).
+func flagsOf(renamed map[string]string) func(field string) string {
+	return func(field string) string { return cmp.Or(renamed[field], option.Kebab(field)) }
 }
 
 // Flag parsing and help (package cli).

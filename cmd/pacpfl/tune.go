@@ -134,9 +134,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := o.Validate(len(ds.Existing)); err != nil {
-		return fail(stderr, "tune", fieldUsage(err, func(field string) string {
-			return map[string]string{"Method": "method", "CV.Folds": "folds"}[field]
-		}))
+		return fail(stderr, "tune", fieldUsage(err, flagsOf(map[string]string{"CV.Folds": "folds"})))
 	}
 	prog := newProgress(stderr, "tune", o.Runs(), x.quiet) // PAC-PFL's: a baseline reports none
 	prog.hideLML = true
