@@ -133,11 +133,7 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 	report := func(done, _ int64) { bar.Update(int(done), 0) }
 	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error { return g.WriteCSV(ctx, w, report) })
 	bar.Done()
-	if errors.Is(err, context.Canceled) {
-		err = fmt.Errorf("interrupted; %s not replaced", f.out)
-		if d, derr := resolveOutput("--out", f.out); derr == nil && d.kind != outReplace {
-			err = errors.New("interrupted; the output is incomplete")
-		}
+	if errors.Is(err, context.Canceled) { // outfile.InterruptedError: what became of --out
 		fmt.Fprintf(stderr, "pacpfl data generate: %v\n", err)
 		return exitInterrupted
 	}
