@@ -91,7 +91,7 @@ type regressionExperiment struct {
 // polynomial or pv; ok=false: exit with status.
 func parseRegressionExperiment(dsName string, args []string,
 	stderr io.Writer) (x *regressionExperiment, status int, ok bool) {
-	x = &regressionExperiment{f: newTrainFlags()}
+	x = &regressionExperiment{f: regressionFlags(dsName)}
 	f := &x.f
 	fs := newFlagSet("experiment "+dsName, stderr)
 	// The comparison computes no bounds, and its seeds are --seeds and

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"strconv"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/methods"
@@ -15,34 +14,25 @@ type pvFlags struct {
 	cfg data.PVConfig
 }
 
-// pvTrainDefaults are the PV defaults of the training flags: PAC-PFL's (and
-// pFedGP's) server settings of methods.DefaultPACPFL(methods.PV), chosen by
-// 5-fold cross-validation on PV-EW(150) seed 1000 (docs/math.md, "PV
-// defaults by cross-validation" and "PV: where PAC-PFL's test error comes
-// from"). The Polynomial defaults stay the paper's.
-func pvTrainDefaults() []struct{ flag, value string } {
-	m, err := methods.DefaultPACPFL(methods.PV)
-	if err != nil {
-		panic(err) // a known preset
+// regressionFlags are the training flags of experiment or tune on dsName
+// with their defaults, which -h shows: on pv PAC-PFL's (and pFedGP's) PV
+// server settings of methods.DefaultPACPFL, chosen by 5-fold
+// cross-validation on PV-EW(150) seed 1000 (docs/math.md, "PV defaults by
+// cross-validation" and "PV: where PAC-PFL's test error comes from"); on
+// Polynomial the paper's.
+func regressionFlags(dsName string) trainFlags {
+	f := newTrainFlags()
+	if dsName == "pv" {
+		m, _ := methods.DefaultPACPFL(methods.PV) // a known preset
+		f.o = m.Options
 	}
-	o := m.Options
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	t := strconv.Itoa(o.Server.Rounds)
-	return []struct{ flag, value string }{
-		{"sigma-p", g(o.SigmaP)}, {"lr", g(o.Server.LR)}, {"rounds", t}, {"T", t}, {"tau", g(o.Server.Tau)},
-	}
+	return f
 }
 
-// addPVFlags registers --variant and --samples when dsName is pv, and makes
-// the PV defaults those of the training flags already registered.
+// addPVFlags registers --variant and --samples when dsName is pv.
 func addPVFlags(fs *flag.FlagSet, dsName string) *pvFlags {
 	p := &pvFlags{on: dsName == "pv", cfg: data.DefaultPV()}
 	if p.on {
-		for _, d := range pvTrainDefaults() {
-			if fs.Lookup(d.flag) != nil {
-				setDefault(fs, d.flag, d.value)
-			}
-		}
 		fs.StringVar(&p.cfg.Variant, "variant", p.cfg.Variant,
 			"PV data set: s (roofs facing roughly south) or ew (east and west roofs: two modes)")
 		fs.IntVar(&p.cfg.Train, "samples", p.cfg.Train,

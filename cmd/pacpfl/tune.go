@@ -43,7 +43,7 @@ type tuneFlags struct {
 // with status.
 func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, status int, ok bool) {
 	fs := newFlagSet("tune "+dsName, stderr)
-	x = &tuneFlags{f: newTrainFlags()}
+	x = &tuneFlags{f: regressionFlags(dsName)}
 	f := &x.f
 	// The grid sets τ and σ_P, and cross-validation computes no bounds: it
 	// registers neither the temperature's flags nor the bounds'.
