@@ -111,10 +111,6 @@ func parseRegressionExperiment(dsName string, args []string,
 		"instead of the method table: PAC-PFL's utility at each of these numbers of particles "+
 			"k (e.g. 1,2,4,8; the paper's Fig. 3)")
 	f.registerComparison(fs)
-	if dsName == "pv" { // Vanilla's and Pooled's cross-validated Adam steps
-		v, _ := methods.DefaultVanilla(methods.PV)
-		setDefault(fs, "baseline-steps", strconv.Itoa(v.Options.Steps))
-	}
 	fs.Var(&x.dpSweep, "dp-sweep",
 		"instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. "+
 			"1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the "+
@@ -213,15 +209,14 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, names []string, seeds int
 // regressionMethods are the methods of the regression table with the
 // flags' settings: PAC-PFL and pFedGP with the training flags (checked on
 // ds0, the first seed's data), the baselines with their defaults for the
-// data set and --baseline-steps where it applies (PV's baselines keep
-// their cross-validated steps unless the flag is given).
+// data set unless --baseline-steps is given.
 func (f *trainFlags) regressionMethods(names []string, ds0 *data.Dataset, seed0 uint64) ([]harness.Method, error) {
 	s := methods.Settings{Preset: methods.Polynomial, GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) },
 		PFedGPMean: f.pfedgpMean}
 	if f.pv != nil {
 		s.Preset = methods.PV
 	}
-	if f.baselineSet || f.pv == nil {
+	if f.baselineSet {
 		s.BaselineSteps = f.baselineSteps
 	}
 	if i := slices.IndexFunc(names,

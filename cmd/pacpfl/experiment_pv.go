@@ -16,15 +16,16 @@ type pvFlags struct {
 
 // regressionFlags are the training flags of experiment or tune on dsName
 // with their defaults, which -h shows: on pv PAC-PFL's (and pFedGP's) PV
-// server settings of methods.DefaultPACPFL, chosen by 5-fold
-// cross-validation on PV-EW(150) seed 1000 (docs/math.md, "PV defaults by
-// cross-validation" and "PV: where PAC-PFL's test error comes from"); on
-// Polynomial the paper's.
+// server settings of methods.DefaultPACPFL and Vanilla's Adam steps, chosen
+// by 5-fold cross-validation on PV-EW(150) seed 1000 (docs/math.md, "PV
+// defaults by cross-validation" and "PV: where PAC-PFL's test error comes
+// from"); on Polynomial the paper's.
 func regressionFlags(dsName string) trainFlags {
 	f := newTrainFlags()
-	if dsName == "pv" {
-		m, _ := methods.DefaultPACPFL(methods.PV) // a known preset
-		f.o = m.Options
+	if dsName == "pv" { // known presets
+		m, _ := methods.DefaultPACPFL(methods.PV)
+		v, _ := methods.DefaultVanilla(methods.PV)
+		f.o, f.baselineSteps = m.Options, v.Options.Steps
 	}
 	return f
 }
