@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -115,7 +114,6 @@ func parseRegressionExperiment(dsName string, args []string,
 		"instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. "+
 			"1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the "+
 			"paper's Fig. 4 setting, 120 existing clients")
-	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/methods"
-	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/tune"
 )
 
@@ -76,7 +74,6 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 		"half from its first — hours no training client saw, like a later test period)")
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
-	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return nil, st, false
 	}
@@ -153,10 +150,6 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	}
 	return emitReport("tune", x.jsonPath, rep, rep.WriteText, stdout, stderr)
 }
-
-// setDefault changes a registered flag's default (the value and what -h
-// shows).
-var setDefault = cli.SetDefault
 
 // flagSet reports whether the flag name was given on the command line.
 var flagSet = cli.Given
