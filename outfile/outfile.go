@@ -214,6 +214,7 @@ func (e *InterruptedError) Error() string {
 	return "interrupted; the output is incomplete"
 }
 
+// Unwrap is context.Canceled, which stopped the write.
 func (e *InterruptedError) Unwrap() error { return context.Canceled }
 
 // WriteStream is Write for data produced as they are written:
