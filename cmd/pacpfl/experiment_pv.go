@@ -17,11 +17,10 @@ type pvFlags struct {
 
 // regressionFlags are the training flags of experiment or tune on dsName
 // with their defaults, which -h shows: the paper's Table 6 clients, and on
-// pv PAC-PFL's (and pFedGP's) PV
-// server settings of methods.DefaultPACPFL and Vanilla's Adam steps, chosen
-// by 5-fold cross-validation on PV-EW(150) seed 1000 (docs/math.md, "PV
-// defaults by cross-validation" and "PV: where PAC-PFL's test error comes
-// from"); on Polynomial the paper's.
+// pv PAC-PFL's (and pFedGP's) PV server settings of methods.DefaultPACPFL
+// and Vanilla's Adam steps, chosen by 5-fold cross-validation on
+// PV-EW(150) seed 1000 (docs/math.md, "PV defaults by cross-validation" and
+// "PV: where PAC-PFL's test error comes from"); on Polynomial the paper's.
 func regressionFlags(dsName string) trainFlags {
 	f := newTrainFlags()
 	f.poly.Existing = papers.Table6Clients
