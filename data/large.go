@@ -101,6 +101,20 @@ func DefaultLarge(kind string) LargeConfig {
 	}
 }
 
+// ForeignFields are the fields that only the other kind reads (for smooth:
+// StepMinutes, Year, MinElevation, Variant; for pv: Inputs, Noise), which
+// c's kind ignores: a front end can refuse them rather than ignore them.
+// Nil for an unknown kind.
+func (c LargeConfig) ForeignFields() []string {
+	switch c.Kind {
+	case LargeSmooth:
+		return []string{"StepMinutes", "Year", "MinElevation", "Variant"}
+	case LargePV:
+		return []string{"Inputs", "Noise"}
+	}
+	return nil
+}
+
 // fieldErr is field with value v against a rule written as format, with
 // %s for the field's name and a verb for v.
 func fieldErr(field, format string, v any) *option.FieldError {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -61,5 +62,35 @@ func TestLargeWriteCSVCountsBytes(t *testing.T) {
 	}
 	if g.written != int64(b.Len()) || b.Len() == 0 {
 		t.Errorf("written %d, want the %d bytes of the CSV", g.written, b.Len())
+	}
+}
+
+// The fields foreign to a kind are fields of LargeConfig that its Validate
+// ignores: zeroed, the configuration stays valid. Each kind's are the
+// other's own.
+func TestLargeForeignFields(t *testing.T) {
+	foreign := map[string][]string{}
+	for _, kind := range []string{LargeSmooth, LargePV} {
+		c := DefaultLarge(kind)
+		foreign[kind] = c.ForeignFields()
+		v := reflect.ValueOf(&c).Elem()
+		for _, name := range foreign[kind] {
+			f := v.FieldByName(name)
+			if !f.IsValid() {
+				t.Fatalf("%s: no field %s", kind, name)
+			}
+			f.SetZero()
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s with its foreign fields zeroed: %v", kind, err)
+		}
+	}
+	for _, name := range foreign[LargeSmooth] {
+		if slices.Contains(foreign[LargePV], name) {
+			t.Errorf("%s is foreign to both kinds", name)
+		}
+	}
+	if got := (LargeConfig{Kind: "x"}).ForeignFields(); got != nil {
+		t.Errorf("unknown kind: %q", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // The PV data set (docs/math.md §1.5): hourly rooftop PV generation of houses in
@@ -87,23 +89,36 @@ func pvFeatureNames(lags []int, date bool) []string {
 	return out
 }
 
-func (c PVConfig) validate() error {
+// Validate reports a configuration PV cannot simulate as an
+// *option.FieldError naming the field at fault.
+func (c PVConfig) Validate() error {
+	pvErr := func(field, format string, v any) error {
+		return option.Custom("pv", []string{field}, []any{v}, func(n []string) string {
+			return fmt.Sprintf(format, n[0], v)
+		})
+	}
 	switch {
 	case c.Variant != "s" && c.Variant != "ew":
-		return fmt.Errorf("pv: unknown variant %q (want s or ew)", c.Variant)
-	case c.Existing < 1 || c.New < 0:
-		return fmt.Errorf("pv: %d existing and %d new houses; need ≥ 1 and ≥ 0", c.Existing, c.New)
+		return pvErr("Variant", "%s %q: want s or ew", c.Variant)
+	case c.Existing < 1:
+		return option.Range("pv", "Existing", c.Existing, "houses: need at least 1")
+	case c.New < 0:
+		return option.Range("pv", "New", c.New, "houses: need ≥ 0")
 	case c.Train < 2:
-		return fmt.Errorf("pv: %d training samples per house; need ≥ 2", c.Train)
+		return pvErr("Train", "%s %d: want at least 2 (the paper's are 150 and 610)", c.Train)
 	case c.Lags < 0 || c.Lags > pvLagWindow:
-		return fmt.Errorf("pv: %d lags; need 0..%d (two weeks)", c.Lags, pvLagWindow)
+		return option.Range("pv", "Lags", c.Lags, fmt.Sprintf("must lie in 0…%d (two weeks)", pvLagWindow))
 	case c.Year < 1900 || c.Year > 2100:
-		return fmt.Errorf("pv: year %d outside 1900–2100 (the solar algorithm's range)", c.Year)
+		return option.Range("pv", "Year", c.Year, "must lie in 1900…2100 (the solar algorithm's range)")
 	case !(c.MinElevation >= 0 && c.MinElevation < 60):
-		return fmt.Errorf("pv: minimum solar elevation %v° must lie in [0, 60)", c.MinElevation)
+		return option.Range("pv", "MinElevation", c.MinElevation, "(degrees) must lie in [0, 60)")
 	}
 	return nil
 }
+
+// Key names the data set in reports: pv-<variant>-<training samples>, as
+// in pv-ew-150 (the paper's PV-EW(150)).
+func (c PVConfig) Key() string { return fmt.Sprintf("pv-%s-%d", c.Variant, c.Train) }
 
 // pvWeather is a city's hourly weather from May 1 to July 31 of one year.
 type pvWeather struct {
@@ -341,7 +356,7 @@ func pvRows(w *pvWeather, s pvSeries, lags []int, date bool, from, to int, minEl
 // features and target are standardised with its own training statistics
 // (also applied to its test rows), as the paper does.
 func PV(cfg PVConfig) (*Dataset, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	trainW := simulateWeather(cfg.Year, cfg.Seed)

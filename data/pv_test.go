@@ -1,10 +1,13 @@
 package data
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // TestPVSanity: daily energy of a 1 kWp south roof in June–July in the
@@ -137,20 +140,46 @@ func TestPVLagsFollowPACF(t *testing.T) {
 }
 
 func TestPVConfigErrors(t *testing.T) {
-	for _, mod := range []func(*PVConfig){
-		func(c *PVConfig) { c.Variant = "north" },
-		func(c *PVConfig) { c.Existing = 0 },
-		func(c *PVConfig) { c.Train = 1 },
-		func(c *PVConfig) { c.Train = 2000 }, // June and July give about 790
-		func(c *PVConfig) { c.Lags = 400 },
-		func(c *PVConfig) { c.MinElevation = math.NaN() },
-		func(c *PVConfig) { c.Year = 1500 },
+	for _, tc := range []struct {
+		mod   func(*PVConfig)
+		field string // "": refused by PV, not Validate
+	}{
+		{func(c *PVConfig) { c.Variant = "north" }, "Variant"},
+		{func(c *PVConfig) { c.Existing = 0 }, "Existing"},
+		{func(c *PVConfig) { c.New = -1 }, "New"},
+		{func(c *PVConfig) { c.Train = 1 }, "Train"},
+		{func(c *PVConfig) { c.Train = 2000 }, ""}, // June and July give about 790
+		{func(c *PVConfig) { c.Lags = 400 }, "Lags"},
+		{func(c *PVConfig) { c.MinElevation = math.NaN() }, "MinElevation"},
+		{func(c *PVConfig) { c.Year = 1500 }, "Year"},
 	} {
 		cfg := DefaultPV()
 		cfg.Existing, cfg.New = 2, 0
-		mod(&cfg)
+		tc.mod(&cfg)
 		if _, err := PV(cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}
+		var fe *option.FieldError
+		err := cfg.Validate()
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("config %+v: Validate %v", cfg, err)
+		case tc.field != "" && (!errors.As(err, &fe) || len(fe.Fields) != 1 || fe.Fields[0] != tc.field):
+			t.Errorf("config %+v: Validate %v, want a FieldError on %s", cfg, err, tc.field)
+		}
+	}
+	if err := DefaultPV().Validate(); err != nil {
+		t.Errorf("the default: %v", err)
+	}
+}
+
+func TestPVKey(t *testing.T) {
+	c := DefaultPV()
+	if got := c.Key(); got != "pv-ew-150" {
+		t.Errorf("default key %q", got)
+	}
+	c.Variant, c.Train = "s", 610
+	if got := c.Key(); got != "pv-s-610" {
+		t.Errorf("key %q", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/harness"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // Settings configure the methods New makes. The zero value gives every
@@ -74,7 +75,7 @@ func New(names []string, s Settings) ([]harness.Method, error) {
 	if task == "" {
 		task = Regression
 	}
-	if err := s.Preset.check(); err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	b := builder{s: s}
@@ -175,19 +176,32 @@ func (b *builder) pfedgp() (validated, error) {
 	}
 	m.Key = ""
 	m.Model = s.GPModel
-	switch s.PFedGPMean {
+	switch s.PFedGPMean { // checked by Validate
 	case PFedGPLinear, "":
 		m.Options.ZeroMean = false
 		m.Model = linearMean(s.GPModel)
 	case PFedGPZero:
 		m.Options.ZeroMean = true
-	case PFedGPNet:
+	default: // PFedGPNet
 		m.Options.ZeroMean = false
-	default:
-		return nil,
-			fmt.Errorf("unknown GP mean %q (want %s, %s or %s)", s.PFedGPMean, PFedGPLinear, PFedGPZero, PFedGPNet)
 	}
 	return PFedGP{PACPFL: m}, nil
+}
+
+// Validate reports a setting no method can use: an unknown Preset, or an
+// unknown PFedGPMean as an *option.FieldError.
+func (s Settings) Validate() error {
+	if err := s.Preset.check(); err != nil {
+		return err
+	}
+	switch mean := s.PFedGPMean; mean {
+	case PFedGPLinear, "", PFedGPZero, PFedGPNet:
+		return nil
+	default:
+		return option.Custom("", []string{"PFedGPMean"}, []any{mean}, func(n []string) string {
+			return fmt.Sprintf("unknown %s %q (want %s, %s or %s)", n[0], mean, PFedGPLinear, PFedGPZero, PFedGPNet)
+		})
+	}
 }
 
 // linearMean is g's model with a linear mean (no hidden layers).

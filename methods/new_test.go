@@ -13,6 +13,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl/fedvi"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // New makes every registry method of a task by name, in order, with the
@@ -75,7 +76,14 @@ func TestNewErrors(t *testing.T) {
 	_, err = New([]string{"mtl"}, Settings{Preset: "x"})
 	assert.Error(t, err)
 	_, err = New([]string{"pfedgp"}, Settings{PFedGPMean: "cubic"})
-	assert.ErrorContains(t, err, "pfedgp: unknown GP mean")
+	var fe *option.FieldError
+	if assert.ErrorAs(t, err, &fe) {
+		assert.Equal(t, []string{"PFedGPMean"}, fe.Fields)
+		assert.Equal(t, []any{"cubic"}, fe.Values)
+	}
+	for _, mean := range []string{"", PFedGPLinear, PFedGPZero, PFedGPNet} {
+		assert.NoError(t, Settings{PFedGPMean: mean}.Validate(), mean)
+	}
 	bad := fedavg.DefaultOptions()
 	bad.LR = -1
 	_, err = New([]string{"fedavg"}, Settings{Task: Classification, FedAvg: &bad})

@@ -32,3 +32,15 @@ func (s Sweep) Run(ctx context.Context, obs harness.Observer) (*harness.Report, 
 	}
 	return harness.Run(ctx, exp, obs)
 }
+
+// Private reports whether the level named key trains under differential
+// privacy (Options.Server.DP set): its clients' LMLs are not covered by
+// the guarantee, so a progress display must not show them.
+func (s Sweep) Private(key string) bool {
+	for _, l := range s.Levels {
+		if l.Name() == key {
+			return l.Options.Server.DP != nil
+		}
+	}
+	return false
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
 )
 
@@ -43,5 +44,18 @@ func TestSweepNeedsKeys(t *testing.T) {
 	sw.Levels = []PACPFL{a, b}
 	if _, err := sw.Run(context.Background(), nil); !errors.Is(err, harness.ErrBadExperiment) {
 		t.Errorf("two levels of one key: %v", err)
+	}
+}
+
+// The levels under DP are the private ones; an unknown key is not.
+func TestSweepPrivate(t *testing.T) {
+	plain, private := smallPACPFL(t), smallPACPFL(t)
+	plain.Key, private.Key = "no DP", "ε=1"
+	private.Options.Server.DP = &fl.DPConfig{Mechanism: fl.DPLaplace, Epsilon: 1, Clip: 10}
+	sw := Sweep{Levels: []PACPFL{plain, private}}
+	for key, want := range map[string]bool{"no DP": false, "ε=1": true, "k=2": false} {
+		if got := sw.Private(key); got != want {
+			t.Errorf("Private(%q) = %v, want %v", key, got, want)
+		}
 	}
 }

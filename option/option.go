@@ -8,6 +8,7 @@ package option
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // FieldError is a field of an options value, or fields checked together,
@@ -72,4 +73,17 @@ func Joint(scope string, fields []string, values []any, rule string) *FieldError
 // "NAME VALUE RULE".
 func Custom(scope string, fields []string, values []any, text func(names []string) string) *FieldError {
 	return &FieldError{Scope: scope, Fields: fields, Values: values, text: text}
+}
+
+// Kebab is a Go field name in kebab case, the name a front end gives the
+// field by default: NewClients → new-clients, MinElevation → min-elevation.
+func Kebab(field string) string {
+	var b strings.Builder
+	for i, r := range field {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }

@@ -38,3 +38,12 @@ func TestFieldErrorMessages(t *testing.T) {
 		t.Errorf("one name for two fields: %q", got)
 	}
 }
+
+func TestKebab(t *testing.T) {
+	for field, want := range map[string]string{"NewClients": "new-clients", "Kind": "kind", "Year": "year",
+		"MinElevation": "min-elevation", "TestFraction": "test-fraction", "x": "x"} {
+		if got := Kebab(field); got != want {
+			t.Errorf("Kebab(%q) = %q, want %q", field, got, want)
+		}
+	}
+}

@@ -197,11 +197,32 @@ func Write(stdout io.Writer, flag, path string, data []byte) error {
 	})
 }
 
+// InterruptedError is WriteStream's error when write stops with
+// context.Canceled; it matches context.Canceled (errors.Is).
+type InterruptedError struct {
+	Path string // as given
+	// Replaced: the destination is a file that is left as it was (else
+	// what was written so far went through).
+	Replaced bool
+}
+
+// Error says what became of the destination.
+func (e *InterruptedError) Error() string {
+	if e.Replaced {
+		return fmt.Sprintf("interrupted; %s not replaced", e.Path)
+	}
+	return "interrupted; the output is incomplete"
+}
+
+// Unwrap is context.Canceled, which stopped the write.
+func (e *InterruptedError) Unwrap() error { return context.Canceled }
+
 // WriteStream is Write for data produced as they are written:
 // write produces them into the destination, which is replaced atomically
 // (a temporary file beside it, synced, renamed over it) or written through
 // (standard output, devices, pipes) as Write does. If write fails,
-// the temporary file is removed and the destination left as it was.
+// the temporary file is removed and the destination left as it was; if
+// it stops with context.Canceled, the error is an *InterruptedError.
 func WriteStream(stdout io.Writer, flag, path string, write func(io.Writer) error) error {
 	d, err := Resolve(flag, path)
 	if err != nil {
@@ -209,7 +230,7 @@ func WriteStream(stdout io.Writer, flag, path string, write func(io.Writer) erro
 	}
 	failed := func(err error) error {
 		if errors.Is(err, context.Canceled) {
-			return err
+			return &InterruptedError{Path: path, Replaced: d.Kind == Replace}
 		}
 		return fmt.Errorf("writing %s: %w", named(flag, path), Cause(err))
 	}

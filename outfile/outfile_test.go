@@ -4,6 +4,7 @@ package outfile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -197,4 +198,33 @@ func TestWriteSecretModes(t *testing.T) {
 		err := WriteSecret("--out", bad, []byte("x"))
 		assert.True(t, errors.As(err, &bp), "%s: %v", bad, err)
 	}
+}
+
+// A write stopped by context.Canceled is an *InterruptedError that says
+// whether the destination was left as it was, and matches the context's
+// error.
+func TestWriteStreamInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.csv")
+	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+	stop := func(w io.Writer) error {
+		_, _ = w.Write([]byte("partial"))
+		return fmt.Errorf("generating: %w", context.Canceled)
+	}
+	var buf bytes.Buffer
+	for _, c := range []struct {
+		path     string
+		replaced bool
+	}{{path, true}, {filepath.Join(dir, "new.csv"), true}, {"-", false}} {
+		err := WriteStream(&buf, "--out", c.path, stop)
+		var ie *InterruptedError
+		require.ErrorAs(t, err, &ie, c.path)
+		assert.Equal(t, InterruptedError{Path: c.path, Replaced: c.replaced}, *ie)
+		assert.ErrorIs(t, err, context.Canceled)
+	}
+	old, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(old), "left as it was")
+	assert.NoFileExists(t, filepath.Join(dir, "new.csv"))
+	noTemps(t, dir)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -92,6 +93,29 @@ func NewKSweep(dataset string, clients int, ks []int, hr *harness.Report) (*Swee
 		s.K[i] = l
 	}
 	return s, nil
+}
+
+// WriteText writes the sweep as pacpfl prints it: a DP sweep by
+// WriteDPTable with its private levels' mechanism; a k-sweep by
+// WriteKTable, with each level's mode specialisation (ModeLine of its
+// per-seed values), then the wall time.
+func (s *Sweep) WriteText(w io.Writer) {
+	if len(s.DP) > 0 {
+		mechanism := ""
+		for _, l := range s.DP {
+			mechanism = cmp.Or(mechanism, l.Mechanism)
+		}
+		s.WriteDPTable(w, mechanism)
+		return
+	}
+	s.WriteKTable(w, func(i int) string {
+		v := make(map[string][]float64, len(s.K[i].PerSeed))
+		for key, xs := range s.K[i].PerSeed {
+			v[key] = Float64s(xs)
+		}
+		return ModeLine(v)
+	})
+	fmt.Fprintf(w, "wall time %.0fs\n", s.Seconds)
 }
 
 // WriteKTable writes a k-sweep, titled by its data set, as a Markdown table of the groups' RSMSE

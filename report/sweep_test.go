@@ -50,6 +50,38 @@ func TestKSweepReadsBack(t *testing.T) {
 	assert.NotContains(t, out, "k = 1:")
 }
 
+// WriteText is a k-sweep's table with each level's mode line from its
+// per-seed values and the wall time, or a DP sweep's table with its
+// private levels' mechanism.
+func TestSweepWriteText(t *testing.T) {
+	modes := map[string][]Float{harness.ExistingModePurity: {0.9, 0.7}, harness.ExistingModeChance: {0.5, 0.5},
+		harness.NewModePurity: {0.8, 0.8}, harness.NewModeChance: {0.5, 0.5}}
+	k := &Sweep{Dataset: "polynomial", Seeds: []uint64{1, 2}, Clients: 3, Seconds: 42,
+		K: []KLevel{{K: 1, PerSeed: map[string][]Float{}}, {K: 2, PerSeed: modes}}}
+	var want, got strings.Builder
+	k.WriteKTable(&want, func(i int) string { return []string{"", ModeLine(float64Map(modes))}[i] })
+	want.WriteString("wall time 42s\n")
+	k.WriteText(&got)
+	assert.Equal(t, want.String(), got.String())
+
+	dp := &Sweep{Dataset: "polynomial", Seeds: []uint64{1}, Clients: 3,
+		DP: []DPLevel{{Epsilon: Float(math.Inf(1))}, {Epsilon: 1, Mechanism: "gaussian", Delta: 1e-5}}}
+	want.Reset()
+	got.Reset()
+	dp.WriteDPTable(&want, "gaussian")
+	dp.WriteText(&got)
+	assert.Equal(t, want.String(), got.String())
+}
+
+// float64Map is a per-seed map as plain numbers.
+func float64Map(v map[string][]Float) map[string][]float64 {
+	out := map[string][]float64{}
+	for key, xs := range v {
+		out[key] = Float64s(xs)
+	}
+	return out
+}
+
 // A level leaving out a group, a figure or ε reads them as undefined (NaN;
 // for ε the non-private run), never as 0.
 func TestSweepLevelMissingIsNaN(t *testing.T) {

@@ -163,6 +163,23 @@ func Path() (path string, off bool, err error) {
 	return filepath.Join(dir, "pacpfl", "wisdom.json"), false, nil
 }
 
+// ErrOff is WritePath's error when PACPFL_WISDOM turns the wisdom off:
+// there is no default file to write.
+var ErrOff = errors.New("wisdom: " + EnvVar + " is off")
+
+// WritePath is where a wisdom file is written: out if not empty, else
+// Path's (ErrOff when the wisdom is off).
+func WritePath(out string) (string, error) {
+	if out != "" {
+		return out, nil
+	}
+	p, off, err := Path()
+	if off {
+		return "", ErrOff
+	}
+	return p, err
+}
+
 // Source says where the tuning in force came from.
 type Source struct {
 	// Kind is "file", "table", "defaults" or "off".

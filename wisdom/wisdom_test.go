@@ -2,6 +2,7 @@ package wisdom
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -251,5 +252,22 @@ func TestTableEntriesValid(t *testing.T) {
 	}
 	if checked == 0 && runtime.GOARCH == "amd64" && asm.Detected() != asm.Generic {
 		t.Error("no table entry checked on amd64 with SIMD")
+	}
+}
+
+// WritePath is the path given, else the default file; none when the
+// wisdom is off.
+func TestWritePath(t *testing.T) {
+	t.Setenv(EnvVar, "off")
+	if p, err := WritePath("x.json"); p != "x.json" || err != nil {
+		t.Errorf("given: %q, %v", p, err)
+	}
+	if _, err := WritePath(""); !errors.Is(err, ErrOff) {
+		t.Errorf("off: %v, want ErrOff", err)
+	}
+	file := filepath.Join(t.TempDir(), "w.json")
+	t.Setenv(EnvVar, file)
+	if p, err := WritePath(""); p != file || err != nil {
+		t.Errorf("%s set: %q, %v", EnvVar, p, err)
 	}
 }

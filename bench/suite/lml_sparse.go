@@ -12,6 +12,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -76,6 +77,21 @@ func (c SparseLMLConfig) MemoryBytes() float64 {
 	c = c.withDefaults()
 	mMax, MMax := float64(slices.Max(c.Ms)), float64(slices.Max(c.Inducing))
 	return 8 * (mMax*(lmlD+1) + 28*(MMax+1)*(MMax+1))
+}
+
+// Validate reports, as an *option.FieldError on Inducing and Ms, more
+// inducing inputs M than the rows of the smallest m (nil fields: their
+// defaults): the M inducing inputs are M of the m rows.
+func (c SparseLMLConfig) Validate() error {
+	c = c.withDefaults()
+	M, m := slices.Max(c.Inducing), slices.Min(c.Ms)
+	if M <= m {
+		return nil
+	}
+	return option.Custom("", []string{"Inducing", "Ms"}, []any{M, m}, func(n []string) string {
+		return fmt.Sprintf("%s %d is above %s %d: the M inducing inputs are M of the m rows (give M ≤ every m)",
+			n[0], M, n[1], m)
+	})
 }
 
 // SparseLMLRow is one (m, k, M) figure of SparseLML; its JSON form is a line
@@ -143,8 +159,8 @@ func SparseLML(ctx context.Context, cfg SparseLMLConfig, out Output) ([]SparseLM
 			return nil, err
 		}
 	}
-	if M, m := slices.Max(cfg.Inducing), slices.Min(cfg.Ms); M > m {
-		return nil, invalidf("%d inducing inputs are more than the %d rows of the smallest m", M, m)
+	if err := cfg.Validate(); err != nil {
+		return nil, invalidError{err.Error()}
 	}
 	model := lml.DefaultModel(lmlD)
 	np := model.NumParams()

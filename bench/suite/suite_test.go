@@ -19,6 +19,7 @@ import (
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/linalg"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // fixedPeak pins the clock so that the peak a benchmark computes is the one
@@ -334,6 +335,21 @@ func TestSparseLMLRows(t *testing.T) {
 	}
 	_, err = SparseLML(context.Background(), SparseLMLConfig{Ms: []int{50}, Inducing: []int{60}}, Output{})
 	assert.ErrorIs(t, err, ErrInvalid)
+}
+
+// Validate refuses the largest M above the smallest m, the defaults
+// standing in for nil fields.
+func TestSparseLMLValidate(t *testing.T) {
+	var fe *option.FieldError
+	err := SparseLMLConfig{Ms: []int{700, 50}, Inducing: []int{16, 60}}.Validate()
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, []string{"Inducing", "Ms"}, fe.Fields)
+	assert.Equal(t, []any{60, 50}, fe.Values)
+	err = SparseLMLConfig{Ms: []int{500}}.Validate() // DefaultSparseInducing's 1024
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, []any{slices.Max(DefaultSparseInducing), 500}, fe.Values)
+	assert.NoError(t, SparseLMLConfig{Inducing: []int{16}}.Validate())
+	assert.NoError(t, SparseLMLConfig{Ms: []int{60}, Inducing: []int{60}}.Validate())
 }
 
 // RPC: every test over both transports, a figure and no errors.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -40,12 +39,11 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 	return b.run(args, check, func() (string, float64, error) {
 		if *mode == "exact" {
 			exact.Ms, exact.Ks, exact.MemoryLimit = ms, ks, int64(*memLimit*(1<<30))
-			var err error
-			for _, s := range splits {
-				v, perr := lml.ParseSplit(s)
-				err, exact.Splits = cmp.Or(err, perr), append(exact.Splits, v)
+			for _, s := range splits { // checked by checkLMLFlags
+				v, _ := lml.ParseSplit(s)
+				exact.Splits = append(exact.Splits, v)
 			}
-			return fmt.Sprintf("--m %d", slices.Max(ms)), exact.MemoryBytes(), err
+			return fmt.Sprintf("--m %d", slices.Max(ms)), exact.MemoryBytes(), nil
 		}
 		sparse = suite.SparseLMLConfig{Inducing: inducing, Threads: exact.Threads, Reps: exact.Reps}
 		if cli.Given(b.fs, "m") {
@@ -54,9 +52,8 @@ func runBenchLML(args []string, stdout, stderr io.Writer) int {
 		if cli.Given(b.fs, "k") {
 			sparse.Ks = ks
 		}
-		if mMin, MMax := slices.Min(sparseMs), slices.Max(inducing); MMax > mMin {
-			return "", 0, usagef("--inducing %d is above --m %d: the M inducing inputs are M of the m rows "+
-				"(give M ≤ every m)", MMax, mMin)
+		if err := sparse.Validate(); err != nil {
+			return "", 0, fieldUsage(err, flagsOf(map[string]string{"Ms": "m"}))
 		}
 		run = benchOf(suite.SparseLML, &sparse)
 		what := fmt.Sprintf("--m %d --inducing %d", slices.Max(sparseMs), slices.Max(inducing))

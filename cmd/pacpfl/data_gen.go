@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/internal/cliprogress"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // `pacpfl data generate`: a large federated regression data set (data.Large)
@@ -52,13 +52,6 @@ type dataGenFlags struct {
 	out   string
 	quiet bool
 }
-
-// Flags of one kind only: given with the other, they are refused rather
-// than ignored.
-var (
-	smoothOnlyFlags = []string{"inputs", "noise"}
-	pvOnlyFlags     = []string{"step-minutes", "year", "min-elevation", "variant"}
-)
 
 func parseDataGenerate(args []string, stderr io.Writer) (*dataGenFlags, int, bool) {
 	fs := newFlagSet("data generate", stderr)
@@ -103,16 +96,12 @@ func parseDataGenerate(args []string, stderr io.Writer) (*dataGenFlags, int, boo
 // named by their flags.
 func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
 	c := f.cfg
-	err := fieldUsage(c.Validate(), kebab)
+	err := fieldUsage(c.Validate(), option.Kebab)
 	if c.Kind != data.LargeSmooth && c.Kind != data.LargePV {
 		return err
 	}
-	other := pvOnlyFlags
-	if c.Kind == data.LargePV {
-		other = smoothOnlyFlags
-	}
-	for _, name := range other {
-		if flagSet(fs, name) {
+	for _, field := range c.ForeignFields() { // the other kind's flags are refused, not ignored
+		if name := option.Kebab(field); flagSet(fs, name) {
 			return usagef("--%s is not a flag of --kind %s", name, c.Kind)
 		}
 	}
@@ -127,18 +116,6 @@ func (f *dataGenFlags) validate(fs *flag.FlagSet) error {
 	return checkOutput("--out", f.out)
 }
 
-// kebab is a Go field name as a flag name: NewClients → new-clients.
-func kebab(field string) string {
-	var b strings.Builder
-	for i, r := range field {
-		if unicode.IsUpper(r) && i > 0 {
-			b.WriteByte('-')
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
-}
-
 func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 	f, st, ok := parseDataGenerate(args, stderr)
 	if !ok {
@@ -151,23 +128,12 @@ func runDataGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	total := g.Rows()
-	prog := newProgress(stderr, "data generate", int(total), f.quiet)
-	prog.unit, prog.hideLML = "row", true
-	shown := false // no progress for a file written in a moment
-	report := func(done, total int64) {
-		if shown || time.Since(start) > 2*time.Second {
-			shown = true
-			prog.update(int(done), 0)
-		}
-	}
+	bar := cliprogress.New(stderr, "data generate", int(g.Rows()), f.quiet)
+	bar.Unit, bar.HideValue, bar.Delay = "row", true, 2*time.Second // none for a file written in a moment
+	report := func(done, _ int64) { bar.Update(int(done), 0) }
 	err = writeOutputStream(stdout, "--out", f.out, func(w io.Writer) error { return g.WriteCSV(ctx, w, report) })
-	prog.done()
-	if errors.Is(err, context.Canceled) {
-		err = fmt.Errorf("interrupted; %s not replaced", f.out)
-		if d, derr := resolveOutput("--out", f.out); derr == nil && d.kind != outReplace {
-			err = errors.New("interrupted; the output is incomplete")
-		}
+	bar.Done()
+	if errors.Is(err, context.Canceled) { // outfile.InterruptedError: what became of --out
 		fmt.Fprintf(stderr, "pacpfl data generate: %v\n", err)
 		return exitInterrupted
 	}

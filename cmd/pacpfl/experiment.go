@@ -1,21 +1,19 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
-	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
-	"github.com/pacpfl/pacpfl/runlog"
 )
 
 func init() {
@@ -92,7 +90,7 @@ type regressionExperiment struct {
 // polynomial or pv; ok=false: exit with status.
 func parseRegressionExperiment(dsName string, args []string,
 	stderr io.Writer) (x *regressionExperiment, status int, ok bool) {
-	x = &regressionExperiment{f: newTrainFlags()}
+	x = &regressionExperiment{f: regressionFlags(dsName)}
 	f := &x.f
 	fs := newFlagSet("experiment "+dsName, stderr)
 	// The comparison computes no bounds, and its seeds are --seeds and
@@ -112,14 +110,10 @@ func parseRegressionExperiment(dsName string, args []string,
 		"instead of the method table: PAC-PFL's utility at each of these numbers of particles "+
 			"k (e.g. 1,2,4,8; the paper's Fig. 3)")
 	f.registerComparison(fs)
-	if dsName == "pv" {
-		setDefault(fs, "baseline-steps", strconv.Itoa(pvBaselineSteps()))
-	}
 	fs.Var(&x.dpSweep, "dp-sweep",
 		"instead of the method table: PAC-PFL's utility at each of these guaranteed ε (e.g. "+
 			"1,10,100; --dp-mechanism, --dp-delta, --dp-clip apply), beside the non-private run; default data: the "+
 			"paper's Fig. 4 setting, 120 existing clients")
-	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	if st, ok := parseFlags(fs, args, false); !ok {
@@ -170,10 +164,9 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", err)
 	}
 	exp := harness.Experiment{Data: f.dataset, Seeds: harness.Seeds(x.seeds, x.seedBase), Methods: ms}
-	obs := &runlog.Regression{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), SeedLines: true}
-	ctx, stop := signalContext()
-	defer stop()
-	hr, err := harness.Run(ctx, exp, obs)
+	hr, err := x.run("", nil, func(ctx context.Context, obs harness.Observer) (*harness.Report, error) {
+		return harness.Run(ctx, exp, obs)
+	}, stderr)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
@@ -184,7 +177,7 @@ func runRegressionTable(x *regressionExperiment, stdout, stderr io.Writer) int {
 
 // checkExperiment validates the flags of experiment polynomial that train
 // does not have.
-func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds int, seedBase uint64) error {
+func (f *trainFlags) checkExperiment(fs *flag.FlagSet, names []string, seeds int, seedBase uint64) error {
 	if err := checkSeeds(seeds, seedBase); err != nil {
 		return err
 	}
@@ -200,29 +193,28 @@ func (f *trainFlags) checkExperiment(fs *flag.FlagSet, methods []string, seeds i
 		}
 		return nil
 	}
-	switch {
-	case f.pfedgpMean != "zero" && f.pfedgpMean != "nn" && f.pfedgpMean != "linear":
-		return usagef("unknown --pfedgp-mean %q (want linear, zero or nn)", f.pfedgpMean)
-	case f.baselineSteps < 1:
+	if err := (methods.Settings{PFedGPMean: f.pfedgpMean}).Validate(); err != nil {
+		return fieldUsage(err, flagsOf(map[string]string{"PFedGPMean": "pfedgp-mean"}))
+	}
+	if f.baselineSteps < 1 {
 		return usagef("--baseline-steps %d must be at least 1", f.baselineSteps)
 	}
 	// A repeated method would pool its runs as if they were more seeds and
 	// print a confidence interval that is too narrow.
-	return checkNames("--methods", methods, regressionMethods)
+	return checkNames("--methods", names, regressionMethods)
 }
 
 // regressionMethods are the methods of the regression table with the
 // flags' settings: PAC-PFL and pFedGP with the training flags (checked on
 // ds0, the first seed's data), the baselines with their defaults for the
-// data set and --baseline-steps where it applies (PV's baselines keep
-// their cross-validated steps unless the flag is given).
+// data set unless --baseline-steps is given.
 func (f *trainFlags) regressionMethods(names []string, ds0 *data.Dataset, seed0 uint64) ([]harness.Method, error) {
 	s := methods.Settings{Preset: methods.Polynomial, GPModel: func(d int) *fl.GPModel { return f.gpModel(d, false) },
 		PFedGPMean: f.pfedgpMean}
 	if f.pv != nil {
 		s.Preset = methods.PV
 	}
-	if f.baselineSet || f.pv == nil {
+	if f.baselineSet {
 		s.BaselineSteps = f.baselineSteps
 	}
 	if i := slices.IndexFunc(names,
@@ -234,13 +226,6 @@ func (f *trainFlags) regressionMethods(names []string, ds0 *data.Dataset, seed0 
 		s.PACPFL = &m
 	}
 	return methods.New(names, s)
-}
-
-// pvBaselineSteps is the default of --baseline-steps on PV: the
-// cross-validated Adam steps of Vanilla's (and Pooled's) fits.
-func pvBaselineSteps() int {
-	v, _ := methods.DefaultVanilla(methods.PV)
-	return v.Options.Steps
 }
 
 // pacpfl is PAC-PFL with the training flags' settings, checked on ds0 and

@@ -2,11 +2,10 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"strconv"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/papers"
 )
 
 // pvFlags are the flags of the PV data set (experiment pv, tune pv), bound
@@ -16,34 +15,27 @@ type pvFlags struct {
 	cfg data.PVConfig
 }
 
-// pvTrainDefaults are the PV defaults of the training flags: PAC-PFL's (and
-// pFedGP's) server settings of methods.DefaultPACPFL(methods.PV), chosen by
-// 5-fold cross-validation on PV-EW(150) seed 1000 (docs/math.md, "PV
-// defaults by cross-validation" and "PV: where PAC-PFL's test error comes
-// from"). The Polynomial defaults stay the paper's.
-func pvTrainDefaults() []struct{ flag, value string } {
-	m, err := methods.DefaultPACPFL(methods.PV)
-	if err != nil {
-		panic(err) // a known preset
+// regressionFlags are the training flags of experiment or tune on dsName
+// with their defaults, which -h shows: the paper's Table 6 clients, and on
+// pv PAC-PFL's (and pFedGP's) PV server settings of methods.DefaultPACPFL
+// and Vanilla's Adam steps, chosen by 5-fold cross-validation on
+// PV-EW(150) seed 1000 (docs/math.md, "PV defaults by cross-validation" and
+// "PV: where PAC-PFL's test error comes from"); on Polynomial the paper's.
+func regressionFlags(dsName string) trainFlags {
+	f := newTrainFlags()
+	f.poly.Existing = papers.Table6Clients
+	if dsName == "pv" { // known presets
+		m, _ := methods.DefaultPACPFL(methods.PV)
+		v, _ := methods.DefaultVanilla(methods.PV)
+		f.o, f.baselineSteps = m.Options, v.Options.Steps
 	}
-	o := m.Options
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	t := strconv.Itoa(o.Server.Rounds)
-	return []struct{ flag, value string }{
-		{"sigma-p", g(o.SigmaP)}, {"lr", g(o.Server.LR)}, {"rounds", t}, {"T", t}, {"tau", g(o.Server.Tau)},
-	}
+	return f
 }
 
-// addPVFlags registers --variant and --samples when dsName is pv, and makes
-// the PV defaults those of the training flags already registered.
+// addPVFlags registers --variant and --samples when dsName is pv.
 func addPVFlags(fs *flag.FlagSet, dsName string) *pvFlags {
 	p := &pvFlags{on: dsName == "pv", cfg: data.DefaultPV()}
 	if p.on {
-		for _, d := range pvTrainDefaults() {
-			if fs.Lookup(d.flag) != nil {
-				setDefault(fs, d.flag, d.value)
-			}
-		}
 		fs.StringVar(&p.cfg.Variant, "variant", p.cfg.Variant,
 			"PV data set: s (roofs facing roughly south) or ew (east and west roofs: two modes)")
 		fs.IntVar(&p.cfg.Train, "samples", p.cfg.Train,
@@ -57,11 +49,8 @@ func (p *pvFlags) apply(f *trainFlags) error {
 	if !p.on {
 		return nil
 	}
-	if v := p.cfg.Variant; v != "s" && v != "ew" {
-		return usagef("--variant %q: want s or ew", v)
-	}
-	if p.cfg.Train < 2 {
-		return usagef("--samples %d: want at least 2 (the paper's are 150 and 610)", p.cfg.Train)
+	if err := p.cfg.Validate(); err != nil {
+		return fieldUsage(err, flagsOf(map[string]string{"Train": "samples"})) // --variant, --samples
 	}
 	f.pv = &p.cfg
 	return nil
@@ -71,7 +60,7 @@ func (p *pvFlags) apply(f *trainFlags) error {
 // polynomial, or pv-<variant>-<samples>.
 func (f *trainFlags) datasetKey() string {
 	if f.pv != nil {
-		return fmt.Sprintf("pv-%s-%d", f.pv.Variant, f.pv.Train)
+		return f.pv.Key()
 	}
 	return "polynomial"
 }

@@ -5,10 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/methods"
 )
 
 func TestExperimentPV(t *testing.T) {
@@ -143,14 +145,23 @@ func TestTuneBaselines(t *testing.T) {
 }
 
 // On PV, experiment and tune start from the PV defaults chosen by
-// cross-validation (pvTrainDefaults), which -h shows.
+// cross-validation (regressionFlags), which -h shows.
 func TestPVDefaults(t *testing.T) {
+	m, err := methods.DefaultPACPFL(methods.PV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, rounds := m.Options, strconv.Itoa(m.Options.Server.Rounds)
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	pv := []struct{ flag, value string }{
+		{"sigma-p", g(o.SigmaP)}, {"lr", g(o.Server.LR)}, {"rounds", rounds}, {"T", rounds}, {"tau", g(o.Server.Tau)},
+	}
 	for _, cmd := range [][]string{{"experiment", "pv", "-h"}, {"tune", "pv", "-h"}} {
 		code, out, errOut := runCLI(cmd...)
 		if code != exitOK {
 			t.Fatalf("%v: exit %d, stderr %q", cmd, code, errOut)
 		}
-		for _, d := range pvTrainDefaults() {
+		for _, d := range pv {
 			if cmd[0] == "tune" && (d.flag == "sigma-p" || d.flag == "tau") {
 				continue // the grid sets them
 			}

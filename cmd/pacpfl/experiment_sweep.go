@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -13,45 +14,32 @@ import (
 	"github.com/pacpfl/pacpfl/runlog"
 )
 
-// sweepLevel is one setting of a PAC-PFL sweep (--dp-sweep, --k-sweep): a
-// row label and the training flags at that setting.
-type sweepLevel struct {
-	label   string
-	hideLML bool // under DP the client LMLs are not covered by the guarantee
-	flags   trainFlags
-}
-
-// runSweep is --k-sweep or --dp-sweep (name): PAC-PFL trained at every
-// level on every seed (methods.Sweep, every level's options validated on
-// the first seed's data before any training), the report made by mk and
-// written as text by write and, with --json, as JSON.
-func runSweep(x *regressionExperiment, name string, levels []sweepLevel,
-	mk func(*harness.Report) (*report.Sweep, error),
-	write func(io.Writer, *report.Sweep, *harness.Report), stdout, stderr io.Writer) int {
+// runSweep is --k-sweep or --dp-sweep (name): PAC-PFL trained with the
+// flags of every level, named by its label, on every seed (methods.Sweep,
+// every level's options validated on the first seed's data before any
+// training), the report made by mk and written as text and, with --json,
+// as JSON. hidePrivate: the progress hides the private levels' LMLs.
+func runSweep(x *regressionExperiment, name string, labels []string, levels []trainFlags, hidePrivate bool,
+	mk func(*harness.Report) (*report.Sweep, error), stdout, stderr io.Writer) int {
 	start := time.Now()
-	f0 := &levels[0].flags
-	ds0, err := f0.dataset(x.seedBase)
+	ds0, err := levels[0].dataset(x.seedBase)
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	sw := methods.Sweep{Data: f0.dataset, Seeds: harness.Seeds(x.seeds, x.seedBase)}
-	hide := map[string]bool{}
+	sw := methods.Sweep{Data: levels[0].dataset, Seeds: harness.Seeds(x.seeds, x.seedBase)}
 	for i := range levels {
-		lv := &levels[i]
-		lv.flags.o.Bounds.PriorSamples, lv.flags.learnedSamples = 0, 0
-		m, err := lv.flags.pacpfl(ds0, x.seedBase)
+		m, err := levels[i].pacpfl(ds0, x.seedBase)
 		if err != nil {
-			return fail(stderr, "experiment", fmt.Errorf("%s: %w", lv.label, err))
+			return fail(stderr, "experiment", fmt.Errorf("%s: %w", labels[i], err))
 		}
-		m.Key = lv.label
+		m.Key = labels[i]
 		sw.Levels = append(sw.Levels, m)
-		hide[lv.label] = lv.hideLML
 	}
-	obs := &runlog.Regression{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), Sweep: name,
-		HideValue: func(m string) bool { return hide[m] }}
-	ctx, stop := signalContext()
-	defer stop()
-	hr, err := sw.Run(ctx, obs)
+	var hide func(string) bool
+	if hidePrivate {
+		hide = sw.Private
+	}
+	hr, err := x.run(name, hide, sw.Run, stderr)
 	var rep *report.Sweep
 	if err == nil {
 		rep, err = mk(hr)
@@ -60,24 +48,34 @@ func runSweep(x *regressionExperiment, name string, levels []sweepLevel,
 		return fail(stderr, "experiment", err)
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) { write(w, rep, hr) }, stdout, stderr)
+	return emitReport("experiment", x.jsonPath, rep, rep.WriteText, stdout, stderr)
+}
+
+// run runs an experiment (run) with its progress on stderr, a sweep's
+// (sweep: its name) or the table's with a line per seed, until SIGINT or
+// SIGTERM; hide tells the methods whose round values must not be shown.
+func (x *regressionExperiment) run(sweep string, hide func(string) bool,
+	run func(context.Context, harness.Observer) (*harness.Report, error), stderr io.Writer) (*harness.Report, error) {
+	obs := &runlog.Regression{W: stderr, Quiet: x.quiet, NewBar: cliprogress.Maker(stderr, x.quiet), Sweep: sweep,
+		HideValue: hide, SeedLines: sweep == ""}
+	ctx, stop := signalContext()
+	defer stop()
+	return run(ctx, obs)
 }
 
 // runKSweep trains PAC-PFL with each number of particles k on every seed:
 // the paper's Fig. 3 (existing-client RSMSE against k).
 func runKSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
 	f := &x.f
-	var levels []sweepLevel
+	var labels []string
+	var levels []trainFlags
 	for _, k := range x.kSweep {
 		g := *f
 		g.o.Server.K = k
-		levels = append(levels, sweepLevel{label: fmt.Sprintf("k=%d", k), flags: g})
+		labels, levels = append(labels, fmt.Sprintf("k=%d", k)), append(levels, g)
 	}
-	return runSweep(x, "k-sweep", levels, func(hr *harness.Report) (*report.Sweep, error) {
+	return runSweep(x, "k-sweep", labels, levels, false, func(hr *harness.Report) (*report.Sweep, error) {
 		return report.NewKSweep(f.datasetKey(), f.poly.Existing, x.kSweep, hr)
-	}, func(w io.Writer, rep *report.Sweep, hr *harness.Report) {
-		rep.WriteKTable(w, func(i int) string { return report.ModeLine(hr.Methods[i].PerSeed) })
-		fmt.Fprintf(w, "wall time %.0fs\n", rep.Seconds)
 	}, stdout, stderr)
 }
 
@@ -90,18 +88,18 @@ func runDPSweep(x *regressionExperiment, stdout, stderr io.Writer) int {
 		return fail(stderr, "experiment", usagef("--dp-sweep sets ε itself: drop --dp-epsilon"))
 	}
 	eps := append([]float64{0}, x.dpSweep...) // 0: no DP
-	var levels []sweepLevel
+	var labels []string
+	var levels []trainFlags
 	for _, e := range eps {
 		label := "no DP"
 		if e > 0 {
 			label = fmt.Sprintf("ε=%g", e)
 		}
-		levels = append(levels, sweepLevel{label: label, hideLML: e > 0, flags: f.atEpsilon(e)})
+		labels, levels = append(labels, label), append(levels, f.atEpsilon(e))
 	}
-	return runSweep(x, "dp-sweep", levels, func(hr *harness.Report) (*report.Sweep, error) {
+	return runSweep(x, "dp-sweep", labels, levels, true, func(hr *harness.Report) (*report.Sweep, error) {
 		return report.NewDPSweep(f.datasetKey(), f.poly.Existing, eps, string(f.dp.Mechanism), f.dp.Delta, hr)
-	}, func(w io.Writer, rep *report.Sweep, _ *harness.Report) { rep.WriteDPTable(w, string(f.dp.Mechanism)) }, stdout,
-		stderr)
+	}, stdout, stderr)
 }
 
 // atEpsilon is a copy of the flags training at DP level e; e = 0 is the

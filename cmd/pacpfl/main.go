@@ -6,7 +6,7 @@
 package main
 
 import (
-	"context"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -14,8 +14,8 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/bench"
-	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/internal/cli"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/wisdom"
 )
 
@@ -29,12 +29,6 @@ const (
 
 // signalContext is done at the first SIGINT or SIGTERM (cli.SignalContext).
 var signalContext = cli.SignalContext
-
-// stopOn is a round hook (fl.Config.AfterRound) that ends training with
-// ctx.Err() once ctx is done.
-func stopOn(ctx context.Context) func(*fl.Server, int) error {
-	return func(*fl.Server, int) error { return ctx.Err() }
-}
 
 // command is one subcommand. run gets the arguments after the subcommand name
 // and returns the exit status.
@@ -89,6 +83,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 // stdout (parseFlags).
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return cli.NewFlagSet("pacpfl", name, stderr)
+}
+
+// flagsOf names Go fields by their flags for fieldUsage: renamed's names,
+// else option.Kebab's (NewClients: --new-clients).
+func flagsOf(renamed map[string]string) func(field string) string {
+	return func(field string) string { return cmp.Or(renamed[field], option.Kebab(field)) }
 }
 
 // Flag parsing and help (package cli).

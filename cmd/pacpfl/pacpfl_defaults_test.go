@@ -17,7 +17,7 @@ func TestPACPFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 		preset methods.Preset
 	}{{"polynomial", methods.Polynomial}, {"pv", methods.PV}} {
 		fs := newFlagSet("experiment "+c.ds, nil)
-		f := newTrainFlags()
+		f := regressionFlags(c.ds)
 		f.registerSVGD(fs)
 		f.registerTemp(fs)
 		f.registerDP(fs)

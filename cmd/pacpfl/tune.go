@@ -1,20 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/methods"
-	"github.com/pacpfl/pacpfl/papers"
-	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/tune"
 )
 
 func init() {
@@ -44,7 +41,7 @@ type tuneFlags struct {
 // with status.
 func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, status int, ok bool) {
 	fs := newFlagSet("tune "+dsName, stderr)
-	x = &tuneFlags{f: newTrainFlags()}
+	x = &tuneFlags{f: regressionFlags(dsName)}
 	f := &x.f
 	// The grid sets τ and σ_P, and cross-validation computes no bounds: it
 	// registers neither the temperature's flags nor the bounds'.
@@ -77,7 +74,6 @@ func parseTune(dsName string, args []string, stderr io.Writer) (x *tuneFlags, st
 		"half from its first — hours no training client saw, like a later test period)")
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
-	setDefault(fs, "clients", strconv.Itoa(papers.Table6Clients))
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return nil, st, false
 	}
@@ -127,73 +123,33 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tune", err)
 	}
-	var base fl.PACPFLOptions
-	switch x.method {
-	case methods.MTL{}.Name(), methods.MAML{}.Name(), fl.MethodVanilla, fl.MethodPooled:
-	case fl.MethodPACPFL:
-		if base, err = f.options(ds, f.seed); err != nil {
+	o := tune.Options{Method: x.method, CV: x.cv, FitSteps: x.fitSteps, FitLRs: x.fitLRs,
+		Model: f.gpModel(ds.D, false), Dataset: f.datasetKey(), Net: f.net.text(ds.D)}
+	if x.method == fl.MethodPACPFL {
+		if o.Base, err = f.options(ds, f.seed); err != nil {
 			return fail(stderr, "tune", err)
 		}
-	default:
-		return fail(stderr, "tune", usagef("--method %q: want pacpfl, mtl, maml, vanilla or pooled", x.method))
 	}
-	if x.cv.Folds < 2 || x.cv.Folds > len(ds.Existing) {
-		return fail(stderr, "tune", usagef("--folds %d: want 2 ≤ K ≤ %d clients", x.cv.Folds, len(ds.Existing)))
+	if err := o.Validate(len(ds.Existing)); err != nil {
+		return fail(stderr, "tune", fieldUsage(err, flagsOf(map[string]string{"CV.Folds": "folds"})))
 	}
-	if x.method != fl.MethodPACPFL {
-		return runTuneBaseline(x, ds, stdout, stderr)
-	}
-	return runTunePACPFL(x, ds, base, stdout, stderr)
-}
-
-// runTunePACPFL cross-validates PAC-PFL's τ, σ_P, η and T on ds from the
-// options base.
-func runTunePACPFL(x *tuneFlags, ds *data.Dataset, base fl.PACPFLOptions, stdout, stderr io.Writer) int {
-	f, o := &x.f, x.cv
-	start := time.Now()
-	prog := newProgress(stderr, "tune", len(o.Taus)*len(o.SigmaPs)*max(len(o.LRs), 1)*o.Folds, x.quiet)
+	prog := newProgress(stderr, "tune", o.Runs(), x.quiet) // PAC-PFL's: a baseline reports none
 	prog.hideLML = true
-	o.Progress = func(done, total int) { prog.update(done, math.NaN()) }
-	pts, err := fl.CrossValidate(ds, f.gpModel(ds.D, false), base, o)
+	o.CV.Progress = func(done, total int) { prog.update(done, math.NaN()) }
+	rep, err := tune.Run(ds, o)
 	prog.done()
-	if err != nil {
+	switch {
+	case errors.Is(err, tune.ErrInvalid):
+		return fail(stderr, "tune", usageError{err})
+	case rep != nil && err != nil: // every setting failed: no JSON of the grid
+		text, _ := reportStreams(x.jsonPath, stdout, stderr)
+		rep.WriteText(text)
+		fallthrough
+	case err != nil:
 		return fail(stderr, "tune", err)
 	}
-	rep := report.Tune{Dataset: f.datasetKey(), Seed: f.seed, Folds: o.Folds, Split: o.Split,
-		Clients: len(ds.Existing), Points: pts, Best: pts[0],
-		Seconds: time.Since(start).Seconds(), K: base.Server.K, Beta: base.Beta.String(), Net: f.net.text(ds.D)}
 	return emitReport("tune", x.jsonPath, rep, rep.WriteText, stdout, stderr)
 }
-
-// runTuneBaseline chooses MTL's (λ_v, learning rate), MAML's (α, β) or the
-// Adam steps and step size of Vanilla's and Pooled's LML fits by K-fold
-// cross-validation on the existing clients' training data only
-// (methods.TuneBaseline).
-func runTuneBaseline(x *tuneFlags, ds *data.Dataset, stdout, stderr io.Writer) int {
-	f, method, cv := &x.f, x.method, x.cv
-	start := time.Now()
-	g := f.gpModel(ds.D, false)
-	pts, err := methods.TuneBaseline(ds, method, func(int) *fl.GPModel { return g }, x.fitSteps, x.fitLRs, cv.Folds,
-		cv.Seed, cv.Split)
-	if err != nil {
-		return fail(stderr, "tune", usageError{err})
-	}
-	if math.IsInf(pts[0].RSMSE, 1) && len(pts) == 1 {
-		return fail(stderr, "tune", fmt.Errorf("every setting failed: %s", pts[0].Failed))
-	}
-	rep := report.TuneBaseline{Dataset: f.datasetKey(), Method: method, Seed: f.seed, Folds: cv.Folds,
-		Split: cv.Split, Points: pts, Best: pts[0], Clients: len(ds.Existing), Seconds: time.Since(start).Seconds()}
-	if pts[0].Failed == "" {
-		return emitReport("tune", x.jsonPath, rep, rep.WriteText, stdout, stderr)
-	}
-	text, _ := reportStreams(x.jsonPath, stdout, stderr) // no JSON of a grid that all failed
-	rep.WriteText(text)
-	return fail(stderr, "tune", fmt.Errorf("every setting failed; the first: %s", pts[0].Failed))
-}
-
-// setDefault changes a registered flag's default (the value and what -h
-// shows).
-var setDefault = cli.SetDefault
 
 // flagSet reports whether the flag name was given on the command line.
 var flagSet = cli.Given

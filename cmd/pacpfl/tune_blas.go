@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -32,16 +33,11 @@ func runTuneBLAS(args []string, stdout, stderr io.Writer) int {
 	if err := checkThreads("--threads", o.Threads); err != nil {
 		return fail(stderr, "tune blas", err)
 	}
-	path := *out
-	if path == "" {
-		p, off, err := wisdom.Path()
-		if err != nil {
-			return fail(stderr, "tune blas", usagef("%v; give --out", err))
-		}
-		if off {
-			return fail(stderr, "tune blas", usagef("%s=off: give --out FILE to write a wisdom file", wisdom.EnvVar))
-		}
-		path = p
+	path, err := wisdom.WritePath(*out)
+	if errors.Is(err, wisdom.ErrOff) {
+		return fail(stderr, "tune blas", usagef("%s=off: give --out FILE to write a wisdom file", wisdom.EnvVar))
+	} else if err != nil {
+		return fail(stderr, "tune blas", usagef("%v; give --out", err))
 	}
 	if *out != "" && *out != "-" {
 		if err := checkOutput("--out", path); err != nil {

@@ -25,6 +25,9 @@ type Bar struct {
 	// HideValue leaves the value of each update out (a differentially
 	// private run's client LMLs, which its guarantee does not cover).
 	HideValue bool
+	// Delay > 0 shows nothing until that much time has passed since New,
+	// not even the last step: a task done in a moment shows no progress.
+	Delay time.Duration
 
 	w          io.Writer
 	label      string
@@ -33,6 +36,7 @@ type Bar struct {
 	start      time.Time
 	last       time.Time
 	drawn      bool
+	shown      bool // Delay has passed
 }
 
 // New is the progress of label's total steps, counted in rounds, on w.
@@ -55,6 +59,10 @@ func (b *Bar) Update(done int, lml float64) {
 		return
 	}
 	now := time.Now()
+	if !b.shown && b.Delay > 0 && now.Sub(b.start) <= b.Delay {
+		return
+	}
+	b.shown = true
 	interval := LogEvery
 	if b.tty {
 		interval = 100 * time.Millisecond

@@ -3,6 +3,7 @@ package cliprogress
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Off a terminal, the first and the last step are logged (the first
@@ -30,5 +31,22 @@ func TestBarLogLines(t *testing.T) {
 	q.Update(1, 0)
 	if w.Len() != 0 {
 		t.Fatalf("quiet bar wrote %q", w.String())
+	}
+}
+
+// With a Delay, nothing is written before it has passed, not even the
+// last step; after it, the bar writes as without one.
+func TestBarDelay(t *testing.T) {
+	var w strings.Builder
+	b := New(&w, "gen", 2, false)
+	b.Delay = time.Hour
+	b.Update(2, 0)
+	if w.Len() != 0 {
+		t.Fatalf("written within the delay: %q", w.String())
+	}
+	b.start = b.start.Add(-2 * time.Hour)
+	b.Update(2, 0)
+	if !strings.HasPrefix(w.String(), "gen: round 2/2") {
+		t.Fatalf("after the delay: %q", w.String())
 	}
 }
