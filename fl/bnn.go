@@ -176,3 +176,14 @@ func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, 
 	}
 	return preds, nil
 }
+
+// TrainingBytes is a lower bound on the memory, in bytes, of a PAC-PFL
+// run with this model: images input images held as float64, and the k
+// prior particles of the server with its optimiser's state and of each of
+// clientsPerRound concurrent client updates (at least one), each update
+// running a network of the L weight samples (Samples).
+func (b *BNNModel) TrainingBytes(images, k, clientsPerRound int) float64 {
+	nw := float64(b.Model.NumWeights())
+	return 8 * (float64(images)*float64(b.Model.D()) + float64(k)*2*nw*(3+float64(max(clientsPerRound, 1))) +
+		2*float64(b.samples())*nw)
+}
