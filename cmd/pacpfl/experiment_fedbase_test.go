@@ -110,11 +110,11 @@ func TestPFedBayesVariantFlags(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		o, err := f.pfedbayes(lml.BNN{Arch: lml.ArchMLP}, 1)
-		if err != nil {
+		x := &fmnistExperiment{methods: stringList{pfedbayes.MethodPFedBayes}, arch: lml.BNN{Arch: lml.ArchMLP}}
+		if err := f.check(x); err != nil {
 			t.Fatal(err)
 		}
-		return o
+		return f.b.PFedBayesOptions(x.arch, 1)
 	}
 	if o := parse(); o.Variant != pfedbayes.Paper || o.Optimizer != pfedbayes.SGD || o.Rho0 != -2.5 ||
 		o.PersonalSteps != 1 || o.NoiseStd != 1 || o.EvalDraws != 0 {
