@@ -17,6 +17,17 @@ func (r *FMNIST) WriteText(w io.Writer, methods []string, label func(method stri
 	r.writeWeighted(w, methods, label)
 }
 
+// WriteFooter writes the line that closes the text: the seeds, the split
+// (NewFMNIST's), its new clients and the wall time of the run.
+func (r *FMNIST) WriteFooter(w io.Writer, seconds float64) {
+	var first, last uint64
+	if n := len(r.Seeds); n > 0 {
+		first, last = r.Seeds[0], r.Seeds[n-1]
+	}
+	fmt.Fprintf(w, "\n%d seeds (%d..%d), fmnist %s, %d new clients, wall time %.0fs\n", len(r.Seeds), first, last,
+		r.split, r.split.Dirichlet.New, seconds)
+}
+
 func (r *FMNIST) writeTable(w io.Writer, methods []string, label func(string) string) {
 	what := fmt.Sprintf("split %s", r.Split)
 	if r.Partition == "dirichlet" {

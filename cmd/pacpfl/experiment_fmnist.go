@@ -219,18 +219,12 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Seeds: hr.Seeds, Methods: acc.Methods(x.methods)}
-	if bf.partition == partLabels5 {
-		rep.Split = bf.split
-	} else {
-		rep.Alpha, rep.Clients = bf.dir.Alpha, f.poly.Existing
-	}
+	rep := report.NewFMNIST(bf.imageSplit(f), hr.Seeds, acc.Methods(x.methods))
 	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
 		rep.WriteText(w, x.methods, x.set.Label)
 		for _, m := range x.mf {
 			m.note(w, x)
 		}
-		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase,
-			x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.poly.New, time.Since(start).Seconds())
+		rep.WriteFooter(w, time.Since(start).Seconds())
 	}, stdout, stderr)
 }

@@ -90,7 +90,7 @@ func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 // options validates the flags and returns the run's options: the seed's
 // (genfl.DefaultOptions for the prior and the estimator) with every flag
 // given, or left at a default of its own, in place.
-func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
+func (g *genflFlags) options(seed uint64) (genfl.Options, error) {
 	o := g.o
 	var err error
 	if o.Prior, err = genfl.ParsePriorKind(g.prior); err != nil {
@@ -105,8 +105,6 @@ func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 	o.ClientMC.Estimator, o.ClientMC.Stack, o.Arch.Hidden = o.MC.Estimator, o.MC.Stack, slices.Clone(o.Arch.Hidden)
 	o.PriorFed.Fraction, o.PriorFed.Batch, o.PriorFed.LR = o.PosteriorFed.Fraction, o.PosteriorFed.Batch,
 		o.PosteriorFed.LR
-	o.Workers, o.PriorFed.Workers, o.PosteriorFed.Workers, o.MC.Workers, o.ClientMC.Workers = workers, workers, workers,
-		workers, workers
 	o.Reseed(seed)
 	o.FillDefaults()
 	if err := o.Validate(); err != nil {
@@ -150,7 +148,7 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	if err := checkSeeds(*seeds, *seedBase); err != nil {
 		return fail(err)
 	}
-	o0, err := g.options(*seedBase, 0)
+	o0, err := g.options(*seedBase)
 	if err != nil {
 		return fail(err)
 	}
@@ -189,25 +187,21 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	return emitReport("experiment genfl", *jsonPath, rep, write, stdout, stderr)
 }
 
+// genflDataFlagOf names the flags of methods.GenFLData's fields.
+var genflDataFlagOf = map[string]string{"Partition": "partition", "Clients": "clients", "Train": "train-per-client",
+	"Test": "test-per-client", "ShardSize": "shard-size"}
+
 // checkData checks the users' flags and sets the setting's default for
 // the partition.
 func (g *genflFlags) checkData(d methods.GenFLData) error {
-	if d.Partition != methods.PartitionIID && d.Partition != methods.PartitionShards {
-		return usagef("unknown --partition %q (iid or shards)", d.Partition)
+	if err := d.Validate(); err != nil {
+		return fieldUsage(err, func(field string) string { return genflDataFlagOf[field] })
 	}
 	if g.setting == "" {
 		g.setting = d.Setting()
 	}
 	if g.setting != methods.FLSOB && g.setting != methods.PFL {
 		return usagef("unknown --setting %q (flsob or pfl)", g.setting)
-	}
-	for _, c := range []struct {
-		name string
-		v    int
-	}{{"clients", d.Clients}, {"train-per-client", d.Train}, {"test-per-client", d.Test}, {"shard-size", d.ShardSize}} {
-		if c.v < 1 {
-			return usagef("--%s %d must be at least 1", c.name, c.v)
-		}
 	}
 	return nil
 }
