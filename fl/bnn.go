@@ -37,6 +37,16 @@ func NewBNNModel(m lml.BNN) *BNNModel {
 	return &BNNModel{Model: m.WithDefaults(), Posterior: lml.DefaultBNNPosteriorOptions()}
 }
 
+// Validate reports a network that cannot be built (lml.BNN.Validate) or
+// posterior inference options that cannot run
+// (lml.BNNPosteriorOptions.Validate).
+func (b *BNNModel) Validate() error {
+	if err := b.Model.Validate(); err != nil {
+		return err
+	}
+	return b.Posterior.Validate()
+}
+
 // Dim is dφ = 2|θ|.
 func (b *BNNModel) Dim() int { return b.Model.NumParams() }
 

@@ -99,3 +99,18 @@ func TestBNNTrainingBytes(t *testing.T) {
 	m.Samples = 0
 	assert.Equal(t, 8*(2*nw*4+2*float64(lml.DefaultBNNSamples)*nw), m.TrainingBytes(0, 1, 1))
 }
+
+// BNNModel.Validate refuses a network or a posterior inference that
+// cannot run, and takes the zero posterior options as their defaults.
+func TestBNNModelValidate(t *testing.T) {
+	m := NewBNNModel(lml.BNN{Arch: lml.ArchMLP})
+	assert.NoError(t, m.Validate())
+	m.Posterior = lml.BNNPosteriorOptions{}
+	assert.NoError(t, m.Validate(), "zero: the defaults")
+	m.Posterior.Steps = -1
+	assert.ErrorContains(t, m.Validate(), "SVGD steps")
+	m = NewBNNModel(lml.BNN{Arch: lml.ArchMLP, Hidden: -1})
+	assert.ErrorContains(t, m.Validate(), "hidden width -1")
+	m = NewBNNModel(lml.BNN{Arch: "rnn"})
+	assert.ErrorContains(t, m.Validate(), "unknown architecture")
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 
@@ -176,20 +177,22 @@ func (b *bnnFlags) resolve(fs *flag.FlagSet) error {
 // given by those of the BNN model (docs/math.md, "BNN defaults").
 func (b *bnnFlags) bnnDefaults(f *trainFlags) {
 	o := fl.DefaultBNNOptions()
-	def := func(name string, set func()) {
-		if !b.set[name] && !(name == "rounds" && b.set["T"]) && !(name == "clients-per-round" && b.set["c"]) {
-			set()
-		}
+	b.byDefault("k", func() { f.o.Server.K = o.Server.K })
+	b.byDefault("rounds", func() { f.o.Server.Rounds = o.Server.Rounds })
+	b.byDefault("clients-per-round", func() { f.o.Server.ClientsPerRound = o.Server.ClientsPerRound })
+	b.byDefault("batch", func() { f.o.Server.Batch = o.Server.Batch })
+	b.byDefault("lr", func() { f.o.Server.LR = o.Server.LR })
+	b.byDefault("tau", func() { f.o.Server.Tau = o.Server.Tau })
+	b.byDefault("bound-samples", func() { f.o.Bounds.PriorSamples = o.Bounds.PriorSamples })
+	b.byDefault("clients", func() { f.poly.Existing = bnnClients })
+	b.byDefault("new-clients", func() { f.poly.New = bnnNewClients })
+}
+
+// byDefault calls set unless the flag name (or its short form) was given.
+func (b *bnnFlags) byDefault(name string, set func()) {
+	if !b.set[name] && !(name == "rounds" && b.set["T"]) && !(name == "clients-per-round" && b.set["c"]) {
+		set()
 	}
-	def("k", func() { f.o.Server.K = o.Server.K })
-	def("rounds", func() { f.o.Server.Rounds = o.Server.Rounds })
-	def("clients-per-round", func() { f.o.Server.ClientsPerRound = o.Server.ClientsPerRound })
-	def("batch", func() { f.o.Server.Batch = o.Server.Batch })
-	def("lr", func() { f.o.Server.LR = o.Server.LR })
-	def("tau", func() { f.o.Server.Tau = o.Server.Tau })
-	def("bound-samples", func() { f.o.Bounds.PriorSamples = o.Bounds.PriorSamples })
-	def("clients", func() { f.poly.Existing = bnnClients })
-	def("new-clients", func() { f.poly.New = bnnNewClients })
 }
 
 // check validates the BNN flags (before any data is read).
@@ -215,20 +218,13 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		return usagef("the bounds need τ < 1, got %v (or pass --bound-samples 0 to skip the bounds)", tau)
 	}
 	m := b.bnnModel()
-	if err := m.Model.Validate(); err != nil {
-		return usageError{err}
-	}
-	if err := m.Posterior.Validate(); err != nil {
+	if err := m.Validate(); err != nil {
 		return usageError{err}
 	}
 	if err := b.checkNet(); err != nil {
 		return err
 	}
-	// The images (at most the 70,000 of the set).
-	images := 70000
-	if b.dir.MaxImages > 0 {
-		images = b.dir.MaxImages
-	}
+	images := cmp.Or(b.dir.MaxImages, 70000) // at most the 70,000 of the set
 	what := fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.net.Arch, b.net.Hidden, f.o.Server.K, b.samples)
 	return memoryError(what, m.TrainingBytes(images, f.o.Server.K, f.o.Server.ClientsPerRound))
 }
@@ -297,10 +293,7 @@ func (g *bnnFlags) loss() (lml.Loss, error) {
 // (exit 2) whose message names the package and flag that provide them.
 func (b *bnnFlags) images() (*data.Images, error) {
 	im, err := data.FashionMNIST(b.dataDir)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return im, nil
+	return im, asUsage(err)
 }
 
 // imageSplit is the federated split of the flags (the clients' numbers:

@@ -35,8 +35,6 @@ var pfedbayesFlagOf = map[string]string{"Rho0": "pfedbayes-rho0", "Optimizer": "
 
 func init() { fmnistMethodFlags = append(fmnistMethodFlags, func() methodFlags { return &fedFlags{} }) }
 
-func (f *fedFlags) add(fs *flag.FlagSet) { addFedFlags(fs, f) }
-
 // check parses and validates the flags when one of their methods runs.
 func (f *fedFlags) check(x *fmnistExperiment) error {
 	if f.on = x.has(fedBaselines...); !f.on {
@@ -54,9 +52,8 @@ func (f *fedFlags) check(x *fmnistExperiment) error {
 	return fieldUsage(f.b.Validate(x.arch), func(field string) string { return fedFlagOf[field] })
 }
 
-func (f *fedFlags) settings(s *methods.Settings, x *fmnistExperiment, seed uint64) error {
+func (f *fedFlags) settings(s *methods.Settings, x *fmnistExperiment, seed uint64) {
 	f.b.Set(s, x.methods, x.arch, seed)
-	return nil
 }
 
 // note names the network and the rounds of the methods that ran.
@@ -68,7 +65,7 @@ func (f *fedFlags) note(w io.Writer, x *fmnistExperiment) {
 	}
 }
 
-func addFedFlags(fs *flag.FlagSet, f *fedFlags) {
+func (f *fedFlags) add(fs *flag.FlagSet) {
 	f.b, f.fs = methods.DefaultFedBaselines(), fs
 	p := &f.b.PFedBayes
 	fs.IntVar(&p.Rounds, "fed-rounds", p.Rounds, "pfedbayes, fedavg, fedprox: communication rounds T")

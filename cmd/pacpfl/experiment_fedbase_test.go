@@ -106,7 +106,7 @@ func TestPFedBayesVariantFlags(t *testing.T) {
 		t.Helper()
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
 		var f fedFlags
-		addFedFlags(fs, &f)
+		f.add(fs)
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}

@@ -26,17 +26,14 @@ func init() {
 	fmnistMethodFlags = append(fmnistMethodFlags, func() methodFlags { return &fedviFlags{} })
 }
 
-func (v *fedviFlags) add(fs *flag.FlagSet) { addFedVIFlags(fs, v) }
-
 // settings are the options of FedVI and of FedAvg on its network.
-func (v *fedviFlags) settings(s *methods.Settings, _ *fmnistExperiment, _ uint64) error {
+func (v *fedviFlags) settings(s *methods.Settings, _ *fmnistExperiment, _ uint64) {
 	v.f.Set(s, v.withFT)
-	return nil
 }
 
 func (v *fedviFlags) note(io.Writer, *fmnistExperiment) {}
 
-func addFedVIFlags(fs *flag.FlagSet, v *fedviFlags) {
+func (v *fedviFlags) add(fs *flag.FlagSet) {
 	v.f = methods.DefaultFedVIFamily()
 	o := &v.f.FedVI
 	fs.IntVar(&o.Rounds, "fedvi-rounds", o.Rounds, "fedvi, fedvi-fedavg: communication rounds T")

@@ -50,17 +50,10 @@ func fmnistClientFlags(fs *flag.FlagSet) {
 // (papers.FedVIClients), one seed of fedvi and fedvi-fedavg in about 23
 // minutes of two idle cores.
 func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
-	if b.partition != partDirichlet {
-		return
-	}
-	if !b.set["clients"] {
-		f.poly.Existing = papers.FedVIClients
-	}
-	if !b.set["new-clients"] {
-		f.poly.New = papers.FedVINewClients
-	}
-	if !b.set["max-images"] {
-		b.dir.MaxImages = papers.FedVIImages
+	if b.partition == partDirichlet {
+		b.byDefault("clients", func() { f.poly.Existing = papers.FedVIClients })
+		b.byDefault("new-clients", func() { f.poly.New = papers.FedVINewClients })
+		b.byDefault("max-images", func() { b.dir.MaxImages = papers.FedVIImages })
 	}
 }
 
@@ -75,7 +68,7 @@ type methodFlags interface {
 	check(x *fmnistExperiment) error
 	// settings puts the options of the family's methods among x's, with
 	// the random streams of the first seed seed0, into s.
-	settings(s *methods.Settings, x *fmnistExperiment, seed0 uint64) error
+	settings(s *methods.Settings, x *fmnistExperiment, seed0 uint64)
 	// note writes the family's settings after the results table, or
 	// nothing.
 	note(w io.Writer, x *fmnistExperiment)
