@@ -8,6 +8,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // The peer methods of experiment fmnist from the pFedBayes paper's Table 1
@@ -24,15 +25,6 @@ type fedFlags struct {
 	on                 bool          // a method of fedBaselines runs
 }
 
-// fedFlagOf names the flags of methods.FedBaselines' fields.
-var fedFlagOf = map[string]string{"PFedBayes.Rounds": "fed-rounds", "PFedBayes.EvalLast": "fed-eval-last",
-	"FedAvg.FineTune": "fedavg-ft-steps"}
-
-// pfedbayesFlagOf names the flag of the pFedBayes settings a variant may
-// take over (pfedbayes.Options.WithVariantDefaults).
-var pfedbayesFlagOf = map[string]string{"Rho0": "pfedbayes-rho0", "Optimizer": "pfedbayes-optimizer",
-	"EvalDraws": "pfedbayes-eval-draws"}
-
 func init() { fmnistMethodFlags = append(fmnistMethodFlags, func() methodFlags { return &fedFlags{} }) }
 
 // check parses and validates the flags when one of their methods runs.
@@ -48,8 +40,12 @@ func (f *fedFlags) check(x *fmnistExperiment) error {
 	if p.Variant, err = pfedbayes.ParseVariant(f.variant); err != nil {
 		return usageError{err}
 	}
-	*p = p.WithVariantDefaults(func(field string) bool { return flagSet(f.fs, pfedbayesFlagOf[field]) })
-	return fieldUsage(f.b.Validate(x.arch), func(field string) string { return fedFlagOf[field] })
+	// The settings a variant may take over, by the flags bound to them.
+	given := option.FlagNames(f.fs, p)
+	given["Optimizer"] = "pfedbayes-optimizer" // parsed, not bound
+	*p = p.WithVariantDefaults(func(field string) bool { return flagSet(f.fs, given[field]) })
+	flags := option.FlagNames(f.fs, &f.b)
+	return fieldUsage(f.b.Validate(x.arch), func(field string) string { return flags[field] })
 }
 
 func (f *fedFlags) settings(s *methods.Settings, x *fmnistExperiment, seed uint64) {
