@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 )
 
 // NewFMNIST keeps the settings of the split's own partition, and the
@@ -30,4 +31,16 @@ func TestNewFMNIST(t *testing.T) {
 	dir.WriteFooter(&b, 0)
 	assert.Equal(t, "\n1 seeds (9..9), fmnist dirichlet α=0.3 n=7 (at most 500 images), 2 new clients, wall time 0s\n",
 		b.String())
+}
+
+// The baselines' note names their network with its size and the schedule.
+func TestWriteFedBaselines(t *testing.T) {
+	o := pfedbayes.DefaultOptions()
+	o.Arch.Hidden, o.Rounds, o.LocalSteps, o.Batch = 10, 7, 3, 16
+	var b strings.Builder
+	WriteFedBaselines(&b, o)
+	a := o.Arch.WithDefaults()
+	assert.Equal(t, 784*10+10+10*10+10, a.NumWeights())
+	assert.Equal(t, "\npFedBayes, FedAvg, FedProx: network "+a.String()+" (7960 weights), 7 rounds, R = 3 local "+
+		"steps of b = 16\n", b.String())
 }

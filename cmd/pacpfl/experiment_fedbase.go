@@ -2,13 +2,13 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/option"
+	"github.com/pacpfl/pacpfl/report"
 )
 
 // The peer methods of experiment fmnist from the pFedBayes paper's Table 1
@@ -45,19 +45,17 @@ func (f *fedFlags) check(x *fmnistExperiment) error {
 	given["Optimizer"] = "pfedbayes-optimizer" // parsed, not bound
 	*p = p.WithVariantDefaults(func(field string) bool { return flagSet(f.fs, given[field]) })
 	flags := option.FlagNames(f.fs, &f.b)
-	return fieldUsage(f.b.Validate(x.arch), func(field string) string { return flags[field] })
+	return fieldUsage(f.b.Validate(x.bf.net), func(field string) string { return flags[field] })
 }
 
 func (f *fedFlags) settings(s *methods.Settings, x *fmnistExperiment, seed uint64) {
-	f.b.Set(s, x.methods, x.arch, seed)
+	f.b.Set(s, x.methods, x.bf.net, seed)
 }
 
 // note names the network and the rounds of the methods that ran.
 func (f *fedFlags) note(w io.Writer, x *fmnistExperiment) {
-	if p := &f.b.PFedBayes; f.on {
-		a := x.arch.WithDefaults()
-		fmt.Fprintf(w, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = "+
-			"%d\n", a, a.NumWeights(), p.Rounds, p.LocalSteps, p.Batch)
+	if f.on {
+		report.WriteFedBaselines(w, f.b.PFedBayesOptions(x.bf.net, 0))
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
-	"github.com/pacpfl/pacpfl/lml"
 )
 
 // pFedBayes, FedAvg, FedProx and FedAvg+FT as methods of experiment fmnist:
@@ -110,11 +109,11 @@ func TestPFedBayesVariantFlags(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		x := &fmnistExperiment{methods: stringList{pfedbayes.MethodPFedBayes}, arch: lml.BNN{Arch: lml.ArchMLP}}
+		x := &fmnistExperiment{methods: stringList{pfedbayes.MethodPFedBayes}, bf: newBNNFlags()}
 		if err := f.check(x); err != nil {
 			t.Fatal(err)
 		}
-		return f.b.PFedBayesOptions(x.arch, 1)
+		return f.b.PFedBayesOptions(x.bf.net, 1)
 	}
 	if o := parse(); o.Variant != pfedbayes.Paper || o.Optimizer != pfedbayes.SGD || o.Rho0 != -2.5 ||
 		o.PersonalSteps != 1 || o.NoiseStd != 1 || o.EvalDraws != 0 {

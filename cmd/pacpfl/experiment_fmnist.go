@@ -12,7 +12,6 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
-	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
@@ -93,7 +92,6 @@ type fmnistExperiment struct {
 	methods  stringList
 	quiet    bool
 	jsonPath string
-	arch     lml.BNN
 	set      methods.Settings // the methods' settings (newMethods)
 }
 
@@ -157,7 +155,6 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 	if err := checkNames("--methods", x.methods, methods.Names(methods.Classification)); err != nil {
 		return err
 	}
-	x.arch = lml.BNN{Arch: bf.net.Arch, Hidden: bf.net.Hidden}
 	for _, m := range x.mf {
 		if err := m.check(x); err != nil {
 			return err
