@@ -83,6 +83,11 @@ type FedBaselines struct {
 	FedAvg, FedProx fedavg.Options
 }
 
+// FedBaselineMethods are the methods FedBaselines configures, in table
+// order.
+var FedBaselineMethods = []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx,
+	fedavg.MethodFedAvgFT}
+
 // DefaultFedBaselines are the pFedBayes paper's settings of all four.
 func DefaultFedBaselines() FedBaselines {
 	return FedBaselines{PFedBayes: pfedbayes.DefaultOptions(), FedAvg: fedavg.DefaultOptions(),

@@ -135,4 +135,7 @@ func TestFedBaselines(t *testing.T) {
 	b.Set(&s, []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedProx}, arch, 3)
 	assert.Equal(t, b.PFedBayesOptions(arch, 3), *s.PFedBayes)
 	assert.Equal(t, b.FedAvgOptions(arch, 3, true), *s.FedProx)
+	var all Settings
+	b.Set(&all, FedBaselineMethods, arch, 3)
+	assert.True(t, all.PFedBayes != nil && all.FedAvg != nil && all.FedProx != nil, "every baseline's options")
 }

@@ -148,12 +148,9 @@ func (b *bnnFlags) resolve(fs *flag.FlagSet) error {
 	case b.data == "":
 		b.data = dataPoly
 	}
-	switch b.model {
-	case modelGP, modelBNN:
-	default:
-		return usagef("unknown --model %q (want gp or bnn)", b.model)
-	}
 	switch {
+	case b.model != modelGP && b.model != modelBNN:
+		return usagef("unknown --model %q (want gp or bnn)", b.model)
 	case b.data != dataPoly && b.data != dataFMNIST:
 		return usagef("unknown --data %q (want polynomial or fmnist)", b.data)
 	case b.model == modelGP && b.data != dataPoly:

@@ -4,16 +4,11 @@ import (
 	"flag"
 	"io"
 
-	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/report"
 )
-
-// The peer methods of experiment fmnist from the pFedBayes paper's Table 1
-// (docs/math.md, "pFedBayes, FedAvg and FedProx"): pFedBayes and its frequentist baselines.
-var fedBaselines = []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx, fedavg.MethodFedAvgFT}
 
 // fedFlags are the settings of pFedBayes, FedAvg and FedProx in experiment
 // fmnist (their network is --arch/--hidden). The --fed-* flags are bound to
@@ -22,14 +17,14 @@ type fedFlags struct {
 	b                  methods.FedBaselines
 	optimizer, variant string
 	fs                 *flag.FlagSet // to tell the flags given from the defaults
-	on                 bool          // a method of fedBaselines runs
+	on                 bool          // a method of methods.FedBaselineMethods runs
 }
 
 func init() { fmnistMethodFlags = append(fmnistMethodFlags, func() methodFlags { return &fedFlags{} }) }
 
 // check parses and validates the flags when one of their methods runs.
 func (f *fedFlags) check(x *fmnistExperiment) error {
-	if f.on = x.has(fedBaselines...); !f.on {
+	if f.on = x.has(methods.FedBaselineMethods...); !f.on {
 		return nil
 	}
 	p := &f.b.PFedBayes

@@ -30,8 +30,5 @@ func (x *fmnistExperiment) newMethods(ds0 *data.Dataset) ([]harness.Method, erro
 	}
 	x.set = s
 	ms, err := methods.New(x.methods, s)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return ms, nil
+	return ms, asUsage(err)
 }
