@@ -17,14 +17,13 @@ type fedFlags struct {
 	b                  methods.FedBaselines
 	optimizer, variant string
 	fs                 *flag.FlagSet // to tell the flags given from the defaults
-	on                 bool          // a method of methods.FedBaselineMethods runs
 }
 
 func init() { fmnistMethodFlags = append(fmnistMethodFlags, func() methodFlags { return &fedFlags{} }) }
 
 // check parses and validates the flags when one of their methods runs.
 func (f *fedFlags) check(x *fmnistExperiment) error {
-	if f.on = x.has(methods.FedBaselineMethods...); !f.on {
+	if !x.has(methods.FedBaselineMethods...) {
 		return nil
 	}
 	p := &f.b.PFedBayes
@@ -49,7 +48,7 @@ func (f *fedFlags) settings(s *methods.Settings, x *fmnistExperiment, seed uint6
 
 // note names the network and the rounds of the methods that ran.
 func (f *fedFlags) note(w io.Writer, x *fmnistExperiment) {
-	if f.on {
+	if x.has(methods.FedBaselineMethods...) {
 		report.WriteFedBaselines(w, f.b.PFedBayesOptions(x.bf.net, 0))
 	}
 }

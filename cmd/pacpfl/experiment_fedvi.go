@@ -13,9 +13,6 @@ import (
 type fedviFlags struct {
 	f    methods.FedVIFamily
 	pool string
-	// withFT: fedvi-fedavg-ft is among the methods; without it the FedAvg
-	// run skips the fine-tuning.
-	withFT bool
 }
 
 // fedviFlagOf names the flags of methods.FedVIFamily's fields.
@@ -26,9 +23,10 @@ func init() {
 	fmnistMethodFlags = append(fmnistMethodFlags, func() methodFlags { return &fedviFlags{} })
 }
 
-// settings are the options of FedVI and of FedAvg on its network.
-func (v *fedviFlags) settings(s *methods.Settings, _ *fmnistExperiment, _ uint64) {
-	v.f.Set(s, v.withFT)
+// settings are the options of FedVI and of FedAvg on its network, which
+// skips the fine-tuning without fedvi-fedavg-ft among the methods.
+func (v *fedviFlags) settings(s *methods.Settings, x *fmnistExperiment, _ uint64) {
+	v.f.Set(s, x.has(methods.MethodFedVIFedAvgFT))
 }
 
 func (v *fedviFlags) note(io.Writer, *fmnistExperiment) {}
@@ -59,8 +57,7 @@ func (v *fedviFlags) add(fs *flag.FlagSet) {
 }
 
 // check validates the flags before any data is read.
-func (v *fedviFlags) check(x *fmnistExperiment) error {
-	v.withFT = x.has(methods.MethodFedVIFedAvgFT)
+func (v *fedviFlags) check(*fmnistExperiment) error {
 	var err error
 	if v.f.FedVI.Arch.PoolOutputs, err = fedvi.ParsePool(v.pool); err == nil {
 		err = v.f.Validate()
