@@ -37,6 +37,16 @@ func NewBNNModel(m lml.BNN) *BNNModel {
 	return &BNNModel{Model: m.WithDefaults(), Posterior: lml.DefaultBNNPosteriorOptions()}
 }
 
+// Validate reports a network that cannot be built (lml.BNN.Validate) or
+// posterior inference options that cannot run
+// (lml.BNNPosteriorOptions.Validate).
+func (b *BNNModel) Validate() error {
+	if err := b.Model.Validate(); err != nil {
+		return err
+	}
+	return b.Posterior.Validate()
+}
+
 // Dim is dφ = 2|θ|.
 func (b *BNNModel) Dim() int { return b.Model.NumParams() }
 
@@ -175,4 +185,15 @@ func (b *BNNModel) predictGroup(particles []float64, clients []data.ClientData, 
 		return nil, fmt.Errorf("predict client %d: %w", i, err)
 	}
 	return preds, nil
+}
+
+// TrainingBytes is a lower bound on the memory, in bytes, of a PAC-PFL
+// run with this model: images input images held as float64, and the k
+// prior particles of the server with its optimiser's state and of each of
+// clientsPerRound concurrent client updates (at least one), each update
+// running a network of the L weight samples (Samples).
+func (b *BNNModel) TrainingBytes(images, k, clientsPerRound int) float64 {
+	nw := float64(b.Model.NumWeights())
+	return 8 * (float64(images)*float64(b.Model.D()) + float64(k)*2*nw*(3+float64(max(clientsPerRound, 1))) +
+		2*float64(b.samples())*nw)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/option"
 )
 
@@ -40,4 +41,47 @@ func (o *PACPFLOptions) CheckRanges() error {
 		return option.Range("", "Bounds.Delta", b.Delta, "must lie in (0, 1)")
 	}
 	return nil
+}
+
+// CheckRanges reports, as an *option.FieldError, the first setting of o
+// beyond the server loop's (Config.Validate) and the bounded loss's
+// (ParseBoundLoss) that is out of range whatever the data: the
+// hyper-prior's stds σ_μ and σ_ω, and the bounds' weight draws.
+func (o *BNNOptions) CheckRanges() error {
+	switch {
+	case !positiveFinite(o.SigmaMu) || !positiveFinite(o.SigmaOmega):
+		return option.Joint("", []string{"SigmaMu", "SigmaOmega"}, []any{o.SigmaMu, o.SigmaOmega},
+			"must be positive and finite")
+	case o.Bounds.WeightDraws < 1:
+		return option.Range("", "Bounds.WeightDraws", o.Bounds.WeightDraws, "must be at least 1")
+	}
+	return nil
+}
+
+// The names of the bounded losses of a BNN's bounds (ParseBoundLoss).
+const (
+	// BoundLossCE is the cross-entropy clipped to [0, ln(1/PMin)]
+	// (lml.ClippedNLL).
+	BoundLossCE = "ce"
+	// BoundLossZeroOne is the 0–1 loss (lml.ZeroOne).
+	BoundLossZeroOne = "01"
+)
+
+// ParseBoundLoss is the bounded loss of a BNN's bounds called name
+// (BoundLossCE with the probability floor pMin, or BoundLossZeroOne); an
+// unknown name, or a floor outside (0, 1) for BoundLossCE, is an
+// *option.FieldError on Bounds.Loss or Bounds.Loss.PMin of BNNOptions.
+func ParseBoundLoss(name string, pMin float64) (lml.Loss, error) {
+	switch name {
+	case BoundLossCE:
+		if !(pMin > 0 && pMin < 1) {
+			return lml.Loss{}, option.Range("", "Bounds.Loss.PMin", pMin, "must lie in (0, 1)")
+		}
+		return lml.Loss{Kind: lml.ClippedNLL, PMin: pMin}, nil
+	case BoundLossZeroOne:
+		return lml.Loss{Kind: lml.ZeroOne}, nil
+	}
+	return lml.Loss{}, option.Custom("", []string{"Bounds.Loss"}, []any{name}, func(n []string) string {
+		return fmt.Sprintf("unknown %s %q (want %s or %s)", n[0], name, BoundLossCE, BoundLossZeroOne)
+	})
 }

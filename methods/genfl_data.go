@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // GenFL's partitions of Fashion-MNIST (GenFLData.Partition).
@@ -32,6 +33,26 @@ type GenFLData struct {
 // and 60 test images each (iid), or shards of 300 images.
 func DefaultGenFLData() GenFLData {
 	return GenFLData{Partition: PartitionIID, Clients: 100, Train: 540, Test: 60, ShardSize: 300}
+}
+
+// Validate reports, as an *option.FieldError, an unknown partition or a
+// number of users, of images per user or of images per shard below 1
+// (each checked whatever the partition).
+func (d GenFLData) Validate() error {
+	if d.Partition != PartitionIID && d.Partition != PartitionShards {
+		return option.Custom("", []string{"Partition"}, []any{d.Partition}, func(n []string) string {
+			return fmt.Sprintf("unknown %s %q (%s or %s)", n[0], d.Partition, PartitionIID, PartitionShards)
+		})
+	}
+	for _, c := range []struct {
+		field string
+		v     int
+	}{{"Clients", d.Clients}, {"Train", d.Train}, {"Test", d.Test}, {"ShardSize", d.ShardSize}} {
+		if c.v < 1 {
+			return option.Range("", c.field, c.v, "must be at least 1")
+		}
+	}
+	return nil
 }
 
 // Setting is the GenFLBound setting the paper runs on the partition:

@@ -36,3 +36,25 @@ func TestGenFLData(t *testing.T) {
 	_, err = d.Data(im)(3)
 	assert.ErrorContains(t, err, `unknown GenFL partition "x"`)
 }
+
+// Validate names the field at fault with its value.
+func TestGenFLDataValidate(t *testing.T) {
+	require.NoError(t, DefaultGenFLData().Validate())
+	for _, c := range []struct {
+		set   func(*GenFLData)
+		field string
+		value any
+	}{
+		{func(d *GenFLData) { d.Partition = "dirichlet" }, "Partition", "dirichlet"},
+		{func(d *GenFLData) { d.Clients = 0 }, "Clients", 0},
+		{func(d *GenFLData) { d.Train = -1 }, "Train", -1},
+		{func(d *GenFLData) { d.Test = 0 }, "Test", 0},
+		{func(d *GenFLData) { d.Partition, d.ShardSize = PartitionShards, 0 }, "ShardSize", 0},
+	} {
+		d := DefaultGenFLData()
+		c.set(&d)
+		fields, values := fieldError(t, d.Validate())
+		assert.Equal(t, []string{c.field}, fields)
+		assert.Equal(t, []any{c.value}, values)
+	}
+}

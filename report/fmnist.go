@@ -1,6 +1,9 @@
 package report
 
-import "github.com/pacpfl/pacpfl/harness"
+import (
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/harness"
+)
 
 // FMNIST is the --json report of pacpfl experiment fmnist: each
 // classification method's test metrics over the seeds on a federated split
@@ -13,6 +16,20 @@ type FMNIST struct {
 	Clients   int                     `json:"clients,omitempty"` // dirichlet: participating clients
 	Seeds     []uint64                `json:"seeds"`
 	Methods   map[string]*ClassMethod `json:"methods"` // by method name (pacpfl, fedvi, pfedbayes, …)
+
+	split data.ImageSplit // for WriteFooter
+}
+
+// NewFMNIST is the report of methods run over seeds on Fashion-MNIST split
+// by s: its partition with that partition's own settings.
+func NewFMNIST(s data.ImageSplit, seeds []uint64, methods map[string]*ClassMethod) FMNIST {
+	r := FMNIST{Dataset: "fmnist", Partition: s.Partition, Seeds: seeds, Methods: methods, split: s}
+	if s.Partition == data.PartitionLabels5 {
+		r.Split = s.Split
+	} else {
+		r.Alpha, r.Clients = s.Dirichlet.Alpha, s.Dirichlet.Clients
+	}
+	return r
 }
 
 // ClassMethod is one method's figures in an FMNIST report.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/papers"
 )
 
@@ -15,6 +16,25 @@ import (
 func (r *FMNIST) WriteText(w io.Writer, methods []string, label func(method string) string) {
 	r.writeTable(w, methods, label)
 	r.writeWeighted(w, methods, label)
+}
+
+// WriteFedBaselines writes the note on pFedBayes, FedAvg and FedProx after
+// the tables: the network and the schedule of o, which they share.
+func WriteFedBaselines(w io.Writer, o pfedbayes.Options) {
+	a := o.Arch.WithDefaults()
+	fmt.Fprintf(w, "\npFedBayes, FedAvg, FedProx: network %s (%d weights), %d rounds, R = %d local steps of b = %d\n",
+		a, a.NumWeights(), o.Rounds, o.LocalSteps, o.Batch)
+}
+
+// WriteFooter writes the line that closes the text: the seeds, the split
+// (NewFMNIST's), its new clients and the wall time of the run.
+func (r *FMNIST) WriteFooter(w io.Writer, seconds float64) {
+	var first, last uint64
+	if n := len(r.Seeds); n > 0 {
+		first, last = r.Seeds[0], r.Seeds[n-1]
+	}
+	fmt.Fprintf(w, "\n%d seeds (%d..%d), fmnist %s, %d new clients, wall time %.0fs\n", len(r.Seeds), first, last,
+		r.split, r.split.Dirichlet.New, seconds)
 }
 
 func (r *FMNIST) writeTable(w io.Writer, methods []string, label func(string) string) {

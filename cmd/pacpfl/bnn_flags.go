@@ -1,9 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
-	"math"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
@@ -16,8 +16,8 @@ const (
 	modelBNN      = "bnn"
 	dataPoly      = "polynomial"
 	dataFMNIST    = "fmnist"
-	partLabels5   = "labels5"
-	partDirichlet = "dirichlet"
+	partLabels5   = data.PartitionLabels5
+	partDirichlet = data.PartitionDirichlet
 )
 
 // bnnFlags are the flags of the BNN client model and its data (train,
@@ -148,12 +148,9 @@ func (b *bnnFlags) resolve(fs *flag.FlagSet) error {
 	case b.data == "":
 		b.data = dataPoly
 	}
-	switch b.model {
-	case modelGP, modelBNN:
-	default:
-		return usagef("unknown --model %q (want gp or bnn)", b.model)
-	}
 	switch {
+	case b.model != modelGP && b.model != modelBNN:
+		return usagef("unknown --model %q (want gp or bnn)", b.model)
 	case b.data != dataPoly && b.data != dataFMNIST:
 		return usagef("unknown --data %q (want polynomial or fmnist)", b.data)
 	case b.model == modelGP && b.data != dataPoly:
@@ -177,34 +174,33 @@ func (b *bnnFlags) resolve(fs *flag.FlagSet) error {
 // given by those of the BNN model (docs/math.md, "BNN defaults").
 func (b *bnnFlags) bnnDefaults(f *trainFlags) {
 	o := fl.DefaultBNNOptions()
-	def := func(name string, set func()) {
-		if !b.set[name] && !(name == "rounds" && b.set["T"]) && !(name == "clients-per-round" && b.set["c"]) {
-			set()
-		}
+	b.byDefault("k", func() { f.o.Server.K = o.Server.K })
+	b.byDefault("rounds", func() { f.o.Server.Rounds = o.Server.Rounds })
+	b.byDefault("clients-per-round", func() { f.o.Server.ClientsPerRound = o.Server.ClientsPerRound })
+	b.byDefault("batch", func() { f.o.Server.Batch = o.Server.Batch })
+	b.byDefault("lr", func() { f.o.Server.LR = o.Server.LR })
+	b.byDefault("tau", func() { f.o.Server.Tau = o.Server.Tau })
+	b.byDefault("bound-samples", func() { f.o.Bounds.PriorSamples = o.Bounds.PriorSamples })
+	b.byDefault("clients", func() { f.poly.Existing = bnnClients })
+	b.byDefault("new-clients", func() { f.poly.New = bnnNewClients })
+}
+
+// byDefault calls set unless the flag name (or its short form) was given.
+func (b *bnnFlags) byDefault(name string, set func()) {
+	if !b.set[name] && !(name == "rounds" && b.set["T"]) && !(name == "clients-per-round" && b.set["c"]) {
+		set()
 	}
-	def("k", func() { f.o.Server.K = o.Server.K })
-	def("rounds", func() { f.o.Server.Rounds = o.Server.Rounds })
-	def("clients-per-round", func() { f.o.Server.ClientsPerRound = o.Server.ClientsPerRound })
-	def("batch", func() { f.o.Server.Batch = o.Server.Batch })
-	def("lr", func() { f.o.Server.LR = o.Server.LR })
-	def("tau", func() { f.o.Server.Tau = o.Server.Tau })
-	def("bound-samples", func() { f.o.Bounds.PriorSamples = o.Bounds.PriorSamples })
-	def("clients", func() { f.poly.Existing = bnnClients })
-	def("new-clients", func() { f.poly.New = bnnNewClients })
 }
 
 // check validates the BNN flags (before any data is read).
 func (b *bnnFlags) check(f *trainFlags) error {
-	if err := b.checkSplit(); err != nil {
+	if err := b.checkSplit(f); err != nil {
 		return err
 	}
 	// The server flags, against a stand-in for the n existing clients the
-	// split will have (labels5: one per class); options re-checks them on
-	// the real split.
-	n := f.poly.Existing
-	if b.partition == partLabels5 {
-		n = 10
-	}
+	// split will have (labels5: one per class of Fashion-MNIST's 10);
+	// options re-checks them on the real split.
+	n := b.imageSplit(f).Existing(10)
 	if b.noPACPFL {
 		// No method samples clients with --clients-per-round: its default
 		// must not refuse a split of fewer clients (its values are still
@@ -219,82 +215,59 @@ func (b *bnnFlags) check(f *trainFlags) error {
 		return usagef("the bounds need τ < 1, got %v (or pass --bound-samples 0 to skip the bounds)", tau)
 	}
 	m := b.bnnModel()
-	if err := m.Model.Validate(); err != nil {
-		return usageError{err}
-	}
-	if err := m.Posterior.Validate(); err != nil {
+	if err := m.Validate(); err != nil {
 		return usageError{err}
 	}
 	if err := b.checkNet(); err != nil {
 		return err
 	}
-	if err := b.checkBounds(); err != nil {
-		return err
-	}
-	// The images as float64 (at most the 70,000 of the set), and per
-	// concurrent client update a network of L samples, lower bounds.
-	images := 70000.0
-	if b.dir.MaxImages > 0 {
-		images = float64(b.dir.MaxImages)
-	}
-	nw := float64(m.Model.NumWeights())
+	images := cmp.Or(b.dir.MaxImages, 70000) // at most the 70,000 of the set
 	what := fmt.Sprintf("--arch %s --hidden %d --k %d --samples %d", b.net.Arch, b.net.Hidden, f.o.Server.K, b.samples)
-	return memoryError(what,
-		8*(images*784+float64(f.o.Server.K)*2*nw*(3+float64(max(f.o.Server.ClientsPerRound, 1)))+2*float64(
-			b.samples)*nw))
+	return memoryError(what, m.TrainingBytes(images, f.o.Server.K, f.o.Server.ClientsPerRound))
 }
 
-// checkSplit validates the split's flags (the clients' numbers were
-// checked with the training flags).
-func (g *bnnFlags) checkSplit() error {
-	set := g.set
-	switch g.partition {
-	case partLabels5:
-		if _, ok := data.Labels5Sizes[g.split]; !ok {
-			return usagef("unknown --split %q (want small, medium or large)", g.split)
-		}
-		if set["alpha"] || set["clients"] {
-			return usagef("--alpha and --clients are for --partition dirichlet (labels5 has one client per label)")
-		}
-	case partDirichlet:
-		if set["split"] {
-			return usagef("--split is for --partition labels5")
-		}
-		if !(g.dir.Alpha > 0) || math.IsInf(g.dir.Alpha, 0) {
-			return usagef("--alpha %v must be positive and finite", g.dir.Alpha)
-		}
-	default:
-		return usagef("unknown --partition %q (want labels5 or dirichlet)", g.partition)
+// bnnFlagOf names the flags of the fields of data.ImageSplit and
+// fl.BNNOptions.
+var bnnFlagOf = map[string]string{"Partition": "partition", "Split": "split", "Dirichlet.Alpha": "alpha",
+	"Dirichlet.Clients": "clients", "Dirichlet.New": "new-clients", "Dirichlet.MaxImages": "max-images",
+	"Dirichlet.Pixels": "pixels", "SigmaMu": "sigma-mu", "SigmaOmega": "sigma-omega",
+	"Bounds.WeightDraws": "weight-draws", "Bounds.Loss": "bound-loss", "Bounds.Loss.PMin": "p-min"}
+
+// bnnFieldUsage is fieldUsage with the flags of bnnFlagOf.
+func bnnFieldUsage(err error) error {
+	return fieldUsage(err, func(field string) string { return bnnFlagOf[field] })
+}
+
+// checkSplit refuses the flags of the other partition and validates the
+// split (the clients' numbers were checked with the training flags).
+func (b *bnnFlags) checkSplit(f *trainFlags) error {
+	switch {
+	case b.partition == partLabels5 && (b.set["alpha"] || b.set["clients"]):
+		return usagef("--alpha and --clients are for --partition dirichlet (labels5 has one client per label)")
+	case b.partition == partDirichlet && b.set["split"]:
+		return usagef("--split is for --partition labels5")
 	}
-	if g.dir.MaxImages < 0 {
-		return usagef("--max-images %d must be ≥ 0", g.dir.MaxImages)
+	if err := b.imageSplit(f).Validate(); err != nil {
+		return bnnFieldUsage(err)
 	}
-	if err := data.CheckPixelScale(string(g.dir.Pixels)); err != nil || g.dir.Pixels == "" {
-		return usagef("--pixels %q: want unit or symmetric", g.dir.Pixels)
+	if b.dir.Pixels == "" { // the library's unit scale, but not a value of --pixels
+		return usagef("--pixels \"\": want unit or symmetric")
 	}
 	return nil
 }
 
-// checkNet validates the network's and the personalisation's flags.
+// checkNet validates the flags of the weight samples and the
+// personalisation, which take no 0 for their defaults, and those of the
+// hyper-prior and the bounds.
 func (g *bnnFlags) checkNet() error {
 	switch {
-	case g.net.Hidden < 0:
-		return usagef("--hidden %d must be ≥ 0", g.net.Hidden)
 	case g.samples < 1:
 		return usagef("--samples %d must be at least 1", g.samples)
 	case g.post.Particles < 1 || g.post.Steps < 0 || g.post.AlphaSamples < 1:
 		return usagef("--posterior-particles and --alpha-samples must be ≥ 1, --posterior-steps ≥ 0")
-	case !(g.o.SigmaMu > 0) || math.IsInf(g.o.SigmaMu, 0) || !(g.o.SigmaOmega > 0) || math.IsInf(g.o.SigmaOmega, 0):
-		return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", g.o.SigmaMu, g.o.SigmaOmega)
 	}
-	return nil
-}
-
-// checkBounds validates the bounds' flags (--bound-samples was checked
-// with the training flags).
-func (g *bnnFlags) checkBounds() error {
-	if g.o.Bounds.WeightDraws < 1 {
-		return usagef("--weight-draws %d must be at least 1", g.o.Bounds.WeightDraws)
+	if err := g.o.CheckRanges(); err != nil {
+		return bnnFieldUsage(err)
 	}
 	_, err := g.loss()
 	return err
@@ -309,57 +282,35 @@ func (b *bnnFlags) bnnModel() *fl.BNNModel {
 
 // loss is the bounded loss of the bounds.
 func (g *bnnFlags) loss() (lml.Loss, error) {
-	switch g.boundLoss {
-	case "ce":
-		if !(g.o.Bounds.Loss.PMin > 0 && g.o.Bounds.Loss.PMin < 1) {
-			return lml.Loss{}, usagef("--p-min %v must lie in (0, 1)", g.o.Bounds.Loss.PMin)
-		}
-		return lml.Loss{Kind: lml.ClippedNLL, PMin: g.o.Bounds.Loss.PMin}, nil
-	case "01":
-		return lml.Loss{Kind: lml.ZeroOne}, nil
-	}
-	return lml.Loss{}, usagef("unknown --bound-loss %q (want ce or 01)", g.boundLoss)
+	l, err := fl.ParseBoundLoss(g.boundLoss, g.o.Bounds.Loss.PMin)
+	return l, bnnFieldUsage(err)
 }
 
 // images loads Fashion-MNIST; missing files are an environment problem
 // (exit 2) whose message names the package and flag that provide them.
 func (b *bnnFlags) images() (*data.Images, error) {
 	im, err := data.FashionMNIST(b.dataDir)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return im, nil
+	return im, asUsage(err)
 }
 
-// splits are the configurations of both partitions for seed (the
-// clients' numbers: f's).
-func (b *bnnFlags) splits(f *trainFlags, seed uint64) (data.Labels5Config, data.DirichletConfig) {
+// imageSplit is the federated split of the flags (the clients' numbers:
+// f's).
+func (b *bnnFlags) imageSplit(f *trainFlags) data.ImageSplit {
 	d := b.dir
-	d.Clients, d.New, d.Seed = f.poly.Existing, f.poly.New, seed
-	return data.Labels5Config{Split: b.split, New: d.New, MaxImages: d.MaxImages, Seed: seed, Pixels: d.Pixels}, d
+	d.Clients, d.New = f.poly.Existing, f.poly.New
+	return data.ImageSplit{Partition: b.partition, Split: b.split, Dirichlet: d}
 }
 
 // dataset splits the images for one seed.
-func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (ds *data.Dataset, err error) {
-	if l5, dir := b.splits(f, seed); b.partition == partLabels5 {
-		ds, err = data.Labels5(im, l5)
-	} else {
-		ds, err = data.Dirichlet(im, dir)
-	}
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return ds, nil
+func (b *bnnFlags) dataset(im *data.Images, f *trainFlags, seed uint64) (*data.Dataset, error) {
+	ds, err := b.imageSplit(f).Dataset(im, seed)
+	return ds, asUsage(err)
 }
 
 // client builds only existing client i of the split dataset makes (a
 // client process's own data).
-func (b *bnnFlags) client(im *data.Images, f *trainFlags, seed uint64, i int) (c *data.ClientData, err error) {
-	if l5, dir := b.splits(f, seed); b.partition == partLabels5 {
-		c, err = data.Labels5Client(im, l5, i)
-	} else {
-		c, err = data.DirichletClient(im, dir, i)
-	}
+func (b *bnnFlags) client(im *data.Images, f *trainFlags, seed uint64, i int) (*data.ClientData, error) {
+	c, err := b.imageSplit(f).Client(im, seed, i)
 	if err != nil {
 		return nil, usagef("--client %d: %v", i, err)
 	}
@@ -384,13 +335,4 @@ func (b *bnnFlags) options(f *trainFlags, ds *data.Dataset, seed uint64) (o fl.B
 }
 
 // describe names the data set of the flags, e.g. "fmnist labels5 small".
-func (b *bnnFlags) describe(f *trainFlags) string {
-	s := fmt.Sprintf("fmnist %s α=%g n=%d", b.partition, b.dir.Alpha, f.poly.Existing)
-	if b.partition == partLabels5 {
-		s = fmt.Sprintf("fmnist %s %s", b.partition, b.split)
-	}
-	if b.dir.MaxImages > 0 {
-		s += fmt.Sprintf(" (at most %d images)", b.dir.MaxImages)
-	}
-	return s
-}
+func (b *bnnFlags) describe(f *trainFlags) string { return "fmnist " + b.imageSplit(f).String() }

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
-	"github.com/pacpfl/pacpfl/lml"
 )
 
 // pFedBayes, FedAvg, FedProx and FedAvg+FT as methods of experiment fmnist:
@@ -106,15 +105,15 @@ func TestPFedBayesVariantFlags(t *testing.T) {
 		t.Helper()
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
 		var f fedFlags
-		addFedFlags(fs, &f)
+		f.add(fs)
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		o, err := f.pfedbayes(lml.BNN{Arch: lml.ArchMLP}, 1)
-		if err != nil {
+		x := &fmnistExperiment{methods: stringList{pfedbayes.MethodPFedBayes}, bf: newBNNFlags()}
+		if err := f.check(x); err != nil {
 			t.Fatal(err)
 		}
-		return o
+		return f.b.PFedBayesOptions(x.bf.net, 1)
 	}
 	if o := parse(); o.Variant != pfedbayes.Paper || o.Optimizer != pfedbayes.SGD || o.Rho0 != -2.5 ||
 		o.PersonalSteps != 1 || o.NoiseStd != 1 || o.EvalDraws != 0 {

@@ -12,7 +12,6 @@ import (
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
-	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
@@ -50,17 +49,10 @@ func fmnistClientFlags(fs *flag.FlagSet) {
 // (papers.FedVIClients), one seed of fedvi and fedvi-fedavg in about 23
 // minutes of two idle cores.
 func (b *bnnFlags) dirichletDefaults(f *trainFlags) {
-	if b.partition != partDirichlet {
-		return
-	}
-	if !b.set["clients"] {
-		f.poly.Existing = papers.FedVIClients
-	}
-	if !b.set["new-clients"] {
-		f.poly.New = papers.FedVINewClients
-	}
-	if !b.set["max-images"] {
-		b.dir.MaxImages = papers.FedVIImages
+	if b.partition == partDirichlet {
+		b.byDefault("clients", func() { f.poly.Existing = papers.FedVIClients })
+		b.byDefault("new-clients", func() { f.poly.New = papers.FedVINewClients })
+		b.byDefault("max-images", func() { b.dir.MaxImages = papers.FedVIImages })
 	}
 }
 
@@ -75,7 +67,7 @@ type methodFlags interface {
 	check(x *fmnistExperiment) error
 	// settings puts the options of the family's methods among x's, with
 	// the random streams of the first seed seed0, into s.
-	settings(s *methods.Settings, x *fmnistExperiment, seed0 uint64) error
+	settings(s *methods.Settings, x *fmnistExperiment, seed0 uint64)
 	// note writes the family's settings after the results table, or
 	// nothing.
 	note(w io.Writer, x *fmnistExperiment)
@@ -100,7 +92,6 @@ type fmnistExperiment struct {
 	methods  stringList
 	quiet    bool
 	jsonPath string
-	arch     lml.BNN
 	set      methods.Settings // the methods' settings (newMethods)
 }
 
@@ -164,7 +155,6 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 	if err := checkNames("--methods", x.methods, methods.Names(methods.Classification)); err != nil {
 		return err
 	}
-	x.arch = lml.BNN{Arch: bf.net.Arch, Hidden: bf.net.Hidden}
 	for _, m := range x.mf {
 		if err := m.check(x); err != nil {
 			return err
@@ -219,18 +209,12 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "experiment", err)
 	}
-	rep := report.FMNIST{Dataset: dataFMNIST, Partition: bf.partition, Seeds: hr.Seeds, Methods: acc.Methods(x.methods)}
-	if bf.partition == partLabels5 {
-		rep.Split = bf.split
-	} else {
-		rep.Alpha, rep.Clients = bf.dir.Alpha, f.poly.Existing
-	}
+	rep := report.NewFMNIST(bf.imageSplit(f), hr.Seeds, acc.Methods(x.methods))
 	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
 		rep.WriteText(w, x.methods, x.set.Label)
 		for _, m := range x.mf {
 			m.note(w, x)
 		}
-		fmt.Fprintf(w, "\n%d seeds (%d..%d), %s, %d new clients, wall time %.0fs\n", x.seeds, x.seedBase,
-			x.seedBase+uint64(x.seeds)-1, bf.describe(f), f.poly.New, time.Since(start).Seconds())
+		rep.WriteFooter(w, time.Since(start).Seconds())
 	}, stdout, stderr)
 }

@@ -26,14 +26,9 @@ func (x *fmnistExperiment) newMethods(ds0 *data.Dataset) ([]harness.Method, erro
 		s.PACPFLBNN = &methods.PACPFLBNN{Options: o, Lambda: f.lambda, DPNoiseSeed: f.dpNoiseSeed}
 	}
 	for _, m := range x.mf {
-		if err := m.settings(&s, x, seed0); err != nil {
-			return nil, err
-		}
+		m.settings(&s, x, seed0)
 	}
 	x.set = s
 	ms, err := methods.New(x.methods, s)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return ms, nil
+	return ms, asUsage(err)
 }

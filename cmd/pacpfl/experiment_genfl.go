@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/runlog"
 )
@@ -23,19 +25,13 @@ import (
 type genflFlags struct {
 	o                                    genfl.Options
 	prior, objective, estimator, setting string
+	fs                                   *flag.FlagSet // to name o's fields by their flags
 }
 
-// genflFlagNames are the flags of genfl.Options' fields, to name them in
-// an option.FieldError of genfl.Options.Validate.
-var genflFlagNames = map[string]string{"SigmaPrior": "sigma-prior", "Objective.KLPenalty": "kl-penalty",
-	"PosteriorFed.LR": "lr", "PriorFed.LR": "lr", "PosteriorFed.Rounds": "rounds",
-	"PosteriorFed.LocalEpochs": "local-epochs", "PriorFed.Rounds": "prior-rounds",
-	"PriorFed.LocalEpochs": "prior-epochs", "PersonalEpochs": "personal-epochs", "PosteriorFed.Batch": "batch",
-	"PriorFed.Batch": "batch", "MC.N": "mc-samples", "ClientMC.N": "client-mc-samples", "MC.Stack": "stack",
-	"ClientMC.Stack": "stack", "TestDraws": "test-draws",
-	"PosteriorFed.Fraction": "fraction", "PriorFed.Fraction": "fraction", "PosteriorFed.Momentum": "momentum",
-	"PriorFed.Momentum": "prior-momentum", "Dropout": "dropout", "Objective.Delta": "delta",
-	"DeltaPrime": "delta-prime", "Objective.PMin": "p-min", "Arch.Hidden": "hidden"}
+// genflShared are the fields options copies from another's flag, to name
+// that flag in an option.FieldError of genfl.Options.Validate.
+var genflShared = map[string]string{"PriorFed.LR": "PosteriorFed.LR", "PriorFed.Batch": "PosteriorFed.Batch",
+	"PriorFed.Fraction": "PosteriorFed.Fraction", "ClientMC.Stack": "MC.Stack"}
 
 // addGenFLFlags registers the flags of GenFL; their defaults are the
 // paper's (genfl.DefaultOptions with a learnt prior and FEDBOUND's pairs),
@@ -44,7 +40,7 @@ var genflFlagNames = map[string]string{"SigmaPrior": "sigma-prior", "Objective.K
 func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 	d := genfl.DefaultOptions(genfl.LearntPriorKind, genfl.Pairs, 0)
 	r := genfl.DefaultOptions(genfl.RandomPriorKind, genfl.Full, 0)
-	g.o = d
+	g.o, g.fs = d, fs
 	o, qf, pf := &g.o, &g.o.PosteriorFed, &g.o.PriorFed
 	o.Objective.KLPenalty, qf.Rounds, qf.LocalEpochs, o.MC.N = 0, 0, 0, 0
 	byPrior := func(what string, learnt, random any) string {
@@ -90,7 +86,7 @@ func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 // options validates the flags and returns the run's options: the seed's
 // (genfl.DefaultOptions for the prior and the estimator) with every flag
 // given, or left at a default of its own, in place.
-func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
+func (g *genflFlags) options(seed uint64) (genfl.Options, error) {
 	o := g.o
 	var err error
 	if o.Prior, err = genfl.ParsePriorKind(g.prior); err != nil {
@@ -105,12 +101,11 @@ func (g *genflFlags) options(seed uint64, workers int) (genfl.Options, error) {
 	o.ClientMC.Estimator, o.ClientMC.Stack, o.Arch.Hidden = o.MC.Estimator, o.MC.Stack, slices.Clone(o.Arch.Hidden)
 	o.PriorFed.Fraction, o.PriorFed.Batch, o.PriorFed.LR = o.PosteriorFed.Fraction, o.PosteriorFed.Batch,
 		o.PosteriorFed.LR
-	o.Workers, o.PriorFed.Workers, o.PosteriorFed.Workers, o.MC.Workers, o.ClientMC.Workers = workers, workers, workers,
-		workers, workers
 	o.Reseed(seed)
 	o.FillDefaults()
 	if err := o.Validate(); err != nil {
-		return o, fieldUsage(err, func(field string) string { return genflFlagNames[field] })
+		flags := option.FlagNames(g.fs, &g.o)
+		return o, fieldUsage(err, func(field string) string { return flags[cmp.Or(genflShared[field], field)] })
 	}
 	return o, nil
 }
@@ -144,13 +139,13 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	fail := func(err error) int { return fail(stderr, "experiment genfl", err) }
-	if err := g.checkData(d); err != nil {
+	if err := g.checkData(d, option.FlagNames(fs, &d)); err != nil {
 		return fail(err)
 	}
 	if err := checkSeeds(*seeds, *seedBase); err != nil {
 		return fail(err)
 	}
-	o0, err := g.options(*seedBase, 0)
+	o0, err := g.options(*seedBase)
 	if err != nil {
 		return fail(err)
 	}
@@ -189,25 +184,17 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	return emitReport("experiment genfl", *jsonPath, rep, write, stdout, stderr)
 }
 
-// checkData checks the users' flags and sets the setting's default for
-// the partition.
-func (g *genflFlags) checkData(d methods.GenFLData) error {
-	if d.Partition != methods.PartitionIID && d.Partition != methods.PartitionShards {
-		return usagef("unknown --partition %q (iid or shards)", d.Partition)
+// checkData checks the users' flags (flags: those of d's fields) and sets
+// the setting's default for the partition.
+func (g *genflFlags) checkData(d methods.GenFLData, flags map[string]string) error {
+	if err := d.Validate(); err != nil {
+		return fieldUsage(err, func(field string) string { return flags[field] })
 	}
 	if g.setting == "" {
 		g.setting = d.Setting()
 	}
 	if g.setting != methods.FLSOB && g.setting != methods.PFL {
 		return usagef("unknown --setting %q (flsob or pfl)", g.setting)
-	}
-	for _, c := range []struct {
-		name string
-		v    int
-	}{{"clients", d.Clients}, {"train-per-client", d.Train}, {"test-per-client", d.Test}, {"shard-size", d.ShardSize}} {
-		if c.v < 1 {
-			return usagef("--%s %d must be at least 1", c.name, c.v)
-		}
 	}
 	return nil
 }

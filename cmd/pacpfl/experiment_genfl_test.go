@@ -123,7 +123,7 @@ func TestGenFLAsFMNISTMethod(t *testing.T) {
 	addGenFLFlags(fs, &g)
 	require.NoError(t, fs.Parse([]string{"--hidden", "8", "--prior-rounds", "10", "--prior-epochs", "2",
 		"--personal-epochs", "3", "--lr", "0.05", "--test-draws", "3"}))
-	o, err := g.options(1, 0)
+	o, err := g.options(1)
 	require.NoError(t, err)
 	r, err := methods.GenFL{Options: o}.Run(context.Background(), ds, 1, nil)
 	require.NoError(t, err)

@@ -30,13 +30,11 @@ func TestGenFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		got, err := g.options(7, 3)
+		got, err := g.options(7)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := genfl.DefaultOptions(c.prior, c.est, 7)
-		want.Workers, want.PriorFed.Workers, want.PosteriorFed.Workers, want.MC.Workers, want.ClientMC.Workers = 3, 3,
-			3, 3, 3
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%v:\nflags   %+v\nlibrary %+v", c.args, got, want)
 		}
@@ -49,7 +47,7 @@ func TestGenFLFlagDefaultsAreTheLibrarys(t *testing.T) {
 		[]string{"--rounds", "3", "--kl-penalty", "0.5", "--mc-samples", "99", "--hidden", "20"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := g.options(7, 0)
+	got, err := g.options(7)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package fedvi
 import (
 	"fmt"
 	"math"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // Arch is the network of FedVI's Figure 2 (docs/math.md §9): the embedding E
@@ -125,4 +127,31 @@ func (a Arch) String() string {
 		"%d; P: %d-%d-%d (%s); |Y| %d",
 		a.InChannels, a.InH, a.InW, a.Conv1, a.Kernel, a.Kernel, a.Conv2, a.Drop1, a.Embed, relu, a.Drop2,
 		a.Global, a.Local(), a.PHidden, a.PHidden, (2*a.Local()+1)*a.Classes, pool, a.Classes)
+}
+
+// The names of the two ways of PoolOutputs, for a front end (PoolName,
+// ParsePool).
+const (
+	PoolNameOutputs  = "outputs"
+	PoolNameFeatures = "features"
+)
+
+// PoolName names the way of PoolOutputs outputs.
+func PoolName(outputs bool) string {
+	if outputs {
+		return PoolNameOutputs
+	}
+	return PoolNameFeatures
+}
+
+// ParsePool is the PoolOutputs of the way called name; another name is an
+// *option.FieldError on Arch.PoolOutputs.
+func ParsePool(name string) (outputs bool, err error) {
+	switch name {
+	case PoolNameOutputs, PoolNameFeatures:
+		return name == PoolNameOutputs, nil
+	}
+	return false, option.Custom("", []string{"Arch.PoolOutputs"}, []any{name}, func(n []string) string {
+		return fmt.Sprintf("%s %q: want %s or %s", n[0], name, PoolNameOutputs, PoolNameFeatures)
+	})
 }
