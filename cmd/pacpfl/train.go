@@ -286,9 +286,11 @@ func (p *fedParse) write(out *train.Outcome, took time.Duration, stdout, jsonOut
 	return nil
 }
 
-// libError is err as a usage error when it is, or wraps, the ConfigError
+// libError is err with the library's option fields named by their flags
+// (libraryFlags), as a usage error when it is, or wraps, the ConfigError
 // of a library package: options that cannot work.
 func libError(err error) error {
+	err = flagNames(err, func(field string) string { return libraryFlags[field] })
 	var (
 		te *train.ConfigError
 		ce *clienteval.ConfigError
