@@ -111,31 +111,24 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 
 // options turns the flags into validated PAC-PFL options for ds.
 func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, error) {
-	o := fl.DefaultPACPFLOptions()
-	s, err := f.serverConfig(ds, seed)
-	if err != nil {
-		return o, err
+	if err := f.checkData(ds); err != nil {
+		return fl.PACPFLOptions{}, err
 	}
-	o.Server = s
-	o.SigmaP = f.o.SigmaP
-	if err := checkPositive("sigma-p", f.o.SigmaP); err != nil {
-		return o, err
+	if err := f.checkDPDelta(); err != nil {
+		return fl.PACPFLOptions{}, err
+	}
+	o, err := f.settings().PACPFL(ds, seed)
+	if err != nil {
+		return o, settingsError(err)
 	}
 	if err := f.net.validate(); err != nil {
 		return o, err
 	}
-	o.Bounds.PriorSamples, o.Bounds.FuncSamples = f.o.Bounds.PriorSamples, f.o.Bounds.FuncSamples
 	plan := o.MemoryPlan(f.gpModel(ds.D, false).Dim())
 	what := map[string]string{"particles": fmt.Sprintf("--k %d", f.o.Server.K),
 		"bounds": fmt.Sprintf("--bound-samples %d --func-samples %d", f.o.Bounds.PriorSamples, f.o.Bounds.FuncSamples)}
 	if err := memoryError(what[plan.Dominant()], plan.Bytes()); err != nil {
 		return o, err
-	}
-	if o.Bounds, err = f.boundOptions(seed); err != nil {
-		return o, err
-	}
-	if o.Beta, err = fl.ParseTemperature(f.beta); err != nil {
-		return o, usagef("--beta: %v", err)
 	}
 	// Check the bound assumptions now rather than after training.
 	if err := o.CheckBounds(ds); err != nil {
@@ -148,27 +141,22 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 // server configuration for the existing clients of ds (--lambda sets τ with
 // β = min m_i).
 func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, error) {
-	n := len(ds.Existing)
-	s, err := f.config(seed)
-	if err != nil {
-		return s, err
-	}
 	if err := f.checkData(ds); err != nil {
-		return s, err
+		return fl.Config{}, err
 	}
-	if s.ClientsPerRound == 0 {
-		s.ClientsPerRound = min(n, fl.DefaultClientsPerRound)
+	if err := f.checkDPDelta(); err != nil {
+		return fl.Config{}, err
 	}
-	if s.Tau, err = f.serverTau(ds); err != nil {
-		return s, err
+	s, err := f.settings().ServerConfig(ds, seed)
+	return s, settingsError(err)
+}
+
+// checkDPDelta refuses --dp-delta given with a pure ε-DP mechanism.
+func (f *trainFlags) checkDPDelta() error {
+	if m := f.dp.Mechanism; f.dp.Epsilon != 0 && f.dpDeltaSet && (m == fl.DPLaplace || m == fl.DPPaper) {
+		return usagef("--dp-delta is only used by --dp-mechanism gaussian (%s is pure ε-DP)", m)
 	}
-	if s.DP, err = f.dpConfig(); err != nil {
-		return s, err
-	}
-	if err := s.Validate(n); err != nil {
-		return s, usageError{err}
-	}
-	return s, nil
+	return nil
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
