@@ -16,7 +16,8 @@ import (
 // Algorithm 3 with DP) as a front end takes them from its user: the
 // options, with the client temperature, the bounds' loss range and the
 // aggregation as text and the server temperature τ set by λ or given, the
-// synthetic data set's sizes, and DP with a seed for its noise. Validate
+// synthetic data set, the GP clients' inference, and DP with a seed for
+// its noise. Validate
 // checks them before any data are made; ServerConfig and PACPFL turn them
 // into the options of a run on a data set. A value out of range is an
 // *option.FieldError naming the field by its path in Settings
@@ -26,8 +27,12 @@ type Settings struct {
 	// the aggregation, τ with Lambda, β, the bounds' loss range, seed and
 	// learned bound, DP.
 	Options fl.PACPFLOptions
-	// Polynomial sizes the synthetic data set (Existing, New, Extra).
+	// Polynomial is the synthetic data set (Dataset; its Seed is the
+	// run's). PV, if set, replaces it, with Polynomial's Existing and New.
 	Polynomial data.PolynomialConfig
+	PV         *data.PVConfig
+	// Inference is the GP clients' inference.
+	Inference fl.GPInference
 	// Aggregate is "sum" (fl.AggregateSum) or "mean" (fl.AggregateMean).
 	Aggregate string
 	// Temperature is the clients' β (fl.ParseTemperature).
@@ -50,7 +55,7 @@ type Settings struct {
 
 // Validate reports the first value out of range whatever the data:
 // Options.CheckRanges's, the optimiser, the aggregation, β, the data
-// set's sizes, the bounds', λ and DP's.
+// set's sizes, the bounds', λ, DP's and the inference's.
 func (s *Settings) Validate() error {
 	if err := s.Options.CheckRanges(); err != nil {
 		return within("Options.", err)
@@ -81,7 +86,7 @@ func (s *Settings) Validate() error {
 	return s.validateRates()
 }
 
-// validateRates checks λ and DP's ε, γ and δ.
+// validateRates checks λ, DP's ε, γ and δ, and the inference.
 func (s *Settings) validateRates() error {
 	d := &s.DP
 	switch {
@@ -94,6 +99,11 @@ func (s *Settings) validateRates() error {
 		return option.Range("", "DP.Clip", d.Clip, "must be positive and finite")
 	case !(d.Delta > 0 && d.Delta < 1):
 		return option.Range("", "DP.Delta", d.Delta, "must lie in (0, 1)")
+	case s.Inference.Inducing < 0:
+		return option.Format("", []string{"Inference.Inducing"},
+			"%s %d: want at least 1 inducing input (0: the default %d)", s.Inference.Inducing, fl.DefaultInducing)
+	case s.Inference.Validate() != nil:
+		return option.Format("", []string{"Inference.Mode"}, "%s %q: want exact, sparse or auto", s.Inference.Mode)
 	}
 	return nil
 }
@@ -133,6 +143,33 @@ func (s *Settings) lossRange() (a, b float64, err error) {
 		return 0, 0, option.Format("", field, "%s %q: want finite a,b with a < b", s.LossRange)
 	}
 	return a, b, nil
+}
+
+// Dataset is the synthetic data set drawn with seed: PV if set, else
+// Polynomial.
+func (s *Settings) Dataset(seed uint64) (*data.Dataset, error) {
+	if s.PV != nil {
+		return data.PV(s.pvConfig(seed))
+	}
+	c := s.Polynomial
+	c.Seed = seed
+	return data.Polynomial(c)
+}
+
+// DatasetBytes is a lower bound on the memory of Dataset's data set: a
+// front end refuses absurd sizes with it, before a crash or hours of data
+// generation.
+func (s *Settings) DatasetBytes() float64 {
+	if s.PV != nil {
+		return s.pvConfig(0).MemoryBytes()
+	}
+	return s.Polynomial.MemoryBytes()
+}
+
+func (s *Settings) pvConfig(seed uint64) data.PVConfig {
+	c := *s.PV
+	c.Existing, c.New, c.Seed = s.Polynomial.Existing, s.Polynomial.New, seed
+	return c
 }
 
 // ServerConfig is the validated server configuration of the settings for

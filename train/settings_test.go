@@ -53,6 +53,8 @@ func TestSettingsValidate(t *testing.T) {
 		{func(s *Settings) { s.DP.Epsilon = -1 }, []string{"DP.Epsilon"}},
 		{func(s *Settings) { s.DP.Clip = math.Inf(1) }, []string{"DP.Clip"}},
 		{func(s *Settings) { s.DP.Delta = 1 }, []string{"DP.Delta"}},
+		{func(s *Settings) { s.Inference.Inducing = -1 }, []string{"Inference.Inducing"}},
+		{func(s *Settings) { s.Inference.Mode = "fast" }, []string{"Inference.Mode"}},
 	} {
 		s := goodSettings()
 		c.edit(&s)
@@ -114,5 +116,29 @@ func TestSettingsOptions(t *testing.T) {
 	s.DP.Epsilon, s.DP.Mechanism = 1, "foo"
 	if _, err := s.ServerConfig(ds, 1); err == nil {
 		t.Error("an unknown DP mechanism is accepted")
+	}
+}
+
+// Dataset draws Polynomial, or PV with Polynomial's sizes, with the seed;
+// DatasetBytes bounds the memory of the same data set.
+func TestSettingsDataset(t *testing.T) {
+	s := goodSettings()
+	s.Polynomial.Existing, s.Polynomial.New, s.Polynomial.Extra = 4, 2, 1
+	ds, err := s.Dataset(9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Polynomial
+	c.Seed = 9
+	want, _ := data.Polynomial(c)
+	if !reflect.DeepEqual(ds, want) || s.DatasetBytes() != c.MemoryBytes() {
+		t.Errorf("Polynomial: %d, %d clients; bytes %v", len(ds.Existing), len(ds.New), s.DatasetBytes())
+	}
+	pv := data.DefaultPV()
+	s.PV = &pv
+	pc := pv
+	pc.Existing, pc.New = 4, 2
+	if s.DatasetBytes() != pc.MemoryBytes() {
+		t.Errorf("PV bytes %v, want %v", s.DatasetBytes(), pc.MemoryBytes())
 	}
 }

@@ -48,15 +48,6 @@ func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 	if err := f.net.validate(); err != nil {
 		return err
 	}
-	if fs.Lookup("gp-inference") != nil {
-		if f.gi.Inducing < 0 {
-			return usagef("--inducing %d: want at least 1 inducing input (0: the default %d)", f.gi.Inducing,
-				fl.DefaultInducing)
-		}
-		if err := f.inference().Validate(); err != nil {
-			return usagef("--gp-inference %q: want exact, sparse or auto", f.gi.Mode)
-		}
-	}
 	if jsonPath == "" {
 		return nil
 	}
@@ -81,32 +72,16 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 // dataset builds the data set of the flags: Polynomial, or PV when f.pv is
 // set.
 func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
-	if f.pv != nil {
-		c := *f.pv
-		c.Existing, c.New, c.Seed = f.poly.Existing, f.poly.New, seed
-		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New),
-			c.MemoryBytes()); err != nil {
-			return nil, err
-		}
-		ds, err := data.PV(c)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return ds, nil
+	s := f.settings()
+	what := fmt.Sprintf("--clients %d --new-clients %d", f.poly.Existing, f.poly.New)
+	if f.pv == nil {
+		what += fmt.Sprintf(" --extra %d", f.poly.Extra)
 	}
-	c := data.DefaultPolynomial()
-	c.Existing, c.New, c.Extra, c.Seed = f.poly.Existing, f.poly.New, f.poly.Extra, seed
-	// A lower bound that turns an absurd --clients or --extra into a
-	// message instead of an out-of-memory crash or hours of data generation.
-	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra),
-		c.MemoryBytes()); err != nil {
+	if err := memoryError(what, s.DatasetBytes()); err != nil {
 		return nil, err
 	}
-	ds, err := data.Polynomial(c)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return ds, nil
+	ds, err := s.Dataset(seed)
+	return ds, asUsage(err)
 }
 
 // options turns the flags into validated PAC-PFL options for ds.

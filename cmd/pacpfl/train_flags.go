@@ -173,8 +173,8 @@ func (f *trainFlags) registerTraining(fs *flag.FlagSet, synthetic bool) {
 
 // settings are the training flags as the library's settings.
 func (f *trainFlags) settings() *train.Settings {
-	return &train.Settings{Options: f.o, Polynomial: f.poly, Aggregate: f.aggregate, Temperature: f.beta,
-		LossRange: f.lossRange, Lambda: f.lambda, LearnedSamples: f.learnedSamples, DP: f.dp,
+	return &train.Settings{Options: f.o, Polynomial: f.poly, PV: f.pv, Inference: f.gi, Aggregate: f.aggregate,
+		Temperature: f.beta, LossRange: f.lossRange, Lambda: f.lambda, LearnedSamples: f.learnedSamples, DP: f.dp,
 		DPNoiseSeed: f.dpNoiseSeed}
 }
 
@@ -187,6 +187,7 @@ var settingsFlags = map[string]string{
 	"Temperature": "beta", "Polynomial.Existing": "clients", "Polynomial.New": "new-clients",
 	"Polynomial.Extra": "extra", "LearnedSamples": "bound-trained-samples", "LossRange": "loss-range",
 	"Lambda": "lambda", "DP.Epsilon": "dp-epsilon", "DP.Clip": "dp-clip", "DP.Delta": "dp-delta",
+	"Inference.Inducing": "inducing", "Inference.Mode": "gp-inference",
 }
 
 // settingsError is an error of the settings as a usage error naming the
