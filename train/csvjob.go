@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // CSVSource is a user's CSV file and how a job reads and federates it
@@ -21,6 +22,24 @@ type CSVSource struct {
 	// rows dropped for a missing value, a model file that holds training
 	// rows of a differentially private run.
 	Notes io.Writer
+}
+
+// Validate refuses, before the file is read, a source without its client
+// or target column, a test fraction outside [0, 1) or an unknown task, as
+// an *option.FieldError naming the field by its path in CSVSource
+// ("Spec.ClientColumn", "Federate.TestFraction").
+func (s *CSVSource) Validate() error {
+	switch sp := &s.Spec; {
+	case sp.ClientColumn == "":
+		return option.Format("", []string{"Spec.ClientColumn"}, "%s is required: the column naming each row's client")
+	case sp.TargetColumn == "":
+		return option.Format("", []string{"Spec.TargetColumn"}, "%s is required")
+	case !(s.Federate.TestFraction >= 0 && s.Federate.TestFraction < 1):
+		return option.Range("", "Federate.TestFraction", s.Federate.TestFraction, "must lie in [0, 1)")
+	case sp.Task != data.Regression && sp.Task != data.Classification:
+		return option.Format("", []string{"Spec.Task"}, "unknown %s %q (want regression or classification)", sp.Task)
+	}
+	return nil
 }
 
 // NewCSVJob reads and federates src and builds the job on it: GP clients

@@ -142,3 +142,29 @@ func TestSettingsDataset(t *testing.T) {
 		t.Errorf("PV bytes %v, want %v", s.DatasetBytes(), pc.MemoryBytes())
 	}
 }
+
+// A CSV source without its columns, with a test fraction outside [0, 1)
+// or an unknown task is refused, naming the field.
+func TestCSVSourceValidate(t *testing.T) {
+	good := CSVSource{Path: "f.csv", Spec: data.CSVSpec{ClientColumn: "c", TargetColumn: "y", Task: data.Regression},
+		Federate: data.FederateConfig{TestFraction: 0.2}}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		edit func(*CSVSource)
+		want string
+	}{
+		{func(s *CSVSource) { s.Spec.ClientColumn = "" }, "Spec.ClientColumn"},
+		{func(s *CSVSource) { s.Spec.TargetColumn = "" }, "Spec.TargetColumn"},
+		{func(s *CSVSource) { s.Federate.TestFraction = 1 }, "Federate.TestFraction"},
+		{func(s *CSVSource) { s.Federate.TestFraction = math.NaN() }, "Federate.TestFraction"},
+		{func(s *CSVSource) { s.Spec.Task = "x" }, "Spec.Task"},
+	} {
+		s := good
+		c.edit(&s)
+		if got := fieldsOf(s.Validate()); !reflect.DeepEqual(got, []string{c.want}) {
+			t.Errorf("%+v: fields %q, want %q", s, got, c.want)
+		}
+	}
+}

@@ -240,9 +240,11 @@ func (p *fedParse) client(id int, stderr io.Writer) (rpc.ClientConfig, string, e
 	switch {
 	case p.csv:
 		cfg, err := rpc.CSVClient(
-			rpc.CSVClientOptions{ID: id, Path: p.c.path, Spec: p.c.spec(), TestFraction: p.c.testFraction,
-				Seed: f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.net.Hidden, Notes: stderr})
-		return cfg, p.c.path, err
+			rpc.CSVClientOptions{ID: id, Path: p.c.src.Path, Spec: p.c.src.Spec,
+				TestFraction: p.c.src.Federate.TestFraction,
+				Seed:         f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.net.Hidden,
+				Notes: stderr})
+		return cfg, p.c.src.Path, err
 	case bf.model == modelBNN:
 		im, err := bf.images()
 		if err != nil {

@@ -57,8 +57,8 @@ func flagNames(err error, flag func(field string) string) error {
 
 // libraryFlags are the flags of the option fields that the FieldErrors of
 // packages rpc (ServerSettings, ServerAuth, ClientAuth, ClientConfig and
-// WriteCerts's parameters), predict (Override, FileOptions) and clienteval
-// name: a field name means one flag in all of them.
+// WriteCerts's parameters), predict (Override, FileOptions), clienteval and
+// train (CSVSource) name: a field name means one flag in all of them.
 var libraryFlags = map[string]string{
 	"Listen": "listen", "Wait": "wait", "RoundTimeout": "round-timeout", "MaxPayload": "max-payload",
 	"Limits.MaxUnauth": "max-unregistered", "Limits.MaxUnauthPerHost": "max-unregistered-per-host",
@@ -70,7 +70,12 @@ var libraryFlags = map[string]string{
 	"ContextColumn": "context-column", "Params": "params", "InitSeed": "init-seed", "DF": "df", "SigmaP": "sigma-p",
 	"Inference.Mode": "gp-inference", "Inference.Inducing": "inducing", "Hidden": "hidden", "Samples": "samples",
 	"Classes": "classes", "SigmaMu": "sigma-mu", "SigmaOmega": "sigma-omega", "Arch": "arch", "Image": "image",
+	"Spec.ClientColumn": "client-column", "Spec.TargetColumn": "target-column",
+	"Federate.TestFraction": "test-fraction", "Spec.Task": "task",
 }
+
+// libraryFlag is the flag of a library option field (libraryFlags).
+func libraryFlag(field string) string { return libraryFlags[field] }
 
 // asUsage is err, if not nil, as a usage error (exit status 2).
 func asUsage(err error) error {

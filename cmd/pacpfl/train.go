@@ -253,7 +253,7 @@ func (p *fedParse) write(out *train.Outcome, took time.Duration, stdout, jsonOut
 // (libraryFlags), as a usage error when it is, or wraps, the ConfigError
 // of a library package: options that cannot work.
 func libError(err error) error {
-	err = flagNames(err, func(field string) string { return libraryFlags[field] })
+	err = flagNames(err, libraryFlag)
 	var (
 		te *train.ConfigError
 		ce *clienteval.ConfigError
