@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/rpc"
 	"github.com/pacpfl/pacpfl/rpc/fedtrain"
 	"github.com/pacpfl/pacpfl/train"
@@ -173,13 +172,7 @@ var serverOnlyFlags = map[string]bool{
 // configHash is the SHA-256 of every training flag's value (given or
 // default), in name order: a checkpoint's configuration (rpc.Checkpoint).
 func configHash(fs *flag.FlagSet) string {
-	h := sha256.New()
-	fs.VisitAll(func(f *flag.Flag) {
-		if !serverOnlyFlags[f.Name] {
-			fmt.Fprintf(h, "%s=%s\n", f.Name, f.Value.String())
-		}
-	})
-	return hex.EncodeToString(h.Sum(nil))
+	return cli.ValuesHash(fs, func(name string) bool { return serverOnlyFlags[name] })
 }
 
 func runClient(args []string, stdout, stderr io.Writer) int {

@@ -4,12 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/clienteval"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
@@ -55,25 +55,6 @@ func runEvalAction(name string, usage func(io.Writer), eval func(args []string, 
 	return exitUsage
 }
 
-// widthList is a flag.Value for hidden-layer widths: "32,32", or "none" (or
-// "") for a network without hidden layers.
-type widthList []int
-
-func (l *widthList) String() string {
-	if len(*l) == 0 {
-		return "none"
-	}
-	return (*intList)(l).String()
-}
-
-func (l *widthList) Set(v string) error {
-	if s := strings.TrimSpace(v); s == "" || s == "none" {
-		*l = widthList{}
-		return nil
-	}
-	return (*intList)(l).Set(v)
-}
-
 // The data files of gp eval and bnn eval are CSV as data.ReadNumericCSV
 // reads them; csvFormatHelp is what -h says about the format.
 const csvFormatHelp = "CSV (RFC 4180: quoted fields allowed, a UTF-8 BOM skipped, # comment lines) of plain decimal " +
@@ -87,7 +68,7 @@ var maxCSVLine = data.DefaultMaxCSVLine
 // gpEvalFlags are the flags of gp eval: the options and --json.
 type gpEvalFlags struct {
 	o      clienteval.GPFile
-	hidden widthList
+	hidden flagvalue.Widths
 	json   bool
 }
 
@@ -99,7 +80,7 @@ func (f *gpEvalFlags) add(fs *flag.FlagSet) *bool {
 		"file with φ, one plain decimal number per line, in the order of the layout (see --json)")
 	fs.Int64Var(&o.InitSeed, "init-seed", -1, "instead of --params, draw φ from the default hyper-prior with this seed")
 	fs.Float64Var(&o.SigmaP, "sigma-p", 0.5, "hyper-prior standard deviation for --init-seed")
-	f.hidden = widthList(lml.DefaultHidden)
+	f.hidden = flagvalue.Widths(lml.DefaultHidden)
 	fs.Var(&f.hidden, "hidden", `hidden-layer widths of both networks ("none" for linear networks)`)
 	fs.IntVar(&o.DF, "df", lml.DefaultDF, "output width of the kernel network")
 	fs.BoolVar(&f.json, "json", false, `print {"lml", "grad", "layout", …} as JSON (sparse: also "gp_inference", `+

@@ -14,7 +14,6 @@ import (
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/modelfile"
 	"github.com/pacpfl/pacpfl/predict"
-	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/rpc"
 	"github.com/pacpfl/pacpfl/train"
 )
@@ -266,9 +265,6 @@ func libError(err error) error {
 	return err
 }
 
-// fmtMetric is report.Metric: x, or "–" for an undefined (NaN) figure.
-func fmtMetric(format string, x float64) string { return report.Metric(format, x) }
-
 // fail prints err and returns 2 for bad input, 1 otherwise.
 func fail(stderr io.Writer, cmd string, err error) int {
 	if errors.Is(err, context.Canceled) {
@@ -293,9 +289,6 @@ type progress struct {
 	hideLML bool   // DP runs: the client LMLs are not covered by the guarantee
 	unit    string // what is counted: "round" unless set
 }
-
-// logEvery is the interval of the log lines when stderr is not a terminal.
-const logEvery = cliprogress.LogEvery
 
 func newProgress(w io.Writer, label string, total int, quiet bool) *progress {
 	return &progress{bar: cliprogress.New(w, label, total, quiet), unit: "round"}

@@ -1,6 +1,12 @@
 package cli
 
-import "strings"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"strings"
+)
 
 // FlagValue is the value that args, not yet parsed, give the flag name
 // at its first occurrence (-name v, --name v, -name=v or --name=v), for a
@@ -28,4 +34,17 @@ func FlagValue(args []string, name string) (value string, ok bool) {
 		return "", false
 	}
 	return "", false
+}
+
+// ValuesHash is the SHA-256, in hex, of a line "name=value" for every flag
+// of fs, given or default, in name order, but those skip leaves out: what
+// a run was configured with, to recognise the same configuration later.
+func ValuesHash(fs *flag.FlagSet, skip func(name string) bool) string {
+	h := sha256.New()
+	fs.VisitAll(func(f *flag.Flag) {
+		if !skip(f.Name) {
+			fmt.Fprintf(h, "%s=%s\n", f.Name, f.Value.String())
+		}
+	})
+	return hex.EncodeToString(h.Sum(nil))
 }

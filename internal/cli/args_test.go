@@ -1,6 +1,11 @@
 package cli
 
-import "testing"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"testing"
+)
 
 func TestFlagValue(t *testing.T) {
 	for _, c := range []struct {
@@ -19,5 +24,21 @@ func TestFlagValue(t *testing.T) {
 		if v, ok := FlagValue(c.args, "data"); v != c.value || ok != c.ok {
 			t.Errorf("FlagValue(%q) = %q, %v; want %q, %v", c.args, v, ok, c.value, c.ok)
 		}
+	}
+}
+
+// ValuesHash hashes the flags' values in name order, given or default,
+// without the skipped ones.
+func TestValuesHash(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Int("b", 2, "")
+	fs.String("a", "x", "")
+	fs.Bool("quiet", false, "")
+	if err := fs.Parse([]string{"--b", "3", "--quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("a=x\nb=3\n"))
+	if got := ValuesHash(fs, func(n string) bool { return n == "quiet" }); got != hex.EncodeToString(sum[:]) {
+		t.Errorf("hash %s", got)
 	}
 }
