@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/option"
@@ -40,6 +41,26 @@ func (s *CSVSource) Validate() error {
 		return option.Format("", []string{"Spec.Task"}, "unknown %s %q (want regression or classification)", sp.Task)
 	}
 	return nil
+}
+
+// Validate refuses, before any data are read, BNN options out of range:
+// the hidden units, the weight samples L (stated: Model.Samples 0, fl's
+// default, is refused too), the hyper-prior's σ_μ and σ_ω, the bounds'
+// weight draws (*option.FieldErrors naming the field by its path in
+// BNNOptions) and the posterior inference (lml's error).
+func (o *BNNOptions) Validate() error {
+	switch b := &o.Options; {
+	case o.Hidden < 0:
+		return option.Range("", "Hidden", o.Hidden, "must be ≥ 0")
+	case o.Model.Samples < 1:
+		return option.Range("", "Model.Samples", o.Model.Samples, "must be at least 1")
+	case !(b.SigmaMu > 0) || math.IsInf(b.SigmaMu, 0) || !(b.SigmaOmega > 0) || math.IsInf(b.SigmaOmega, 0):
+		return option.Joint("", []string{"Options.SigmaMu", "Options.SigmaOmega"}, []any{b.SigmaMu, b.SigmaOmega},
+			"must be positive and finite")
+	case b.Bounds.WeightDraws < 1:
+		return option.Range("", "Options.Bounds.WeightDraws", b.Bounds.WeightDraws, "must be at least 1")
+	}
+	return o.Model.Posterior.Validate()
 }
 
 // NewCSVJob reads and federates src and builds the job on it: GP clients

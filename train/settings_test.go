@@ -8,6 +8,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/option"
 )
 
@@ -166,5 +167,38 @@ func TestCSVSourceValidate(t *testing.T) {
 		if got := fieldsOf(s.Validate()); !reflect.DeepEqual(got, []string{c.want}) {
 			t.Errorf("%+v: fields %q, want %q", s, got, c.want)
 		}
+	}
+}
+
+// BNN options out of range are refused, naming the field.
+func TestBNNOptionsValidate(t *testing.T) {
+	good := func() BNNOptions {
+		o := BNNOptions{Options: fl.DefaultBNNOptions(), Model: fl.NewBNNModel(lml.BNN{Arch: lml.ArchMLP}), Hidden: 8}
+		o.Model.Samples = lml.DefaultBNNSamples
+		return o
+	}
+	o := good()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		edit func(*BNNOptions)
+		want []string
+	}{
+		{func(o *BNNOptions) { o.Hidden = -1 }, []string{"Hidden"}},
+		{func(o *BNNOptions) { o.Model.Samples = 0 }, []string{"Model.Samples"}},
+		{func(o *BNNOptions) { o.Options.SigmaOmega = math.Inf(1) }, []string{"Options.SigmaMu", "Options.SigmaOmega"}},
+		{func(o *BNNOptions) { o.Options.Bounds.WeightDraws = 0 }, []string{"Options.Bounds.WeightDraws"}},
+	} {
+		o := good()
+		c.edit(&o)
+		if got := fieldsOf(o.Validate()); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("fields %q, want %q", got, c.want)
+		}
+	}
+	o = good()
+	o.Model.Posterior.Steps = -1
+	if err := o.Validate(); err == nil || fieldsOf(err) != nil {
+		t.Errorf("posterior steps −1: %v", err)
 	}
 }

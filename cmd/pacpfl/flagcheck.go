@@ -58,7 +58,8 @@ func flagNames(err error, flag func(field string) string) error {
 // libraryFlags are the flags of the option fields that the FieldErrors of
 // packages rpc (ServerSettings, ServerAuth, ClientAuth, ClientConfig and
 // WriteCerts's parameters), predict (Override, FileOptions), clienteval and
-// train (CSVSource) name: a field name means one flag in all of them.
+// train (CSVSource, BNNOptions) name: a field name means one flag in all of
+// them.
 var libraryFlags = map[string]string{
 	"Listen": "listen", "Wait": "wait", "RoundTimeout": "round-timeout", "MaxPayload": "max-payload",
 	"Limits.MaxUnauth": "max-unregistered", "Limits.MaxUnauthPerHost": "max-unregistered-per-host",
@@ -71,7 +72,8 @@ var libraryFlags = map[string]string{
 	"Inference.Mode": "gp-inference", "Inference.Inducing": "inducing", "Hidden": "hidden", "Samples": "samples",
 	"Classes": "classes", "SigmaMu": "sigma-mu", "SigmaOmega": "sigma-omega", "Arch": "arch", "Image": "image",
 	"Spec.ClientColumn": "client-column", "Spec.TargetColumn": "target-column",
-	"Federate.TestFraction": "test-fraction", "Spec.Task": "task",
+	"Federate.TestFraction": "test-fraction", "Spec.Task": "task", "Model.Samples": "samples",
+	"Options.SigmaMu": "sigma-mu", "Options.SigmaOmega": "sigma-omega", "Options.Bounds.WeightDraws": "weight-draws",
 }
 
 // libraryFlag is the flag of a library option field (libraryFlags).

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -110,21 +109,9 @@ func (c *csvFlags) check(fs *flag.FlagSet, jsonPath string, f *trainFlags, bf *b
 		}
 	}
 	if task == data.Classification {
-		m := bf.bnnModel()
-		switch {
-		case bf.net.Hidden < 0:
-			return usagef("--hidden %d must be ≥ 0", bf.net.Hidden)
-		case bf.samples < 1:
-			return usagef("--samples %d must be at least 1", bf.samples)
-		case !(bf.o.SigmaMu > 0) || math.IsInf(bf.o.SigmaMu, 0) || !(bf.o.SigmaOmega > 0) ||
-			math.IsInf(bf.o.SigmaOmega, 0):
-			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.o.SigmaMu,
-				bf.o.SigmaOmega)
-		case bf.o.Bounds.WeightDraws < 1:
-			return usagef("--weight-draws %d must be at least 1", bf.o.Bounds.WeightDraws)
-		}
-		if err := m.Posterior.Validate(); err != nil {
-			return usageError{err}
+		o := train.BNNOptions{Options: bf.o, Model: bf.bnnModel(), Hidden: bf.net.Hidden}
+		if err := o.Validate(); err != nil {
+			return fieldUsage(err, libraryFlag)
 		}
 		if _, err := bf.loss(); err != nil {
 			return err
