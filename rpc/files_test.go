@@ -159,6 +159,9 @@ func TestServerSettingsAndAuth(t *testing.T) {
 			t.Errorf("%+v: %v; want a ConfigError naming %q", s, err, c.want)
 		}
 	}
+	if _, err := (&ServerSettings{}).Open("hash"); !isFieldError(err, "Listen") {
+		t.Errorf("Open of unchecked settings: %v", err)
+	}
 	s := ok
 	s.Checkpoint = filepath.Join(t.TempDir(), "new")
 	if err := s.Check(); err != nil {

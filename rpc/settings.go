@@ -74,10 +74,13 @@ type ServerSetup struct {
 	resumed *fl.State
 }
 
-// Open loads the checkpoint to resume from (refusing one written with
-// another configHash, the hash of the settings that decide the result)
-// and reads the TLS files.
+// Open checks the settings (Check), loads the checkpoint to resume from
+// (refusing one written with another configHash, the hash of the settings
+// that decide the result) and reads the TLS files.
 func (s *ServerSettings) Open(configHash string) (*ServerSetup, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	o := &ServerSetup{s: *s, ck: Checkpoint{Dir: s.Checkpoint, ConfigHash: configHash}}
 	var err error
 	if s.Resume {

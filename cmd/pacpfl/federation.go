@@ -136,9 +136,6 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	err := p.check(fs, sf.jsonPath)
-	if err == nil {
-		err = sf.st.Check()
-	}
 	var setup *rpc.ServerSetup
 	if err == nil {
 		setup, err = sf.st.Open(configHash(fs))

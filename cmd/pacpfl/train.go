@@ -32,15 +32,8 @@ func init() {
 // hours should not end in "no such directory".
 func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 	f.given = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) {
-		f.given[fl.Name] = true
-		switch fl.Name {
-		case "tau":
-			f.tauSet = true
-		case "dp-delta":
-			f.dpDeltaSet = true
-		}
-	})
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
+	f.dpDeltaSet = f.given["dp-delta"]
 	if err := f.validate(fs); err != nil {
 		return err
 	}

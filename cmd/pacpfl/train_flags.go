@@ -31,8 +31,8 @@ type trainFlags struct {
 	pv                         *data.PVConfig  // replaces the Polynomial data set (experiment pv, tune pv)
 	dpSweep                    bool            // experiment --dp-sweep: ε comes from the sweep
 	kSweep                     bool            // experiment --k-sweep: k comes from the sweep
-	tauSet, dpDeltaSet         bool            // --tau, --dp-delta given (afterParse)
-	given                      map[string]bool // the flags on the command line
+	dpDeltaSet                 bool            // --dp-delta given (afterParse; false in a sweep's ε = 0 run)
+	given                      map[string]bool // the flags on the command line (afterParse)
 }
 
 // newTrainFlags returns the flags with the library's defaults (the DP
@@ -209,7 +209,7 @@ func (f *trainFlags) validate(fs *flag.FlagSet) error {
 	if err := f.settings().Validate(); err != nil {
 		return settingsError(err)
 	}
-	if f.lambda != 0 && f.tauSet {
+	if f.lambda != 0 && f.given["tau"] {
 		return usagef("--lambda and --tau both set τ: give only one")
 	}
 	if f.dp.Epsilon == 0 && !f.dpSweep {
