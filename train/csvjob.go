@@ -43,6 +43,16 @@ func (s *CSVSource) Validate() error {
 	return nil
 }
 
+// hinted is err told as a FieldError naming the option that helps (its
+// Error); errors.As finds both.
+type hinted struct {
+	err  error
+	hint *option.FieldError
+}
+
+func (h *hinted) Error() string   { return h.hint.Error() }
+func (h *hinted) Unwrap() []error { return []error{h.hint, h.err} }
+
 // Validate refuses, before any data are read, BNN options out of range:
 // the hidden units, the weight samples L (stated: Model.Samples 0, fl's
 // default, is refused too), the hyper-prior's σ_μ and σ_ω, the bounds'
@@ -80,7 +90,7 @@ func NewCSVJob(src CSVSource, gp func(*data.Dataset) (*GPOptions, error),
 	}
 	var le *LabelsError
 	if errors.As(err, &le) {
-		return nil, fmt.Errorf("%w (--task regression)", err)
+		return nil, &hinted{err, option.Format("", []string{"Spec.Task"}, "%[2]v (%[1]s regression)", err)}
 	}
 	if err != nil {
 		return nil, err
