@@ -57,9 +57,9 @@ func flagNames(err error, flag func(field string) string) error {
 
 // libraryFlags are the flags of the option fields that the FieldErrors of
 // packages rpc (ServerSettings, ServerAuth, ClientAuth, ClientConfig and
-// WriteCerts's parameters), predict (Override, FileOptions), clienteval and
-// train (CSVSource, BNNOptions) name: a field name means one flag in all of
-// them.
+// WriteCerts's parameters), predict (Override, FileOptions), clienteval,
+// train (CSVSource, BNNOptions) and fl (GPInference, PACPFLOptions' Beta)
+// name: a field name means one flag in all of them.
 var libraryFlags = map[string]string{
 	"Listen": "listen", "Wait": "wait", "RoundTimeout": "round-timeout", "MaxPayload": "max-payload",
 	"Limits.MaxUnauth": "max-unregistered", "Limits.MaxUnauthPerHost": "max-unregistered-per-host",
@@ -74,6 +74,7 @@ var libraryFlags = map[string]string{
 	"Spec.ClientColumn": "client-column", "Spec.TargetColumn": "target-column",
 	"Federate.TestFraction": "test-fraction", "Spec.Task": "task", "Model.Samples": "samples",
 	"Options.SigmaMu": "sigma-mu", "Options.SigmaOmega": "sigma-omega", "Options.Bounds.WeightDraws": "weight-draws",
+	"Beta": "beta",
 }
 
 // libraryFlag is the flag of a library option field (libraryFlags).

@@ -59,6 +59,8 @@ func reportStreams(jsonPath string, stdout, stderr io.Writer) (text, js io.Write
 // usageError is bad input: exit status 2.
 type usageError struct{ error }
 
+func (e usageError) Unwrap() error { return e.error }
+
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // dataset builds the data set of the flags: Polynomial, or PV when f.pv is
@@ -99,7 +101,7 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 	}
 	// Check the bound assumptions now rather than after training.
 	if err := o.CheckBounds(ds); err != nil {
-		return o, usagef("%v (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
+		return o, usagef("%w (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
 	}
 	return o, nil
 }
@@ -241,11 +243,9 @@ func (p *fedParse) write(out *train.Outcome, took time.Duration, stdout, jsonOut
 	return nil
 }
 
-// libError is err with the library's option fields named by their flags
-// (libraryFlags), as a usage error when it is, or wraps, the ConfigError
+// libError is err as a usage error when it is, or wraps, the ConfigError
 // of a library package: options that cannot work.
 func libError(err error) error {
-	err = flagNames(err, libraryFlag)
 	var (
 		te *train.ConfigError
 		ce *clienteval.ConfigError
@@ -258,8 +258,10 @@ func libError(err error) error {
 	return err
 }
 
-// fail prints err and returns 2 for bad input, 1 otherwise.
+// fail prints err, the library's option fields in it named by their flags
+// (libraryFlags), and returns 2 for bad input, 1 otherwise.
 func fail(stderr io.Writer, cmd string, err error) int {
+	err = flagNames(err, libraryFlag)
 	if errors.Is(err, context.Canceled) {
 		// Outputs are written after the run: an interrupted one wrote
 		// none.
