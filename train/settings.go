@@ -27,6 +27,9 @@ type Settings struct {
 	// the aggregation, τ with Lambda, β, the bounds' loss range, seed and
 	// learned bound, DP.
 	Options fl.PACPFLOptions
+	// StrictBatch refuses an Options.Server.Batch above every client's
+	// m_i (a batch the user chose); without it such a batch is capped.
+	StrictBatch bool
 	// Polynomial is the synthetic data set (Dataset; its Seed is the
 	// run's). PV, if set, replaces it, with Polynomial's Existing and New.
 	Polynomial data.PolynomialConfig
@@ -173,12 +176,25 @@ func (s *Settings) pvConfig(seed uint64) data.PVConfig {
 }
 
 // ServerConfig is the validated server configuration of the settings for
-// the existing clients of ds, seeded by seed: c defaults to
+// the existing clients of ds, seeded by seed, refusing a c above their
+// number and a strict batch above their m_i (unless ds is a stand-in
+// without samples): c defaults to
 // min(n, fl.DefaultClientsPerRound), τ comes from Lambda (β = min m_i) if
 // set, DP is nil without ε.
 func (s *Settings) ServerConfig(ds *data.Dataset, seed uint64) (fl.Config, error) {
-	n := len(ds.Existing)
+	n, maxM := len(ds.Existing), 0
+	for i := range ds.Existing {
+		maxM = max(maxM, ds.Existing[i].M())
+	}
 	c := s.Options.Server
+	switch {
+	case c.ClientsPerRound > n:
+		return c, option.Format("", []string{"Options.Server.ClientsPerRound"}, "%s %d exceeds the %d existing "+
+			"clients", c.ClientsPerRound, n)
+	case s.StrictBatch && maxM > 0 && c.Batch > maxM:
+		return c, option.Format("", []string{"Options.Server.Batch"}, "%s %d exceeds every client's sample count "+
+			"(at most %d; 0 uses all of S_i)", c.Batch, maxM)
+	}
 	c.Seed, c.Aggregation = seed, fl.AggregateSum
 	if s.Aggregate == "mean" {
 		c.Aggregation = fl.AggregateMean

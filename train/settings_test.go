@@ -113,6 +113,22 @@ func TestSettingsOptions(t *testing.T) {
 	if _, err := s.PACPFL(ds, 1); !reflect.DeepEqual(fieldsOf(err), []string{"Options.SigmaP"}) {
 		t.Errorf("σ_P 0: %v", err)
 	}
+	// c above n, and a strict batch above every m_i, are refused; a batch
+	// that is not strict is left to the clients to cap.
+	s = goodSettings()
+	s.Options.Server.ClientsPerRound = 31
+	if _, err := s.ServerConfig(ds, 1); !reflect.DeepEqual(fieldsOf(err), []string{"Options.Server.ClientsPerRound"}) {
+		t.Errorf("c 31 of 30 clients: %v", err)
+	}
+	s = goodSettings()
+	s.Options.Server.Batch = 9
+	if _, err := s.ServerConfig(ds, 1); err != nil {
+		t.Errorf("batch 9 of m_i 8, not strict: %v", err)
+	}
+	s.StrictBatch = true
+	if _, err := s.ServerConfig(ds, 1); !reflect.DeepEqual(fieldsOf(err), []string{"Options.Server.Batch"}) {
+		t.Errorf("strict batch 9 of m_i 8: %v", err)
+	}
 	s = goodSettings()
 	s.DP.Epsilon, s.DP.Mechanism = 1, "foo"
 	if _, err := s.ServerConfig(ds, 1); err == nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/option"
 )
@@ -86,22 +85,4 @@ func asUsage(err error) error {
 		return nil
 	}
 	return usageError{err}
-}
-
-// checkData checks the flags that depend on the data: c against the n
-// existing clients, a --batch given against the m_i (a default batch is
-// capped at m_i; skipped for a stand-in data set without samples).
-func (f *trainFlags) checkData(ds *data.Dataset) error {
-	n, maxM := len(ds.Existing), 0
-	for i := range ds.Existing {
-		maxM = max(maxM, ds.Existing[i].M())
-	}
-	if f.o.Server.ClientsPerRound > n {
-		return usagef("--clients-per-round %d exceeds the %d existing clients", f.o.Server.ClientsPerRound, n)
-	}
-	if f.given["batch"] && maxM > 0 && f.o.Server.Batch > maxM {
-		return usagef("--batch %d exceeds every client's sample count (at most %d; 0 uses all of S_i)",
-			f.o.Server.Batch, maxM)
-	}
-	return nil
 }

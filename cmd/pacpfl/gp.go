@@ -9,6 +9,7 @@ import (
 	"github.com/pacpfl/pacpfl/clienteval"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -38,21 +39,7 @@ func runGP(args []string, stdout, stderr io.Writer) int {
 // model commands (gp, bnn): help prints the usage and eval's flags.
 func runEvalAction(name string, usage func(io.Writer), eval func(args []string, stdout, stderr io.Writer) int,
 	args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
-	}
-	switch args[0] {
-	case "eval":
-		return eval(args[1:], stdout, stderr)
-	case "-h", "--help", "-help", "help":
-		usage(stdout)
-		fmt.Fprintln(stdout)
-		return eval([]string{"-h"}, stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "pacpfl %s: unknown action %q\n", name, args[0])
-	usage(stderr)
-	return exitUsage
+	return cli.RunAction("pacpfl "+name, "eval", usage, eval, args, stdout, stderr)
 }
 
 // The data files of gp eval and bnn eval are CSV as data.ReadNumericCSV

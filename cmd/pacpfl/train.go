@@ -80,9 +80,6 @@ func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
 
 // options turns the flags into validated PAC-PFL options for ds.
 func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, error) {
-	if err := f.checkData(ds); err != nil {
-		return fl.PACPFLOptions{}, err
-	}
 	if err := f.checkDPDelta(); err != nil {
 		return fl.PACPFLOptions{}, err
 	}
@@ -110,9 +107,6 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 // server configuration for the existing clients of ds (--lambda sets τ with
 // β = min m_i).
 func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, error) {
-	if err := f.checkData(ds); err != nil {
-		return fl.Config{}, err
-	}
 	if err := f.checkDPDelta(); err != nil {
 		return fl.Config{}, err
 	}

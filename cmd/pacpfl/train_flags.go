@@ -173,17 +173,18 @@ func (f *trainFlags) registerTraining(fs *flag.FlagSet, synthetic bool) {
 
 // settings are the training flags as the library's settings.
 func (f *trainFlags) settings() *train.Settings {
-	return &train.Settings{Options: f.o, Polynomial: f.poly, PV: f.pv, Inference: f.gi, Aggregate: f.aggregate,
-		Temperature: f.beta, LossRange: f.lossRange, Lambda: f.lambda, LearnedSamples: f.learnedSamples, DP: f.dp,
-		DPNoiseSeed: f.dpNoiseSeed}
+	return &train.Settings{Options: f.o, StrictBatch: f.given["batch"], Polynomial: f.poly, PV: f.pv,
+		Inference: f.gi, Aggregate: f.aggregate, Temperature: f.beta, LossRange: f.lossRange, Lambda: f.lambda,
+		LearnedSamples: f.learnedSamples, DP: f.dp, DPNoiseSeed: f.dpNoiseSeed}
 }
 
 // settingsFlags name the fields of train.Settings by their flags.
 var settingsFlags = map[string]string{
 	"Options.Server.K": "k", "Options.Server.Rounds": "rounds", "Options.Server.ClientsPerRound": "clients-per-round",
 	"Options.Server.Batch": "batch", "Options.Server.LR": "lr", "Options.Server.Tau": "tau",
-	"Options.Server.Optimizer": "optimizer", "Options.SigmaP": "sigma-p", "Options.Bounds.PriorSamples": "bound-samples",
-	"Options.Bounds.FuncSamples": "func-samples", "Options.Bounds.Delta": "delta", "Aggregate": "aggregate",
+	"Options.Server.Optimizer": "optimizer", "Options.SigmaP": "sigma-p",
+	"Options.Bounds.PriorSamples": "bound-samples",
+	"Options.Bounds.FuncSamples":  "func-samples", "Options.Bounds.Delta": "delta", "Aggregate": "aggregate",
 	"Temperature": "beta", "Polynomial.Existing": "clients", "Polynomial.New": "new-clients",
 	"Polynomial.Extra": "extra", "LearnedSamples": "bound-trained-samples", "LossRange": "loss-range",
 	"Lambda": "lambda", "DP.Epsilon": "dp-epsilon", "DP.Clip": "dp-clip", "DP.Delta": "dp-delta",

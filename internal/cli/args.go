@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -47,4 +48,27 @@ func ValuesHash(fs *flag.FlagSet, skip func(name string) bool) string {
 		}
 	})
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// RunAction runs a command whose one action is action (pacpfl gp eval):
+// without arguments it prints the usage to stderr (ExitUsage); action runs
+// run on the arguments after it; a help argument prints the usage, a blank
+// line and run's own help to stdout; any other argument is a usage error
+// naming prog.
+func RunAction(prog, action string, usage func(io.Writer), run func(args []string, stdout, stderr io.Writer) int,
+	args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		usage(stderr)
+		return ExitUsage
+	case args[0] == action:
+		return run(args[1:], stdout, stderr)
+	case IsHelp(args[0]):
+		usage(stdout)
+		fmt.Fprintln(stdout)
+		return run([]string{"-h"}, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "%s: unknown action %q\n", prog, args[0])
+	usage(stderr)
+	return ExitUsage
 }

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +43,36 @@ func TestValuesHash(t *testing.T) {
 	sum := sha256.Sum256([]byte("a=x\nb=3\n"))
 	if got := ValuesHash(fs, func(n string) bool { return n == "quiet" }); got != hex.EncodeToString(sum[:]) {
 		t.Errorf("hash %s", got)
+	}
+}
+
+// RunAction runs its action, prints the usage and the action's help for a
+// help argument, and refuses no or another action.
+func TestRunAction(t *testing.T) {
+	usage := func(w io.Writer) { io.WriteString(w, "usage: x eval") }
+	var got []string
+	run := func(args []string, stdout, _ io.Writer) int {
+		got = args
+		io.WriteString(stdout, "[run]")
+		return 7
+	}
+	for _, c := range []struct {
+		args           []string
+		st             int
+		stdout, stderr string
+		runArgs        []string
+	}{
+		{[]string{"eval", "--n", "1"}, 7, "[run]", "", []string{"--n", "1"}},
+		{[]string{"--help"}, 7, "usage: x eval\n[run]", "", []string{"-h"}},
+		{nil, ExitUsage, "", "usage: x eval", nil},
+		{[]string{"fit"}, ExitUsage, "", "prog x: unknown action \"fit\"\nusage: x eval", nil},
+	} {
+		got = nil
+		var out, errw bytes.Buffer
+		st := RunAction("prog x", "eval", usage, run, c.args, &out, &errw)
+		if st != c.st || out.String() != c.stdout || errw.String() != c.stderr ||
+			strings.Join(got, " ") != strings.Join(c.runArgs, " ") {
+			t.Errorf("%q: %d, %q, %q, run %q", c.args, st, out.String(), errw.String(), got)
+		}
 	}
 }
