@@ -175,6 +175,14 @@ func (s *Settings) pvConfig(seed uint64) data.PVConfig {
 	return c
 }
 
+// Info is what the reports of a run on a generated data set record of the
+// settings: the seed, the aggregation and DP as given (also when DP is
+// off). The data set's description is the caller's.
+func (s *Settings) Info(seed uint64) SyntheticInfo {
+	return SyntheticInfo{Seed: seed, Aggregate: s.Aggregate, DPEpsilon: s.DP.Epsilon, DPClip: s.DP.Clip,
+		DPMechanism: string(s.DP.Mechanism)}
+}
+
 // ServerConfig is the validated server configuration of the settings for
 // the existing clients of ds, seeded by seed, refusing a c above their
 // number and a strict batch above their m_i (unless ds is a stand-in

@@ -99,6 +99,10 @@ func TestSettingsOptions(t *testing.T) {
 	case o.Bounds.A != -4 || o.Bounds.B != 6 || o.Bounds.Seed != 7 || o.Bounds.Learned.Samples != 10:
 		t.Errorf("bounds %+v", o.Bounds)
 	}
+	want := SyntheticInfo{Seed: 7, Aggregate: "mean", DPEpsilon: 1, DPClip: 10, DPMechanism: "laplace"}
+	if info := s.Info(7); info != want {
+		t.Errorf("info %+v, want %+v", info, want)
+	}
 	if beta, _ := fl.ParseTemperature("sqrt"); !reflect.DeepEqual(o.Beta, beta) {
 		t.Errorf("β = %v", o.Beta)
 	}

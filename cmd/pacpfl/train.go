@@ -179,8 +179,7 @@ func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
 	if p.csv {
 		return p.csvJob(stderr)
 	}
-	info := train.SyntheticInfo{Seed: f.seed, Aggregate: f.aggregate, DPEpsilon: f.dp.Epsilon, DPClip: f.dp.Clip,
-		DPMechanism: string(f.dp.Mechanism)}
+	info := f.settings().Info(f.seed)
 	if bf.model == modelBNN {
 		im, err := bf.images()
 		if err != nil {
