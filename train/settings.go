@@ -17,11 +17,10 @@ import (
 // options, with the client temperature, the bounds' loss range and the
 // aggregation as text and the server temperature τ set by λ or given, the
 // synthetic data set, the GP clients' inference, and DP with a seed for
-// its noise. Validate
-// checks them before any data are made; ServerConfig and PACPFL turn them
-// into the options of a run on a data set. A value out of range is an
-// *option.FieldError naming the field by its path in Settings
-// ("Options.Server.K", "Lambda", "DP.Clip").
+// its noise. Validate checks them before any data are made; ServerConfig
+// and PACPFL turn them into the options of a run on a data set. A value
+// out of range is an *option.FieldError naming the field by its path in
+// Settings ("Options.Server.K", "Lambda", "DP.Clip").
 type Settings struct {
 	// Options are the run's options but for what the fields below set:
 	// the aggregation, τ with Lambda, β, the bounds' loss range, seed and

@@ -182,10 +182,9 @@ func (f *trainFlags) settings() *train.Settings {
 var settingsFlags = map[string]string{
 	"Options.Server.K": "k", "Options.Server.Rounds": "rounds", "Options.Server.ClientsPerRound": "clients-per-round",
 	"Options.Server.Batch": "batch", "Options.Server.LR": "lr", "Options.Server.Tau": "tau",
-	"Options.Server.Optimizer": "optimizer", "Options.SigmaP": "sigma-p",
-	"Options.Bounds.PriorSamples": "bound-samples",
-	"Options.Bounds.FuncSamples":  "func-samples", "Options.Bounds.Delta": "delta", "Aggregate": "aggregate",
-	"Temperature": "beta", "Polynomial.Existing": "clients", "Polynomial.New": "new-clients",
+	"Options.Server.Optimizer": "optimizer", "Options.SigmaP": "sigma-p", "Options.Bounds.Delta": "delta",
+	"Options.Bounds.PriorSamples": "bound-samples", "Options.Bounds.FuncSamples": "func-samples",
+	"Aggregate": "aggregate", "Temperature": "beta", "Polynomial.Existing": "clients", "Polynomial.New": "new-clients",
 	"Polynomial.Extra": "extra", "LearnedSamples": "bound-trained-samples", "LossRange": "loss-range",
 	"Lambda": "lambda", "DP.Epsilon": "dp-epsilon", "DP.Clip": "dp-clip", "DP.Delta": "dp-delta",
 	"Inference.Inducing": "inducing", "Inference.Mode": "gp-inference",
