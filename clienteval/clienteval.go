@@ -17,6 +17,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -79,11 +80,12 @@ func GPPrior(model lml.Model, sigmaP float64, seed uint64) ([]float64, error) {
 	return phi, nil
 }
 
-// CheckParams refuses a φ read from path whose length is not model's.
+// CheckParams refuses a φ read from path whose length is not model's, with
+// an *option.FieldError naming the sizes of GPFile that set it (Hidden, DF).
 func CheckParams(path string, phi []float64, model lml.Model) error {
 	if len(phi) != model.NumParams() {
-		return fmt.Errorf("%s: %d parameters, but this model (see --hidden, --df and the data's feature count) has %d",
-			path, len(phi), model.NumParams())
+		return option.Format("", []string{"Hidden", "DF"}, "%[3]s: %[4]d parameters, but this model (see %[1]s, "+
+			"%[2]s and the data's feature count) has %[5]d", path, len(phi), model.NumParams())
 	}
 	return nil
 }

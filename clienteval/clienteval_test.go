@@ -9,6 +9,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 func TestNorm2DoesNotOverflow(t *testing.T) {
@@ -44,7 +45,9 @@ func TestGPExactAndSparse(t *testing.T) {
 	assert.Len(t, sp.InducingInputs, 6)
 	assert.LessOrEqual(t, sp.LML, ex.LML+1e-9)
 	assert.Greater(t, GPMemoryBytes(model, 6, false, 0), 0.0)
-	require.Error(t, CheckParams("p", phi[1:], model))
+	var fe *option.FieldError
+	require.ErrorAs(t, CheckParams("p", phi[1:], model), &fe)
+	assert.Equal(t, []string{"Hidden", "DF"}, fe.Fields)
 }
 
 func TestBNNDeterministic(t *testing.T) {

@@ -9,18 +9,24 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // ConfigError is an evaluation's options that cannot work (a missing data
 // file, a width below 1, more inducing inputs than rows): bad input, as
 // opposed to a file that cannot be read or a figure that is not finite.
-// Its messages name pacpfl gp eval's and bnn eval's flags.
+// An error of option fields is an *option.FieldError naming them by their
+// paths in GPFile or BNNFile ("Data", "Inference.Mode"), for a front end
+// to render with its own names.
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-func configErrorf(format string, a ...any) error { return &ConfigError{fmt.Errorf(format, a...)} }
+// fieldErrorf is a ConfigError of fields (option.Format).
+func fieldErrorf(fields []string, format string, a ...any) error {
+	return &ConfigError{option.Format("", fields, format, a...)}
+}
 
 // GPFile is a GP evaluation on a CSV file (pacpfl gp eval): features then
 // y in the last column of every row.
@@ -49,17 +55,17 @@ type GPFile struct {
 func (o *GPFile) Check() error {
 	switch m := o.Inference.Mode; {
 	case o.Data == "":
-		return configErrorf("--data is required")
+		return fieldErrorf([]string{"Data"}, "%s is required")
 	case (o.Params == "") == (o.InitSeed < 0):
-		return configErrorf("give exactly one of --params FILE and --init-seed N (N ≥ 0)")
+		return fieldErrorf([]string{"Params", "InitSeed"}, "give exactly one of %s FILE and %s N (N ≥ 0)")
 	case o.DF < 1:
-		return configErrorf("--df %d: want at least 1", o.DF)
+		return fieldErrorf([]string{"DF"}, "%s %d: want at least 1", o.DF)
 	case !(o.SigmaP > 0) || math.IsInf(o.SigmaP, 0):
-		return configErrorf("--sigma-p %v: want a positive number", o.SigmaP)
+		return fieldErrorf([]string{"SigmaP"}, "%s %v: want a positive number", o.SigmaP)
 	case m != fl.InferenceExact && m != fl.InferenceSparse && m != fl.InferenceAuto:
-		return configErrorf("--gp-inference %q: want exact, sparse or auto", m)
+		return fieldErrorf([]string{"Inference.Mode"}, "%s %q: want exact, sparse or auto", m)
 	case o.Inference.Inducing < 0:
-		return configErrorf("--inducing %d: want at least 1 inducing input (0: the default %d)",
+		return fieldErrorf([]string{"Inference.Inducing"}, "%s %d: want at least 1 inducing input (0: the default %d)",
 			o.Inference.Inducing, fl.DefaultInducing)
 	}
 	return nil
@@ -77,7 +83,8 @@ func EvalGP(o GPFile) (*GPResult, error) {
 	model := lml.Model{D: d, DF: o.DF, MeanHidden: o.Hidden, KernelHidden: o.Hidden}
 	sparse, M, err := o.Inference.Plan(len(y))
 	if err != nil {
-		return nil, configErrorf("--inducing %d: the data have only %d rows", o.Inference.Inducing, len(y))
+		return nil, fieldErrorf([]string{"Inference.Inducing"}, "%s %d: the data have only %d rows",
+			o.Inference.Inducing, len(y))
 	}
 	if o.Memory != nil {
 		what := fmt.Sprintf("--hidden %v --df %d on %d samples", o.Hidden, o.DF, len(y))
@@ -129,25 +136,23 @@ type BNNFile struct {
 func (o *BNNFile) Model() (lml.BNN, error) {
 	switch {
 	case o.Data == "":
-		return lml.BNN{}, configErrorf("--data is required")
+		return lml.BNN{}, fieldErrorf([]string{"Data"}, "%s is required")
 	case o.InitSeed < 0:
-		return lml.BNN{}, configErrorf("--init-seed N (N ≥ 0) is required")
+		return lml.BNN{}, fieldErrorf([]string{"InitSeed"}, "%s N (N ≥ 0) is required")
 	case o.Samples < 1:
-		return lml.BNN{}, configErrorf("--samples %d: want at least 1", o.Samples)
+		return lml.BNN{}, fieldErrorf([]string{"Samples"}, "%s %d: want at least 1", o.Samples)
 	case o.Classes < 2:
-		return lml.BNN{}, configErrorf("--classes %d: want at least 2", o.Classes)
+		return lml.BNN{}, fieldErrorf([]string{"Classes"}, "%s %d: want at least 2", o.Classes)
 	case o.Hidden < 0:
-		return lml.BNN{}, configErrorf("--hidden %d: want ≥ 0", o.Hidden)
+		return lml.BNN{}, fieldErrorf([]string{"Hidden"}, "%s %d: want ≥ 0", o.Hidden)
 	case !(o.SigmaMu > 0) || math.IsInf(o.SigmaMu, 0) || !(o.SigmaOmega > 0) || math.IsInf(o.SigmaOmega, 0):
-		return lml.BNN{}, configErrorf(
-			"--sigma-mu %v and --sigma-omega %v: want positive numbers",
-			o.SigmaMu,
-			o.SigmaOmega,
-		)
+		return lml.BNN{}, fieldErrorf([]string{"SigmaMu", "SigmaOmega"}, "%[1]s %[3]v and %[2]s %[4]v: want positive numbers",
+			o.SigmaMu, o.SigmaOmega)
 	case o.Arch != lml.ArchMLP && o.Arch != lml.ArchBCNN:
-		return lml.BNN{}, configErrorf("unknown --arch %q (want mlp or bcnn)", o.Arch)
+		return lml.BNN{}, fieldErrorf([]string{"Arch"}, "unknown %s %q (want mlp or bcnn)", o.Arch)
 	case o.Image != "" && o.Arch != lml.ArchBCNN:
-		return lml.BNN{}, configErrorf("--image is for --arch bcnn (the mlp takes the features as they are)")
+		return lml.BNN{}, fieldErrorf([]string{"Image", "Arch"},
+			"%s is for %s bcnn (the mlp takes the features as they are)")
 	}
 	model := lml.BNN{Arch: o.Arch, Hidden: o.Hidden, Classes: o.Classes}
 	if o.Arch != lml.ArchBCNN {
@@ -157,7 +162,7 @@ func (o *BNNFile) Model() (lml.BNN, error) {
 	if o.Image != "" {
 		h, w, ok := parseImageSize(o.Image)
 		if !ok {
-			return model, configErrorf("--image %q: want HxW with positive integers, e.g. 28x28", o.Image)
+			return model, fieldErrorf([]string{"Image"}, "%s %q: want HxW with positive integers, e.g. 28x28", o.Image)
 		}
 		model.InH, model.InW = h, w
 	}
@@ -180,8 +185,8 @@ func EvalBNN(o BNNFile) (*BNNResult, error) {
 	if model.Arch == lml.ArchMLP {
 		model.InC, model.InH, model.InW = 1, 1, nf
 	} else if nf != model.InH*model.InW {
-		return nil, fmt.Errorf("%s: %d features per row, the bcnn's %d×%d image needs %d (see --image)",
-			o.Data, nf, model.InH, model.InW, model.InH*model.InW)
+		return nil, option.Format("", []string{"Image"}, "%[2]s: %[3]d features per row, the bcnn's %[4]d×%[5]d "+
+			"image needs %[6]d (see %[1]s)", o.Data, nf, model.InH, model.InW, model.InH*model.InW)
 	}
 	if err := model.Validate(); err != nil {
 		return nil, &ConfigError{err}

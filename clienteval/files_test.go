@@ -13,6 +13,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -61,21 +62,23 @@ func TestEvalGPRefuses(t *testing.T) {
 	}
 	for _, c := range []struct {
 		change func(*GPFile)
-		want   string
+		want   []string // the fields at fault
 	}{
-		{func(o *GPFile) { o.Data = "" }, "--data is required"},
-		{func(o *GPFile) { o.Params = "p" }, "give exactly one of --params FILE and --init-seed N (N ≥ 0)"},
-		{func(o *GPFile) { o.DF = 0 }, "--df 0: want at least 1"},
-		{func(o *GPFile) { o.SigmaP = 0 }, "--sigma-p 0: want a positive number"},
-		{func(o *GPFile) { o.Inference.Mode = "x" }, `--gp-inference "x": want exact, sparse or auto`},
-		{func(o *GPFile) { o.Inference.Inducing = -1 }, "--inducing -1: want at least 1 inducing input"},
+		{func(o *GPFile) { o.Data = "" }, []string{"Data"}},
+		{func(o *GPFile) { o.Params = "p" }, []string{"Params", "InitSeed"}},
+		{func(o *GPFile) { o.DF = 0 }, []string{"DF"}},
+		{func(o *GPFile) { o.SigmaP = 0 }, []string{"SigmaP"}},
+		{func(o *GPFile) { o.Inference.Mode = "x" }, []string{"Inference.Mode"}},
+		{func(o *GPFile) { o.Inference.Inducing = -1 }, []string{"Inference.Inducing"}},
 	} {
 		o := good
 		c.change(&o)
 		_, err := EvalGP(o)
 		var ce *ConfigError
+		var fe *option.FieldError
 		require.ErrorAs(t, err, &ce, c.want)
-		assert.Contains(t, err.Error(), c.want)
+		require.ErrorAs(t, err, &fe, c.want)
+		assert.Equal(t, c.want, fe.Fields)
 	}
 	_, err := EvalGP(good)
 	var ce *ConfigError
@@ -87,7 +90,7 @@ func TestEvalGPRefuses(t *testing.T) {
 	o.Inference = fl.GPInference{Mode: fl.InferenceSparse, Inducing: 5}
 	_, err = EvalGP(o)
 	require.ErrorAs(t, err, &ce)
-	assert.EqualError(t, err, "--inducing 5: the data have only 2 rows")
+	assert.EqualError(t, err, "Inference.Inducing 5: the data have only 2 rows")
 	full := errors.New("no memory")
 	o = good
 	o.Memory = func(what string, bytes float64) error {
@@ -123,23 +126,32 @@ func TestEvalBNN(t *testing.T) {
 
 	o.Arch, o.Image = lml.ArchBCNN, "28x28"
 	_, err = EvalBNN(o)
-	assert.ErrorContains(t, err, "2 features per row, the bcnn's 28×28 image needs 784")
+	assert.ErrorContains(t, err, "2 features per row, the bcnn's 28×28 image needs 784 (see Image)")
 	var ce *ConfigError
+	var fe *option.FieldError
 	for _, c := range []struct {
 		change func(*BNNFile)
-		want   string
+		want   []string // the fields at fault
 	}{
-		{func(o *BNNFile) { o.InitSeed = -1 }, "--init-seed N (N ≥ 0) is required"},
-		{func(o *BNNFile) { o.Arch = "x" }, `unknown --arch "x" (want mlp or bcnn)`},
-		{func(o *BNNFile) { o.Image = "3x" }, "--image is for --arch bcnn"},
-		{func(o *BNNFile) { o.Arch, o.Image = lml.ArchBCNN, "3x" }, `--image "3x": want HxW`},
-		{func(o *BNNFile) { o.Classes = 1 }, "--classes 1: want at least 2"},
+		{func(o *BNNFile) { o.Data = "" }, []string{"Data"}},
+		{func(o *BNNFile) { o.InitSeed = -1 }, []string{"InitSeed"}},
+		{func(o *BNNFile) { o.Samples = 0 }, []string{"Samples"}},
+		{func(o *BNNFile) { o.Hidden = -1 }, []string{"Hidden"}},
+		{func(o *BNNFile) { o.SigmaOmega = 0 }, []string{"SigmaMu", "SigmaOmega"}},
+		{func(o *BNNFile) { o.Arch = "x" }, []string{"Arch"}},
+		{func(o *BNNFile) { o.Image = "3x" }, []string{"Image", "Arch"}},
+		{func(o *BNNFile) { o.Arch, o.Image = lml.ArchBCNN, "3x" }, []string{"Image"}},
+		{func(o *BNNFile) { o.Classes = 1 }, []string{"Classes"}},
 	} {
 		o := BNNFile{Data: path, Arch: lml.ArchMLP, Classes: 2, Samples: 2, InitSeed: 1, SigmaMu: 3, SigmaOmega: 1}
 		c.change(&o)
 		_, err := EvalBNN(o)
 		require.ErrorAs(t, err, &ce, c.want)
-		assert.Contains(t, err.Error(), c.want)
+		require.ErrorAs(t, err, &fe, c.want)
+		assert.Equal(t, c.want, fe.Fields)
+		if c.want[0] == "SigmaMu" {
+			assert.Equal(t, "-a 3 and -b 0: want positive numbers", fe.Message("-a", "-b"))
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // GP inference modes (GPInference.Mode).
@@ -96,8 +97,15 @@ var ErrTooManyInducing = errors.New("more inducing inputs than rows")
 
 type tooManyInducing struct{ M, rows int }
 
-func (e tooManyInducing) Error() string {
-	return fmt.Sprintf("%d inducing inputs but the client has only %d rows (lower --inducing)", e.M, e.rows)
+func (e tooManyInducing) Error() string { return e.field().Error() }
+
+// Unwrap is the error as an *option.FieldError naming GPInference's
+// Inducing.
+func (e tooManyInducing) Unwrap() error { return e.field() }
+
+func (e tooManyInducing) field() *option.FieldError {
+	return option.Format("", []string{"Inducing"}, "%[2]d inducing inputs but the client has only %[3]d rows "+
+		"(lower %[1]s)", e.M, e.rows)
 }
 
 func (e tooManyInducing) Is(target error) bool { return target == ErrTooManyInducing }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -167,6 +168,11 @@ func TestGPInferencePlan(t *testing.T) {
 			if tooMany := strings.Contains(c.err, "inducing inputs but"); errors.Is(err,
 				ErrTooManyInducing) != tooMany {
 				t.Errorf("%+v, m = %d: errors.Is(%v, ErrTooManyInducing) = %v", c.gi, c.m, err, !tooMany)
+			}
+			var fe *option.FieldError
+			if tooMany := errors.Is(err, ErrTooManyInducing); tooMany && (!errors.As(err, &fe) ||
+				fe.Fields[0] != "Inducing") {
+				t.Errorf("%+v, m = %d: %v is no FieldError of Inducing", c.gi, c.m, err)
 			}
 			continue
 		}

@@ -1,6 +1,7 @@
 package fl
 
 import (
+	"errors"
 	"math"
 	"runtime"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // A short end-to-end PAC-PFL run: the mean training LML improves, every
@@ -103,6 +105,20 @@ func TestTemperatureSqrt(t *testing.T) {
 	}
 	if slices.Equal(rs.Train.Particles, rm.Train.Particles) || rs.Existing.MeanRSMSE == rm.Existing.MeanRSMSE {
 		t.Fatal("β = √m trained or predicted exactly like β = m")
+	}
+}
+
+// Clients whose temperatures differ have no common β: a FieldError of the
+// options' Beta.
+func TestTemperatureCommon(t *testing.T) {
+	if b, err := (Temperature{Rule: TemperatureValue, Value: 3}).Common([]int{4, 9}); b != 3 || err != nil {
+		t.Errorf("a number: %v, %v", b, err)
+	}
+	_, err := (Temperature{Rule: TemperatureSqrt}).Common([]int{4, 9})
+	var fe *option.FieldError
+	if !errors.As(err, &fe) || !slices.Equal(fe.Fields, []string{"Beta"}) ||
+		!strings.HasSuffix(fe.Message("-b"), "pass a number to -b") {
+		t.Errorf("β = √m on m_i 4 and 9: %v", err)
 	}
 }
 

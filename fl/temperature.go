@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // Temperature is the client temperature β of the Gibbs posterior
@@ -69,7 +71,7 @@ func (t Temperature) String() string {
 
 // Common returns the single β that clients with sample counts ms share
 // under t, as Theorem 4.2 and Lemma 4.6 need, or an error if their
-// temperatures differ.
+// temperatures differ (an *option.FieldError naming the options' Beta).
 func (t Temperature) Common(ms []int) (float64, error) {
 	if len(ms) == 0 {
 		return 0, fmt.Errorf("bounds: no clients")
@@ -77,8 +79,9 @@ func (t Temperature) Common(ms []int) (float64, error) {
 	b := t.For(ms[0])
 	for i, m := range ms {
 		if t.For(m) != b {
-			return 0, fmt.Errorf("bounds: clients use different temperatures (β = %g for client 0, %g for client %d "+
-				"with m_i = %d); Theorem 4.2 needs one β: pass a number to --beta", b, t.For(m), i, m)
+			return 0, option.Format("", []string{"Beta"}, "bounds: clients use different temperatures (β = %[2]g for "+
+				"client 0, %[3]g for client %[4]d with m_i = %[5]d); Theorem 4.2 needs one β: pass a number to %[1]s",
+				b, t.For(m), i, m)
 		}
 	}
 	return b, nil

@@ -47,3 +47,17 @@ func TestKebab(t *testing.T) {
 		}
 	}
 }
+
+// Format puts the names before the other arguments.
+func TestFormat(t *testing.T) {
+	e := Format("rpc", []string{"Listen", "Wait"}, "%s and %s %q: %v", "x", errors.New("cause"))
+	if got := e.Error(); got != `rpc: Listen and Wait "x": cause` {
+		t.Errorf("Error() = %q", got)
+	}
+	if got := e.Message("--listen", "--wait"); got != `--listen and --wait "x": cause` {
+		t.Errorf("Message = %q", got)
+	}
+	if len(e.Fields) != 2 || e.Fields[1] != "Wait" || e.Values != nil {
+		t.Errorf("fields %v, values %v", e.Fields, e.Values)
+	}
+}

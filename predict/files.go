@@ -5,18 +5,24 @@ import (
 	"fmt"
 
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // ConfigError is a prediction's options that cannot work (a missing
 // file name, an unknown inference, more inducing inputs than a client's
-// rows): bad input that the caller can fix. Its messages name pacpfl
-// predict's flags.
+// rows): bad input that the caller can fix. An error of an option field
+// is an *option.FieldError naming the field (Override's and FileOptions'
+// by their names in those types: "Mode", "Inducing", "Model", ...), for a
+// front end to render with its own names.
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-func configErrorf(format string, a ...any) error { return &ConfigError{fmt.Errorf(format, a...)} }
+// fieldErrorf is a ConfigError of fields (option.Format).
+func fieldErrorf(fields []string, format string, a ...any) error {
+	return &ConfigError{option.Format("", fields, format, a...)}
+}
 
 // Override replaces parts of a model file's GP inference: the mode if
 // SetMode, the number of inducing inputs if SetInducing (the seed of their
@@ -31,11 +37,11 @@ type Override struct {
 func (o Override) Check() error {
 	if o.SetMode {
 		if err := (fl.GPInference{Mode: o.Mode}).Validate(); err != nil || o.Mode == "" {
-			return configErrorf("--gp-inference %q: want exact, sparse or auto", o.Mode)
+			return fieldErrorf([]string{"Mode"}, "%s %q: want exact, sparse or auto", o.Mode)
 		}
 	}
 	if o.Inducing < 0 {
-		return configErrorf("--inducing %d: want at least 1 inducing input (0: the default %d)",
+		return fieldErrorf([]string{"Inducing"}, "%s %d: want at least 1 inducing input (0: the default %d)",
 			o.Inducing, fl.DefaultInducing)
 	}
 	return nil
@@ -52,8 +58,8 @@ func (o Override) Apply(p *Predictor) error {
 		err = p.SetInducing(o.Inducing)
 	}
 	if errors.Is(err, ErrNotGP) {
-		return configErrorf("--gp-inference and --inducing apply to GP (regression) models; this one has %s clients",
-			p.Model().Kind)
+		return fieldErrorf([]string{"Mode", "Inducing"}, "%s and %s apply to GP (regression) models; this one has %s "+
+			"clients", p.Model().Kind)
 	}
 	if err != nil {
 		return &ConfigError{err}
@@ -74,28 +80,31 @@ func LoadWith(path string, o Override) (*Predictor, error) {
 }
 
 // Explain words the errors of Predict and PredictClients that the options
-// can fix in terms of pacpfl predict's flags: an M from an Override above
-// a client's rows is a ConfigError, the model's own M above them and a
-// client without context rows say which flag helps. Other errors are
+// can fix as FieldErrors naming the option that helps (Override's
+// "Inducing" and "Mode", FileOptions' "ContextColumn"): an M from an
+// Override above a client's rows is a ConfigError, the model's own M above
+// them and a client without context rows are not. Other errors are
 // returned as they are.
 func Explain(err error) error {
 	var ie *InducingError
 	var ne *NoContextError
+	inducing := []string{"Inducing", "Mode"}
 	switch {
 	case errors.As(err, &ie) && ie.Requested:
-		return configErrorf("client %q: --inducing %d: the client is conditioned on only %d rows "+
-			"(give --inducing %d or fewer, or --gp-inference exact)", ie.Client, ie.M, ie.Rows, ie.Rows)
+		return fieldErrorf(inducing, "client %[3]q: %[1]s %[4]d: the client is conditioned on only %[5]d rows "+
+			"(give %[1]s %[5]d or fewer, or %[2]s exact)", ie.Client, ie.M, ie.Rows)
 	case errors.As(err, &ie):
-		return fmt.Errorf("client %q: the model's GP inference is %s, but the client is conditioned on only %d rows "+
-			"(give --inducing %d or fewer, or --gp-inference exact)", ie.Client, ie.Inference, ie.Rows, ie.Rows)
+		return option.Format("", inducing, "client %[3]q: the model's GP inference is %[4]s, but the client is "+
+			"conditioned on only %[5]d rows (give %[1]s %[5]d or fewer, or %[2]s exact)", ie.Client, ie.Inference,
+			ie.Rows)
 	case errors.As(err, &ne):
-		s := fmt.Sprintf("client %q is not one the model was trained on (or its rows were not saved), and no row "+
-			"of it is marked as its own training data: give a --context-column marking some of its labelled rows",
-			ne.Client)
+		where := ""
 		if ne.Source != "" {
-			s = fmt.Sprintf("%s:%d: %s", ne.Source, ne.Line, s)
+			where = fmt.Sprintf("%s:%d: ", ne.Source, ne.Line)
 		}
-		return errors.New(s)
+		return option.Format("", []string{"ContextColumn"}, "%[2]sclient %[3]q is not one the model was trained on "+
+			"(or its rows were not saved), and no row of it is marked as its own training data: give a %[1]s "+
+			"marking some of its labelled rows", where, ne.Client)
 	}
 	return err
 }
@@ -112,9 +121,9 @@ type FileOptions struct {
 func (o FileOptions) Check() error {
 	switch {
 	case o.Model == "":
-		return configErrorf("--model FILE is required")
+		return fieldErrorf([]string{"Model"}, "%s FILE is required")
 	case o.Data == "":
-		return configErrorf("--data FILE.csv is required")
+		return fieldErrorf([]string{"Data"}, "%s FILE.csv is required")
 	}
 	return o.Override.Check()
 }

@@ -2,6 +2,7 @@ package predict_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pacpfl/pacpfl/modelfile"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/predict"
 )
 
@@ -48,25 +50,28 @@ func TestPredictFile(t *testing.T) {
 	_, err = predict.PredictFile(o)
 	var ce *predict.ConfigError
 	require.ErrorAs(t, err, &ce)
-	assert.Contains(t, err.Error(), `client "n0": --inducing `)
-	assert.Contains(t, err.Error(), "(give --inducing ")
+	var fe *option.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, []string{"Inducing", "Mode"}, fe.Fields)
+	assert.Contains(t, err.Error(), `client "n0": Inducing `)
+	assert.Contains(t, fe.Message("-M", "-I"), fmt.Sprintf("(give -M %d or fewer, or -I exact)", newRows))
 }
 
 // Unusable options are ConfigErrors before any file is read; an override
 // of a BNN model's inference too; other errors are not.
 func TestFileOptionsRefuse(t *testing.T) {
 	var ce *predict.ConfigError
+	var fe *option.FieldError
 	for o, want := range map[*predict.FileOptions]string{
-		{Data: "d"}:  "--model FILE is required",
-		{Model: "m"}: "--data FILE.csv is required",
-		{Model: "m", Data: "d", Override: predict.Override{Mode: "fast", SetMode: true}}: `--gp-inference "fast": ` +
-			`want exact, sparse or auto`,
-		{Model: "m", Data: "d", Override: predict.Override{Inducing: -1}}: "--inducing -1: want at " +
-			"least 1",
+		{Data: "d"}:  "Model",
+		{Model: "m"}: "Data",
+		{Model: "m", Data: "d", Override: predict.Override{Mode: "fast", SetMode: true}}: "Mode",
+		{Model: "m", Data: "d", Override: predict.Override{Inducing: -1}}:                "Inducing",
 	} {
 		err := o.Check()
 		require.ErrorAs(t, err, &ce, want)
-		assert.Contains(t, err.Error(), want)
+		require.ErrorAs(t, err, &fe, want)
+		assert.Equal(t, []string{want}, fe.Fields)
 	}
 	_, err := predict.PredictFile(predict.FileOptions{Model: filepath.Join(t.TempDir(), "none"), Data: "d"})
 	assert.ErrorIs(t, err, os.ErrNotExist)
@@ -74,4 +79,16 @@ func TestFileOptionsRefuse(t *testing.T) {
 	assert.Nil(t, predict.Explain(nil))
 	other := errors.New("other")
 	assert.Same(t, other, predict.Explain(other))
+	// The model's own M and a client without context rows are no
+	// ConfigErrors, but name the option that helps.
+	ex := predict.Explain(&predict.InducingError{Client: "c", M: 9, Rows: 3})
+	require.ErrorAs(t, ex, &fe)
+	assert.False(t, errors.As(ex, &ce))
+	assert.Equal(t, []string{"Inducing", "Mode"}, fe.Fields)
+	assert.Contains(t, fe.Message("-M", "-I"), "(give -M 3 or fewer, or -I exact)")
+	ex = predict.Explain(&predict.NoContextError{Client: "c", Source: "f.csv", Line: 4})
+	require.ErrorAs(t, ex, &fe)
+	assert.False(t, errors.As(ex, &ce))
+	assert.Equal(t, []string{"ContextColumn"}, fe.Fields)
+	assert.Regexp(t, `^f\.csv:4: client "c" is not .* give a -x marking`, fe.Message("-x"))
 }

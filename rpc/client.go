@@ -16,6 +16,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/rpc/pb"
 )
 
@@ -89,8 +90,8 @@ func checkWelcome(w *pb.Welcome, maxClasses int) error {
 		return fmt.Errorf("the server's temperature is %d bytes long (at most %d)", len(w.Beta), maxBeta)
 	}
 	if len(w.Classes) > maxClasses {
-		return fmt.Errorf("the server sent %d class labels (this client accepts at most %d; --max-classes)",
-			len(w.Classes), maxClasses)
+		return option.Format("", []string{"MaxClasses"}, "the server sent %[2]d class labels (this client accepts at "+
+			"most %[3]d; %[1]s)", len(w.Classes), maxClasses)
 	}
 	seen := make(map[string]bool, len(w.Classes))
 	for i, l := range w.Classes {

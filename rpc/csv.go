@@ -9,6 +9,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // A federation of a CSV file: each client process reads its own file (its
@@ -135,9 +136,9 @@ func CSVClient(o CSVClientOptions) (ClientConfig, error) {
 		return ClientConfig{}, err
 	}
 	if len(rec.Clients) != 1 {
-		return ClientConfig{},
-			fmt.Errorf("%s holds the rows of %d clients (%s): a client's file holds its own rows only, "+
-				"one value of --client-column %q", o.Path, len(rec.Clients), quoteFew(rec.Clients), o.Spec.ClientColumn)
+		return ClientConfig{}, option.Format("", []string{"Spec.ClientColumn"}, "%[2]s holds the rows of %[3]d "+
+			"clients (%[4]s): a client's file holds its own rows only, one value of %[1]s %[5]q", o.Path,
+			len(rec.Clients), quoteFew(rec.Clients), o.Spec.ClientColumn)
 	}
 	if rec.Dropped > 0 && o.Notes != nil {
 		fmt.Fprintf(o.Notes, "note: %s: %d row(s) with a missing value dropped (--drop-missing)\n", o.Path, rec.Dropped)

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/lml"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // A client reading its own rows of a CSV file registers with the hash the
@@ -80,7 +82,9 @@ func TestCSVClientMatchesServer(t *testing.T) {
 	pooled := filepath.Join(dir, "pooled.csv")
 	os.WriteFile(pooled, []byte("site,x,y\ns0,1,2\ns0,2,3\ns1,1,2\ns1,2,3\n"), 0o644)
 	_, err := CSVClient(CSVClientOptions{Path: pooled, Spec: data.CSVSpec{ClientColumn: "site", TargetColumn: "y"}})
-	if err == nil || !strings.Contains(err.Error(), "rows of 2 clients") {
+	var fe *option.FieldError
+	if !errors.As(err, &fe) || fe.Fields[0] != "Spec.ClientColumn" ||
+		!strings.Contains(err.Error(), "rows of 2 clients") {
 		t.Errorf("a pooled file as a client's: %v", err)
 	}
 }

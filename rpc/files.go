@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pacpfl/pacpfl/outfile"
-
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/option"
+	"github.com/pacpfl/pacpfl/outfile"
 )
 
 // ConfigError is a setting the caller gave that cannot work (a missing or
@@ -27,6 +27,13 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 // configErrorf is a ConfigError with a formatted message.
 func configErrorf(format string, a ...any) error { return &ConfigError{fmt.Errorf(format, a...)} }
+
+// fieldErrorf is a ConfigError of fields of the options value the caller
+// gave: an *option.FieldError (option.Format) whose message a front end
+// renders with its own names for the fields, such as its flags.
+func fieldErrorf(fields []string, format string, a ...any) error {
+	return &ConfigError{option.Format("", fields, format, a...)}
+}
 
 // PrivateDir makes dir with mode 0700 when it is missing and create is
 // set, and refuses a path that is not a directory: where secrets (keys,
@@ -168,18 +175,19 @@ func (c Checkpoint) Load() (*fl.State, error) {
 // server at hosts (comma-separated IP addresses and DNS names), and the
 // certificates, keys and tokens of clients clients (Certs.WriteFiles), all
 // valid for days days. It returns the host names. Bad settings are
-// ConfigErrors naming pacpfl certs's flags.
+// ConfigErrors whose FieldErrors name the parameters ("dir", "hosts",
+// "days", "clients").
 func WriteCerts(dir, hosts string, days, clients int) ([]string, error) {
 	switch {
 	case dir == "":
-		return nil, configErrorf("--out DIR is required")
+		return nil, fieldErrorf([]string{"dir"}, "%s DIR is required")
 	case clients < 1 || clients > 100_000:
-		return nil, configErrorf("--clients %d: want 1 to 100000", clients)
+		return nil, fieldErrorf([]string{"clients"}, "%s %d: want 1 to 100000", clients)
 	case days < 1:
-		return nil, configErrorf("--days %d must be ≥ 1", days)
+		return nil, fieldErrorf([]string{"days"}, "%s %d must be ≥ 1", days)
 	}
 	if err := PrivateDir(dir, true); err != nil {
-		return nil, configErrorf("--out %v", err)
+		return nil, fieldErrorf([]string{"dir"}, "%s %v", err)
 	}
 	var hs []string
 	for _, h := range strings.Split(hosts, ",") {
@@ -189,7 +197,7 @@ func WriteCerts(dir, hosts string, days, clients int) ([]string, error) {
 	}
 	c, err := GenerateCerts(hs, time.Duration(days)*24*time.Hour, clients)
 	if err != nil {
-		return nil, configErrorf("--hosts %q: %v", hosts, err)
+		return nil, fieldErrorf([]string{"hosts"}, "%s %q: %v", hosts, err)
 	}
 	return hs, c.WriteFiles(dir)
 }

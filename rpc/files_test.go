@@ -10,12 +10,21 @@ import (
 	"time"
 
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/option"
 )
 
 // isConfigError reports whether err is a ConfigError whose text holds want.
 func isConfigError(err error, want string) bool {
 	var ce *ConfigError
 	return errors.As(err, &ce) && strings.Contains(err.Error(), want)
+}
+
+// isFieldError reports whether err is a ConfigError of an
+// *option.FieldError naming fields.
+func isFieldError(err error, fields ...string) bool {
+	var ce *ConfigError
+	var fe *option.FieldError
+	return errors.As(err, &ce) && errors.As(err, &fe) && reflect.DeepEqual(fe.Fields, fields)
 }
 
 // A checkpoint reads back what was saved, with mode 0600; a checkpoint of
@@ -106,15 +115,15 @@ func TestWriteCerts(t *testing.T) {
 	for _, c := range []struct {
 		dir, hosts string
 		days, n    int
-		want       string
+		want       string // the parameter at fault
 	}{
-		{"", "localhost", 1, 1, "--out DIR is required"},
-		{dir, "localhost", 1, 0, "--clients 0"},
-		{dir, "localhost", 0, 1, "--days 0"},
-		{dir, " , ", 1, 1, "--hosts"},
-		{file, "localhost", 1, 1, "is not a directory"},
+		{"", "localhost", 1, 1, "dir"},
+		{dir, "localhost", 1, 0, "clients"},
+		{dir, "localhost", 0, 1, "days"},
+		{dir, " , ", 1, 1, "hosts"},
+		{file, "localhost", 1, 1, "dir"},
 	} {
-		if _, err := WriteCerts(c.dir, c.hosts, c.days, c.n); !isConfigError(err, c.want) {
+		if _, err := WriteCerts(c.dir, c.hosts, c.days, c.n); !isFieldError(err, c.want) {
 			t.Errorf("WriteCerts(%q, %q, %d, %d): %v; want a ConfigError naming %q", c.dir, c.hosts, c.days, c.n, err,
 				c.want)
 		}
@@ -133,21 +142,25 @@ func TestServerSettingsAndAuth(t *testing.T) {
 	os.WriteFile(file, nil, 0o600)
 	for _, c := range []struct {
 		edit func(*ServerSettings)
-		want string
+		want []string // the fields at fault
 	}{
-		{func(s *ServerSettings) { s.Listen = "" }, "--listen"},
-		{func(s *ServerSettings) { s.Wait = -time.Second }, "--wait"},
-		{func(s *ServerSettings) { s.Limits.MaxUnauthPerHost = 0 }, "--max-unregistered"},
-		{func(s *ServerSettings) { s.Resume = true }, "--resume needs --checkpoint"},
-		{func(s *ServerSettings) { s.MaxNormFactor = 2 }, "--max-norm-factor needs --quorum"},
-		{func(s *ServerSettings) { s.Checkpoint = file }, "is not a directory"},
-		{func(s *ServerSettings) { s.Checkpoint, s.Resume = file+"x", true }, "no such file"},
+		{func(s *ServerSettings) { s.Listen = "" }, []string{"Listen"}},
+		{func(s *ServerSettings) { s.Wait = -time.Second }, []string{"Wait", "RoundTimeout", "MaxPayload"}},
+		{func(s *ServerSettings) { s.Limits.MaxUnauthPerHost = 0 },
+			[]string{"Limits.MaxUnauth", "Limits.MaxUnauthPerHost"}},
+		{func(s *ServerSettings) { s.Resume = true }, []string{"CheckpointEvery", "Resume", "Checkpoint"}},
+		{func(s *ServerSettings) { s.MaxNormFactor = 2 }, []string{"Quorum", "MaxNormFactor"}},
+		{func(s *ServerSettings) { s.Checkpoint = file }, []string{"Checkpoint"}},
+		{func(s *ServerSettings) { s.Checkpoint, s.Resume = file+"x", true }, []string{"Checkpoint"}},
 	} {
 		s := ok
 		c.edit(&s)
-		if err := s.Check(); !isConfigError(err, c.want) {
+		if err := s.Check(); !isFieldError(err, c.want...) {
 			t.Errorf("%+v: %v; want a ConfigError naming %q", s, err, c.want)
 		}
+	}
+	if _, err := (&ServerSettings{}).Open("hash"); !isFieldError(err, "Listen") {
+		t.Errorf("Open of unchecked settings: %v", err)
 	}
 	s := ok
 	s.Checkpoint = filepath.Join(t.TempDir(), "new")
@@ -157,32 +170,48 @@ func TestServerSettingsAndAuth(t *testing.T) {
 	if fi, err := os.Stat(s.Checkpoint); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("checkpoint directory: %v, %v", fi, err)
 	}
-	if _, err := (ServerAuth{Insecure: true, ClientCA: file}).Credentials("127.0.0.1:1"); !isConfigError(err,
-		"exclude each other") {
+	if _, err := (ServerAuth{Insecure: true, ClientCA: file}).Credentials("127.0.0.1:1"); !isFieldError(err,
+		"Insecure", "CertFile", "KeyFile", "ClientCA") {
 		t.Errorf("insecure with a CA: %v", err)
 	}
-	if _, err := (ServerAuth{Insecure: true}).Credentials("10.1.2.3:1"); !isConfigError(err, "--insecure refused") {
+	if _, err := (ServerAuth{Insecure: true}).Credentials("10.1.2.3:1"); !isFieldError(err, "Insecure") {
 		t.Errorf("insecure off loopback: %v", err)
+	}
+	if _, err := (ServerAuth{CertFile: file}).Credentials("127.0.0.1:1"); !isFieldError(err, "CertFile", "KeyFile",
+		"Insecure") {
+		t.Errorf("TLS without a key: %v", err)
 	}
 	if toks, err := (ServerAuth{Insecure: true}).Tokens(3); toks != nil || err != nil {
 		t.Errorf("no token directory: %v, %v", toks, err)
 	}
-	if _, err := (ServerAuth{TokenDir: t.TempDir()}).Tokens(1); !isConfigError(err, "--tokens") {
+	if _, err := (ServerAuth{TokenDir: t.TempDir()}).Tokens(1); !isFieldError(err, "TokenDir") {
 		t.Errorf("empty token directory: %v", err)
 	}
-	if _, _, err := (ClientAuth{Insecure: true, KeyFile: file}).Credentials("127.0.0.1:1"); !isConfigError(err,
-		"exclude each other") {
+	if _, _, err := (ClientAuth{Insecure: true, KeyFile: file}).Credentials("127.0.0.1:1"); !isFieldError(err,
+		"Insecure", "CertFile", "KeyFile") {
 		t.Errorf("insecure client with a key: %v", err)
+	}
+	for auth, want := range map[ClientAuth][]string{
+		{CertFile: file}:               {"CertFile", "KeyFile"},
+		{}:                             {"CAFile", "Insecure"},
+		{CAFile: file}:                 {"CAFile"}, // no certificate in it
+		{CAFile: file + "x"}:           {"CAFile"},
+		{Insecure: true, CAFile: file}: nil,
+	} {
+		_, _, err := auth.Credentials("127.0.0.1:1")
+		if want == nil && err != nil || want != nil && !isFieldError(err, want...) {
+			t.Errorf("%+v: %v; want a ConfigError naming %q", auth, err, want)
+		}
 	}
 	if _, tok, err := (ClientAuth{Insecure: true}).Credentials("127.0.0.1:1"); tok != nil || err != nil {
 		t.Errorf("insecure client: %v, %v", tok, err)
 	}
-	if _, _, err := (ClientAuth{Insecure: true, TokenFile: file}).Credentials("127.0.0.1:1"); !isConfigError(err,
-		"--token-file") {
+	if _, _, err := (ClientAuth{Insecure: true, TokenFile: file}).Credentials("127.0.0.1:1"); !isFieldError(err,
+		"TokenFile") {
 		t.Errorf("empty token file: %v", err)
 	}
 	err := Participate(t.Context(), ParticipateOptions{Server: "10.0.0.1:1", Auth: ClientAuth{Insecure: true}})
-	if !isConfigError(err, "--insecure refused") {
+	if !isFieldError(err, "Insecure") {
 		t.Errorf("Participate off loopback: %v", err)
 	}
 }

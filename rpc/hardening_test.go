@@ -19,6 +19,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/rpc/pb"
 )
 
@@ -407,6 +408,10 @@ func TestMaliciousServerWelcome(t *testing.T) {
 		err, prepared := runAgainstFake(t, &fakeServer{welcome: c.wel})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+		var fe *option.FieldError
+		if c.name == "too many classes" && (!errors.As(err, &fe) || fe.Fields[0] != "MaxClasses") {
+			t.Errorf("%s: err = %v, want a FieldError of MaxClasses", c.name, err)
 		}
 		if prepared {
 			t.Errorf("%s: the client built its model from the refused Welcome", c.name)

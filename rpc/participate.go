@@ -13,7 +13,7 @@ import (
 // plaintext on a loopback address (Insecure); and how clients
 // authenticate: tokens (a TokenDir of client-I.token files, ReadTokenDir)
 // or certificates signed by ClientCA (mutual TLS). Its errors are
-// ConfigErrors naming pacpfl server's flags, as ServerTLS's do.
+// ConfigErrors; those of settings it can name are FieldErrors of its fields.
 type ServerAuth struct {
 	Insecure                              bool
 	CertFile, KeyFile, ClientCA, TokenDir string
@@ -24,19 +24,22 @@ type ServerAuth struct {
 func (a ServerAuth) Credentials(listen string) (credentials.TransportCredentials, error) {
 	var creds credentials.TransportCredentials
 	var err error
-	if a.Insecure {
-		if a.CertFile != "" || a.KeyFile != "" || a.ClientCA != "" {
-			return nil, configErrorf("--insecure and --tls-cert/--tls-key/--client-ca exclude each other")
-		}
-		creds, err = Insecure(listen)
-	} else {
+	switch {
+	case a.Insecure && (a.CertFile != "" || a.KeyFile != "" || a.ClientCA != ""):
+		return nil, fieldErrorf([]string{"Insecure", "CertFile", "KeyFile", "ClientCA"},
+			"%s and %s/%s/%s exclude each other")
+	case a.Insecure:
+		creds, err = insecureFor(listen)
+	case a.CertFile == "" || a.KeyFile == "":
+		return nil, fieldErrorf([]string{"CertFile", "KeyFile", "Insecure"}, needCertAndKey)
+	default:
 		creds, err = ServerTLS(a.CertFile, a.KeyFile, a.ClientCA)
 	}
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
 	if a.TokenDir == "" && !a.Insecure && a.ClientCA == "" {
-		return nil, configErrorf("--tokens DIR or --client-ca FILE is required " +
+		return nil, fieldErrorf([]string{"TokenDir", "ClientCA"}, "%s DIR or %s FILE is required "+
 			"(pacpfl certs writes client tokens and certificates)")
 	}
 	return creds, nil
@@ -50,7 +53,7 @@ func (a ServerAuth) Tokens(n int) ([][]byte, error) {
 	}
 	toks, err := ReadTokenDir(a.TokenDir, n)
 	if err != nil {
-		return nil, configErrorf("--tokens: %v", err)
+		return nil, fieldErrorf([]string{"TokenDir"}, "%s: %v", err)
 	}
 	return toks, nil
 }
@@ -58,8 +61,8 @@ func (a ServerAuth) Tokens(n int) ([][]byte, error) {
 // ClientAuth names what secures a client's connection: the CA that signed
 // the server's certificate (ClientTLS), or plaintext to a loopback address
 // (Insecure); and how it authenticates: its token file (ReadTokenFile) or
-// its own certificate and key (mutual TLS). Its errors are ConfigErrors
-// naming pacpfl client's flags, as ClientTLS's do.
+// its own certificate and key (mutual TLS). Its errors are ConfigErrors;
+// those of settings it can name are FieldErrors of its fields.
 type ClientAuth struct {
 	Insecure                             bool
 	CAFile, CertFile, KeyFile, TokenFile string
@@ -72,11 +75,11 @@ func (a ClientAuth) Credentials(server string) (credentials.TransportCredentials
 	var err error
 	if a.Insecure {
 		if a.CertFile != "" || a.KeyFile != "" {
-			return nil, nil, configErrorf("--insecure and --tls-cert/--tls-key exclude each other")
+			return nil, nil, fieldErrorf([]string{"Insecure", "CertFile", "KeyFile"}, "%s and %s/%s exclude each other")
 		}
-		creds, err = Insecure(server)
+		creds, err = insecureFor(server)
 	} else {
-		creds, err = ClientTLS(a.CAFile, server, a.CertFile, a.KeyFile)
+		creds, err = a.tls(server)
 	}
 	if err != nil {
 		return nil, nil, &ConfigError{err}
@@ -85,13 +88,29 @@ func (a ClientAuth) Credentials(server string) (credentials.TransportCredentials
 	switch {
 	case a.TokenFile != "":
 		if token, err = ReadTokenFile(a.TokenFile); err != nil {
-			return nil, nil, configErrorf("--token-file: %v", err)
+			return nil, nil, fieldErrorf([]string{"TokenFile"}, "%s: %v", err)
 		}
 	case !a.Insecure && a.CertFile == "":
-		return nil, nil, configErrorf("--token-file or --tls-cert/--tls-key is required " +
+		return nil, nil, fieldErrorf([]string{"TokenFile", "CertFile", "KeyFile"}, "%s or %s/%s is required "+
 			"(pacpfl certs writes client tokens and certificates)")
 	}
 	return creds, token, nil
+}
+
+// tls is ClientTLS of a's files, its refusals FieldErrors of a's fields.
+func (a ClientAuth) tls(server string) (credentials.TransportCredentials, error) {
+	switch {
+	case (a.CertFile == "") != (a.KeyFile == ""):
+		return nil, fieldErrorf([]string{"CertFile", "KeyFile"}, "a client certificate needs both %s and %s")
+	case a.CAFile == "":
+		return nil, fieldErrorf([]string{"CAFile", "Insecure"},
+			"TLS needs %s (the CA certificate that signed the server's), or %s on a loopback address")
+	}
+	pool, err := readPool(a.CAFile)
+	if err != nil {
+		return nil, fieldErrorf([]string{"CAFile"}, "%s: %v", err)
+	}
+	return clientTLS(pool, server, a.CertFile, a.KeyFile)
 }
 
 // ParticipateOptions configure one client process (Participate).

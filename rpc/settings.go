@@ -16,8 +16,9 @@ import (
 // ServerSettings are a federation server's settings beyond its training
 // run (pacpfl server's flags): the address and transport, the limits on
 // clients, the update filters and aggregation, the checkpoint. Check and
-// Open refuse unusable settings with ConfigErrors naming pacpfl server's
-// flags, before the training data are built; Federate runs the server.
+// Open refuse unusable settings with ConfigErrors, before the training data
+// are built, whose FieldErrors name the fields (Auth's by ServerAuth's
+// names); Federate runs the server.
 type ServerSettings struct {
 	Listen string
 	Auth   ServerAuth
@@ -45,19 +46,20 @@ type ServerSettings struct {
 func (s *ServerSettings) Check() error {
 	switch {
 	case s.Listen == "":
-		return configErrorf("--listen host:port is required")
+		return fieldErrorf([]string{"Listen"}, "%s host:port is required")
 	case s.Wait < 0 || s.RoundTimeout < 0 || s.MaxPayload < 1:
-		return configErrorf("--wait, --round-timeout must be ≥ 0 and --max-payload ≥ 1")
+		return fieldErrorf([]string{"Wait", "RoundTimeout", "MaxPayload"}, "%s, %s must be ≥ 0 and %s ≥ 1")
 	case s.Limits.MaxUnauth < 1 || s.Limits.MaxUnauthPerHost < 1:
-		return configErrorf("--max-unregistered and --max-unregistered-per-host must be ≥ 1")
+		return fieldErrorf([]string{"Limits.MaxUnauth", "Limits.MaxUnauthPerHost"}, "%s and %s must be ≥ 1")
 	case s.CheckpointEvery < 1 || (s.Resume && s.Checkpoint == ""):
-		return configErrorf("--checkpoint-every must be ≥ 1 and --resume needs --checkpoint DIR")
+		return fieldErrorf([]string{"CheckpointEvery", "Resume", "Checkpoint"},
+			"%s must be ≥ 1 and %s needs %s DIR")
 	case s.Quorum < 0 || !(s.MaxNormFactor >= 0) || (s.MaxNormFactor > 0 && s.Quorum == 0):
-		return configErrorf("--quorum must be ≥ 0 and --max-norm-factor ≥ 0, and --max-norm-factor needs --quorum")
+		return fieldErrorf([]string{"Quorum", "MaxNormFactor"}, "%[1]s must be ≥ 0 and %[2]s ≥ 0, and %[2]s needs %[1]s")
 	}
 	if s.Checkpoint != "" {
 		if err := PrivateDir(s.Checkpoint, !s.Resume); err != nil {
-			return configErrorf("--checkpoint %v", err)
+			return fieldErrorf([]string{"Checkpoint"}, "%s %v", err)
 		}
 	}
 	return nil
@@ -72,15 +74,18 @@ type ServerSetup struct {
 	resumed *fl.State
 }
 
-// Open loads the checkpoint to resume from (refusing one written with
-// another configHash, the hash of the settings that decide the result)
-// and reads the TLS files.
+// Open checks the settings (Check), loads the checkpoint to resume from
+// (refusing one written with another configHash, the hash of the settings
+// that decide the result) and reads the TLS files.
 func (s *ServerSettings) Open(configHash string) (*ServerSetup, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	o := &ServerSetup{s: *s, ck: Checkpoint{Dir: s.Checkpoint, ConfigHash: configHash}}
 	var err error
 	if s.Resume {
 		if o.resumed, err = o.ck.Load(); err != nil {
-			return nil, configErrorf("--resume: %v", err)
+			return nil, fieldErrorf([]string{"Resume"}, "%s: %v", err)
 		}
 	}
 	if o.creds, err = s.Auth.Credentials(s.Listen); err != nil {
@@ -154,7 +159,7 @@ func (o *ServerSetup) Federate(ctx context.Context, r ServerRun) (*fl.MethodResu
 	var le *ListenError
 	switch {
 	case errors.As(err, &le):
-		return nil, configErrorf("--listen %s: %v", s.Listen, le.Err)
+		return nil, fieldErrorf([]string{"Listen"}, "%s %s: %v", s.Listen, le.Err)
 	case errors.As(err, &intr) && s.Checkpoint != "":
 		logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", intr.Round,
 			s.Checkpoint)

@@ -40,18 +40,32 @@ func IsLoopback(addr string) bool {
 // loopback address: tokens and particles must not cross a network in clear.
 func Insecure(addr string) (credentials.TransportCredentials, error) {
 	if !IsLoopback(addr) {
-		return nil, fmt.Errorf("--insecure refused for %s: plaintext only on a loopback address (127.0.0.1, ::1, "+
-			"localhost); use TLS", addr)
+		return nil, fmt.Errorf("plaintext refused for %s: only on a loopback address (127.0.0.1, ::1, localhost); "+
+			"use TLS", addr)
 	}
 	return insecure.NewCredentials(), nil
 }
+
+// insecureFor is Insecure for the Insecure field of ServerAuth and
+// ClientAuth: its refusal is a FieldError of that field.
+func insecureFor(addr string) (credentials.TransportCredentials, error) {
+	if !IsLoopback(addr) {
+		return nil, fieldErrorf([]string{"Insecure"}, "%s refused for %s: plaintext only on a loopback address "+
+			"(127.0.0.1, ::1, localhost); use TLS", addr)
+	}
+	return Insecure(addr)
+}
+
+// needCertAndKey is the refusal of a TLS server without its certificate
+// or key, naming the certificate, key and insecure settings.
+const needCertAndKey = "TLS needs %s and %s (or %s on a loopback address)"
 
 // ServerTLS loads the server's certificate and key (PEM), TLS 1.3 only.
 // With clientCA set, every client must present a certificate signed by that
 // CA (mutual TLS); ClientCertID then names its client id.
 func ServerTLS(certFile, keyFile, clientCA string) (credentials.TransportCredentials, error) {
 	if certFile == "" || keyFile == "" {
-		return nil, errors.New("TLS needs --tls-cert and --tls-key (or --insecure on a loopback address)")
+		return nil, fmt.Errorf(needCertAndKey, "a certificate", "a key", "plaintext")
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
@@ -85,16 +99,21 @@ func readPool(file string) (*x509.CertPool, error) {
 // certificate (mutual TLS).
 func ClientTLS(caFile, addr, certFile, keyFile string) (credentials.TransportCredentials, error) {
 	if (certFile == "") != (keyFile == "") {
-		return nil, errors.New("a client certificate needs both --tls-cert and --tls-key")
+		return nil, errors.New("a client certificate needs both a certificate and a key file")
 	}
 	if caFile == "" {
-		return nil, errors.New(
-			"TLS needs --ca (the CA certificate that signed the server's), or --insecure on a loopback address")
+		return nil, errors.New("TLS needs the CA certificate that signed the server's, or plaintext on a loopback " +
+			"address")
 	}
 	pool, err := readPool(caFile)
 	if err != nil {
-		return nil, fmt.Errorf("--ca: %w", err)
+		return nil, fmt.Errorf("CA certificate: %w", err)
 	}
+	return clientTLS(pool, addr, certFile, keyFile)
+}
+
+// clientTLS is ClientTLS with the CA's pool read.
+func clientTLS(pool *x509.CertPool, addr, certFile, keyFile string) (credentials.TransportCredentials, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("server address %q: %w", addr, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/report"
 )
 
@@ -175,7 +176,9 @@ func TestNewCSVJob(t *testing.T) {
 	src.Spec.Task = data.Classification
 	_, err = NewCSVJob(src, nil, nil)
 	var le *LabelsError
-	if !errors.As(err, &le) || !strings.HasSuffix(err.Error(), "(--task regression)") {
+	var fe *option.FieldError
+	if !errors.As(err, &le) || !errors.As(err, &fe) || fe.Fields[0] != "Spec.Task" ||
+		!strings.HasSuffix(fe.Message("-t"), "(-t regression)") {
 		t.Fatalf("error %v, want a LabelsError", err)
 	}
 }

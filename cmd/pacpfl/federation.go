@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/rpc"
 	"github.com/pacpfl/pacpfl/rpc/fedtrain"
 	"github.com/pacpfl/pacpfl/train"
@@ -137,9 +136,6 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	err := p.check(fs, sf.jsonPath)
-	if err == nil {
-		err = sf.st.Check()
-	}
 	var setup *rpc.ServerSetup
 	if err == nil {
 		setup, err = sf.st.Open(configHash(fs))
@@ -173,13 +169,7 @@ var serverOnlyFlags = map[string]bool{
 // configHash is the SHA-256 of every training flag's value (given or
 // default), in name order: a checkpoint's configuration (rpc.Checkpoint).
 func configHash(fs *flag.FlagSet) string {
-	h := sha256.New()
-	fs.VisitAll(func(f *flag.Flag) {
-		if !serverOnlyFlags[f.Name] {
-			fmt.Fprintf(h, "%s=%s\n", f.Name, f.Value.String())
-		}
-	})
-	return hex.EncodeToString(h.Sum(nil))
+	return cli.ValuesHash(fs, func(name string) bool { return serverOnlyFlags[name] })
 }
 
 func runClient(args []string, stdout, stderr io.Writer) int {
@@ -240,9 +230,11 @@ func (p *fedParse) client(id int, stderr io.Writer) (rpc.ClientConfig, string, e
 	switch {
 	case p.csv:
 		cfg, err := rpc.CSVClient(
-			rpc.CSVClientOptions{ID: id, Path: p.c.path, Spec: p.c.spec(), TestFraction: p.c.testFraction,
-				Seed: f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.net.Hidden, Notes: stderr})
-		return cfg, p.c.path, err
+			rpc.CSVClientOptions{ID: id, Path: p.c.src.Path, Spec: p.c.src.Spec,
+				TestFraction: p.c.src.Federate.TestFraction,
+				Seed:         f.seed, Inference: f.inference(), BNN: bf.bnnModel(), Hidden: bf.net.Hidden,
+				Notes: stderr})
+		return cfg, p.c.src.Path, err
 	case bf.model == modelBNN:
 		im, err := bf.images()
 		if err != nil {

@@ -4,12 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/bench"
 	"github.com/pacpfl/pacpfl/clienteval"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/cli"
+	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
@@ -38,40 +39,7 @@ func runGP(args []string, stdout, stderr io.Writer) int {
 // model commands (gp, bnn): help prints the usage and eval's flags.
 func runEvalAction(name string, usage func(io.Writer), eval func(args []string, stdout, stderr io.Writer) int,
 	args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
-	}
-	switch args[0] {
-	case "eval":
-		return eval(args[1:], stdout, stderr)
-	case "-h", "--help", "-help", "help":
-		usage(stdout)
-		fmt.Fprintln(stdout)
-		return eval([]string{"-h"}, stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "pacpfl %s: unknown action %q\n", name, args[0])
-	usage(stderr)
-	return exitUsage
-}
-
-// widthList is a flag.Value for hidden-layer widths: "32,32", or "none" (or
-// "") for a network without hidden layers.
-type widthList []int
-
-func (l *widthList) String() string {
-	if len(*l) == 0 {
-		return "none"
-	}
-	return (*intList)(l).String()
-}
-
-func (l *widthList) Set(v string) error {
-	if s := strings.TrimSpace(v); s == "" || s == "none" {
-		*l = widthList{}
-		return nil
-	}
-	return (*intList)(l).Set(v)
+	return cli.RunAction("pacpfl "+name, "eval", usage, eval, args, stdout, stderr)
 }
 
 // The data files of gp eval and bnn eval are CSV as data.ReadNumericCSV
@@ -87,7 +55,7 @@ var maxCSVLine = data.DefaultMaxCSVLine
 // gpEvalFlags are the flags of gp eval: the options and --json.
 type gpEvalFlags struct {
 	o      clienteval.GPFile
-	hidden widthList
+	hidden flagvalue.Widths
 	json   bool
 }
 
@@ -99,7 +67,7 @@ func (f *gpEvalFlags) add(fs *flag.FlagSet) *bool {
 		"file with φ, one plain decimal number per line, in the order of the layout (see --json)")
 	fs.Int64Var(&o.InitSeed, "init-seed", -1, "instead of --params, draw φ from the default hyper-prior with this seed")
 	fs.Float64Var(&o.SigmaP, "sigma-p", 0.5, "hyper-prior standard deviation for --init-seed")
-	f.hidden = widthList(lml.DefaultHidden)
+	f.hidden = flagvalue.Widths(lml.DefaultHidden)
 	fs.Var(&f.hidden, "hidden", `hidden-layer widths of both networks ("none" for linear networks)`)
 	fs.IntVar(&o.DF, "df", lml.DefaultDF, "output width of the kernel network")
 	fs.BoolVar(&f.json, "json", false, `print {"lml", "grad", "layout", …} as JSON (sparse: also "gp_inference", `+

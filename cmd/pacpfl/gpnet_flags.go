@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/internal/flagvalue"
 	"github.com/pacpfl/pacpfl/lml"
 )
 
@@ -21,9 +22,9 @@ type gpNetFlags struct {
 func (n *gpNetFlags) register(fs *flag.FlagSet) {
 	n.on, n.m = true, lml.DefaultModel(0)
 	n.m.MeanHidden, n.m.KernelHidden = slices.Clone(n.m.MeanHidden), slices.Clone(n.m.KernelHidden)
-	fs.Var((*widthList)(&n.m.MeanHidden), "mean-hidden",
+	fs.Var((*flagvalue.Widths)(&n.m.MeanHidden), "mean-hidden",
 		`hidden-layer widths of the GP mean network m_φ of every GP method ("none": linear)`)
-	fs.Var((*widthList)(&n.m.KernelHidden), "kernel-hidden",
+	fs.Var((*flagvalue.Widths)(&n.m.KernelHidden), "kernel-hidden",
 		`hidden-layer widths of the deep-kernel network f_φ of every GP method ("none": linear)`)
 	fs.IntVar(&n.m.DF, "df", n.m.DF, "output width of the deep-kernel network f_φ (kernel feature dimension)")
 }
@@ -66,7 +67,7 @@ func (f *trainFlags) gpModel(d int, linearMean bool) *fl.GPModel {
 }
 
 // widthText is the widths as the flags write them ("none": no layer).
-func widthText(w []int) string { return (*widthList)(&w).String() }
+func widthText(w []int) string { return (*flagvalue.Widths)(&w).String() }
 
 // text describes the networks for report headers.
 func (n *gpNetFlags) text(d int) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -82,12 +81,8 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		res, err = predict.PredictFile(o)
 	}
-	var b bytes.Buffer
 	if err == nil {
-		err = res.WriteCSV(&b)
-	}
-	if err == nil {
-		err = writeOutput(stdout, "--out", *out, b.Bytes())
+		err = writeOutputStream(stdout, "--out", *out, res.WriteCSV)
 	}
 	if err == nil && *out != "-" {
 		err = res.WriteSummary(stdout, *out)

@@ -14,7 +14,6 @@ import (
 	"github.com/pacpfl/pacpfl/internal/cliprogress"
 	"github.com/pacpfl/pacpfl/modelfile"
 	"github.com/pacpfl/pacpfl/predict"
-	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/rpc"
 	"github.com/pacpfl/pacpfl/train"
 )
@@ -33,29 +32,13 @@ func init() {
 // hours should not end in "no such directory".
 func (f *trainFlags) afterParse(fs *flag.FlagSet, jsonPath string) error {
 	f.given = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) {
-		f.given[fl.Name] = true
-		switch fl.Name {
-		case "tau":
-			f.tauSet = true
-		case "dp-delta":
-			f.dpDeltaSet = true
-		}
-	})
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
+	f.dpDeltaSet = f.given["dp-delta"]
 	if err := f.validate(fs); err != nil {
 		return err
 	}
 	if err := f.net.validate(); err != nil {
 		return err
-	}
-	if fs.Lookup("gp-inference") != nil {
-		if f.gi.Inducing < 0 {
-			return usagef("--inducing %d: want at least 1 inducing input (0: the default %d)", f.gi.Inducing,
-				fl.DefaultInducing)
-		}
-		if err := f.inference().Validate(); err != nil {
-			return usagef("--gp-inference %q: want exact, sparse or auto", f.gi.Mode)
-		}
 	}
 	if jsonPath == "" {
 		return nil
@@ -76,70 +59,46 @@ func reportStreams(jsonPath string, stdout, stderr io.Writer) (text, js io.Write
 // usageError is bad input: exit status 2.
 type usageError struct{ error }
 
+func (e usageError) Unwrap() error { return e.error }
+
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // dataset builds the data set of the flags: Polynomial, or PV when f.pv is
 // set.
 func (f *trainFlags) dataset(seed uint64) (*data.Dataset, error) {
-	if f.pv != nil {
-		c := *f.pv
-		c.Existing, c.New, c.Seed = f.poly.Existing, f.poly.New, seed
-		if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d", c.Existing, c.New),
-			c.MemoryBytes()); err != nil {
-			return nil, err
-		}
-		ds, err := data.PV(c)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return ds, nil
+	s := f.settings()
+	what := fmt.Sprintf("--clients %d --new-clients %d", f.poly.Existing, f.poly.New)
+	if f.pv == nil {
+		what += fmt.Sprintf(" --extra %d", f.poly.Extra)
 	}
-	c := data.DefaultPolynomial()
-	c.Existing, c.New, c.Extra, c.Seed = f.poly.Existing, f.poly.New, f.poly.Extra, seed
-	// A lower bound that turns an absurd --clients or --extra into a
-	// message instead of an out-of-memory crash or hours of data generation.
-	if err := memoryError(fmt.Sprintf("--clients %d --new-clients %d --extra %d", c.Existing, c.New, c.Extra),
-		c.MemoryBytes()); err != nil {
+	if err := memoryError(what, s.DatasetBytes()); err != nil {
 		return nil, err
 	}
-	ds, err := data.Polynomial(c)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return ds, nil
+	ds, err := s.Dataset(seed)
+	return ds, asUsage(err)
 }
 
 // options turns the flags into validated PAC-PFL options for ds.
 func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, error) {
-	o := fl.DefaultPACPFLOptions()
-	s, err := f.serverConfig(ds, seed)
-	if err != nil {
-		return o, err
+	if err := f.checkDPDelta(); err != nil {
+		return fl.PACPFLOptions{}, err
 	}
-	o.Server = s
-	o.SigmaP = f.o.SigmaP
-	if err := checkPositive("sigma-p", f.o.SigmaP); err != nil {
-		return o, err
+	o, err := f.settings().PACPFL(ds, seed)
+	if err != nil {
+		return o, settingsError(err)
 	}
 	if err := f.net.validate(); err != nil {
 		return o, err
 	}
-	o.Bounds.PriorSamples, o.Bounds.FuncSamples = f.o.Bounds.PriorSamples, f.o.Bounds.FuncSamples
 	plan := o.MemoryPlan(f.gpModel(ds.D, false).Dim())
 	what := map[string]string{"particles": fmt.Sprintf("--k %d", f.o.Server.K),
 		"bounds": fmt.Sprintf("--bound-samples %d --func-samples %d", f.o.Bounds.PriorSamples, f.o.Bounds.FuncSamples)}
 	if err := memoryError(what[plan.Dominant()], plan.Bytes()); err != nil {
 		return o, err
 	}
-	if o.Bounds, err = f.boundOptions(seed); err != nil {
-		return o, err
-	}
-	if o.Beta, err = fl.ParseTemperature(f.beta); err != nil {
-		return o, usagef("--beta: %v", err)
-	}
 	// Check the bound assumptions now rather than after training.
 	if err := o.CheckBounds(ds); err != nil {
-		return o, usagef("%v (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
+		return o, usagef("%w (or pass --bound-samples 0 --bound-trained-samples 0 to skip the bounds)", err)
 	}
 	return o, nil
 }
@@ -148,27 +107,19 @@ func (f *trainFlags) options(ds *data.Dataset, seed uint64) (fl.PACPFLOptions, e
 // server configuration for the existing clients of ds (--lambda sets τ with
 // β = min m_i).
 func (f *trainFlags) serverConfig(ds *data.Dataset, seed uint64) (fl.Config, error) {
-	n := len(ds.Existing)
-	s, err := f.config(seed)
-	if err != nil {
-		return s, err
+	if err := f.checkDPDelta(); err != nil {
+		return fl.Config{}, err
 	}
-	if err := f.checkData(ds); err != nil {
-		return s, err
+	s, err := f.settings().ServerConfig(ds, seed)
+	return s, settingsError(err)
+}
+
+// checkDPDelta refuses --dp-delta given with a pure ε-DP mechanism.
+func (f *trainFlags) checkDPDelta() error {
+	if m := f.dp.Mechanism; f.dp.Epsilon != 0 && f.dpDeltaSet && (m == fl.DPLaplace || m == fl.DPPaper) {
+		return usagef("--dp-delta is only used by --dp-mechanism gaussian (%s is pure ε-DP)", m)
 	}
-	if s.ClientsPerRound == 0 {
-		s.ClientsPerRound = min(n, fl.DefaultClientsPerRound)
-	}
-	if s.Tau, err = f.serverTau(ds); err != nil {
-		return s, err
-	}
-	if s.DP, err = f.dpConfig(); err != nil {
-		return s, err
-	}
-	if err := s.Validate(n); err != nil {
-		return s, usageError{err}
-	}
-	return s, nil
+	return nil
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
@@ -228,8 +179,7 @@ func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
 	if p.csv {
 		return p.csvJob(stderr)
 	}
-	info := train.SyntheticInfo{Seed: f.seed, Aggregate: f.aggregate, DPEpsilon: f.dp.Epsilon, DPClip: f.dp.Clip,
-		DPMechanism: string(f.dp.Mechanism)}
+	info := f.settings().Info(f.seed)
 	if bf.model == modelBNN {
 		im, err := bf.images()
 		if err != nil {
@@ -301,11 +251,10 @@ func libError(err error) error {
 	return err
 }
 
-// fmtMetric is report.Metric: x, or "–" for an undefined (NaN) figure.
-func fmtMetric(format string, x float64) string { return report.Metric(format, x) }
-
-// fail prints err and returns 2 for bad input, 1 otherwise.
+// fail prints err, the library's option fields in it named by their flags
+// (libraryFlags), and returns 2 for bad input, 1 otherwise.
 func fail(stderr io.Writer, cmd string, err error) int {
+	err = flagNames(err, libraryFlag)
 	if errors.Is(err, context.Canceled) {
 		// Outputs are written after the run: an interrupted one wrote
 		// none.
@@ -328,9 +277,6 @@ type progress struct {
 	hideLML bool   // DP runs: the client LMLs are not covered by the guarantee
 	unit    string // what is counted: "round" unless set
 }
-
-// logEvery is the interval of the log lines when stderr is not a terminal.
-const logEvery = cliprogress.LogEvery
 
 func newProgress(w io.Writer, label string, total int, quiet bool) *progress {
 	return &progress{bar: cliprogress.New(w, label, total, quiet), unit: "round"}

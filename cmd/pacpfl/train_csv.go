@@ -3,11 +3,10 @@ package main
 import (
 	"flag"
 	"io"
-	"math"
 	"slices"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/train"
 )
 
@@ -22,63 +21,46 @@ var builtinData = []string{dataPoly, dataFMNIST}
 // csvDataArg reports whether args give train a CSV file: --data with a
 // value that is not a built-in data set.
 func csvDataArg(args []string) bool {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return false
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue // a flag's value
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name != "data" {
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return false
-			}
-			value = args[i+1]
-		}
-		return value != "" && !slices.Contains(builtinData, value)
-	}
-	return false
+	v, ok := cli.FlagValue(args, "data")
+	return ok && v != "" && !slices.Contains(builtinData, v)
 }
 
-// csvFlags are the flags of train --data FILE.csv beyond the training ones.
+// csvFlags are the flags of train --data FILE.csv beyond the training ones:
+// the source (its Federate.Seed is --seed) and --save.
 type csvFlags struct {
-	path, clientCol, targetCol, task, splitCol, save string
-	features, newClients                             stringList
-	testFraction                                     float64
-	dropMissing, saveClients                         bool
+	src  train.CSVSource
+	save string
 }
 
 // register registers the CSV file's flags that a client shares with the
 // server (registerTraining adds the server's and train's own).
 func (c *csvFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.path, "data", "",
+	sp := &c.src.Spec
+	fs.StringVar(&c.src.Path, "data", "",
 		"the CSV `FILE`: a header naming the columns, then one row per sample (README, \"Your own data\")")
-	fs.StringVar(&c.clientCol, "client-column", "", "the column naming each row's client (required)")
-	fs.StringVar(&c.targetCol, "target-column", "", "the target column (required)")
-	fs.Var(&c.features, "features",
+	fs.StringVar(&sp.ClientColumn, "client-column", "", "the column naming each row's client (required)")
+	fs.StringVar(&sp.TargetColumn, "target-column", "", "the target column (required)")
+	fs.Var((*stringList)(&sp.Features), "features",
 		"comma-separated feature columns (default: every column but the client, target and split columns)")
-	fs.StringVar(&c.task, "task", string(data.Regression),
+	fs.StringVar((*string)(&sp.Task), "task", string(data.Regression),
 		"regression (GP clients) or classification (BNN clients, an MLP; the target holds class labels)")
-	fs.Float64Var(&c.testFraction, "test-fraction", 0.2,
+	fs.Float64Var(&c.src.Federate.TestFraction, "test-fraction", 0.2,
 		"fraction of each client's rows drawn (with --seed) as its test rows")
-	fs.StringVar(&c.splitCol, "split-column", "", "a column marking each row train or test, instead of --test-fraction")
-	fs.BoolVar(&c.dropMissing, "drop-missing", false,
+	fs.StringVar(&sp.SplitColumn, "split-column", "", "a column marking each row train or test, instead of "+
+		"--test-fraction")
+	fs.BoolVar(&sp.DropMissing, "drop-missing", false,
 		"drop rows with a missing value (empty, NA, NaN, null, ?) instead of refusing the file")
 }
 
 // registerTraining registers the CSV flags of the training run (train and
 // server): the new clients and the model file.
 func (c *csvFlags) registerTraining(fs *flag.FlagSet) {
-	fs.Var(&c.newClients, "new-clients", "comma-separated client IDs held out as new clients: never seen in "+
-		"training, scored from their own training rows")
+	fs.Var((*stringList)(&c.src.Federate.NewClients), "new-clients",
+		"comma-separated client IDs held out as new clients: never seen in "+
+			"training, scored from their own training rows")
 	fs.StringVar(&c.save, "save", "",
 		"write the trained model to `FILE` (for pacpfl predict and pacpfl plot predictive)")
-	fs.BoolVar(&c.saveClients, "save-clients", true, "store every existing client's training rows in the --save "+
+	fs.BoolVar(&c.src.SaveClients, "save-clients", true, "store every existing client's training rows in the --save "+
 		"file, for their personalised predictions (false: predict treats them like new clients)")
 }
 
@@ -101,54 +83,35 @@ func registerCSVRun(fs *flag.FlagSet, c *csvFlags, f *trainFlags, bf *bnnFlags, 
 func (c *csvFlags) check(fs *flag.FlagSet, jsonPath string, f *trainFlags, bf *bnnFlags) error {
 	bf.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { bf.set[fl.Name] = true })
+	if err := c.src.Validate(); err != nil {
+		return fieldUsage(err, libraryFlag)
+	}
+	task := c.src.Spec.Task
 	switch {
-	case c.clientCol == "":
-		return usagef("--client-column is required: the column naming each row's client")
-	case c.targetCol == "":
-		return usagef("--target-column is required")
-	case !(c.testFraction >= 0 && c.testFraction < 1):
-		return usagef("--test-fraction %v must lie in [0, 1)", c.testFraction)
-	case c.splitCol != "" && bf.set["test-fraction"]:
+	case c.src.Spec.SplitColumn != "" && bf.set["test-fraction"]:
 		return usagef("--split-column and --test-fraction both split the rows: give one")
 	case c.save == "-":
 		return usagef("--save -: a model file is binary; give a file name")
 	case c.save != "" && c.save == jsonPath:
 		return usagef("--save and --json name the same file %s", c.save)
 	}
-	var other []string
-	switch data.Task(c.task) {
-	case data.Regression:
-		other = bnnOnly
-	case data.Classification:
+	other := bnnOnly
+	if task == data.Classification {
 		other = gpOnly
 		bf.bnnDefaults(f)
 		if !bf.set["clients-per-round"] && !bf.set["c"] {
 			f.o.Server.ClientsPerRound = 0 // min(n, 24), n known from the file
 		}
-	default:
-		return usagef("unknown --task %q (want regression or classification)", c.task)
 	}
 	for _, name := range other {
 		if bf.set[name] {
-			return usagef("--%s does not apply to --task %s", name, c.task)
+			return usagef("--%s does not apply to --task %s", name, task)
 		}
 	}
-	if data.Task(c.task) == data.Classification {
-		m := bf.bnnModel()
-		switch {
-		case bf.net.Hidden < 0:
-			return usagef("--hidden %d must be ≥ 0", bf.net.Hidden)
-		case bf.samples < 1:
-			return usagef("--samples %d must be at least 1", bf.samples)
-		case !(bf.o.SigmaMu > 0) || math.IsInf(bf.o.SigmaMu, 0) || !(bf.o.SigmaOmega > 0) ||
-			math.IsInf(bf.o.SigmaOmega, 0):
-			return usagef("--sigma-mu %v and --sigma-omega %v must be positive and finite", bf.o.SigmaMu,
-				bf.o.SigmaOmega)
-		case bf.o.Bounds.WeightDraws < 1:
-			return usagef("--weight-draws %d must be at least 1", bf.o.Bounds.WeightDraws)
-		}
-		if err := m.Posterior.Validate(); err != nil {
-			return usageError{err}
+	if task == data.Classification {
+		o := train.BNNOptions{Options: bf.o, Model: bf.bnnModel(), Hidden: bf.net.Hidden}
+		if err := o.Validate(); err != nil {
+			return fieldUsage(err, libraryFlag)
 		}
 		if _, err := bf.loss(); err != nil {
 			return err
@@ -157,18 +120,12 @@ func (c *csvFlags) check(fs *flag.FlagSet, jsonPath string, f *trainFlags, bf *b
 	return nil
 }
 
-// spec is the data.CSVSpec of the flags.
-func (c *csvFlags) spec() data.CSVSpec {
-	return data.CSVSpec{ClientColumn: c.clientCol, TargetColumn: c.targetCol, Features: c.features,
-		SplitColumn: c.splitCol, Task: data.Task(c.task), DropMissing: c.dropMissing}
-}
-
 // csvJob reads the CSV file of --data and builds the training run on it:
 // GP clients for regression, BNN clients for classification.
 func (p *fedParse) csvJob(stderr io.Writer) (*train.Job, error) {
 	c, f, bf := &p.c, &p.f, &p.bf
-	src := train.CSVSource{Path: c.path, Spec: c.spec(), SaveClients: c.saveClients, Notes: stderr,
-		Federate: data.FederateConfig{NewClients: c.newClients, TestFraction: c.testFraction, Seed: f.seed}}
+	src := c.src
+	src.Notes, src.Federate.Seed = stderr, f.seed
 	return train.NewCSVJob(src, func(ds *data.Dataset) (*train.GPOptions, error) {
 		o, err := f.options(ds, f.seed)
 		return &train.GPOptions{Options: o, Inference: f.inference()}, err

@@ -3,13 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"strconv"
-	"strings"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/train"
 )
 
 // trainFlags are the parameters of a PAC-PFL run (Algorithm 1, 3 with DP),
@@ -22,8 +19,7 @@ type trainFlags struct {
 	dp   fl.DPConfig           // Algorithm 3 (Epsilon 0: no DP)
 	gi   fl.GPInference        // the GP clients' inference (Seed: seed)
 	seed uint64                // --seed (train, server, client, tune)
-	// aggregate, beta and lossRange are parsed by validate, which reports
-	// a bad value by its flag.
+	// aggregate, beta and lossRange are parsed by train.Settings.
 	aggregate, beta, lossRange string
 	lambda                     float64 // --lambda: sets τ (0: --tau)
 	dpNoiseSeed                uint64
@@ -35,8 +31,8 @@ type trainFlags struct {
 	pv                         *data.PVConfig  // replaces the Polynomial data set (experiment pv, tune pv)
 	dpSweep                    bool            // experiment --dp-sweep: ε comes from the sweep
 	kSweep                     bool            // experiment --k-sweep: k comes from the sweep
-	tauSet, dpDeltaSet         bool            // --tau, --dp-delta given (afterParse)
-	given                      map[string]bool // the flags on the command line
+	dpDeltaSet                 bool            // --dp-delta given (afterParse; false in a sweep's ε = 0 run)
+	given                      map[string]bool // the flags on the command line (afterParse)
 }
 
 // newTrainFlags returns the flags with the library's defaults (the DP
@@ -170,113 +166,51 @@ func (f *trainFlags) registerTraining(fs *flag.FlagSet, synthetic bool) {
 }
 
 // The validation of the training flags (train, experiment, tune, server,
-// client): every group checks its values, by the name the user typed, before
-// any data are made or read; what depends on the data (c ≤ n, the batch
-// against m_i, the bound assumptions, memory) is checked by options on the
-// first seed's data, still before any work.
+// client): train.Settings checks their values before any data are made or
+// read, and what depends on the data (c ≤ n, the batch against m_i, the
+// bound assumptions, memory) on the first seed's data, still before any
+// work; the checks here are those of which flags were given.
+
+// settings are the training flags as the library's settings.
+func (f *trainFlags) settings() *train.Settings {
+	return &train.Settings{Options: f.o, StrictBatch: f.given["batch"], Polynomial: f.poly, PV: f.pv,
+		Inference: f.gi, Aggregate: f.aggregate, Temperature: f.beta, LossRange: f.lossRange, Lambda: f.lambda,
+		LearnedSamples: f.learnedSamples, DP: f.dp, DPNoiseSeed: f.dpNoiseSeed}
+}
+
+// settingsFlags name the fields of train.Settings by their flags.
+var settingsFlags = map[string]string{
+	"Options.Server.K": "k", "Options.Server.Rounds": "rounds", "Options.Server.ClientsPerRound": "clients-per-round",
+	"Options.Server.Batch": "batch", "Options.Server.LR": "lr", "Options.Server.Tau": "tau",
+	"Options.Server.Optimizer": "optimizer", "Options.SigmaP": "sigma-p", "Options.Bounds.Delta": "delta",
+	"Options.Bounds.PriorSamples": "bound-samples", "Options.Bounds.FuncSamples": "func-samples",
+	"Aggregate": "aggregate", "Temperature": "beta", "Polynomial.Existing": "clients", "Polynomial.New": "new-clients",
+	"Polynomial.Extra": "extra", "LearnedSamples": "bound-trained-samples", "LossRange": "loss-range",
+	"Lambda": "lambda", "DP.Epsilon": "dp-epsilon", "DP.Clip": "dp-clip", "DP.Delta": "dp-delta",
+	"Inference.Inducing": "inducing", "Inference.Mode": "gp-inference",
+}
+
+// settingsError is an error of the settings as a usage error naming the
+// flags.
+func settingsError(err error) error {
+	return fieldUsage(err, func(field string) string { return settingsFlags[field] })
+}
 
 // validate checks the training flags that do not depend on the data. fs
 // tells which flags were given.
 func (f *trainFlags) validate(fs *flag.FlagSet) error {
 	given := func(name string) bool { return flagSet(fs, name) }
-	for _, check := range []func() error{
-		func() error { return f.checkSVGD(given) },
-		f.checkSizes,
-		f.checkBounds,
-		f.checkTemp,
-		func() error { return f.checkDP(given) },
-	} {
-		if err := check(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkPositive refuses a value of flag name that is not positive and
-// finite (NaN too).
-func checkPositive(name string, v float64) error {
-	if !(v > 0) || math.IsInf(v, 0) {
-		return usagef("--%s %v must be positive and finite", name, v)
-	}
-	return nil
-}
-
-// optionFlags name the fields of fl.PACPFLOptions by their flags.
-var optionFlags = map[string]string{
-	"Server.K": "k", "Server.Rounds": "rounds", "Server.ClientsPerRound": "clients-per-round",
-	"Server.Batch": "batch", "Server.LR": "lr", "Server.Tau": "tau", "SigmaP": "sigma-p",
-	"Bounds.PriorSamples": "bound-samples", "Bounds.FuncSamples": "func-samples", "Bounds.Delta": "delta"}
-
-// checkSVGD validates the ranges of fl.PACPFLOptions, the server loop's
-// other flags and β.
-func (f *trainFlags) checkSVGD(given func(string) bool) error {
 	for _, pair := range [][2]string{{"rounds", "T"}, {"clients-per-round", "c"}} {
 		if given(pair[0]) && given(pair[1]) {
 			// The flag package lets the last one win, silently.
 			return usagef("--%s and -%s are the same flag: give one", pair[0], pair[1])
 		}
 	}
-	if err := f.o.CheckRanges(); err != nil {
-		return fieldUsage(err, func(field string) string { return optionFlags[field] })
+	if err := f.settings().Validate(); err != nil {
+		return settingsError(err)
 	}
-	switch {
-	case f.o.Server.Optimizer != "adam" && f.o.Server.Optimizer != "sgd":
-		return usagef("unknown --optimizer %q (want adam or sgd)", f.o.Server.Optimizer)
-	case f.aggregate != "sum" && f.aggregate != "mean":
-		return usagef("unknown --aggregate %q (want sum or mean)", f.aggregate)
-	}
-	if _, err := fl.ParseTemperature(f.beta); err != nil {
-		return usagef("--beta: %v", err)
-	}
-	return nil
-}
-
-// checkSizes validates the data set's sizes.
-func (f *trainFlags) checkSizes() error {
-	switch p := &f.poly; {
-	case p.Existing < 1:
-		return usagef("--clients %d must be at least 1", p.Existing)
-	case p.New < 0:
-		return usagef("--new-clients %d must be ≥ 0", p.New)
-	case p.Extra < 0:
-		return usagef("--extra %d must be ≥ 0", p.Extra)
-	}
-	return nil
-}
-
-// checkBounds validates the bounds' flags.
-func (f *trainFlags) checkBounds() error {
-	if f.learnedSamples < 0 {
-		return usagef("--bound-trained-samples %d must be ≥ 0 (0: skip that bound)", f.learnedSamples)
-	}
-	if _, _, err := parseRange(f.lossRange); err != nil {
-		return usageError{err}
-	}
-	return nil
-}
-
-// checkTemp validates the temperature's flags.
-func (f *trainFlags) checkTemp() error {
-	if !(f.lambda >= 0) || math.IsInf(f.lambda, 0) {
-		return usagef("--lambda %v must be positive and finite (0: use --tau)", f.lambda)
-	}
-	if f.lambda != 0 && f.tauSet {
+	if f.lambda != 0 && f.given["tau"] {
 		return usagef("--lambda and --tau both set τ: give only one")
-	}
-	return nil
-}
-
-// checkDP validates the DP flags (--dp-sweep gives ε).
-func (f *trainFlags) checkDP(given func(string) bool) error {
-	if !(f.dp.Epsilon >= 0) || math.IsInf(f.dp.Epsilon, 0) {
-		return usagef("--dp-epsilon %v must be positive and finite (0: no DP)", f.dp.Epsilon)
-	}
-	if err := checkPositive("dp-clip", f.dp.Clip); err != nil {
-		return err
-	}
-	if given("dp-delta") && !(f.dp.Delta > 0 && f.dp.Delta < 1) {
-		return usagef("--dp-delta %v must lie in (0, 1)", f.dp.Delta)
 	}
 	if f.dp.Epsilon == 0 && !f.dpSweep {
 		for _, name := range []string{"dp-mechanism", "dp-delta", "dp-clip", "dp-noise-seed"} {
@@ -286,76 +220,4 @@ func (f *trainFlags) checkDP(given func(string) bool) error {
 		}
 	}
 	return nil
-}
-
-// boundOptions are the bound options of the flags (the bounds' draws
-// seeded by seed).
-func (f *trainFlags) boundOptions(seed uint64) (fl.BoundOptions, error) {
-	o := f.o.Bounds
-	var err error
-	if o.A, o.B, err = parseRange(f.lossRange); err != nil {
-		return o, usageError{err}
-	}
-	o.Seed, o.Learned = seed, nil
-	if f.learnedSamples > 0 {
-		o.Learned = &fl.LearnedBoundOptions{Samples: f.learnedSamples}
-	}
-	return o, nil
-}
-
-// config is the server configuration of the loop's flags (seeded by
-// seed); serverConfig adds what depends on the data and the other groups.
-func (f *trainFlags) config(seed uint64) (fl.Config, error) {
-	s := f.o.Server
-	s.Seed, s.Aggregation = seed, fl.AggregateSum
-	if f.aggregate == "mean" {
-		s.Aggregation = fl.AggregateMean
-	}
-	return s, nil
-}
-
-// serverTau is the server temperature τ of the flags for the existing
-// clients of ds: --tau, or --lambda's with β = min m_i.
-func (f *trainFlags) serverTau(ds *data.Dataset) (float64, error) {
-	if f.lambda == 0 {
-		return f.o.Server.Tau, nil
-	}
-	return fl.TauFromLambda(f.lambda, float64(ds.MinM()), len(ds.Existing), ds.N2(), fl.Upsilon), nil
-}
-
-// dpConfig is the DP configuration of the flags (nil: --dp-epsilon 0, no
-// DP).
-func (f *trainFlags) dpConfig() (*fl.DPConfig, error) {
-	if f.dp.Epsilon == 0 {
-		return nil, nil
-	}
-	dp := f.dp
-	if dp.Mechanism != fl.DPGaussian {
-		if f.dpDeltaSet && (dp.Mechanism == fl.DPLaplace || dp.Mechanism == fl.DPPaper) {
-			return nil, usagef("--dp-delta is only used by --dp-mechanism gaussian (%s is pure ε-DP)", dp.Mechanism)
-		}
-		dp.Delta = 0
-	}
-	if f.dpNoiseSeed != 0 {
-		dp.Noise = rand.NewPCG(f.dpNoiseSeed, 0x6470)
-	}
-	if err := dp.Validate(); err != nil {
-		return nil, usageError{err}
-	}
-	return &dp, nil
-}
-
-// parseRange parses --loss-range a,b.
-func parseRange(s string) (a, b float64, err error) {
-	parts := strings.Split(s, ",")
-	if len(parts) != 2 {
-		return 0, 0, fmt.Errorf("--loss-range %q: want a,b", s)
-	}
-	if a, err = strconv.ParseFloat(strings.TrimSpace(parts[0]), 64); err == nil {
-		b, err = strconv.ParseFloat(strings.TrimSpace(parts[1]), 64)
-	}
-	if err != nil || !(b > a) || math.IsInf(a, 0) || math.IsInf(b, 0) {
-		return 0, 0, fmt.Errorf("--loss-range %q: want finite a,b with a < b", s)
-	}
-	return a, b, nil
 }
