@@ -236,9 +236,11 @@ type Certificate struct {
 	N          int     `json:"samples"`
 	Clients    int     `json:"clients"`
 	// The chosen grid point and the grid size G.
-	Width, PriorWidth, Scale float64
-	Grid                     int `json:"grid"`
-	Draws                    int `json:"draws"`
+	Width      float64 `json:"width"`
+	PriorWidth float64 `json:"prior_width"`
+	Scale      float64 `json:"scale"`
+	Grid       int     `json:"grid"`
+	Draws      int     `json:"draws"`
 	// KLCap is the cap on Σ_i KL beyond which a draw falls back to the
 	// priors; Fallbacks counts the final draws that did. Draws is the
 	// number of final draws.
@@ -473,7 +475,10 @@ func sumTerms(phi []float64, m []int, eval CertEvalFunc, scale float64) (CertTer
 
 // Split is a partition of the existing clients into A (used only to choose
 // the hyper-prior) and B (the bound's sample).
-type Split struct{ A, B []int }
+type Split struct {
+	A []int `json:"a"`
+	B []int `json:"b"`
+}
 
 // NewSplit puts a seeded random half (rounded down) of n clients in A.
 func NewSplit(n int, seed uint64) Split {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -608,6 +609,21 @@ func TestGPCertificatesSentences(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no sentence carries %s: %q", want, s)
+		}
+	}
+}
+
+// Every term of a certificate has a JSON name: the reports (pacpfl train
+// --json) carry them all, under names that do not change with a Go field's.
+func TestCertificateTermsHaveJSONNames(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[Certificate](), reflect.TypeFor[GPCertificates](),
+		reflect.TypeFor[Split]()} {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" {
+				t.Errorf("%s.%s has no JSON name", typ.Name(), f.Name)
+			}
 		}
 	}
 }
