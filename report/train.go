@@ -33,6 +33,9 @@ type Train struct {
 	Learned   *fl.LearnedBound `json:"bound_trained,omitempty"`
 	LearnedNA string           `json:"bound_trained_unavailable,omitempty"`
 	BoundsNA  string           `json:"bounds_unavailable,omitempty"`
+	// Certification holds the certificates of docs/math.md §2.18 with
+	// every term (nil when they were not asked for).
+	Certification *Certification `json:"certification,omitempty"`
 	// LMLHistory is the mean client ln Z^C of each round (null for a round
 	// without one); nil (null) for a differentially private run, whose
 	// client LMLs the guarantee does not cover.

@@ -16,7 +16,13 @@ const NoRounds = "training: none (--rounds 0): the particles are the initial dra
 // metrics of the existing and the new clients, the DP guarantee and the
 // bounds.
 type TrainText struct {
-	Header string // the first line: data set and configuration
+	Header string // the first line of --explain: data set and configuration
+	// Setting is the first line of the short report (a GP run): the data
+	// set and the main settings. Without it the report is the long one.
+	Setting string
+	// Explain prints the long report: every setting, the derivation of
+	// each bound and every term of the certificates.
+	Explain bool
 	// LML names the figure of the training line: "mean client LML" (GP)
 	// or "mean client LML estimate (38)" (BNN).
 	LML   string
@@ -30,6 +36,9 @@ type TrainText struct {
 	// range instead.
 	Bounds    *fl.MethodResult
 	BNNBounds *fl.Bounds
+	// Certification holds the certificates of a GP run (nil: not asked
+	// for).
+	Certification *Certification
 }
 
 // GroupLine is one group's line of the text report.
@@ -64,8 +73,13 @@ func Metric(format string, x float64) string {
 	return fmt.Sprintf(format, x)
 }
 
-// WriteText prints the report.
+// WriteText prints the report: the short one (a line for the setting, the
+// metrics, one line per bound and certificate) unless Explain is set or
+// there is no Setting.
 func (t *TrainText) WriteText(w io.Writer) error {
+	if !t.Explain && t.Setting != "" && t.BNNBounds == nil {
+		return t.writeShort(w)
+	}
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", t.Header)
 	switch {
@@ -90,6 +104,7 @@ func (t *TrainText) WriteText(w io.Writer) error {
 		ew.printf("  server-level (Thm 4.2):  %.4g   (loss range [%g, %.3g])\n  new-client (Lemma 4.6):  %.4g\n",
 			bd.Server, bd.A, bd.B, bd.NewClient)
 	}
+	writeCertification(ew, t.Certification, true)
 	return ew.err
 }
 
