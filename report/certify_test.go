@@ -220,9 +220,8 @@ func TestShortPrivacy(t *testing.T) {
 		ShortPrivacy(fl.Privacy{Epsilon: math.Inf(1)}))
 	s := ShortPrivacy(fl.Privacy{Mechanism: fl.DPGaussian, Epsilon: 4, NominalEpsilon: 4, Delta: 1e-5,
 		SecretNoise: true})
-	assert.Equal(t, "differential privacy: (ε = 4, δ = 1e-05) for the released particles, gaussian mechanism", s)
+	assert.Equal(t, "differential privacy: (ε = 4, δ = 1e-05) for the released particles (gaussian)", s)
 	s = ShortPrivacy(fl.Privacy{Mechanism: fl.DPPaper, Epsilon: 387, NominalEpsilon: 1})
-	assert.Contains(t, s, "ε = 387")
-	assert.Contains(t, s, "the ε = 1 asked for is not a guarantee")
+	assert.Contains(t, s, "ε = 387 holds (not the ε = 1 asked for)")
 	assert.Contains(t, s, "seeded noise")
 }

@@ -45,13 +45,14 @@ func ShortPrivacy(p fl.Privacy) string {
 	if math.IsInf(p.Epsilon, 1) {
 		return "differential privacy: none (deterministic SVGD; use --dp-epsilon)"
 	}
-	s := fmt.Sprintf("differential privacy: (ε = %.4g, δ = %g) for the released particles, %s mechanism", p.Epsilon,
-		p.Delta, p.Mechanism)
+	s := fmt.Sprintf("differential privacy: (ε = %.4g, δ = %g) for the released particles (%s)", p.Epsilon, p.Delta,
+		p.Mechanism)
 	if p.NominalEpsilon != p.Epsilon {
-		s += fmt.Sprintf(" (the ε = %g asked for is not a guarantee)", p.NominalEpsilon)
+		s = fmt.Sprintf("differential privacy: ε = %.4g holds (not the ε = %g asked for), δ = %g, %s mechanism",
+			p.Epsilon, p.NominalEpsilon, p.Delta, p.Mechanism)
 	}
 	if !p.SecretNoise {
-		s += "; seeded noise: holds only against whoever does not know the seed"
+		s += "; seeded noise: see --explain"
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
@@ -28,6 +29,12 @@ type GPJob struct {
 	Options   fl.PACPFLOptions
 	Inference fl.GPInference
 	Info      SyntheticInfo
+	// Certify, if set, adds the certificates of docs/math.md §2.18 to the
+	// outcome: fl.CertifyGP trains the hyper-prior again on half the
+	// existing clients (A, about the cost of the training) and bounds the
+	// other half (B) with it, plus test-set bounds for the deployed
+	// predictor. Its Seed is the run's.
+	Certify *fl.GPCertifyOptions
 }
 
 // BNNJob is a run of BNN clients on a generated split (Fashion-MNIST).
@@ -107,7 +114,11 @@ func (j *Job) check() error {
 type Outcome struct {
 	Result *fl.MethodResult
 	CSV    *Result
-	job    *Job
+	// Certification holds the certificates of a GP job that asked for
+	// them (GPJob.Certify), nil otherwise (a CSV run keeps its own in
+	// CSV.Certification).
+	Certification *report.Certification
+	job           *Job
 }
 
 // Run trains the job and evaluates its clients. remote, if set, returns
@@ -132,6 +143,11 @@ func (j *Job) Run(ctx context.Context, remote func() ([]fl.Client, error)) (*Out
 			stopOn(ctx, &o.Server)
 		}
 		out.Result, err = fl.RunPACPFL(j.GP.Data, g, o, fl.MethodPACPFL)
+		if err == nil && j.GP.Certify != nil {
+			co := *j.GP.Certify
+			co.Seed = j.GP.Info.Seed
+			out.Certification, err = certify(ctx, j.GP.Data, g, o, out.Result.Train.Particles, co)
+		}
 	case j.BNN != nil:
 		o := j.BNN.Options
 		if remote != nil {
@@ -153,6 +169,39 @@ func (j *Job) Run(ctx context.Context, remote func() ([]fl.Client, error)) (*Out
 	return out, nil
 }
 
+// certify computes the certificates of a trained GP model (fl.CertifyGP);
+// a model or data set they cannot cover (too few clients or samples, a
+// client too large for exact GP posteriors) leaves the reason in
+// Unavailable, an interruption is an error.
+func certify(ctx context.Context, ds *data.Dataset, g *fl.GPModel, o fl.PACPFLOptions, particles []float64,
+	co fl.GPCertifyOptions) (*report.Certification, error) {
+	start := time.Now()
+	out := &report.Certification{}
+	for i := range ds.Existing {
+		if m := len(ds.Existing[i].Y); m > CertifyMaxRows {
+			out.Unavailable = fmt.Sprintf("existing client %d has %d training rows; the certificates' exact GP "+
+				"posteriors are limited to %d", i, m, CertifyMaxRows)
+			return out, nil
+		}
+	}
+	c, err := fl.CertifyGP(ds, g, o, particles, co)
+	out.Seconds = time.Since(start).Seconds()
+	switch {
+	case err == nil:
+		out.Certificates = c
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return nil, err
+	default:
+		out.Unavailable = err.Error()
+	}
+	return out, nil
+}
+
+// CertifyMaxRows is the most training rows per client the certificates
+// take on: they evaluate exact GP posteriors (a dense Cholesky per client,
+// prior draw and temperature, some thousands of times).
+const CertifyMaxRows = 1000
+
 // stopOn makes cfg's round hook end training with ctx's error once ctx is
 // done, after the hook's own work.
 func stopOn(ctx context.Context, cfg *fl.Config) {
@@ -173,7 +222,7 @@ func stopOn(ctx context.Context, cfg *fl.Config) {
 func (o *Outcome) Report(totalSeconds float64) (*report.TrainText, any) {
 	switch j := o.job; {
 	case j.GP != nil:
-		return j.GP.report(o.Result, totalSeconds)
+		return j.GP.report(o.Result, o.Certification, totalSeconds)
 	case j.BNN != nil:
 		return j.BNN.report(o.Result, totalSeconds)
 	default:
@@ -184,9 +233,14 @@ func (o *Outcome) Report(totalSeconds float64) (*report.TrainText, any) {
 }
 
 // report is the reports of a GP run on generated data.
-func (j *GPJob) report(res *fl.MethodResult, totalSeconds float64) (*report.TrainText, any) {
+func (j *GPJob) report(res *fl.MethodResult, cert *report.Certification,
+	totalSeconds float64) (*report.TrainText, any) {
 	ds, o, in := j.Data, j.Options, j.Info
 	text := &report.TrainText{
+		Setting: fmt.Sprintf("PAC-PFL, GP clients on Polynomial: %d existing clients (m_i=%d), %d new; "+
+			"k=%d particles, T=%d rounds, seed %d", len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K,
+			o.Server.Rounds, in.Seed),
+		Certification: cert,
 		Header: fmt.Sprintf("PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; "+
 			"k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s",
 			len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound,
@@ -197,7 +251,7 @@ func (j *GPJob) report(res *fl.MethodResult, totalSeconds float64) (*report.Trai
 		Bounds:   res,
 	}
 	rep := report.NewTrain(res, o.Server.DP != nil)
-	rep.Dataset, rep.Seed, rep.TotalSeconds = in.Dataset, in.Seed, totalSeconds
+	rep.Dataset, rep.Seed, rep.TotalSeconds, rep.Certification = in.Dataset, in.Seed, totalSeconds, cert
 	rep.Config = map[string]any{
 		"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,
 		"batch": o.Server.Batch, "lr": o.Server.LR, "optimizer": o.Server.Optimizer, "aggregate": in.Aggregate,

@@ -182,3 +182,54 @@ func TestNewCSVJob(t *testing.T) {
 		t.Fatalf("error %v, want a LabelsError", err)
 	}
 }
+
+// A GP job with Certify reports the certificates of fl.CertifyGP on the
+// same model and seed, in the text and in the JSON report; a data set
+// the certificates cannot cover says why.
+func TestJobGPCertify(t *testing.T) {
+	ds := smallPolynomial(t)
+	o := gpOptions().Options
+	o.Bounds.PriorSamples, o.Bounds.Learned = 0, nil
+	inf := fl.GPInference{Mode: fl.InferenceExact}
+	co := fl.GPCertifyOptions{Certify: fl.CertifyOptions{Draws: 20, Widths: []float64{0.01},
+		PriorWidths: []float64{0.1}, Scales: []float64{1}}, TestDraws: 2}
+	job := &Job{GP: &GPJob{Data: ds, Options: o, Inference: inf, Info: SyntheticInfo{Seed: 7}, Certify: &co}}
+	out, err := job.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Certification
+	if c == nil || c.Certificates == nil || c.Unavailable != "" || !(c.Seconds > 0) {
+		t.Fatalf("certification %+v", c)
+	}
+	g := fl.NewGPModel(ds.D)
+	g.Inference = inf
+	co.Seed = 7
+	want, err := fl.CertifyGP(ds, g, o, out.Result.Train.Particles, co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Certificates; got.Existing != want.Existing || got.TestSetNew != want.TestSetNew ||
+		got.ExistingMeasured != want.ExistingMeasured {
+		t.Fatalf("certificates %+v, want %+v", got, want)
+	}
+	text, js := out.Report(1)
+	if rep := js.(report.Train); rep.Certification != c || text.Certification != c {
+		t.Fatalf("the reports do not carry the certification")
+	}
+	// One existing client: no client is left for A.
+	c1 := data.DefaultPolynomial()
+	c1.Existing, c1.New, c1.Extra = 1, 1, 0
+	one, err := data.Polynomial(c1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job = &Job{GP: &GPJob{Data: one, Options: o, Inference: inf, Certify: &co}}
+	job.GP.Options.Server.ClientsPerRound = 1
+	if out, err = job.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Certification; c.Certificates != nil || !strings.Contains(c.Unavailable, "no client in A") {
+		t.Fatalf("certification of one client %+v", c)
+	}
+}

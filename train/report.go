@@ -92,7 +92,8 @@ func (r *Result) Report(info ReportInfo) (*report.TrainText, any) {
 	ds, mf := r.Data.Dataset, r.Model
 	em, nm := r.Metrics()
 	text := &report.TrainText{Header: r.header(info), LML: "mean client LML", Train: r.Train,
-		NoRounds: len(r.Train.MeanLML) == 0, Private: r.Train.Privacy.Epsilon < math.Inf(1), Bounds: r.Bounds}
+		NoRounds: len(r.Train.MeanLML) == 0, Private: r.Train.Privacy.Epsilon < math.Inf(1), Bounds: r.Bounds,
+		Certification: r.Certification}
 	line := report.RegressionLine
 	if ds.Classes > 0 {
 		line = report.ClassLine
@@ -119,10 +120,14 @@ func (r *Result) Report(info ReportInfo) (*report.TrainText, any) {
 	if ds.Classes == 0 {
 		per["existing_rsmse"], per["existing_ce"] = report.Floats(em.First), report.Floats(em.Second)
 		per["new_rsmse"], per["new_ce"] = report.Floats(nm.First), report.Floats(nm.Second)
+		text.Setting = fmt.Sprintf("PAC-PFL, GP clients on %s: %d existing clients, %d new; k=%s particles, "+
+			"T=%s rounds, seed %d", info.Source, len(ds.Existing), len(ds.New), mf.Training["k"],
+			mf.Training["rounds"], info.Seed)
 		rep := report.Train{Dataset: info.Source, Seed: info.Seed, Config: config, TotalSeconds: info.TotalSeconds,
-			Existing: report.Metrics{RSMSE: report.Float(em.MeanFirst), CE: report.Float(em.MeanSecond)},
-			New:      report.Metrics{RSMSE: report.Float(nm.MeanFirst), CE: report.Float(nm.MeanSecond)},
-			Bounds:   r.Bounds.Bounds, Learned: r.Bounds.Learned, LearnedNA: r.Bounds.LearnedUnavailable,
+			Certification: r.Certification,
+			Existing:      report.Metrics{RSMSE: report.Float(em.MeanFirst), CE: report.Float(em.MeanSecond)},
+			New:           report.Metrics{RSMSE: report.Float(nm.MeanFirst), CE: report.Float(nm.MeanSecond)},
+			Bounds:        r.Bounds.Bounds, Learned: r.Bounds.Learned, LearnedNA: r.Bounds.LearnedUnavailable,
 			PerClient: per,
 		}
 		rep.SetTraining(r.Train, text.Private)

@@ -23,6 +23,7 @@ import (
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/modelfile"
 	"github.com/pacpfl/pacpfl/predict"
+	"github.com/pacpfl/pacpfl/report"
 	"github.com/pacpfl/pacpfl/svgd"
 )
 
@@ -52,6 +53,9 @@ type Options struct {
 type GPOptions struct {
 	Options   fl.PACPFLOptions
 	Inference fl.GPInference
+	// Certify, if set, adds the certificates of docs/math.md §2.18
+	// (GPJob.Certify); its Seed is the run's.
+	Certify *fl.GPCertifyOptions
 }
 
 // BNNOptions are the settings of BNN (classification) clients: PAC-PFL's
@@ -75,6 +79,9 @@ type Result struct {
 	Bounds *fl.MethodResult
 	// Data is the federated data the run trained on and evaluated.
 	Data *data.Federated
+	// Certification holds the certificates of GP clients when
+	// GPOptions.Certify asked for them.
+	Certification *report.Certification
 }
 
 // Run trains on fed and evaluates every client through the trained model.
@@ -150,6 +157,13 @@ func Run(ctx context.Context, fed *data.Federated, o Options) (*Result, error) {
 	}
 	if gp != nil {
 		err = gpBounds(ds, gp, prior, o.GP.Options, res.Particles, out.Bounds)
+		if co := o.GP.Certify; err == nil && co != nil {
+			c := *co
+			c.Seed = o.Seed
+			po := o.GP.Options
+			stopOn(ctx, &po.Server)
+			out.Certification, err = certify(ctx, ds, gp, po, res.Particles, c)
+		}
 	} else if b := o.BNN.Options.Bounds; b.PriorSamples > 0 {
 		var bs fl.Bounds
 		if bs, err = fl.ComputeBNNBounds(ds, bnn, prior, b, o.BNN.Options.BoundTau(len(ds.Existing))); err == nil {

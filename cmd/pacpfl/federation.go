@@ -90,6 +90,8 @@ type fedParse struct {
 	bf  bnnFlags
 	c   csvFlags
 	csv bool // --data FILE.csv: a client reads its own rows of the file
+	// certify and explain are train's --certify and --explain.
+	certify, explain bool
 }
 
 // flags registers the training flags, and with --data FILE.csv among args
@@ -132,6 +134,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fs, sf, p := newFlagSet("server", stderr), &serverFlags{}, &fedParse{}
 	sf.add(fs)
 	p.flags(fs, args, true)
+	registerExplain(fs, &p.explain)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
@@ -163,7 +166,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 var serverOnlyFlags = map[string]bool{
 	"listen": true, "tls-cert": true, "tls-key": true, "tokens": true, "client-ca": true, "insecure": true,
 	"wait": true, "max-payload": true, "quiet": true, "json": true, "checkpoint": true, "checkpoint-every": true,
-	"resume": true, "save": true, "max-unregistered": true, "max-unregistered-per-host": true,
+	"resume": true, "save": true, "max-unregistered": true, "max-unregistered-per-host": true, "explain": true,
 }
 
 // configHash is the SHA-256 of every training flag's value (given or

@@ -52,7 +52,7 @@ func goldenCases() []goldenCase {
 	return []goldenCase{
 		{name: "train", args: cat(
 			[]string{"train", "--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2", "--bound-samples", "2",
-				"--json", "$DIR/train.json"}),
+				"--certify", "--json", "$DIR/train.json"}),
 			after: [][]string{{"plot", "training", "--json", "$DIR/train.json", "--out", "$DIR/training.svg"}}},
 		{name: "train-dp", args: []string{"train", "--clients", "4", "--new-clients", "1", "-T", "3", "--k", "2",
 			"--dp-epsilon", "4", "--dp-noise-seed", "3",
@@ -63,7 +63,7 @@ func goldenCases() []goldenCase {
 		{name: "train-csv",
 			args: []string{"train", "--data", "$SITES", "--client-column", "site", "--target-column", "load",
 				"--features", "temperature", "--split-column", "split", "--new-clients", "site10", "-T", "5", "--k",
-				"2",
+				"2", "--certify", "--explain",
 				"--json", "$DIR/train.json", "--save", "$DIR/model.json"},
 			after: [][]string{
 				{"predict", "--model", "$DIR/model.json", "--data", "$SITES", "--context-column", "split", "--out",

@@ -128,10 +128,17 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	p.flags(fs, args, true)
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	fs.BoolVar(&p.certify, "certify", false, "GP clients: also certify the trained model (docs/math.md §2.18, "+
+		"at --delta): bounds on the expected clipped squared error with the measured loss beside them; costs a "+
+		"second training run on half the clients")
+	registerExplain(fs, &p.explain)
 	if st, ok := parseFlags(fs, args, false); !ok {
 		return st
 	}
 	err := p.check(fs, *jsonPath)
+	if err == nil && p.certify && !p.gpClients() {
+		err = usagef("--certify needs GP clients (Polynomial or a CSV regression task)")
+	}
 	if err == nil {
 		err = p.runJob(stdout, stderr, *jsonPath, "train", *quiet, func(job *train.Job) (*train.Outcome, error) {
 			if job.BNN != nil {
@@ -161,6 +168,17 @@ func (p *fedParse) runJob(stdout, stderr io.Writer, jsonPath, label string, quie
 	if err != nil {
 		return err
 	}
+	if p.certify {
+		co := &fl.GPCertifyOptions{Certify: fl.CertifyOptions{Delta: p.f.o.Bounds.Delta}}
+		if job.GP != nil {
+			job.GP.Certify = co
+		} else {
+			job.CSV.Options.GP.Certify = co
+		}
+		if !quiet {
+			fmt.Fprintln(stderr, "certification after training: a second run on half the clients, then the bounds")
+		}
+	}
 	cfg := job.Config()
 	prog := newProgress(stderr, label, cfg.Rounds, quiet)
 	prog.hideLML, cfg.Progress = cfg.DP != nil, prog.round
@@ -170,6 +188,21 @@ func (p *fedParse) runJob(stdout, stderr io.Writer, jsonPath, label string, quie
 		return err
 	}
 	return p.write(out, time.Since(start), stdout, jsonOut, jsonPath)
+}
+
+// registerExplain registers --explain (train and server).
+func registerExplain(fs *flag.FlagSet, explain *bool) {
+	fs.BoolVar(explain, "explain", false, "print the long report: every setting, the derivation of each bound "+
+		"and every term of the certificates")
+}
+
+// gpClients reports whether the parsed flags train GP clients: on
+// Polynomial, or on a CSV regression task.
+func (p *fedParse) gpClients() bool {
+	if p.csv {
+		return p.c.src.Spec.Task != data.Classification
+	}
+	return p.bf.model != modelBNN
 }
 
 // job builds the training run of the flags: the data (generated, or read
@@ -216,6 +249,7 @@ func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
 // file (--save) and writes the JSON report (--json): train and server.
 func (p *fedParse) write(out *train.Outcome, took time.Duration, stdout, jsonOut io.Writer, jsonPath string) error {
 	text, rep := out.Report(took.Seconds())
+	text.Explain = p.explain
 	if err := text.WriteText(stdout); err != nil {
 		return err
 	}

@@ -8,19 +8,24 @@ import (
 	"testing"
 )
 
-// Every DP mechanism through the CLI: the printed ε says what it guarantees,
-// the paper's variant is flagged, and the client LMLs (not covered by the
-// guarantee) are neither printed nor written.
+// Every DP mechanism through the CLI: the printed ε says what it guarantees
+// (in full with --explain, in one line without), the paper's variant is
+// flagged, and the client LMLs (not covered by the guarantee) are neither
+// printed nor written.
 func TestTrainDPReportsTheGuarantee(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want []string
 		eps  float64
 	}{
-		{[]string{"--dp-epsilon", "2"}, []string{"ε = 2 (pure ε-DP", "one training sample"}, 2},
-		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "gaussian", "--dp-delta", "1e-6"},
+		{[]string{"--dp-epsilon", "2", "--explain"}, []string{"ε = 2 (pure ε-DP", "one training sample"}, 2},
+		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "gaussian", "--dp-delta", "1e-6", "--explain"},
 			[]string{"(ε, δ) = (2, 1e-06)", "Rényi"}, 2},
-		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "paper"}, []string{"NOT a guarantee"}, 0},
+		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "paper", "--explain"}, []string{"NOT a guarantee"}, 0},
+		{[]string{"--dp-epsilon", "2"}, []string{"differential privacy: (ε = 2, δ = 0) for the released particles " +
+			"(laplace)\n"}, 2},
+		{[]string{"--dp-epsilon", "2", "--dp-mechanism", "paper"}, []string{"ε = 387 holds (not the ε = 2 asked for)"},
+			0},
 	} {
 		path := filepath.Join(t.TempDir(), "out.json")
 		args := append([]string{"train", "--clients", "4", "--new-clients", "1", "-T", "5", "--k", "2", "-c", "2",

@@ -19,8 +19,8 @@ func TestTrainShortRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"existing clients: RSMSE", "new clients:", "server-level (Thm 4.2)",
-		"new-client (Lemma 4.6)"} {
+	for _, want := range []string{"existing clients: RSMSE", "new clients:", "Thm 4.2, existing clients",
+		"Lemma 4.6, a new client", "--explain"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -53,6 +53,49 @@ func TestTrainShortRun(t *testing.T) {
 	if len(matches) != 0 {
 		t.Fatalf("temporary files left: %v", matches)
 	}
+}
+
+// --certify prints one line per certificate and writes every term to the
+// JSON report; --explain prints the derivations.
+func TestTrainCertify(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	code, out, errOut := runCLI("train", "--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2",
+		"--bound-samples", "2", "--certify", "--explain", "--quiet", "--json", path)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"certificates (assume i.i.d. clients and samples",
+		"trained model, clients B (2 of 4): expected clipped sq. error (0–1) ≤ ", "certificates in full",
+		"server-level (Thm 4.2) at 𝒬*"} {
+		assert.Contains(t, out, want)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Certification struct {
+			Certificates struct {
+				Existing struct {
+					Bound, Complexity float64
+					HyperKL           float64 `json:"hyper_kl"`
+				}
+				TestSetNew float64 `json:"test_set_new"`
+			}
+			Seconds float64
+		}
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Certification.Certificates
+	if !(c.Existing.Bound > 0 && c.Existing.Bound <= 1 && c.Existing.Complexity > 0 && c.Existing.HyperKL >= 0 &&
+		c.TestSetNew > 0 && rep.Certification.Seconds > 0) {
+		t.Fatalf("bad certification in the JSON report: %s", data)
+	}
+	code, _, errOut = runCLI("train", "--model", "bnn", "--certify", "--quiet")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--certify needs GP clients")
 }
 
 func TestTrainBadInput(t *testing.T) {
