@@ -233,18 +233,10 @@ type GPCertificates struct {
 	// (the mixture's predictive mean).
 	ExistingMeasured float64 `json:"existing_measured"`
 	ExistingDeployed float64 `json:"existing_deployed"`
-	// TestSetExisting and TestSetNew are test-set bounds (Langford) on the
-	// deployed predictor's expected loss: over all existing clients' test
-	// points, and over new clients (one mean loss per client).
-	// ExistingDeployedAll is the deployed predictor's test loss pooled over
-	// all existing clients (what TestSetExisting bounds).
-	ExistingDeployedAll float64 `json:"existing_deployed_all"`
-	// TestSetNewPooled pools the new clients' test points: a bound on
-	// the mean risk of these new clients (not of the environment).
-	TestSetExisting  float64 `json:"test_set_existing"`
-	TestSetNew       float64 `json:"test_set_new"`
-	TestSetNewPooled float64 `json:"test_set_new_pooled"`
-	NewDeployed      float64 `json:"new_deployed"`
+	// TestSet are the test-set certificates of the deployed predictor
+	// (TestSetCertificatesGP): over all existing clients' test points, and
+	// over new clients.
+	TestSet *TestSetCertificates `json:"test_set,omitempty"`
 	// PriorModel is the certificate of the run on A's own model on B
 	// (when asked), PriorModelMeasured and PriorModelDeployed its measured
 	// test losses on B as above, PriorModelNewDeployed on the new clients.
@@ -270,13 +262,7 @@ func CertifyGP(
 	co GPCertifyOptions,
 ) (*GPCertificates, error) {
 	n := len(ds.Existing)
-	g = &GPModel{
-		Model:        g.Model,
-		LiteralBatch: g.LiteralBatch,
-		FreezeMean:   g.FreezeMean,
-		Beta:         opt.Beta,
-		Inference:    g.Inference,
-	}
+	g = g.Trained(opt)
 	clip := co.Clip
 	if clip == 0 {
 		clip = 1
@@ -355,7 +341,12 @@ func CertifyGP(
 	if out.ExistingMeasured, err = certMeasured(g, B, q, out.Existing, co); err != nil {
 		return nil, err
 	}
-	if err := out.testSet(ds, g, particles, B, clip, o.Delta); err != nil {
+	lb, err := gpDeployedLosses(g, particles, B, clip)
+	if err != nil {
+		return nil, err
+	}
+	out.ExistingDeployed = pooledLoss(lb)
+	if out.TestSet, err = TestSetCertificatesGP(ds, g, particles, clip, o.Delta); err != nil {
 		return nil, err
 	}
 	if co.PriorModel {
@@ -380,11 +371,22 @@ func (out *GPCertificates) priorModel(ds *data.Dataset, g *GPModel, pA GaussianM
 	if out.PriorModelMeasured, err = certMeasured(g, B, pA, c, co); err != nil {
 		return err
 	}
-	var tmp GPCertificates
-	if err := tmp.testSet(ds, g, pA.Centers, B, out.Clip, o.Delta); err != nil {
+	lb, err := gpDeployedLosses(g, pA.Centers, B, out.Clip)
+	if err != nil {
 		return err
 	}
-	out.PriorModelDeployed, out.PriorModelNewDeployed = tmp.ExistingDeployed, tmp.NewDeployed
+	out.PriorModelDeployed = pooledLoss(lb)
+	if len(ds.New) > 0 {
+		ln, err := gpDeployedLosses(g, pA.Centers, ds.New, out.Clip)
+		if err != nil {
+			return err
+		}
+		var s float64
+		for _, l := range ln {
+			s += l.Sum / float64(l.N)
+		}
+		out.PriorModelNewDeployed = s / float64(len(ln))
+	}
 	return nil
 }
 
@@ -440,68 +442,6 @@ func (co GPCertifyOptions) clip() float64 {
 	return co.Clip
 }
 
-// testSet fills the deployed predictor's measured losses and test-set
-// bounds (δ each).
-func (out *GPCertificates) testSet(
-	ds *data.Dataset,
-	g *GPModel,
-	particles []float64,
-	B []data.ClientData,
-	clip, delta float64,
-) error {
-	lossOf := func(clients []data.ClientData) ([]float64, []int, error) {
-		preds, err := g.PredictGroup(particles, clients)
-		if err != nil {
-			return nil, nil, err
-		}
-		ls, ns := make([]float64, len(clients)), make([]int, len(clients))
-		for i := range clients {
-			for j, y := range clients[i].YTest {
-				ls[i] += ClippedSquare(y, preds[i].Mean[j], clip)
-			}
-			ns[i] = len(clients[i].YTest)
-			ls[i] /= float64(ns[i])
-		}
-		return ls, ns, nil
-	}
-	pooled := func(ls []float64, ns []int) (float64, int) {
-		s, w := 0.0, 0
-		for i := range ls {
-			s += ls[i] * float64(ns[i])
-			w += ns[i]
-		}
-		return s / float64(w), w
-	}
-	lb, nb, err := lossOf(B)
-	if err != nil {
-		return err
-	}
-	out.ExistingDeployed, _ = pooled(lb, nb)
-	le, ne, err := lossOf(ds.Existing)
-	if err != nil {
-		return err
-	}
-	mE, wE := pooled(le, ne)
-	out.ExistingDeployedAll = mE
-	if out.TestSetExisting, err = TestSetBound(mE, wE, delta); err != nil {
-		return err
-	}
-	if len(ds.New) == 0 {
-		return nil
-	}
-	ln, nn, err := lossOf(ds.New)
-	if err != nil {
-		return err
-	}
-	out.NewDeployed = mean(ln)
-	if out.TestSetNew, err = TestSetBound(out.NewDeployed, len(ln), delta); err != nil {
-		return err
-	}
-	mN, wN := pooled(ln, nn)
-	out.TestSetNewPooled, err = TestSetBound(mN, wN, delta)
-	return err
-}
-
 // Sentences says in one sentence per certificate what it covers — which
 // model, which loss and range, which probability, which assumptions — with
 // the same loss measured beside it (docs/math.md §2.18).
@@ -515,14 +455,9 @@ func (c *GPCertificates) Sentences() []string {
 			"GP posteriors, randomised over the trained hyper-posterior, is at most %.3f "+
 			"(hyper-prior learned on the other %d clients; measured on B's test data: %.3f, deployed predictor %.3f).",
 			conf, e.Clients, loss, e.Bound, len(c.Split.A), c.ExistingMeasured, c.ExistingDeployed),
-		fmt.Sprintf("With probability ≥ %g %% over the test data (independent of the trained model), the mean "+
-			"expected %s of the deployed predictor of the existing clients is at most %.3f (measured: %.3f).",
-			conf, loss, c.TestSetExisting, c.ExistingDeployedAll),
 	}
-	if c.TestSetNew > 0 {
-		out = append(out, fmt.Sprintf("With probability ≥ %g %% over the new clients (drawn independently from "+
-			"the environment) and their data, the expected %s of a new client's deployed predictor, personalised on "+
-			"its own data, is at most %.3f (measured: %.3f).", conf, loss, c.TestSetNew, c.NewDeployed))
+	if c.TestSet != nil {
+		out = append(out, c.TestSet.Sentences()...)
 	}
 	if p := c.PriorModel; p != nil {
 		out = append(out, fmt.Sprintf("With probability ≥ %g %% over the training samples of B, the same loss of "+

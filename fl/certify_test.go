@@ -490,17 +490,12 @@ func TestCertifyGPPriorFromAOnly(t *testing.T) {
 		per += s / float64(len(c.YTest)) / float64(len(ds.New))
 	}
 	want, _ := TestSetBound(per, len(ds.New), 0.05)
-	if math.Abs(c1.NewDeployed-per) > 1e-12 || math.Abs(c1.TestSetNew-want) > 1e-12 || !(c1.TestSetNewPooled > per) {
-		t.Errorf(
-			"new clients: %v ≤ %v (pooled %v), want %v ≤ %v",
-			c1.NewDeployed,
-			c1.TestSetNew,
-			c1.TestSetNewPooled,
-			per,
-			want,
-		)
+	ts := c1.TestSet
+	if ts == nil || ts.New == nil || math.Abs(ts.New.Mean-per) > 1e-12 || math.Abs(ts.New.Bound-want) > 1e-12 ||
+		ts.New.N != len(ds.New) || !(ts.NewPooled.Bound > per) {
+		t.Fatalf("new clients: %+v, want %v ≤ %v", ts, per, want)
 	}
-	if !(c1.TestSetExisting > 0 && c1.TestSetExisting < 1 && c1.Existing.Bound > c1.Existing.Loss) {
+	if !(ts.Existing.Bound > 0 && ts.Existing.Bound < 1 && c1.Existing.Bound > c1.Existing.Loss) {
 		t.Errorf("certificates %+v", c1)
 	}
 	for _, i := range c1.Split.B {
@@ -596,7 +591,9 @@ func TestConcentrationBoundsHold(t *testing.T) {
 func TestGPCertificatesSentences(t *testing.T) {
 	c := &GPCertificates{Clip: 1, Delta: 0.05, Split: Split{A: []int{0, 1}, B: []int{2, 3}},
 		Existing: Certificate{Bound: 0.5, Clients: 2}, ExistingMeasured: 0.2, ExistingDeployed: 0.1,
-		TestSetExisting: 0.12, ExistingDeployedAll: 0.1, TestSetNew: 0.3, NewDeployed: 0.1,
+		TestSet: &TestSetCertificates{Loss: "clipped_square", Clip: 1, Delta: 0.05,
+			Existing: TestSetTerms{N: 40, Mean: 0.1, Bound: 0.12}, New: &TestSetTerms{N: 2, Mean: 0.1, Bound: 0.3},
+			NewPooled: &TestSetTerms{N: 20, Mean: 0.1, Bound: 0.2}},
 		PriorModel: &Certificate{Bound: 0.4}}
 	s := c.Sentences()
 	if len(s) != 4 {
@@ -617,7 +614,7 @@ func TestGPCertificatesSentences(t *testing.T) {
 // --json) carry them all, under names that do not change with a Go field's.
 func TestCertificateTermsHaveJSONNames(t *testing.T) {
 	for _, typ := range []reflect.Type{reflect.TypeFor[Certificate](), reflect.TypeFor[GPCertificates](),
-		reflect.TypeFor[Split]()} {
+		reflect.TypeFor[Split](), reflect.TypeFor[TestSetCertificates](), reflect.TypeFor[TestSetTerms]()} {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

@@ -320,3 +320,12 @@ func cholJitter(K []float64, m int) ([]float64, error) {
 	}
 	return nil, errors.New("prior kernel matrix not positive definite even with jitter 1e-4")
 }
+
+// Trained is the client model as a PAC-PFL run with opt trains and
+// personalises it (its temperature opt.Beta; the mean frozen with
+// opt.ZeroMean): the model whose predictions the run reports, and that
+// the certificates of a trained model evaluate.
+func (g *GPModel) Trained(opt PACPFLOptions) *GPModel {
+	return &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean || opt.ZeroMean,
+		Beta: opt.Beta, Inference: g.Inference}
+}

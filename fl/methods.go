@@ -191,10 +191,8 @@ func trainPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions) (*Result, *GPM
 		}
 		hp = initPrior{Gaussian: prior, init: ini}
 	}
-	g = &GPModel{Model: g.Model, LiteralBatch: g.LiteralBatch, FreezeMean: g.FreezeMean, Beta: opt.Beta,
-		Inference: g.Inference}
+	g = g.Trained(opt)
 	if opt.ZeroMean {
-		g.FreezeMean = true
 		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}
 	}
 	var clients []Client

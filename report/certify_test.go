@@ -38,9 +38,16 @@ func distinctCertificate(base float64) fl.Certificate {
 func testCertificates() *fl.GPCertificates {
 	return &fl.GPCertificates{
 		Clip: 1, Split: fl.Split{A: []int{0, 2, 5}, B: []int{1, 3, 4}}, Existing: distinctCertificate(0.3),
-		ExistingMeasured: 0.1271, ExistingDeployed: 0.05432, ExistingDeployedAll: 0.05321, TestSetExisting: 0.05876,
-		TestSetNew: 0.2161, TestSetNewPooled: 0.05212, NewDeployed: 0.04123, Delta: 0.05,
+		ExistingMeasured: 0.1271, ExistingDeployed: 0.05432, Delta: 0.05,
+		TestSet: testTestSet(),
 	}
+}
+
+func testTestSet() *fl.TestSetCertificates {
+	return &fl.TestSetCertificates{Loss: "clipped_square", Clip: 1, Delta: 0.05,
+		Existing:  fl.TestSetTerms{N: 1234, Mean: 0.05321, Delta: 0.05, Bound: 0.05876},
+		New:       &fl.TestSetTerms{N: 23, Mean: 0.04123, Delta: 0.05, Bound: 0.2161},
+		NewPooled: &fl.TestSetTerms{N: 2345, Mean: 0.04123, Delta: 0.05, Bound: 0.05212}}
 }
 
 // terms are the names and printed values (%.4g, %g and %d agree on
@@ -60,6 +67,11 @@ func terms(c *fl.GPCertificates) map[string]string {
 		}
 	}
 	add("Existing.", reflect.ValueOf(c.Existing))
+	if ts := c.TestSet; ts != nil {
+		add("TestSet.Existing.", reflect.ValueOf(ts.Existing))
+		add("TestSet.New.", reflect.ValueOf(*ts.New))
+		add("TestSet.NewPooled.", reflect.ValueOf(*ts.NewPooled))
+	}
 	v := reflect.ValueOf(*c)
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
@@ -90,12 +102,15 @@ func TestExplainCarriesEveryTerm(t *testing.T) {
 
 func TestCertificationJSONCarriesEveryTerm(t *testing.T) {
 	c := testCertificates()
-	c.TestSetNewPooled = math.NaN() // a NaN term is written as null, not lost with the report
-	rep := Train{Certification: &Certification{Certificates: c, Seconds: 12.5}}
+	ts := c.TestSet
+	c.TestSet = nil                 // reported once, in Certification.TestSet
+	ts.NewPooled.Bound = math.NaN() // a NaN term is written as null, not lost with the report
+	rep := Train{Certification: &Certification{TestSet: ts, Certificates: c, Seconds: 12.5}}
 	b, err := Marshal(rep, true)
 	require.NoError(t, err)
 	var back struct {
 		Certification struct {
+			TestSet      map[string]any `json:"test_set"`
 			Certificates map[string]any `json:"certificates"`
 			Seconds      float64        `json:"seconds"`
 		} `json:"certification"`
@@ -103,8 +118,17 @@ func TestCertificationJSONCarriesEveryTerm(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	got := back.Certification.Certificates
 	assert.Equal(t, 12.5, back.Certification.Seconds)
-	assert.Nil(t, got["test_set_new_pooled"])
-	assert.Contains(t, got, "test_set_new_pooled")
+	tsj := back.Certification.TestSet
+	assert.Equal(t, "clipped_square", tsj["loss"])
+	for _, group := range []string{"existing", "new", "new_pooled"} {
+		g, ok := tsj[group].(map[string]any)
+		require.True(t, ok, "test_set.%s: %s", group, b)
+		for _, term := range []string{"n", "mean", "delta", "bound"} {
+			assert.Contains(t, g, term, "test_set.%s.%s", group, term)
+		}
+	}
+	assert.Nil(t, tsj["new_pooled"].(map[string]any)["bound"])
+	assert.EqualValues(t, 1234, tsj["existing"].(map[string]any)["n"])
 	existing, ok := got["existing"].(map[string]any)
 	require.True(t, ok, "%s", b)
 	ct := reflect.TypeFor[fl.Certificate]()
@@ -136,23 +160,33 @@ func TestCertificateLinesSayWhatTheyCover(t *testing.T) {
 		assert.Contains(t, a, want)
 	}
 	lines := CertificateLines(c)
-	require.Len(t, lines, 3)
-	values := [][2]float64{{c.Existing.Bound, c.ExistingMeasured}, {c.TestSetExisting, c.ExistingDeployedAll},
-		{c.TestSetNew, c.NewDeployed}}
+	require.Len(t, lines, 1)
+	for _, want := range []string{"trained model", "clipped sq. error", "(0–1)", "prob. ≥ 95 %",
+		fmt.Sprintf("≤ %.3f", c.Existing.Bound), fmt.Sprintf("(measured %.3f)", c.ExistingMeasured),
+		"B (3 of 6)"} {
+		assert.Contains(t, lines[0], want)
+	}
+	ts := c.TestSet
+	a = TestSetAssumptions(ts)
+	for _, want := range []string{"from the test data", "unseen in training", "i.i.d.", "prob. ≥ 95 %"} {
+		assert.Contains(t, a, want)
+	}
+	lines = TestSetLines(ts, "deployed predictor")
+	require.Len(t, lines, 2)
+	values := []fl.TestSetTerms{ts.Existing, *ts.New}
 	for i, l := range lines {
-		model := "deployed predictor"
-		if i == 0 {
-			model = "trained model"
-		}
-		for _, want := range []string{model, "clipped sq. error", "(0–1)", "prob. ≥ 95 %",
-			fmt.Sprintf("≤ %.3f", values[i][0]), fmt.Sprintf("(measured %.3f)", values[i][1])} {
+		for _, want := range []string{"deployed predictor", "sq. error clipped at 1", "from the test data",
+			fmt.Sprintf("≤ %.3f", values[i].Bound), fmt.Sprintf("(measured %.3f)", values[i].Mean)} {
 			assert.Contains(t, l, want, "line %d", i)
 		}
 	}
-	assert.Contains(t, lines[0], "B (3 of 6)")
-	assert.Contains(t, lines[2], "a new client")
-	c.TestSetNew = 0 // no new clients
-	assert.Len(t, CertificateLines(c), 2)
+	assert.Contains(t, lines[1], "a new client")
+	ts.Clip = 2
+	assert.Contains(t, TestSetLines(ts, "x")[0], "sq. error clipped at 2, /2")
+	ts.Loss = "zero_one"
+	assert.Contains(t, TestSetLines(ts, "x")[0], "expected 0–1 error ≤ 0.059 from the test data (measured 0.053)")
+	ts.New = nil // no new clients
+	assert.Len(t, TestSetLines(ts, "x"), 1)
 }
 
 // shortText is the report of a run with every bound and the certificates.
@@ -168,7 +202,16 @@ func shortText() TrainText {
 	return TrainText{Header: strings.Repeat("every setting ", 20), Setting: "PAC-PFL, GP clients on Polynomial",
 		LML: "mean client LML", Train: tr, Existing: RegressionLine(120, 0.422, 0.092),
 		New: RegressionLine(24, 0.384, 0.094), Bounds: res,
-		Certification: &Certification{Certificates: testCertificates(), Seconds: 61.5}}
+		Certification: shortCertification()}
+}
+
+// shortCertification is a run's certification with --certify: the
+// test-set certificates, and the PAC-Bayes one.
+func shortCertification() *Certification {
+	c := testCertificates()
+	ts := c.TestSet
+	c.TestSet = nil
+	return &Certification{TestSet: ts, Certificates: c, Seconds: 61.5}
 }
 
 func TestTrainTextShort(t *testing.T) {
@@ -190,9 +233,11 @@ func TestTrainTextShort(t *testing.T) {
 			text.Certification.Certificates), "certification: 61.5s", "--explain"} {
 		assert.Contains(t, out, want)
 	}
-	for _, l := range CertificateLines(text.Certification.Certificates) {
+	for _, l := range append(CertificateLines(text.Certification.Certificates),
+		TestSetLines(text.Certification.TestSet, "deployed predictor")...) {
 		assert.Contains(t, out, "  "+l+"\n")
 	}
+	assert.Contains(t, out, TestSetAssumptions(text.Certification.TestSet))
 	// A bound below the loss range's top is said to be non-vacuous.
 	text.Bounds.Bounds.Server = 1.5
 	b.Reset()
@@ -207,10 +252,12 @@ func TestTrainTextExplain(t *testing.T) {
 	require.NoError(t, text.WriteText(&b))
 	out := b.String()
 	for _, want := range []string{text.Header, text.Bounds.Bounds.Description, text.Bounds.Learned.Description,
-		"server-level (Thm 4.2) at 𝒬*:  3.036", "certificates in full"} {
+		"server-level (Thm 4.2) at 𝒬*:  3.036", "PAC-Bayes certificate in full", "test-set certificates in full"} {
 		assert.Contains(t, out, want)
 	}
-	for name, val := range terms(text.Certification.Certificates) {
+	all := *text.Certification.Certificates
+	all.TestSet = text.Certification.TestSet
+	for name, val := range terms(&all) {
 		assert.Contains(t, out, val, "--explain lacks %s", name)
 	}
 }

@@ -104,7 +104,7 @@ func (t *TrainText) WriteText(w io.Writer) error {
 		ew.printf("  server-level (Thm 4.2):  %.4g   (loss range [%g, %.3g])\n  new-client (Lemma 4.6):  %.4g\n",
 			bd.Server, bd.A, bd.B, bd.NewClient)
 	}
-	writeCertification(ew, t.Certification, true)
+	writeCertification(ew, t.Certification, t.Explain)
 	return ew.err
 }
 

@@ -29,11 +29,11 @@ type GPJob struct {
 	Options   fl.PACPFLOptions
 	Inference fl.GPInference
 	Info      SyntheticInfo
-	// Certify, if set, adds the certificates of docs/math.md §2.18 to the
-	// outcome: fl.CertifyGP trains the hyper-prior again on half the
+	// Certify, if set, adds the PAC-Bayes certificate of docs/math.md
+	// §2.18 to the outcome's test-set certificates (§2.18.4, computed on
+	// every run): fl.CertifyGP trains the hyper-prior again on half the
 	// existing clients (A, about the cost of the training) and bounds the
-	// other half (B) with it, plus test-set bounds for the deployed
-	// predictor. Its Seed is the run's.
+	// other half (B) with it. Its Seed is the run's.
 	Certify *fl.GPCertifyOptions
 }
 
@@ -114,9 +114,9 @@ func (j *Job) check() error {
 type Outcome struct {
 	Result *fl.MethodResult
 	CSV    *Result
-	// Certification holds the certificates of a GP job that asked for
-	// them (GPJob.Certify), nil otherwise (a CSV run keeps its own in
-	// CSV.Certification).
+	// Certification holds the certificates of a GP job: the test-set
+	// ones always, fl.CertifyGP's when GPJob.Certify asks for them (a CSV
+	// run keeps its own in CSV.Certification).
 	Certification *report.Certification
 	job           *Job
 }
@@ -143,10 +143,9 @@ func (j *Job) Run(ctx context.Context, remote func() ([]fl.Client, error)) (*Out
 			stopOn(ctx, &o.Server)
 		}
 		out.Result, err = fl.RunPACPFL(j.GP.Data, g, o, fl.MethodPACPFL)
-		if err == nil && j.GP.Certify != nil {
-			co := *j.GP.Certify
-			co.Seed = j.GP.Info.Seed
-			out.Certification, err = certify(ctx, j.GP.Data, g, o, out.Result.Train.Particles, co)
+		if err == nil {
+			out.Certification, err = certify(ctx, j.GP.Data, g, o, out.Result.Train.Particles, j.GP.Certify,
+				j.GP.Info.Seed)
 		}
 	case j.BNN != nil:
 		o := j.BNN.Options
@@ -169,14 +168,35 @@ func (j *Job) Run(ctx context.Context, remote func() ([]fl.Client, error)) (*Out
 	return out, nil
 }
 
-// certify computes the certificates of a trained GP model (fl.CertifyGP);
-// a model or data set they cannot cover (too few clients or samples, a
-// client too large for exact GP posteriors) leaves the reason in
-// Unavailable, an interruption is an error.
+// certify computes the certificates of a trained GP model: the test-set
+// certificates of its deployed predictor always (they need only the test
+// data), fl.CertifyGP's when co asks for them (at the run's seed). A model
+// or data set they cannot cover (too few clients or samples, a client too
+// large for exact GP posteriors) leaves the reason in the Unavailable
+// fields, an interruption is an error.
 func certify(ctx context.Context, ds *data.Dataset, g *fl.GPModel, o fl.PACPFLOptions, particles []float64,
-	co fl.GPCertifyOptions) (*report.Certification, error) {
-	start := time.Now()
+	co *fl.GPCertifyOptions, seed uint64) (*report.Certification, error) {
 	out := &report.Certification{}
+	delta := o.Bounds.Delta
+	if co != nil {
+		delta = co.Certify.Delta
+	}
+	if delta == 0 {
+		delta = 0.05
+	}
+	clip := 1.0
+	if co != nil && co.Clip != 0 {
+		clip = co.Clip
+	}
+	ts, err := fl.TestSetCertificatesGP(ds, g.Trained(o), particles, clip, delta)
+	if err != nil {
+		out.TestSetUnavailable = err.Error()
+	}
+	out.TestSet = ts
+	if co == nil {
+		return out, nil
+	}
+	start := time.Now()
 	for i := range ds.Existing {
 		if m := len(ds.Existing[i].Y); m > CertifyMaxRows {
 			out.Unavailable = fmt.Sprintf("existing client %d has %d training rows; the certificates' exact GP "+
@@ -184,11 +204,15 @@ func certify(ctx context.Context, ds *data.Dataset, g *fl.GPModel, o fl.PACPFLOp
 			return out, nil
 		}
 	}
-	c, err := fl.CertifyGP(ds, g, o, particles, co)
+	c := *co
+	c.Seed = seed
+	cert, err := fl.CertifyGP(ds, g, o, particles, c)
 	out.Seconds = time.Since(start).Seconds()
 	switch {
 	case err == nil:
-		out.Certificates = c
+		// The same test-set certificates as above: reported once, in TestSet.
+		cert.TestSet = nil
+		out.Certificates = cert
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return nil, err
 	default:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -209,9 +210,13 @@ func TestJobGPCertify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Certificates; got.Existing != want.Existing || got.TestSetNew != want.TestSetNew ||
+	if got := c.Certificates; got.Existing != want.Existing || got.TestSet != nil ||
 		got.ExistingMeasured != want.ExistingMeasured {
 		t.Fatalf("certificates %+v, want %+v", got, want)
+	}
+	// The test-set certificates are CertifyGP's, reported once.
+	if !reflect.DeepEqual(c.TestSet, want.TestSet) || c.TestSet.New == nil {
+		t.Fatalf("test-set certificates %+v, want %+v", c.TestSet, want.TestSet)
 	}
 	text, js := out.Report(1)
 	if rep := js.(report.Train); rep.Certification != c || text.Certification != c {
@@ -229,7 +234,17 @@ func TestJobGPCertify(t *testing.T) {
 	if out, err = job.Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if c := out.Certification; c.Certificates != nil || !strings.Contains(c.Unavailable, "no client in A") {
+	if c := out.Certification; c.Certificates != nil || !strings.Contains(c.Unavailable, "no client in A") ||
+		c.TestSet == nil {
 		t.Fatalf("certification of one client %+v", c)
+	}
+	// Without Certify, the test-set certificates alone.
+	job = &Job{GP: &GPJob{Data: ds, Options: o, Inference: inf, Info: SyntheticInfo{Seed: 7}}}
+	if out, err = job.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Certification; c == nil || c.Certificates != nil || c.Unavailable != "" ||
+		!reflect.DeepEqual(c.TestSet, want.TestSet) {
+		t.Fatalf("default certification %+v, want the test-set certificates %+v", c, want.TestSet)
 	}
 }

@@ -79,8 +79,8 @@ type Result struct {
 	Bounds *fl.MethodResult
 	// Data is the federated data the run trained on and evaluated.
 	Data *data.Federated
-	// Certification holds the certificates of GP clients when
-	// GPOptions.Certify asked for them.
+	// Certification holds the test-set certificates of GP clients and
+	// fl.CertifyGP's when GPOptions.Certify asks for them.
 	Certification *report.Certification
 }
 
@@ -157,12 +157,10 @@ func Run(ctx context.Context, fed *data.Federated, o Options) (*Result, error) {
 	}
 	if gp != nil {
 		err = gpBounds(ds, gp, prior, o.GP.Options, res.Particles, out.Bounds)
-		if co := o.GP.Certify; err == nil && co != nil {
-			c := *co
-			c.Seed = o.Seed
+		if err == nil {
 			po := o.GP.Options
 			stopOn(ctx, &po.Server)
-			out.Certification, err = certify(ctx, ds, gp, po, res.Particles, c)
+			out.Certification, err = certify(ctx, ds, gp, po, res.Particles, o.GP.Certify, o.Seed)
 		}
 	} else if b := o.BNN.Options.Bounds; b.PriorSamples > 0 {
 		var bs fl.Bounds
