@@ -71,8 +71,11 @@ type BNNTrain struct {
 	Existing     ClassMetrics   `json:"existing"`
 	New          ClassMetrics   `json:"new"`
 	Bounds       *fl.Bounds     `json:"bounds,omitempty"`
-	LMLHistory   []Float        `json:"lml_history"`
-	PerClient    map[string]any `json:"per_client"` // existing_accuracy, new_ce, …
+	// Certification holds the test-set certificates of the personalised
+	// BNNs on the 0–1 error (docs/math.md §2.18.4).
+	Certification *Certification `json:"certification,omitempty"`
+	LMLHistory    []Float        `json:"lml_history"`
+	PerClient     map[string]any `json:"per_client"` // existing_accuracy, new_ce, …
 }
 
 // ClassMetrics are one group's mean classification metrics: accuracy in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -114,9 +115,9 @@ func (j *Job) check() error {
 type Outcome struct {
 	Result *fl.MethodResult
 	CSV    *Result
-	// Certification holds the certificates of a GP job: the test-set
-	// ones always, fl.CertifyGP's when GPJob.Certify asks for them (a CSV
-	// run keeps its own in CSV.Certification).
+	// Certification holds the certificates of a job on generated data:
+	// the test-set ones always, fl.CertifyGP's when GPJob.Certify asks
+	// for them (a CSV run keeps its own in CSV.Certification).
 	Certification *report.Certification
 	job           *Job
 }
@@ -155,6 +156,11 @@ func (j *Job) Run(ctx context.Context, remote func() ([]fl.Client, error)) (*Out
 			stopOn(ctx, &o.Server)
 		}
 		out.Result, err = fl.RunPACPFLBNN(j.BNN.Data, j.BNN.Model, o)
+		if err == nil {
+			ds, res := j.BNN.Data, out.Result
+			out.Certification = certifyZeroOne(ds, accuracies(res.ExistingClass, len(ds.Existing)),
+				accuracies(res.NewClass, len(ds.New)), o.Bounds.Delta)
+		}
 	default:
 		o := j.CSV.Options
 		if remote != nil {
@@ -221,6 +227,36 @@ func certify(ctx context.Context, ds *data.Dataset, g *fl.GPModel, o fl.PACPFLOp
 	return out, nil
 }
 
+// certifyZeroOne is the test-set certificates of a run's personalised BNN
+// predictors on the 0–1 error of their test points, from the clients'
+// accuracies (NaN: none), computed on every run: they need only the test
+// data.
+func certifyZeroOne(ds *data.Dataset, accExisting, accNew []float64, delta float64) *report.Certification {
+	if delta == 0 {
+		delta = 0.05
+	}
+	out := &report.Certification{}
+	ts, err := fl.TestSetCertificatesZeroOne(ds.Existing, ds.New, accExisting, accNew, delta)
+	if err != nil {
+		out.TestSetUnavailable = err.Error()
+	}
+	out.TestSet = ts
+	return out
+}
+
+// accuracies are a group's per-client accuracies, NaN for each of its n
+// clients when it was not evaluated (g nil).
+func accuracies(g *fl.ClassGroupMetrics, n int) []float64 {
+	if g != nil {
+		return g.Accuracy
+	}
+	acc := make([]float64, n)
+	for i := range acc {
+		acc[i] = math.NaN()
+	}
+	return acc
+}
+
 // CertifyMaxRows is the most training rows per client the certificates
 // take on: they evaluate exact GP posteriors (a dense Cholesky per client,
 // prior draw and temperature, some thousands of times).
@@ -248,7 +284,7 @@ func (o *Outcome) Report(totalSeconds float64) (*report.TrainText, any) {
 	case j.GP != nil:
 		return j.GP.report(o.Result, o.Certification, totalSeconds)
 	case j.BNN != nil:
-		return j.BNN.report(o.Result, totalSeconds)
+		return j.BNN.report(o.Result, o.Certification, totalSeconds)
 	default:
 		info := j.CSV.Info
 		info.TotalSeconds = totalSeconds
@@ -288,7 +324,8 @@ func (j *GPJob) report(res *fl.MethodResult, cert *report.Certification,
 }
 
 // report is the reports of a BNN run on generated data.
-func (j *BNNJob) report(res *fl.MethodResult, totalSeconds float64) (*report.TrainText, any) {
+func (j *BNNJob) report(res *fl.MethodResult, cert *report.Certification,
+	totalSeconds float64) (*report.TrainText, any) {
 	ds, o, model, in := j.Data, j.Options, j.Model, j.Info
 	text := &report.TrainText{
 		Header: fmt.Sprintf("PAC-PFL with BNN clients (%s) on %s: n=%d existing (m_i=%d), %d new clients; "+
@@ -297,14 +334,14 @@ func (j *BNNJob) report(res *fl.MethodResult, totalSeconds float64) (*report.Tra
 			o.Server.ClientsPerRound, o.Server.Batch, model.Samples, o.Server.Tau, o.SigmaMu, o.SigmaOmega,
 			model.Posterior.Particles, model.Posterior.Steps, in.Seed),
 		LML: "mean client LML estimate (38)", Train: res.Train, NoRounds: o.Server.Rounds == 0,
-		Private: o.Server.DP != nil, BNNBounds: res.Bounds,
+		Private: o.Server.DP != nil, BNNBounds: res.Bounds, Certification: cert,
 	}
 	ex, nw := report.NewClassMetrics(res.ExistingClass), report.NewClassMetrics(res.NewClass)
 	text.Existing = report.ClassLine(len(ds.Existing), float64(ex.Accuracy), float64(ex.CE))
 	text.New = report.ClassLine(len(ds.New), float64(nw.Accuracy), float64(nw.CE))
 	rep := report.NewBNNTrain(res, o.Server.DP != nil)
 	rep.Dataset, rep.Partition, rep.Seed, rep.Notes = in.Dataset, in.Partition, in.Seed, ds.Notes
-	rep.TotalSeconds = totalSeconds
+	rep.TotalSeconds, rep.Certification = totalSeconds, cert
 	rep.Config = map[string]any{
 		"arch": model.Model.Arch, "hidden": model.Model.Hidden, "classes": model.Model.Classes,
 		"k": o.Server.K, "rounds": o.Server.Rounds, "clients_per_round": o.Server.ClientsPerRound,

@@ -138,7 +138,7 @@ func (r *Result) Report(info ReportInfo) (*report.TrainText, any) {
 	rep := report.BNNTrain{Dataset: info.Source, Seed: info.Seed, Config: config, TotalSeconds: info.TotalSeconds,
 		Existing: report.ClassMetrics{Accuracy: report.Float(em.MeanFirst), CE: report.Float(em.MeanSecond)},
 		New:      report.ClassMetrics{Accuracy: report.Float(nm.MeanFirst), CE: report.Float(nm.MeanSecond)},
-		Bounds:   r.Bounds.Bounds, PerClient: per,
+		Bounds:   r.Bounds.Bounds, PerClient: per, Certification: r.Certification,
 	}
 	rep.SetTraining(r.Train, text.Private)
 	return text, rep

@@ -79,8 +79,8 @@ type Result struct {
 	Bounds *fl.MethodResult
 	// Data is the federated data the run trained on and evaluated.
 	Data *data.Federated
-	// Certification holds the test-set certificates of GP clients and
-	// fl.CertifyGP's when GPOptions.Certify asks for them.
+	// Certification holds the test-set certificates of every run and,
+	// for GP clients, fl.CertifyGP's when GPOptions.Certify asks for them.
 	Certification *report.Certification
 }
 
@@ -162,12 +162,17 @@ func Run(ctx context.Context, fed *data.Federated, o Options) (*Result, error) {
 			stopOn(ctx, &po.Server)
 			out.Certification, err = certify(ctx, ds, gp, po, res.Particles, o.GP.Certify, o.Seed)
 		}
-	} else if b := o.BNN.Options.Bounds; b.PriorSamples > 0 {
-		var bs fl.Bounds
-		if bs, err = fl.ComputeBNNBounds(ds, bnn, prior, b, o.BNN.Options.BoundTau(len(ds.Existing))); err == nil {
-			out.Bounds.Bounds = &bs
-		} else {
-			err = fmt.Errorf("bounds: %w", err)
+	} else {
+		em, nm := out.Metrics()
+		out.Certification = certifyZeroOne(ds, em.First, nm.First, o.BNN.Options.Bounds.Delta)
+		if b := o.BNN.Options.Bounds; b.PriorSamples > 0 {
+			var bs fl.Bounds
+			tau := o.BNN.Options.BoundTau(len(ds.Existing))
+			if bs, err = fl.ComputeBNNBounds(ds, bnn, prior, b, tau); err == nil {
+				out.Bounds.Bounds = &bs
+			} else {
+				err = fmt.Errorf("bounds: %w", err)
+			}
 		}
 	}
 	if err != nil {

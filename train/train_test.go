@@ -140,6 +140,28 @@ func TestRunBNN(t *testing.T) {
 	if p := res.Existing[0].Probs; len(p) != 2*len(fed.Existing[0].YTest) {
 		t.Errorf("%d probabilities for %d test rows", len(p), len(fed.Existing[0].YTest))
 	}
+	// The test-set certificate on the 0–1 error, against the errors
+	// counted on the predictions.
+	errs, n := 0, 0
+	for i, c := range fed.Existing {
+		p := res.Existing[i].Probs
+		for j, y := range c.YTest {
+			pred := 0.0 // the arg max, the lower class on a tie
+			if p[2*j+1] > p[2*j] {
+				pred = 1
+			}
+			if pred != y {
+				errs++
+			}
+		}
+		n += len(c.YTest)
+	}
+	ts := res.Certification.TestSet
+	if ts == nil || ts.Loss != "zero_one" || ts.Existing.N != n ||
+		math.Abs(ts.Existing.Mean-float64(errs)/float64(n)) > 1e-12 ||
+		!(ts.Existing.Bound >= ts.Existing.Mean && ts.Existing.Bound <= 1) {
+		t.Errorf("0–1 certificate %+v, want %d errors in %d test rows", ts, errs, n)
+	}
 }
 
 func TestRunRefuses(t *testing.T) {
