@@ -3,8 +3,9 @@
 // encoder that writes them and the reader.
 //
 // The report types are one schema for both sides. Train and BNNTrain are
-// the reports of a training run (Train with the certificates of GP clients,
-// Certification), and TrainText its text: short by default, every term with
+// the reports of a training run (both with their certificates,
+// Certification: the test-set ones always, the PAC-Bayes one of GP clients
+// when asked), and TrainText its text: short by default, every term with
 // Explain. Experiment (regression) and FMNIST (classification on
 // Fashion-MNIST) are those of a comparison of methods over several seeds, and Results is what every experiment report has in
 // common, so that a reader of per-client values needs no copy of either.
