@@ -345,7 +345,7 @@ func CertifyGP(
 	if err != nil {
 		return nil, err
 	}
-	out.ExistingDeployed = pooledLoss(lb)
+	out.ExistingDeployed, _ = pooledLoss(lb)
 	if out.TestSet, err = TestSetCertificatesGP(ds, g, particles, clip, o.Delta); err != nil {
 		return nil, err
 	}
@@ -375,7 +375,7 @@ func (out *GPCertificates) priorModel(ds *data.Dataset, g *GPModel, pA GaussianM
 	if err != nil {
 		return err
 	}
-	out.PriorModelDeployed = pooledLoss(lb)
+	out.PriorModelDeployed, _ = pooledLoss(lb)
 	if len(ds.New) > 0 {
 		ln, err := gpDeployedLosses(g, pA.Centers, ds.New, out.Clip)
 		if err != nil {

@@ -62,14 +62,6 @@ type TestSetCertificates struct {
 // the new clients' losses on their test points (clients without any are
 // left out: they have nothing to measure).
 func NewTestSetCertificates(existing, new []ClientLoss, delta float64) (*TestSetCertificates, error) {
-	pooled := func(ls []ClientLoss) (float64, int) {
-		s, n := 0.0, 0
-		for _, l := range ls {
-			s += l.Sum
-			n += l.N
-		}
-		return s / float64(n), n
-	}
 	for _, l := range append(append([]ClientLoss(nil), existing...), new...) {
 		if l.N < 0 || !(l.Sum >= 0 && l.Sum <= float64(l.N)) {
 			return nil, fmt.Errorf("%w: a client's test losses sum to %v over %d points, outside [0, n]",
@@ -78,7 +70,7 @@ func NewTestSetCertificates(existing, new []ClientLoss, delta float64) (*TestSet
 	}
 	out := &TestSetCertificates{Delta: delta}
 	var err error
-	m, n := pooled(existing)
+	m, n := pooledLoss(existing)
 	if out.Existing, err = newTestSetTerms(m, n, delta); err != nil {
 		return nil, fmt.Errorf("existing clients' test-set bound: %w", err)
 	}
@@ -96,7 +88,7 @@ func NewTestSetCertificates(existing, new []ClientLoss, delta float64) (*TestSet
 		return nil, fmt.Errorf("new clients' test-set bound: %w", err)
 	}
 	out.New = &t
-	m, n = pooled(new)
+	m, n = pooledLoss(new)
 	p, err := newTestSetTerms(m, n, delta)
 	if err != nil {
 		return nil, fmt.Errorf("new clients' pooled test-set bound: %w", err)
@@ -150,14 +142,15 @@ func gpDeployedLosses(g *GPModel, particles []float64, clients []data.ClientData
 	return out, nil
 }
 
-// pooledLoss is the mean loss over all the clients' test points.
-func pooledLoss(ls []ClientLoss) float64 {
+// pooledLoss is the mean loss over all the clients' test points, and
+// their number.
+func pooledLoss(ls []ClientLoss) (float64, int) {
 	s, n := 0.0, 0
 	for _, l := range ls {
 		s += l.Sum
 		n += l.N
 	}
-	return s / float64(n)
+	return s / float64(n), n
 }
 
 // TestSetCertificatesZeroOne are the test-set certificates of classifiers
