@@ -175,16 +175,16 @@ func TestCertificateLinesSayWhatTheyCover(t *testing.T) {
 	require.Len(t, lines, 2)
 	values := []fl.TestSetTerms{ts.Existing, *ts.New}
 	for i, l := range lines {
-		for _, want := range []string{"deployed predictor", "sq. error clipped at 1", "from the test data",
+		for _, want := range []string{"deployed predictor", "sq. error clipped at 1",
 			fmt.Sprintf("≤ %.3f", values[i].Bound), fmt.Sprintf("(measured %.3f)", values[i].Mean)} {
 			assert.Contains(t, l, want, "line %d", i)
 		}
 	}
-	assert.Contains(t, lines[1], "a new client")
+	assert.Contains(t, lines[1], fmt.Sprintf("a new client (%d new clients)", ts.New.N))
 	ts.Clip = 2
 	assert.Contains(t, TestSetLines(ts, "x")[0], "sq. error clipped at 2, /2")
 	ts.Loss = "zero_one"
-	assert.Contains(t, TestSetLines(ts, "x")[0], "expected 0–1 error ≤ 0.059 from the test data (measured 0.053)")
+	assert.Contains(t, TestSetLines(ts, "x")[0], "expected 0–1 error ≤ 0.059 (measured 0.053)")
 	ts.New = nil // no new clients
 	assert.Len(t, TestSetLines(ts, "x"), 1)
 }

@@ -67,7 +67,8 @@ func TestTrainCertify(t *testing.T) {
 	for _, want := range []string{"PAC-Bayes certificate (assumes i.i.d. clients and samples",
 		"trained model, clients B (2 of 4): expected clipped sq. error (0–1) ≤ ", "PAC-Bayes certificate in full",
 		"certificates from the test data, prob. ≥ 95 % each", "test-set certificates in full",
-		"deployed predictor, a new client: expected sq. error clipped at 1 ≤ ", "server-level (Thm 4.2) at 𝒬*"} {
+		"deployed predictor, a new client (2 new clients): expected sq. error clipped at 1 ≤ ",
+		"server-level (Thm 4.2) at 𝒬*"} {
 		assert.Contains(t, out, want)
 	}
 	data, err := os.ReadFile(path)
