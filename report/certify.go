@@ -12,7 +12,8 @@ import (
 // what they cost.
 type Certification struct {
 	// TestSet are the test-set certificates of the deployed predictor
-	// (§2.18.4), computed on every run: they need only the test data.
+	// (docs/math.md §2.18.4), computed on every run: they need only the
+	// test data.
 	TestSet *fl.TestSetCertificates `json:"test_set,omitempty"`
 	// TestSetUnavailable says why TestSet is nil.
 	TestSetUnavailable string `json:"test_set_unavailable,omitempty"`

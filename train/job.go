@@ -30,11 +30,11 @@ type GPJob struct {
 	Options   fl.PACPFLOptions
 	Inference fl.GPInference
 	Info      SyntheticInfo
-	// Certify, if set, adds the PAC-Bayes certificate of docs/math.md
-	// §2.18 to the outcome's test-set certificates (§2.18.4, computed on
-	// every run): fl.CertifyGP trains the hyper-prior again on half the
-	// existing clients (A, about the cost of the training) and bounds the
-	// other half (B) with it. Its Seed is the run's.
+	// Certify, if set, adds the PAC-Bayes certificate (docs/math.md §2.18)
+	// to the outcome's test-set certificates (docs/math.md §2.18.4,
+	// computed on every run): fl.CertifyGP trains the hyper-prior again
+	// on half the existing clients (A, about the cost of the training) and
+	// bounds the other half (B) with it. Its Seed is the run's.
 	Certify *fl.GPCertifyOptions
 }
 
