@@ -17,16 +17,7 @@ const MetricsLegend = "  (RSMSE: test error relative to the targets' spread, low
 func (t *TrainText) writeShort(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", t.Setting)
-	switch {
-	case t.NoRounds:
-		ew.printf("training: none (--rounds 0): the particles are the hyper-prior's initial draws\n")
-	case t.Private:
-		ew.printf("training: %.1fs (client LMLs not shown: the DP guarantee does not cover them)\n",
-			t.Train.Elapsed.Seconds())
-	default:
-		ew.printf("training: %.1fs, %s of the last rounds %s\n", t.Train.Elapsed.Seconds(), t.LML,
-			Metric("%.3f", FinalLML(t.Train.MeanLML)))
-	}
+	t.writeTraining(ew)
 	ew.printf("existing clients: %s\nnew clients:      %s\n%s\n", t.Existing.text(), t.New.text(), MetricsLegend)
 	ew.printf("%s\n", ShortPrivacy(t.Train.Privacy))
 	if t.Bounds != nil {

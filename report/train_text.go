@@ -82,16 +82,7 @@ func (t *TrainText) WriteText(w io.Writer) error {
 	}
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", t.Header)
-	switch {
-	case t.NoRounds:
-		ew.printf("%s\n", NoRounds)
-	case t.Private:
-		ew.printf("training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n",
-			t.Train.Elapsed.Seconds())
-	default:
-		ew.printf("training: %.1fs, %s of the last rounds %s\n", t.Train.Elapsed.Seconds(), t.LML,
-			Metric("%.3f", FinalLML(t.Train.MeanLML)))
-	}
+	t.writeTraining(ew)
 	ew.printf("existing clients: %s\nnew clients:      %s\n", t.Existing.text(), t.New.text())
 	WritePrivacy(ew, t.Train.Privacy)
 	if t.Bounds != nil {
@@ -162,3 +153,18 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, a ...any) { fmt.Fprintf(e, format, a...) }
+
+// writeTraining prints the training line of both reports: the time and
+// the clients' mean LML of the last rounds, which a DP run does not show.
+func (t *TrainText) writeTraining(ew *errWriter) {
+	switch {
+	case t.NoRounds:
+		ew.printf("%s\n", NoRounds)
+	case t.Private:
+		ew.printf("training: %.1fs (client LMLs not shown: they are not covered by the DP guarantee)\n",
+			t.Train.Elapsed.Seconds())
+	default:
+		ew.printf("training: %.1fs, %s of the last rounds %s\n", t.Train.Elapsed.Seconds(), t.LML,
+			Metric("%.3f", FinalLML(t.Train.MeanLML)))
+	}
+}
