@@ -7,6 +7,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 	"github.com/pacpfl/pacpfl/fl/internal/fedscore"
 )
@@ -106,6 +107,17 @@ type Plan struct {
 // summed in Sᵗ's order, so that the result depends on p.Seed only. It
 // returns the seconds spent in p.Eval.
 func (d *Driver[C]) Train(clients []C, weights, global []float64, p Plan) (evalSeconds float64, err error) {
+	rc := make([]fl.RoundClient, len(clients))
+	for i := range clients {
+		rc[i] = d.RoundClient(&clients[i], ClientSettings[C]{Local: p.Local})
+	}
+	return TrainClients(rc, weights, global, p)
+}
+
+// TrainClients is Train's rounds with the clients as fl.RoundClients
+// (a Driver's RoundClient in process, or remote ones): client i's Fit is
+// its ClientUpdate, and p.Local is the clients' business.
+func TrainClients(clients []fl.RoundClient, weights, global []float64, p Plan) (evalSeconds float64, err error) {
 	if len(clients) != len(weights) {
 		return 0, fmt.Errorf("fedavg: %d clients, %d weights", len(clients), len(weights))
 	}
@@ -138,18 +150,9 @@ func (d *Driver[C]) Train(clients []C, weights, global []float64, p Plan) (evalS
 			return win.AfterRound(t)
 		},
 	}
-	local := func(i, _ int, g, out []float64, rng *rand.Rand) error {
-		m, err := d.pool.Get()
-		if err != nil {
-			return err
-		}
-		defer d.pool.Put(m)
-		loss[i], err = m.Train(&clients[i], g, out, p.Local, rng)
-		return err
-	}
 	n := len(clients)
-	if err := fedrun.RunHooks(n, p.ClientsPerRound, p.Rounds, weights, global, p.Seed, p.Tag, local,
-		hooks); err != nil {
+	if err := fedrun.RunHooks(n, p.ClientsPerRound, p.Rounds, weights, global, p.Seed, p.Tag,
+		fedround.Local(clients, p.Seed, p.Tag, loss), hooks); err != nil {
 		return win.Seconds, err
 	}
 	if win.Last > 0 {
