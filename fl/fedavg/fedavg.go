@@ -32,6 +32,14 @@
 // this package's MLP (Run), FedVI's CNN (fedvi.TrainFedAvg) and GenFL's
 // learnt prior (genfl.LearnPrior) are adapters of their networks to it.
 //
+// Clients: Run calls its clients only as fl.RoundClients (Fit is
+// ClientUpdate; Evaluate scores EvalGlobal or, for FedAvg+FT,
+// EvalFineTuned), so Options.Clients can put remote clients in their place
+// (NewClient builds one in its own process) and the run is the same bit
+// for bit. A client that does not answer in a round is left out of that
+// round's mean: wᵗ⁺¹ is the size-weighted mean of the clients that
+// answered, the weights renormalised over them.
+//
 // Determinism: client i's stream in round t is fedrun's (seed, tag, t, i),
 // its fine-tuning stream (seed, tag, group, i); a run depends on its seed
 // only (tested across GOMAXPROCS 1 and 2). Errors: bad sizes or settings
@@ -46,6 +54,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 	"github.com/pacpfl/pacpfl/fl/internal/flatnet"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -82,6 +91,12 @@ type Options struct {
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).
 	Stop func() error
+	// Clients, if set, returns the run's clients in place of in-process
+	// ones over ds: the existing (participating) clients and the new ones
+	// (package rpc's remote clients, each built by NewClient in its own
+	// process). Run then reads ds only for its sizes and shapes, never a
+	// client's data.
+	Clients func(existing, new int) (ex, nw []fl.RoundClient, err error)
 }
 
 // DefaultOptions is FedAvg with the pFedBayes paper's settings (package
@@ -227,10 +242,16 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	if err := flatnet.InitUniform(o.Arch, global, rand.New(rand.NewPCG(o.Seed, tagInit))); err != nil {
 		return nil, err
 	}
+	ex, nw, err := o.clients(drv, ds)
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{Global: global}
-	gm := func(int) []float64 { return global }
+	score := func(clients []fl.RoundClient, round, model int) (fl.ClassGroupMetrics, error) {
+		return fedround.Score(clients, fl.EvalTask{Round: round, Model: model}, global)
+	}
 	evaluate := func(round int, final bool) error {
-		m, err := Score(drv, ds.Existing, ds.Classes, gm)
+		m, err := score(ex, round, EvalGlobal)
 		if err != nil {
 			return fmt.Errorf("global model: %w", err)
 		}
@@ -239,8 +260,8 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		res.History = append(res.History, e)
 		if final {
 			res.GM = m
-			if len(ds.New) > 0 {
-				nm, err := Score(drv, ds.New, ds.Classes, gm)
+			if len(nw) > 0 {
+				nm, err := score(nw, round, EvalGlobal)
 				if err != nil {
 					return fmt.Errorf("global model, new clients: %w", err)
 				}
@@ -263,7 +284,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	if o.Progress != nil {
 		plan.Progress = func(e fl.RoundEvent) { e.Value = math.NaN(); o.Progress(e) }
 	}
-	evalSeconds, err := drv.Train(ds.Existing, weights, global, plan)
+	evalSeconds, err := TrainClients(ex, weights, global, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -274,14 +295,11 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		return res, nil
 	}
 	t0 := time.Now()
-	ft := Schedule{Steps: o.FineTune, Batch: o.Batch, LR: o.LR}
-	for g, clients := range [][]data.ClientData{ds.Existing, ds.New} {
+	for g, clients := range [][]fl.RoundClient{ex, nw} {
 		if len(clients) == 0 {
 			continue
 		}
-		m, err := ScoreFineTuned(drv, clients, ds.Classes, global, ft, func(i int) *rand.Rand {
-			return rand.New(rand.NewPCG(o.Seed, data.StreamID(tagFT, uint64(g), uint64(i))))
-		})
+		m, err := score(clients, o.Rounds, EvalFineTuned)
 		if err != nil {
 			return nil, fmt.Errorf("FedAvg+FT: %w", err)
 		}
@@ -319,4 +337,66 @@ func RunMethods(ds *data.Dataset, o Options, name string) (avg, ft *fl.MethodRes
 			Elapsed: time.Duration(s * float64(time.Second)), RoundSeconds: avg.RoundSeconds}
 	}
 	return avg, ft, nil
+}
+
+// Client groups (NewClient's group): a client's fine-tuning stream is
+// (seed, group, index).
+const (
+	GroupExisting = 0 // participating clients
+	GroupNew      = 1 // clients that never took part in training
+)
+
+// NewClient returns client index of group (GroupExisting or GroupNew) with
+// the training and test data c as an fl.RoundClient of the run o: what a
+// client process answers a remote FedAvg or FedProx server with, the same
+// client Run makes in process.
+func NewClient(c *data.ClientData, o Options, group, index int) (fl.RoundClient, error) {
+	o.Arch = o.Arch.WithDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if group != GroupExisting && group != GroupNew || index < 0 {
+		return nil, fmt.Errorf("fedavg: client %d of group %d (want group %d or %d, index ≥ 0)", index, group,
+			GroupExisting, GroupNew)
+	}
+	if err := flatnet.CheckClient(c, o.Arch); err != nil {
+		return nil, fmt.Errorf("fedavg: %w", err)
+	}
+	drv := NewDriver(func() (Model[data.ClientData], error) { return newWorker(o.Arch) }, 1)
+	return drv.RoundClient(c, o.clientSettings(group, index)), nil
+}
+
+// clientSettings are the settings of client index of group.
+func (o *Options) clientSettings(group, index int) ClientSettings[data.ClientData] {
+	return ClientSettings[data.ClientData]{
+		Local:          Schedule{Steps: o.LocalSteps, Batch: o.Batch, LR: o.LR, Mu: o.Mu},
+		FineTune:       Schedule{Steps: o.FineTune, Batch: o.Batch, LR: o.LR},
+		FineTuneSeed:   o.Seed,
+		FineTuneStream: data.StreamID(tagFT, uint64(group), uint64(index)),
+		Test:           func(c *data.ClientData) (x, y []float64, classes int) { return c.XTest, c.YTest, o.Arch.Classes },
+	}
+}
+
+// clients are the run's existing and new clients: o.Clients', or
+// in-process ones over ds lent drv's models.
+func (o *Options) clients(drv *Driver[data.ClientData], ds *data.Dataset) (ex, nw []fl.RoundClient, err error) {
+	if o.Clients != nil {
+		ex, nw, err = o.Clients(len(ds.Existing), len(ds.New))
+		if err == nil && (len(ex) != len(ds.Existing) || len(nw) != len(ds.New)) {
+			err = fmt.Errorf("fedavg: %d existing and %d new clients for a data set of %d and %d", len(ex), len(nw),
+				len(ds.Existing), len(ds.New))
+		}
+		return ex, nw, err
+	}
+	for g, group := range [][]data.ClientData{ds.Existing, ds.New} {
+		for i := range group {
+			c := drv.RoundClient(&group[i], o.clientSettings(g, i))
+			if g == GroupExisting {
+				ex = append(ex, c)
+			} else {
+				nw = append(nw, c)
+			}
+		}
+	}
+	return ex, nw, nil
 }

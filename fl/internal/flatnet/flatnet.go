@@ -194,3 +194,20 @@ func CheckData(ds *data.Dataset, model lml.BNN) ([]float64, error) {
 	}
 	return sizes, nil
 }
+
+// CheckClient checks that one client's data fit model: at least one
+// training and one test example, whole rows of its features.
+func CheckClient(c *data.ClientData, model lml.BNN) error {
+	model = model.WithDefaults()
+	d := model.D()
+	switch {
+	case c == nil:
+		return fmt.Errorf("no client data")
+	case c.M() < 1 || len(c.YTest) < 1:
+		return fmt.Errorf("the client has %d training and %d test examples, needs ≥ 1 of each", c.M(), len(c.YTest))
+	case len(c.X) != c.M()*d || len(c.XTest) != len(c.YTest)*d:
+		return fmt.Errorf("the client's %d training and %d test values are not rows of %d features for %d and %d "+
+			"labels", len(c.X), len(c.XTest), d, c.M(), len(c.YTest))
+	}
+	return nil
+}
