@@ -31,6 +31,14 @@ type ClientConfig struct {
 	// New builds the local training client once the server's Welcome has
 	// said how to train (the client temperature β). It is called once.
 	New func(beta string) (fl.Client, error)
+	// NewRound, in place of New, builds a peer method's client (FedAvg,
+	// pFedBayes, …) once the server's Welcome has arrived; it is called
+	// once. A fl.StatefulClient's state is kept in StateFile.
+	NewRound func() (fl.RoundClient, error)
+	// StateFile is where a stateful client keeps its state between rounds
+	// (written atomically after every update, before the update is sent);
+	// a restarted client resumes from it. "": in memory only.
+	StateFile string
 	// Prepare, if set, is called once before New with the standardisation
 	// and class labels the server's Welcome sent (nil if none): a client
 	// reading its own CSV file standardises its rows with them and maps its
@@ -174,7 +182,7 @@ func Serve(ctx context.Context, conn grpc.ClientConnInterface, cfg ClientConfig)
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = 5 * time.Second
 	}
-	if cfg.ID < 0 || (cfg.Dim < 1 && cfg.Prepare == nil) || cfg.Dim < 0 || cfg.New == nil {
+	if cfg.ID < 0 || (cfg.Dim < 1 && cfg.Prepare == nil) || cfg.Dim < 0 || (cfg.New == nil) == (cfg.NewRound == nil) {
 		return fmt.Errorf("rpc: bad client configuration (id %d, dφ %d)", cfg.ID, cfg.Dim)
 	}
 	if cfg.MaxClasses <= 0 {
@@ -221,6 +229,8 @@ type clientSession struct {
 	cfg         *ClientConfig
 	registerDim int // dφ as registered (0: learnt from the Welcome)
 	client      fl.Client
+	round       fl.RoundClient // a peer method's client (NewRound)
+	state       *clientState   // round's state, if it keeps one
 	particles   []float64
 	grad        []float64
 	enc         []byte
@@ -266,7 +276,7 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 	if err := checkWelcome(wel, cfg.MaxClasses); err != nil {
 		return false, true, localError{err}
 	}
-	if cs.client == nil {
+	if cs.client == nil && cs.round == nil {
 		if cfg.Prepare != nil {
 			var sc *data.Scaling
 			if s := wel.Standardisation; s != nil {
@@ -291,7 +301,7 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 					8*int64(cfg.Dim), cfg.MaxPayload)}
 			}
 		}
-		if cs.client, err = cfg.New(wel.Beta); err != nil {
+		if err := cs.build(wel.Beta); err != nil {
 			return false, true, localError{err}
 		}
 	}
@@ -306,7 +316,11 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 			cfg.logf("client %d: done (%s)", cfg.ID, Clean(x.Done.Reason, MaxLoggedText))
 			return true, true, nil
 		case *pb.ServerMessage_Work:
-			if err := cs.work(st, x.Work); err != nil {
+			work := cs.work
+			if x.Work.Task != pb.Task_UPDATE {
+				work = cs.roundWork
+			}
+			if err := work(st, x.Work); err != nil {
 				return false, true, err
 			}
 		default:
@@ -315,34 +329,41 @@ func (cs *clientSession) run(ctx context.Context, fc pb.FederationClient) (done,
 	}
 }
 
+// build makes the local client: PAC-PFL's (New) or a peer method's
+// (NewRound, with its state restored from StateFile).
+func (cs *clientSession) build(beta string) error {
+	cfg := cs.cfg
+	if cfg.New != nil {
+		var err error
+		cs.client, err = cfg.New(beta)
+		return err
+	}
+	rc, err := cfg.NewRound()
+	if err != nil {
+		return err
+	}
+	if sc, ok := rc.(fl.StatefulClient); ok {
+		if cs.state, err = newClientState(cfg.StateFile, cfg.ID, cfg.ModelKind, sc); err != nil {
+			return err
+		}
+	}
+	cs.round = rc
+	return nil
+}
+
 // work receives the particles of w, runs the local update and sends the
 // result (or an Error message when the update fails).
 func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error {
 	cfg := cs.cfg
+	if cs.client == nil {
+		return localError{errors.New("the server asks for PAC-PFL's update; this client trains a peer method")}
+	}
 	if w.Dim != uint64(cfg.Dim) || w.K == 0 {
 		return localError{
 			fmt.Errorf("work with k = %d particles of dimension %d; the local model has dφ = %d", w.K, w.Dim, cfg.Dim)}
 	}
-	n := int(w.K) * cfg.Dim
-	if err := checkHeader(w.Payload, n, cfg.MaxPayload); err != nil {
-		return localError{fmt.Errorf("work of round %d: %w", w.Round+1, err)}
-	}
-	if cap(cs.particles) < n {
-		cs.particles, cs.grad = make([]float64, n), make([]float64, n)
-	}
-	cs.particles, cs.grad = cs.particles[:n], cs.grad[:n]
-	cs.rd.start(w.Payload, cs.particles)
-	for complete := false; !complete; {
-		var m rawMessage
-		if err := st.RecvMsg(&m); err != nil {
-			return err
-		}
-		var err error
-		complete, err = cs.rd.addRaw(&m, serverChunkField)
-		m.free()
-		if err != nil {
-			return localError{err}
-		}
+	if err := cs.receive(st, w); err != nil {
+		return err
 	}
 	start := time.Now()
 	lml, err := cs.client.Update(cs.particles, int(w.K), cfg.Dim, int(w.Batch), fl.ClientStream(w.Seed, w.Stream),
@@ -361,6 +382,99 @@ func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error 
 		&pb.ClientMessage{Msg: &pb.ClientMessage_Result{Result: &pb.Result{Seq: w.Seq, Round: w.Round, MeanLml: lml,
 			ComputeNanos: elapsed.Nanoseconds(), Payload: &pb.Payload{Size: uint64(len(payload)), Crc32C: crc}}}})
 	if err != nil {
+		return err
+	}
+	return chunks(payload, func(b []byte) error {
+		return st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Chunk{Chunk: &pb.Chunk{Data: b}}})
+	})
+}
+
+// receive reads the payload announced by w (k×dim float64s) into
+// cs.particles, sizing cs.grad alike.
+func (cs *clientSession) receive(st pb.Federation_SessionClient, w *pb.Work) error {
+	n := int(w.K) * cs.cfg.Dim
+	if err := checkHeader(w.Payload, n, cs.cfg.MaxPayload); err != nil {
+		return localError{fmt.Errorf("work of round %d: %w", w.Round+1, err)}
+	}
+	if cap(cs.particles) < n {
+		cs.particles, cs.grad = make([]float64, n), make([]float64, n)
+	}
+	cs.particles, cs.grad = cs.particles[:n], cs.grad[:n]
+	cs.rd.start(w.Payload, cs.particles)
+	for complete := n == 0; !complete; {
+		var m rawMessage
+		if err := st.RecvMsg(&m); err != nil {
+			return err
+		}
+		var err error
+		complete, err = cs.rd.addRaw(&m, serverChunkField)
+		m.free()
+		if err != nil {
+			return localError{err}
+		}
+	}
+	return nil
+}
+
+// roundWork answers a peer method's FIT or EVALUATE: the global vector
+// arrives as the payload; a Fit's update goes back as the payload, an
+// evaluation as Result.evaluation with an empty payload. A failure of the
+// local client, a state that does not match the server's and a state that
+// cannot be saved are sent as Error.
+func (cs *clientSession) roundWork(st pb.Federation_SessionClient, w *pb.Work) error {
+	cfg := cs.cfg
+	if cs.round == nil {
+		return localError{fmt.Errorf("the server asks for a peer method's %v; this client trains PAC-PFL", w.Task)}
+	}
+	if w.Dim != uint64(cfg.Dim) || w.K != 1 || (w.Task != pb.Task_FIT && w.Task != pb.Task_EVALUATE) {
+		return localError{fmt.Errorf("%v work with k = %d vectors of length %d; the local model has %d", w.Task, w.K,
+			w.Dim, cfg.Dim)}
+	}
+	if err := cs.receive(st, w); err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		cfg.logf("client %d: %v of round %d failed: %v", cfg.ID, w.Task, w.Round+1, err)
+		return st.Send(
+			&pb.ClientMessage{Msg: &pb.ClientMessage_Error{Error: &pb.Error{Seq: w.Seq, Message: err.Error()}}})
+	}
+	if cs.state != nil {
+		if err := cs.state.at(int(w.StateRound)); err != nil {
+			return fail(err)
+		}
+	}
+	start := time.Now()
+	res := &pb.Result{Seq: w.Seq, Round: w.Round}
+	var payload []byte
+	if w.Task == pb.Task_EVALUATE {
+		ev, err := cs.round.Evaluate(fl.EvalTask{Round: int(w.Round), Model: int(w.Model)}, cs.particles)
+		if err != nil {
+			return fail(err)
+		}
+		res.Evaluation = &pb.Evaluation{Accuracy: ev.Accuracy, Ce: ev.CE, Tests: uint64(ev.Tests), Extra: ev.Extra}
+		res.Payload = &pb.Payload{}
+	} else {
+		loss, err := cs.round.Fit(fl.RoundTask{Round: int(w.Round), Seed: w.Seed, Stream: w.Stream}, cs.particles,
+			cs.grad)
+		if err == nil && cs.state != nil {
+			err = cs.state.fitted(int(w.Round))
+		}
+		if err != nil {
+			if cs.state != nil {
+				if rerr := cs.state.failed(); rerr != nil {
+					return localError{fmt.Errorf("%v; restoring the state: %w", err, rerr)}
+				}
+			}
+			return fail(err)
+		}
+		var keep []byte
+		var crc uint32
+		payload, keep, crc = payloadOf(cs.enc, cs.grad)
+		cs.enc = keep
+		res.Loss, res.Payload = loss, &pb.Payload{Size: uint64(len(payload)), Crc32C: crc}
+	}
+	res.ComputeNanos = time.Since(start).Nanoseconds()
+	if err := st.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Result{Result: res}}); err != nil {
 		return err
 	}
 	return chunks(payload, func(b []byte) error {

@@ -25,7 +25,7 @@ import (
 )
 
 // ProtocolVersion is the version of the wire protocol (Register.protocol).
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // ServerConfig configures the server side of the federation.
 type ServerConfig struct {
@@ -81,6 +81,44 @@ const DefaultRoundTimeout = 10 * time.Minute
 // (noise std ≥ 10⁻³) or BNN client computes on standardised data, and
 // finite numbers as large as 10³⁰⁰ would otherwise enter the report.
 const MaxLMLPerSample = 1e12
+
+// MaxLoss bounds |training loss| of a peer method's update: beyond any
+// cross-entropy or bound objective of a network that has not diverged.
+const MaxLoss = 1e12
+
+// Bounds on a client's Evaluation.
+const (
+	maxTests = 1 << 40 // test points
+	maxExtra = 1 << 10 // further numbers
+)
+
+// checkEvaluation refuses a client's score that is missing or outside its
+// ranges: an accuracy in [0, 100] %, a calibration error in [0, 1], at
+// least one test point, at most maxExtra finite further numbers.
+func checkEvaluation(e *pb.Evaluation) (fl.ClientEval, error) {
+	switch {
+	case e == nil:
+		return fl.ClientEval{}, errors.New("evaluation missing")
+	case !(e.Accuracy >= 0 && e.Accuracy <= 100):
+		return fl.ClientEval{}, fmt.Errorf("accuracy %v %% outside [0, 100]", e.Accuracy)
+	case !(e.Ce >= 0 && e.Ce <= 1):
+		return fl.ClientEval{}, fmt.Errorf("calibration error %v outside [0, 1]", e.Ce)
+	case e.Tests < 1 || e.Tests > maxTests:
+		return fl.ClientEval{}, fmt.Errorf("%d test points (want 1 to %d)", e.Tests, uint64(maxTests))
+	case len(e.Extra) > maxExtra:
+		return fl.ClientEval{}, fmt.Errorf("%d further numbers (at most %d)", len(e.Extra), maxExtra)
+	}
+	for i, v := range e.Extra {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fl.ClientEval{}, fmt.Errorf("further number %d is %v", i, v)
+		}
+	}
+	ev := fl.ClientEval{Accuracy: e.Accuracy, CE: e.Ce, Tests: int(e.Tests)}
+	if len(e.Extra) > 0 {
+		ev.Extra = append([]float64(nil), e.Extra...)
+	}
+	return ev, nil
+}
 
 // maxDataSize bounds the training-set size a client may register.
 const maxDataSize = 1 << 40
@@ -271,6 +309,8 @@ type Proxy struct {
 	sess    *session
 	changed chan struct{} // closed (and replaced) when sess changes
 	joined  bool
+
+	fitState // a peer method's client: its last accepted update
 }
 
 type session struct {
@@ -293,16 +333,21 @@ func (s *session) cut() {
 }
 
 type job struct {
-	w     fl.Work
-	grad  []float64
-	reply chan reply // buffered: the handler never blocks on it
+	w    fl.Work
+	task pb.Task
+	// model and stateRound are a peer method's (Work.model, state_round).
+	model      int
+	stateRound int64
+	grad       []float64  // the gradient (UPDATE) or the client's update (FIT)
+	reply      chan reply // buffered: the handler never blocks on it
 
 	mu        sync.Mutex
 	abandoned bool // the proxy gave up (deadline): grad is no longer ours
 }
 
 type reply struct {
-	lml   float64
+	lml   float64 // UPDATE: mean ln Z^C; FIT: the training loss
+	eval  fl.ClientEval
 	err   error
 	retry bool // the session was lost: resend on the next one
 }
@@ -365,13 +410,22 @@ func (p *Proxy) Update([]float64, int, int, int, *mrand.Rand, []float64) (float6
 // timeout, an update not back in time fails and its late result is
 // discarded.
 func (p *Proxy) UpdateSeeded(w fl.Work, grad []float64) (float64, error) {
+	r, err := p.do(&job{w: w, task: pb.Task_UPDATE, grad: grad})
+	return r.lml, err
+}
+
+// do hands j to the client's live session, waiting for the client to
+// connect or reconnect, and returns its reply. With a round timeout, a job
+// not answered in time fails and its late answer is discarded.
+func (p *Proxy) do(j *job) (reply, error) {
+	j.reply = make(chan reply, 1)
+	w := j.w
 	var deadline <-chan time.Time
 	if t := p.co.cfg.RoundTimeout; t > 0 {
 		timer := time.NewTimer(t)
 		defer timer.Stop()
 		deadline = timer.C
 	}
-	j := &job{w: w, grad: grad, reply: make(chan reply, 1)}
 	late := func(why string) error {
 		j.mu.Lock()
 		j.abandoned = true
@@ -386,11 +440,11 @@ func (p *Proxy) UpdateSeeded(w fl.Work, grad []float64) (float64, error) {
 			case <-changed:
 				continue
 			case <-deadline:
-				return 0, late("not connected")
+				return reply{}, late("not connected")
 			case <-p.co.done:
-				return 0, ErrStopped
+				return reply{}, ErrStopped
 			case <-p.co.stop:
-				return 0, ErrStopped
+				return reply{}, ErrStopped
 			}
 		}
 		select {
@@ -398,24 +452,24 @@ func (p *Proxy) UpdateSeeded(w fl.Work, grad []float64) (float64, error) {
 		case <-s.dead:
 			continue
 		case <-deadline:
-			return 0, late("busy")
+			return reply{}, late("busy")
 		case <-p.co.done:
-			return 0, ErrStopped
+			return reply{}, ErrStopped
 		case <-p.co.stop:
-			return 0, ErrStopped
+			return reply{}, ErrStopped
 		}
 		select {
 		case r := <-j.reply:
 			if r.retry {
 				continue
 			}
-			return r.lml, r.err
+			return r, r.err
 		case <-deadline:
 			err := late("no answer")
 			s.cut()
-			return 0, err
+			return reply{}, err
 		case <-p.co.stop:
-			return 0, ErrStopped
+			return reply{}, ErrStopped
 		}
 	}
 }
@@ -601,7 +655,8 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 	}
 	err := st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Work{Work: &pb.Work{
 		Seq: seq, Round: uint32(w.Round), K: uint32(w.K), Dim: uint64(w.Dim), Batch: int64(w.Batch),
-		Seed: w.Seed, Stream: w.Stream, Payload: &pb.Payload{Size: uint64(len(*enc)), Crc32C: crc}}}})
+		Seed: w.Seed, Stream: w.Stream, Payload: &pb.Payload{Size: uint64(len(*enc)), Crc32C: crc}, Task: j.task,
+		Model: uint32(j.model), StateRound: j.stateRound}}})
 	if err == nil {
 		err = chunks(*enc, func(b []byte) error {
 			return st.Send(&pb.ServerMessage{Msg: &pb.ServerMessage_Chunk{Chunk: &pb.Chunk{Data: b}}})
@@ -642,11 +697,29 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 		if res.Seq != seq {
 			return reject(codes.InvalidArgument, "result for work %d, expected %d", res.Seq, seq)
 		}
-		if bound := MaxLMLPerSample * max(1, float64(dataSize)); !(math.Abs(res.MeanLml) <= bound) {
-			return reject(codes.InvalidArgument, "mean ln Z^C = %v outside ±%g (10¹² per training sample, m_i = %d)",
-				res.MeanLml, bound, dataSize)
+		want := w.K * w.Dim
+		switch j.task {
+		case pb.Task_UPDATE:
+			if bound := MaxLMLPerSample * max(1, float64(dataSize)); !(math.Abs(res.MeanLml) <= bound) {
+				return reject(codes.InvalidArgument, "mean ln Z^C = %v outside ±%g (10¹² per training sample, m_i = %d)",
+					res.MeanLml, bound, dataSize)
+			}
+		case pb.Task_FIT:
+			if !(math.Abs(res.Loss) <= MaxLoss) && !math.IsNaN(res.Loss) {
+				return reject(codes.InvalidArgument, "training loss %v outside ±%g", res.Loss, MaxLoss)
+			}
+		case pb.Task_EVALUATE:
+			ev, err := checkEvaluation(res.Evaluation)
+			if err != nil {
+				return reject(codes.InvalidArgument, "%v", err)
+			}
+			if err := checkHeader(res.Payload, 0, c.cfg.MaxPayload); err != nil {
+				return reject(codes.InvalidArgument, "%v", err)
+			}
+			j.reply <- reply{eval: ev}
+			return reply{}, nil
 		}
-		if err := checkHeader(res.Payload, w.K*w.Dim, c.cfg.MaxPayload); err != nil {
+		if err := checkHeader(res.Payload, want, c.cfg.MaxPayload); err != nil {
 			code := codes.InvalidArgument
 			if res.Payload != nil && res.Payload.Size > uint64(c.cfg.MaxPayload) {
 				code = codes.ResourceExhausted
@@ -678,7 +751,16 @@ func (c *Coordinator) runJob(st pb.Federation_SessionServer, j *job, seq uint64,
 			c.logf("client %d: late result of round %d discarded", id, w.Round+1)
 			return reply{}, nil
 		}
-		copy(j.grad, (*gbuf)[:w.K*w.Dim])
+		if j.task == pb.Task_FIT {
+			// A poisoned or diverged update never reaches the aggregation.
+			if err := fl.CheckUpdate((*gbuf)[:want], w.Dim); err != nil {
+				return reject(codes.InvalidArgument, "%v", err)
+			}
+			copy(j.grad, (*gbuf)[:want])
+			j.reply <- reply{lml: res.Loss}
+			return reply{}, nil
+		}
+		copy(j.grad, (*gbuf)[:want])
 		j.reply <- reply{lml: res.MeanLml}
 		return reply{}, nil
 	default:

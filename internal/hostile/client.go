@@ -23,7 +23,7 @@ import (
 
 // The protocol's constants, as package rpc has them.
 const (
-	ProtocolVersion   = 1                  // Register.protocol
+	ProtocolVersion   = 2                  // Register.protocol
 	ChunkSize         = 1 << 20            // largest payload chunk
 	DefaultMaxPayload = 256 << 20          // the server's default payload limit
 	maxMessage        = ChunkSize + 64<<10 // gRPC message limit of both sides

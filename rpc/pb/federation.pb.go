@@ -33,6 +33,56 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Task is what a Work asks of the client.
+type Task int32
+
+const (
+	Task_UPDATE   Task = 0 // PAC-PFL: the gradient of the particles (k×dim)
+	Task_FIT      Task = 1 // a peer method's local update of the global vector (k = 1)
+	Task_EVALUATE Task = 2 // a peer method's score of model `model` on the client's test data (k = 1)
+)
+
+// Enum value maps for Task.
+var (
+	Task_name = map[int32]string{
+		0: "UPDATE",
+		1: "FIT",
+		2: "EVALUATE",
+	}
+	Task_value = map[string]int32{
+		"UPDATE":   0,
+		"FIT":      1,
+		"EVALUATE": 2,
+	}
+)
+
+func (x Task) Enum() *Task {
+	p := new(Task)
+	*p = x
+	return p
+}
+
+func (x Task) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Task) Descriptor() protoreflect.EnumDescriptor {
+	return file_federation_proto_enumTypes[0].Descriptor()
+}
+
+func (Task) Type() protoreflect.EnumType {
+	return &file_federation_proto_enumTypes[0]
+}
+
+func (x Task) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Task.Descriptor instead.
+func (Task) EnumDescriptor() ([]byte, []int) {
+	return file_federation_proto_rawDescGZIP(), []int{0}
+}
+
 type ServerMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -328,10 +378,10 @@ type Register struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClientId      uint32                 `protobuf:"varint,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	DataSize      uint64                 `protobuf:"varint,2,opt,name=data_size,json=dataSize,proto3" json:"data_size,omitempty"`   // training samples m_i
-	ModelKind     string                 `protobuf:"bytes,3,opt,name=model_kind,json=modelKind,proto3" json:"model_kind,omitempty"` // "gp"
-	Dimension     uint64                 `protobuf:"varint,4,opt,name=dimension,proto3" json:"dimension,omitempty"`                 // dφ
+	ModelKind     string                 `protobuf:"bytes,3,opt,name=model_kind,json=modelKind,proto3" json:"model_kind,omitempty"` // "gp", or a peer method and its network
+	Dimension     uint64                 `protobuf:"varint,4,opt,name=dimension,proto3" json:"dimension,omitempty"`                 // dφ, or the length of a peer method's global vector
 	Mac           []byte                 `protobuf:"bytes,5,opt,name=mac,proto3" json:"mac,omitempty"`
-	Protocol      uint32                 `protobuf:"varint,6,opt,name=protocol,proto3" json:"protocol,omitempty"`                      // protocol version, 1
+	Protocol      uint32                 `protobuf:"varint,6,opt,name=protocol,proto3" json:"protocol,omitempty"`                      // protocol version, 2
 	DataSha256    []byte                 `protobuf:"bytes,7,opt,name=data_sha256,json=dataSha256,proto3" json:"data_sha256,omitempty"` // SHA-256 of the training data (rpc.DataHash), optional
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -622,7 +672,8 @@ func (x *Payload) GetCrc32C() uint32 {
 	return 0
 }
 
-// Work is one round's task: the particles (k×dim) follow as chunks.
+// Work is one round's task: the particles (k×dim), or a peer method's
+// global vector, follow as chunks.
 type Work struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`     // per-session sequence number, echoed by the Result
@@ -633,6 +684,9 @@ type Work struct {
 	Seed          uint64                 `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`   // PCG seed pair of the client's random stream
 	Stream        uint64                 `protobuf:"varint,7,opt,name=stream,proto3" json:"stream,omitempty"`
 	Payload       *Payload               `protobuf:"bytes,8,opt,name=payload,proto3" json:"payload,omitempty"`
+	Task          Task                   `protobuf:"varint,9,opt,name=task,proto3,enum=pacpfl.rpc.v1.Task" json:"task,omitempty"`
+	Model         uint32                 `protobuf:"varint,10,opt,name=model,proto3" json:"model,omitempty"`                             // EVALUATE: which model, in the method's numbering
+	StateRound    int64                  `protobuf:"varint,11,opt,name=state_round,json=stateRound,proto3" json:"state_round,omitempty"` // FIT, EVALUATE: the round of the client's last update the server accepted (-1: none)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -723,6 +777,27 @@ func (x *Work) GetPayload() *Payload {
 	return nil
 }
 
+func (x *Work) GetTask() Task {
+	if x != nil {
+		return x.Task
+	}
+	return Task_UPDATE
+}
+
+func (x *Work) GetModel() uint32 {
+	if x != nil {
+		return x.Model
+	}
+	return 0
+}
+
+func (x *Work) GetStateRound() int64 {
+	if x != nil {
+		return x.StateRound
+	}
+	return 0
+}
+
 // Result answers Work seq: the gradient (k×dim) follows as chunks.
 type Result struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -731,6 +806,8 @@ type Result struct {
 	MeanLml       float64                `protobuf:"fixed64,3,opt,name=mean_lml,json=meanLml,proto3" json:"mean_lml,omitempty"`               // mean over the k particles of ln Z^C
 	ComputeNanos  int64                  `protobuf:"varint,4,opt,name=compute_nanos,json=computeNanos,proto3" json:"compute_nanos,omitempty"` // time spent in the client update
 	Payload       *Payload               `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
+	Loss          float64                `protobuf:"fixed64,6,opt,name=loss,proto3" json:"loss,omitempty"`           // FIT: mean training loss (NaN: none)
+	Evaluation    *Evaluation            `protobuf:"bytes,7,opt,name=evaluation,proto3" json:"evaluation,omitempty"` // EVALUATE
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -800,6 +877,89 @@ func (x *Result) GetPayload() *Payload {
 	return nil
 }
 
+func (x *Result) GetLoss() float64 {
+	if x != nil {
+		return x.Loss
+	}
+	return 0
+}
+
+func (x *Result) GetEvaluation() *Evaluation {
+	if x != nil {
+		return x.Evaluation
+	}
+	return nil
+}
+
+// Evaluation is a client's score of one model on its own test data.
+type Evaluation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Accuracy      float64                `protobuf:"fixed64,1,opt,name=accuracy,proto3" json:"accuracy,omitempty"`  // percent
+	Ce            float64                `protobuf:"fixed64,2,opt,name=ce,proto3" json:"ce,omitempty"`              // calibration error
+	Tests         uint64                 `protobuf:"varint,3,opt,name=tests,proto3" json:"tests,omitempty"`         // test points
+	Extra         []float64              `protobuf:"fixed64,4,rep,packed,name=extra,proto3" json:"extra,omitempty"` // the method's further numbers
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Evaluation) Reset() {
+	*x = Evaluation{}
+	mi := &file_federation_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Evaluation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Evaluation) ProtoMessage() {}
+
+func (x *Evaluation) ProtoReflect() protoreflect.Message {
+	mi := &file_federation_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Evaluation.ProtoReflect.Descriptor instead.
+func (*Evaluation) Descriptor() ([]byte, []int) {
+	return file_federation_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Evaluation) GetAccuracy() float64 {
+	if x != nil {
+		return x.Accuracy
+	}
+	return 0
+}
+
+func (x *Evaluation) GetCe() float64 {
+	if x != nil {
+		return x.Ce
+	}
+	return 0
+}
+
+func (x *Evaluation) GetTests() uint64 {
+	if x != nil {
+		return x.Tests
+	}
+	return 0
+}
+
+func (x *Evaluation) GetExtra() []float64 {
+	if x != nil {
+		return x.Extra
+	}
+	return nil
+}
+
 type Chunk struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
@@ -809,7 +969,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_federation_proto_msgTypes[9]
+	mi := &file_federation_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +981,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[9]
+	mi := &file_federation_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +994,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{9}
+	return file_federation_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -855,7 +1015,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_federation_proto_msgTypes[10]
+	mi := &file_federation_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +1027,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[10]
+	mi := &file_federation_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +1040,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{10}
+	return file_federation_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Error) GetSeq() uint64 {
@@ -907,7 +1067,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_federation_proto_msgTypes[11]
+	mi := &file_federation_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1079,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_federation_proto_msgTypes[11]
+	mi := &file_federation_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1092,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_federation_proto_rawDescGZIP(), []int{11}
+	return file_federation_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Done) GetReason() string {
@@ -986,7 +1146,7 @@ const file_federation_proto_rawDesc = "" +
 	"\x05y_std\x18\x04 \x01(\x01R\x04yStd\"5\n" +
 	"\aPayload\x12\x12\n" +
 	"\x04size\x18\x01 \x01(\x04R\x04size\x12\x16\n" +
-	"\x06crc32c\x18\x02 \x01(\rR\x06crc32c\"\xc2\x01\n" +
+	"\x06crc32c\x18\x02 \x01(\rR\x06crc32c\"\xa2\x02\n" +
 	"\x04Work\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x14\n" +
 	"\x05round\x18\x02 \x01(\rR\x05round\x12\f\n" +
@@ -995,20 +1155,40 @@ const file_federation_proto_rawDesc = "" +
 	"\x05batch\x18\x05 \x01(\x03R\x05batch\x12\x12\n" +
 	"\x04seed\x18\x06 \x01(\x04R\x04seed\x12\x16\n" +
 	"\x06stream\x18\a \x01(\x04R\x06stream\x120\n" +
-	"\apayload\x18\b \x01(\v2\x16.pacpfl.rpc.v1.PayloadR\apayload\"\xa2\x01\n" +
+	"\apayload\x18\b \x01(\v2\x16.pacpfl.rpc.v1.PayloadR\apayload\x12'\n" +
+	"\x04task\x18\t \x01(\x0e2\x13.pacpfl.rpc.v1.TaskR\x04task\x12\x14\n" +
+	"\x05model\x18\n" +
+	" \x01(\rR\x05model\x12\x1f\n" +
+	"\vstate_round\x18\v \x01(\x03R\n" +
+	"stateRound\"\xf1\x01\n" +
 	"\x06Result\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x14\n" +
 	"\x05round\x18\x02 \x01(\rR\x05round\x12\x19\n" +
 	"\bmean_lml\x18\x03 \x01(\x01R\ameanLml\x12#\n" +
 	"\rcompute_nanos\x18\x04 \x01(\x03R\fcomputeNanos\x120\n" +
-	"\apayload\x18\x05 \x01(\v2\x16.pacpfl.rpc.v1.PayloadR\apayload\"\x1b\n" +
+	"\apayload\x18\x05 \x01(\v2\x16.pacpfl.rpc.v1.PayloadR\apayload\x12\x12\n" +
+	"\x04loss\x18\x06 \x01(\x01R\x04loss\x129\n" +
+	"\n" +
+	"evaluation\x18\a \x01(\v2\x19.pacpfl.rpc.v1.EvaluationR\n" +
+	"evaluation\"d\n" +
+	"\n" +
+	"Evaluation\x12\x1a\n" +
+	"\baccuracy\x18\x01 \x01(\x01R\baccuracy\x12\x0e\n" +
+	"\x02ce\x18\x02 \x01(\x01R\x02ce\x12\x14\n" +
+	"\x05tests\x18\x03 \x01(\x04R\x05tests\x12\x14\n" +
+	"\x05extra\x18\x04 \x03(\x01R\x05extra\"\x1b\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"3\n" +
 	"\x05Error\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\x1e\n" +
 	"\x04Done\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason2W\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason*)\n" +
+	"\x04Task\x12\n" +
+	"\n" +
+	"\x06UPDATE\x10\x00\x12\a\n" +
+	"\x03FIT\x10\x01\x12\f\n" +
+	"\bEVALUATE\x10\x022W\n" +
 	"\n" +
 	"Federation\x12I\n" +
 	"\aSession\x12\x1c.pacpfl.rpc.v1.ClientMessage\x1a\x1c.pacpfl.rpc.v1.ServerMessage(\x010\x01B!Z\x1fgithub.com/pacpfl/pacpfl/rpc/pbb\x06proto3"
@@ -1025,41 +1205,46 @@ func file_federation_proto_rawDescGZIP() []byte {
 	return file_federation_proto_rawDescData
 }
 
-var file_federation_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_federation_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_federation_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_federation_proto_goTypes = []any{
-	(*ServerMessage)(nil),   // 0: pacpfl.rpc.v1.ServerMessage
-	(*ClientMessage)(nil),   // 1: pacpfl.rpc.v1.ClientMessage
-	(*Challenge)(nil),       // 2: pacpfl.rpc.v1.Challenge
-	(*Register)(nil),        // 3: pacpfl.rpc.v1.Register
-	(*Welcome)(nil),         // 4: pacpfl.rpc.v1.Welcome
-	(*Standardisation)(nil), // 5: pacpfl.rpc.v1.Standardisation
-	(*Payload)(nil),         // 6: pacpfl.rpc.v1.Payload
-	(*Work)(nil),            // 7: pacpfl.rpc.v1.Work
-	(*Result)(nil),          // 8: pacpfl.rpc.v1.Result
-	(*Chunk)(nil),           // 9: pacpfl.rpc.v1.Chunk
-	(*Error)(nil),           // 10: pacpfl.rpc.v1.Error
-	(*Done)(nil),            // 11: pacpfl.rpc.v1.Done
+	(Task)(0),               // 0: pacpfl.rpc.v1.Task
+	(*ServerMessage)(nil),   // 1: pacpfl.rpc.v1.ServerMessage
+	(*ClientMessage)(nil),   // 2: pacpfl.rpc.v1.ClientMessage
+	(*Challenge)(nil),       // 3: pacpfl.rpc.v1.Challenge
+	(*Register)(nil),        // 4: pacpfl.rpc.v1.Register
+	(*Welcome)(nil),         // 5: pacpfl.rpc.v1.Welcome
+	(*Standardisation)(nil), // 6: pacpfl.rpc.v1.Standardisation
+	(*Payload)(nil),         // 7: pacpfl.rpc.v1.Payload
+	(*Work)(nil),            // 8: pacpfl.rpc.v1.Work
+	(*Result)(nil),          // 9: pacpfl.rpc.v1.Result
+	(*Evaluation)(nil),      // 10: pacpfl.rpc.v1.Evaluation
+	(*Chunk)(nil),           // 11: pacpfl.rpc.v1.Chunk
+	(*Error)(nil),           // 12: pacpfl.rpc.v1.Error
+	(*Done)(nil),            // 13: pacpfl.rpc.v1.Done
 }
 var file_federation_proto_depIdxs = []int32{
-	2,  // 0: pacpfl.rpc.v1.ServerMessage.challenge:type_name -> pacpfl.rpc.v1.Challenge
-	4,  // 1: pacpfl.rpc.v1.ServerMessage.welcome:type_name -> pacpfl.rpc.v1.Welcome
-	7,  // 2: pacpfl.rpc.v1.ServerMessage.work:type_name -> pacpfl.rpc.v1.Work
-	9,  // 3: pacpfl.rpc.v1.ServerMessage.chunk:type_name -> pacpfl.rpc.v1.Chunk
-	11, // 4: pacpfl.rpc.v1.ServerMessage.done:type_name -> pacpfl.rpc.v1.Done
-	3,  // 5: pacpfl.rpc.v1.ClientMessage.register:type_name -> pacpfl.rpc.v1.Register
-	8,  // 6: pacpfl.rpc.v1.ClientMessage.result:type_name -> pacpfl.rpc.v1.Result
-	9,  // 7: pacpfl.rpc.v1.ClientMessage.chunk:type_name -> pacpfl.rpc.v1.Chunk
-	10, // 8: pacpfl.rpc.v1.ClientMessage.error:type_name -> pacpfl.rpc.v1.Error
-	5,  // 9: pacpfl.rpc.v1.Welcome.standardisation:type_name -> pacpfl.rpc.v1.Standardisation
-	6,  // 10: pacpfl.rpc.v1.Work.payload:type_name -> pacpfl.rpc.v1.Payload
-	6,  // 11: pacpfl.rpc.v1.Result.payload:type_name -> pacpfl.rpc.v1.Payload
-	1,  // 12: pacpfl.rpc.v1.Federation.Session:input_type -> pacpfl.rpc.v1.ClientMessage
-	0,  // 13: pacpfl.rpc.v1.Federation.Session:output_type -> pacpfl.rpc.v1.ServerMessage
-	13, // [13:14] is the sub-list for method output_type
-	12, // [12:13] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	3,  // 0: pacpfl.rpc.v1.ServerMessage.challenge:type_name -> pacpfl.rpc.v1.Challenge
+	5,  // 1: pacpfl.rpc.v1.ServerMessage.welcome:type_name -> pacpfl.rpc.v1.Welcome
+	8,  // 2: pacpfl.rpc.v1.ServerMessage.work:type_name -> pacpfl.rpc.v1.Work
+	11, // 3: pacpfl.rpc.v1.ServerMessage.chunk:type_name -> pacpfl.rpc.v1.Chunk
+	13, // 4: pacpfl.rpc.v1.ServerMessage.done:type_name -> pacpfl.rpc.v1.Done
+	4,  // 5: pacpfl.rpc.v1.ClientMessage.register:type_name -> pacpfl.rpc.v1.Register
+	9,  // 6: pacpfl.rpc.v1.ClientMessage.result:type_name -> pacpfl.rpc.v1.Result
+	11, // 7: pacpfl.rpc.v1.ClientMessage.chunk:type_name -> pacpfl.rpc.v1.Chunk
+	12, // 8: pacpfl.rpc.v1.ClientMessage.error:type_name -> pacpfl.rpc.v1.Error
+	6,  // 9: pacpfl.rpc.v1.Welcome.standardisation:type_name -> pacpfl.rpc.v1.Standardisation
+	7,  // 10: pacpfl.rpc.v1.Work.payload:type_name -> pacpfl.rpc.v1.Payload
+	0,  // 11: pacpfl.rpc.v1.Work.task:type_name -> pacpfl.rpc.v1.Task
+	7,  // 12: pacpfl.rpc.v1.Result.payload:type_name -> pacpfl.rpc.v1.Payload
+	10, // 13: pacpfl.rpc.v1.Result.evaluation:type_name -> pacpfl.rpc.v1.Evaluation
+	2,  // 14: pacpfl.rpc.v1.Federation.Session:input_type -> pacpfl.rpc.v1.ClientMessage
+	1,  // 15: pacpfl.rpc.v1.Federation.Session:output_type -> pacpfl.rpc.v1.ServerMessage
+	15, // [15:16] is the sub-list for method output_type
+	14, // [14:15] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_federation_proto_init() }
@@ -1085,13 +1270,14 @@ func file_federation_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_federation_proto_rawDesc), len(file_federation_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   12,
+			NumEnums:      1,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_federation_proto_goTypes,
 		DependencyIndexes: file_federation_proto_depIdxs,
+		EnumInfos:         file_federation_proto_enumTypes,
 		MessageInfos:      file_federation_proto_msgTypes,
 	}.Build()
 	File_federation_proto = out.File

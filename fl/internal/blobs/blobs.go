@@ -1,41 +1,10 @@
 // Package blobs makes the tiny synthetic classification sets of the
-// federated methods' tests: two classes, Gaussian blobs (std 0.5) at
-// −(1, 1) and +(1, 1) in two features, each client with its own class
-// balance.
+// federated methods' tests (data.Blobs).
 package blobs
 
-import (
-	"math/rand/v2"
+import "github.com/pacpfl/pacpfl/data"
 
-	"github.com/pacpfl/pacpfl/data"
-)
-
-// Dataset returns clients existing clients with m training and mTest test
-// rows each, client i drawing class 1 with probability 0.2 + 0.6·i/(N−1),
-// and one new client with balanced classes, all from the stream seed.
+// Dataset is data.Blobs(clients, m, mTest, seed).
 func Dataset(clients, m, mTest int, seed uint64) *data.Dataset {
-	r := rand.New(rand.NewPCG(seed, 11))
-	ds := &data.Dataset{Name: "blobs", D: 2, Classes: 2}
-	draw := func(n int, p float64) data.ClientData {
-		var c data.ClientData
-		part := func(n int) ([]float64, []float64) {
-			x, y := make([]float64, 2*n), make([]float64, n)
-			for j := range y {
-				if r.Float64() < p {
-					y[j] = 1
-				}
-				x[2*j] = (2*y[j] - 1) + 0.5*r.NormFloat64()
-				x[2*j+1] = (2*y[j] - 1) + 0.5*r.NormFloat64()
-			}
-			return x, y
-		}
-		c.X, c.Y = part(n)
-		c.XTest, c.YTest = part(mTest)
-		return c
-	}
-	for i := range clients {
-		ds.Existing = append(ds.Existing, draw(m, 0.2+0.6*float64(i)/float64(max(clients-1, 1))))
-	}
-	ds.New = []data.ClientData{draw(m, 0.5)}
-	return ds
+	return data.Blobs(clients, m, mTest, seed)
 }
