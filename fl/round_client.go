@@ -111,3 +111,51 @@ func ScoreClient(probs, y []float64, classes int) (ClientEval, error) {
 	acc, ce, err := ClassificationMetrics(probs, y, classes)
 	return ClientEval{Accuracy: acc, CE: ce, Tests: len(y)}, err
 }
+
+// RoundState is a round-based peer method's server state between rounds:
+// what its checkpoint holds and a resumed run starts from.
+type RoundState struct {
+	// Round is the number of rounds done.
+	Round int
+	// Global is the server's global vector after them; Server its
+	// optimiser's state (FedVI's momentum; nil for a method without one).
+	Global, Server []float64
+	// History is the method's evaluations so far.
+	History []RoundEval
+	// Clients, if set, is per client the round (0-based) of its last
+	// update the server accepted (−1: none): where a stateful remote
+	// client's state must be (package rpc fills it).
+	Clients []int
+}
+
+// RoundCheckpoint resumes and saves a round-based peer method's server.
+type RoundCheckpoint struct {
+	// Resume, if set, continues a run after Resume.Round rounds: the same
+	// settings and seed give the rounds an uninterrupted run would have.
+	Resume *RoundState
+	// AfterRound, if set, is given the state after every round (its
+	// vectors are the run's own: copy what is kept); an error ends the
+	// run with that error.
+	AfterRound func(st *RoundState) error
+}
+
+// Check refuses a resumed state that does not fit a run of rounds rounds
+// whose global vector has dim entries and whose server state has server.
+func (c *RoundCheckpoint) Check(rounds, dim, server int) error {
+	r := c.Resume
+	switch {
+	case r == nil:
+		return nil
+	case r.Round < 0 || r.Round > rounds:
+		return fmt.Errorf("the checkpoint is after round %d of a run of %d", r.Round, rounds)
+	case len(r.Global) != dim || len(r.Server) != server:
+		return fmt.Errorf("the checkpoint holds a global vector of %d and a server state of %d values; the run has "+
+			"%d and %d", len(r.Global), len(r.Server), dim, server)
+	}
+	for _, xs := range [][]float64{r.Global, r.Server} {
+		if err := CheckUpdate(xs, len(xs)); err != nil {
+			return fmt.Errorf("the checkpoint's %w", err)
+		}
+	}
+	return nil
+}

@@ -524,22 +524,8 @@ func (s *Server) acceptUpdates() (int, error) {
 	return used, nil
 }
 
-// medianWithout is the median of sorted (ascending) with one value equal to
-// x (which it holds) left out.
-func medianWithout(sorted []float64, x float64) float64 {
-	p, _ := slices.BinarySearch(sorted, x)
-	at := func(j int) float64 { // j-th value of sorted without position p
-		if j >= p {
-			j++
-		}
-		return sorted[j]
-	}
-	n := len(sorted) - 1
-	if n%2 == 1 {
-		return at(n / 2)
-	}
-	return 0.5 * (at(n/2-1) + at(n/2))
-}
+// medianWithout is fedrun.MedianWithout.
+func medianWithout(sorted []float64, x float64) float64 { return fedrun.MedianWithout(sorted, x) }
 
 // clippedMean returns (1/used) Σ G_i over the accepted updates in
 // s.scores, each G_i first clipped as the DP mechanism requires (no

@@ -127,3 +127,52 @@ func TestNewClientErrors(t *testing.T) {
 		t.Error("a client without fine-tuning scored a fine-tuned model")
 	}
 }
+
+// A run resumed from the state after any round (none, some, all) ends
+// with the uninterrupted run's weights and scores; a state that does not
+// fit the run is refused.
+func TestResumeBitIdentical(t *testing.T) {
+	ds := blobs.Dataset(4, 30, 20, 3)
+	o := DefaultOptions()
+	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound = tinyArch, 5, 3, 8, 3
+	o.EvalLast, o.FineTune, o.Seed, o.LR = 3, 3, 11, 0.1
+	states := []*fl.RoundState{{Round: 0}}
+	o.Checkpoint.AfterRound = func(st *fl.RoundState) error {
+		c := *st
+		c.Global, c.History = append([]float64(nil), st.Global...), append([]fl.RoundEval(nil), st.History...)
+		states = append(states, &c)
+		return nil
+	}
+	want, err := Run(ds, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != o.Rounds+1 {
+		t.Fatalf("%d states saved, want %d", len(states)-1, o.Rounds)
+	}
+	states[0].Global = make([]float64, len(want.Global))
+	w0, _ := Run(ds, Options{Arch: o.Arch, LR: o.LR, Batch: 1, LocalSteps: 1, ClientsPerRound: 1, EvalLast: 1,
+		Seed: o.Seed})
+	copy(states[0].Global, w0.Global) // the initial weights: a run of no rounds
+	values := func(r *Result) string {
+		return asmtest.Digest(r.Global, r.History, r.BestGM, r.GM, *r.NewGM, *r.FT, *r.NewFT)
+	}
+	o.Checkpoint.AfterRound = nil
+	for _, k := range []int{0, 2, 4, 5} {
+		o.Checkpoint.Resume = states[k]
+		got, err := Run(ds, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if values(got) != values(want) {
+			t.Errorf("resumed after round %d: the result differs from the uninterrupted run", k)
+		}
+	}
+	for _, bad := range []fl.RoundState{{Round: 6, Global: states[2].Global}, {Round: 2, Global: []float64{1}},
+		{Round: 2, Global: states[2].Global, Server: []float64{1}}} {
+		o.Checkpoint.Resume = &bad
+		if _, err := Run(ds, o); err == nil {
+			t.Errorf("resumed from %+v", bad)
+		}
+	}
+}

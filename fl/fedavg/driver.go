@@ -94,6 +94,24 @@ type Plan struct {
 	// Stop, if set, is asked after every round (after Progress); an error
 	// it returns ends the run with that error (a caller's cancellation).
 	Stop func() error
+	// Drops lets a round go on without clients that fail (remote ones).
+	Drops
+	// Start is the first round to run (a resumed run's rounds done).
+	Start int
+	// AfterRound, if set, is called after every round (1-based) once its
+	// server step and evaluation are done: a checkpoint.
+	AfterRound func(round int) error
+}
+
+// Drops let a round complete without some of its clients (fedrun's Hooks
+// of the same names): with Quorum > 0, a client whose update failed or was
+// rejected (MaxNormFactor: its norm ‖w_i − wᵗ‖ above that factor times
+// the median of the others') is told to OnDrop and left out, and wᵗ⁺¹ is
+// the size-weighted mean of the rest, if at least Quorum remain.
+type Drops struct {
+	Quorum        int
+	MaxNormFactor float64
+	OnDrop        func(round, client int, err error)
 }
 
 // Train runs p.Rounds rounds of FedAvg on clients, weighted by weights
@@ -141,13 +159,17 @@ func TrainClients(clients []fl.RoundClient, weights, global []float64, p Plan) (
 		Select:  p.Select,
 		Workers: p.Workers,
 		Chosen:  func(_ int, chosen []int) { round = chosen },
+		Quorum:  p.Quorum, MaxNormFactor: p.MaxNormFactor, OnDrop: p.OnDrop, Start: p.Start,
 		AfterRound: func(t int) error {
 			if p.Check != nil {
 				if err := p.Check(global); err != nil {
 					return err
 				}
 			}
-			return win.AfterRound(t)
+			if err := win.AfterRound(t); err != nil || p.AfterRound == nil {
+				return err
+			}
+			return p.AfterRound(t + 1)
 		},
 	}
 	n := len(clients)

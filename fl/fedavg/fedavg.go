@@ -97,6 +97,11 @@ type Options struct {
 	// process). Run then reads ds only for its sizes and shapes, never a
 	// client's data.
 	Clients func(existing, new int) (ex, nw []fl.RoundClient, err error)
+	// Drops lets a round go on without clients that fail (remote ones).
+	Drops
+	// Checkpoint resumes the rounds from a saved state and hears the state
+	// after every round (its Server is nil).
+	Checkpoint fl.RoundCheckpoint
 }
 
 // DefaultOptions is FedAvg with the pFedBayes paper's settings (package
@@ -246,7 +251,15 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Checkpoint.Check(o.Rounds, len(global), 0); err != nil {
+		return nil, fmt.Errorf("fedavg: %w", err)
+	}
 	res := &Result{Global: global}
+	first := 0 // the first round to run
+	if r := o.Checkpoint.Resume; r != nil {
+		copy(global, r.Global)
+		res.History, first = append([]fl.RoundEval(nil), r.History...), r.Round
+	}
 	score := func(clients []fl.RoundClient, round, model int) (fl.ClassGroupMetrics, error) {
 		return fedround.Score(clients, fl.EvalTask{Round: round, Model: model}, global)
 	}
@@ -280,13 +293,28 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 			}
 			return nil
 		},
-		Eval: evaluate, EvalLast: o.EvalLast, Stop: o.Stop}
+		Eval: evaluate, EvalLast: o.EvalLast, Stop: o.Stop, Drops: o.Drops, Start: first}
+	if f := o.Checkpoint.AfterRound; f != nil {
+		plan.AfterRound = func(round int) error {
+			return f(&fl.RoundState{Round: round, Global: global, History: res.History})
+		}
+	}
 	if o.Progress != nil {
 		plan.Progress = func(e fl.RoundEvent) { e.Value = math.NaN(); o.Progress(e) }
 	}
 	evalSeconds, err := TrainClients(ex, weights, global, plan)
 	if err != nil {
 		return nil, err
+	}
+	if first == o.Rounds && o.Rounds > 0 {
+		// Resumed after the last round: its final scores again (the same
+		// numbers), in place of the history's copy.
+		if h := res.History; len(h) > 0 && h[len(h)-1].Round == o.Rounds {
+			res.History = h[:len(h)-1]
+		}
+		if err := evaluate(o.Rounds, true); err != nil {
+			return nil, err
+		}
 	}
 	res.BestGM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.GM })
 	res.Seconds = time.Since(start).Seconds()

@@ -7,6 +7,7 @@ package fedround
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/pacpfl/pacpfl/data"
@@ -25,6 +26,9 @@ func Task(seed, tag uint64, round, client int, rng *rand.Rand) fl.RoundTask {
 func Local(clients []fl.RoundClient, seed, tag uint64, loss []float64) fedrun.Local {
 	return func(i, round int, global, out []float64, rng *rand.Rand) error {
 		l, err := clients[i].Fit(Task(seed, tag, round, i, rng), global, out)
+		if err != nil {
+			l = math.NaN() // a dropped client has no loss
+		}
 		if loss != nil {
 			loss[i] = l
 		}

@@ -17,6 +17,7 @@ package fedrun
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -63,6 +64,22 @@ type Hooks struct {
 	// Workers bounds the concurrent local updates (0: GOMAXPROCS). The
 	// result does not depend on it.
 	Workers int
+	// Start is the first round to run (a resumed run's rounds done).
+	Start int
+	// Quorum > 0 lets a round complete with the clients whose updates
+	// arrived and were accepted, if at least Quorum of them did: a failed
+	// or rejected update is told to OnDrop and left out, and the mean is
+	// the weighted mean over the clients that remain, their weights
+	// renormalised. 0: every client must answer (an error ends the run).
+	Quorum int
+	// MaxNormFactor > 0 (with Quorum) rejects an update whose L2 norm
+	// ‖out − global‖ exceeds MaxNormFactor times the median norm of the
+	// round's other accepted updates (at least 2 others; fewer: not
+	// judged).
+	MaxNormFactor float64
+	// OnDrop, if set, hears every update left out of a round (round
+	// 1-based).
+	OnDrop func(round, client int, err error)
 }
 
 // RunHooks is Run with the server step and a per-round callback of h.
@@ -73,8 +90,13 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 	if c <= 0 || c > n || h.Select != nil {
 		c = n // the most clients a round can have
 	}
-	if h.Workers < 0 {
+	switch {
+	case h.Workers < 0:
 		return fmt.Errorf("fedrun: %d workers", h.Workers)
+	case h.Quorum < 0 || h.Quorum > c:
+		return fmt.Errorf("fedrun: quorum %d for %d clients per round", h.Quorum, c)
+	case h.MaxNormFactor < 0 || h.MaxNormFactor > 0 && h.Quorum == 0:
+		return fmt.Errorf("fedrun: norm factor %v (needs a quorum)", h.MaxNormFactor)
 	}
 	d := len(global)
 	outs := make([][]float64, c)
@@ -86,7 +108,7 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 		mean = make([]float64, d)
 	}
 	heard := make([]int, 0, c)
-	l := Loop{Clients: n, Slots: c, Rounds: rounds, Seed: seed, Tag: tag, Workers: h.Workers,
+	l := Loop{Clients: n, Slots: c, Start: h.Start, Rounds: rounds, Seed: seed, Tag: tag, Workers: h.Workers,
 		Select: NewUniform(n, c, seed, tag).Select,
 		Local: func(slot, client, round int, rng *rand.Rand) error {
 			return local(client, round, global, outs[slot], rng)
@@ -95,12 +117,14 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 	if h.Select != nil {
 		l.Select = checkedSelect(n, h.Select)
 	}
+	var norms, sorted []float64
+	if h.MaxNormFactor > 0 {
+		norms, sorted = make([]float64, c), make([]float64, 0, c)
+	}
 	l.Finish = func(t int, chosen []int, errs []error) error {
 		c := len(chosen)
-		for s, err := range errs {
-			if err != nil {
-				return fmt.Errorf("round %d, client %d: %w", t+1, chosen[s], err)
-			}
+		if err := h.accept(t, chosen, errs, outs, global, norms, sorted); err != nil {
+			return err
 		}
 		if h.Chosen != nil {
 			h.Chosen(t, chosen)
@@ -114,6 +138,10 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 			for s := 0; s < c; s++ {
 				heard = append(heard, s)
 			}
+		}
+		heard = slices.DeleteFunc(heard, func(s int) bool { return errs[s] != nil })
+		if len(heard) == 0 {
+			return fmt.Errorf("round %d: none of the clients the server hears answered", t+1)
 		}
 		var total float64
 		for _, s := range heard {
@@ -141,6 +169,82 @@ func RunHooks(n, c, rounds int, weights, global []float64, seed, tag uint64, loc
 		return nil
 	}
 	return l.Run()
+}
+
+// accept decides which of round t's updates enter the mean (errs[s] nil
+// afterwards): without a quorum the first error ends the run; with one,
+// norm outliers are rejected, every left-out update told to OnDrop, and
+// fewer than Quorum accepted ones end the run.
+func (h *Hooks) accept(t int, chosen []int, errs []error, outs [][]float64, global, norms, sorted []float64) error {
+	if h.Quorum == 0 {
+		for s, err := range errs {
+			if err != nil {
+				return fmt.Errorf("round %d, client %d: %w", t+1, chosen[s], err)
+			}
+		}
+		return nil
+	}
+	if h.MaxNormFactor > 0 {
+		sorted = sorted[:0]
+		for s, err := range errs {
+			if err == nil {
+				norms[s] = distance(outs[s], global)
+				sorted = append(sorted, norms[s])
+			}
+		}
+		if u := len(sorted); u >= 3 {
+			slices.Sort(sorted)
+			for s, err := range errs {
+				if err != nil {
+					continue
+				}
+				if med := MedianWithout(sorted, norms[s]); norms[s] > h.MaxNormFactor*med {
+					errs[s] = fmt.Errorf("update rejected: norm %.4g above %g × the median %.4g of the round's %d "+
+						"other updates", norms[s], h.MaxNormFactor, med, u-1)
+				}
+			}
+		}
+	}
+	used := 0
+	for s, err := range errs {
+		if err == nil {
+			used++
+		} else if h.OnDrop != nil {
+			h.OnDrop(t+1, chosen[s], err)
+		}
+	}
+	if used < h.Quorum {
+		return fmt.Errorf("round %d: only %d of the %d selected clients contributed (quorum %d)", t+1, used, len(errs),
+			h.Quorum)
+	}
+	return nil
+}
+
+// distance is ‖a − b‖₂.
+func distance(a, b []float64) float64 {
+	ss := 0.0
+	for j, v := range a {
+		d := v - b[j]
+		ss += d * d
+	}
+	return math.Sqrt(ss)
+}
+
+// MedianWithout is the median of sorted (ascending) with one value equal
+// to x (which it holds) left out.
+func MedianWithout(sorted []float64, x float64) float64 {
+	p, _ := slices.BinarySearch(sorted, x)
+	at := func(j int) float64 { // j-th value of sorted without position p
+		if j >= p {
+			j++
+		}
+		return sorted[j]
+	}
+	n := len(sorted) - 1
+	if n%2 == 1 {
+		return at(n / 2)
+	}
+	return 0.5 * (at(n/2-1) + at(n/2))
 }
 
 // checkedSelect is a method's own selection, refused unless it names

@@ -301,3 +301,52 @@ func TestChosenHearsTheRoundsClients(t *testing.T) {
 		t.Errorf("heard %v, selected [4 0] twice", got)
 	}
 }
+
+// With a quorum, a round's failed and outlying updates are left out and
+// the mean is renormalised over the rest; too few answers end the run.
+func TestRunHooksQuorum(t *testing.T) {
+	weights := []float64{1, 2, 3, 4, 5}
+	// Client i returns global + (i+1) in both coordinates, client 4 +100
+	// in the first: client 1 fails, client 4's norm (≈ 100) is above 3 ×
+	// the median √2·3 of the others', client 3's (√2·4) is not.
+	local := func(i, _ int, g, out []float64, _ *rand.Rand) error {
+		if i == 1 {
+			return errors.New("gone")
+		}
+		for j := range out {
+			out[j] = g[j] + float64(i+1)
+		}
+		if i == 4 {
+			out[0] = g[0] + 100
+		}
+		return nil
+	}
+	var dropped []int
+	global := []float64{0, 0}
+	h := Hooks{Quorum: 3, MaxNormFactor: 3, OnDrop: func(r, c int, err error) {
+		if r != 1 || err == nil {
+			t.Errorf("drop in round %d: %v", r, err)
+		}
+		dropped = append(dropped, c)
+	}}
+	if err := RunHooks(5, 0, 1, weights, global, 1, 7, local, h); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(dropped)
+	if !slices.Equal(dropped, []int{1, 4}) {
+		t.Errorf("dropped %v, want [1 4]", dropped)
+	}
+	want := (1*1 + 3*3 + 4*4) / 8.0 // clients 0, 2, 3, weights renormalised
+	if math.Abs(global[0]-want) > 1e-15 || math.Abs(global[1]-want) > 1e-15 {
+		t.Errorf("global %v, want %v", global, want)
+	}
+	h.Quorum, h.OnDrop = 4, nil
+	if err := RunHooks(5, 0, 1, weights, []float64{0, 0}, 1, 7, local, h); err == nil {
+		t.Error("3 answers met a quorum of 4")
+	}
+	for _, bad := range []Hooks{{Quorum: 6}, {Quorum: -1}, {MaxNormFactor: 2}} {
+		if err := RunHooks(5, 0, 1, weights, []float64{0, 0}, 1, 7, local, bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
