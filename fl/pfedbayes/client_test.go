@@ -64,7 +64,8 @@ func (n *netClient) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, er
 
 // netClients returns Options.Clients of netClients over ds and the
 // clients it made.
-func netClients(ds *data.Dataset, o Options) (func(int, int) ([]fl.RoundClient, []fl.RoundClient, error), *[]*netClient) {
+func netClients(ds *data.Dataset, o Options) (
+	func(int, int) ([]fl.RoundClient, []fl.RoundClient, error), *[]*netClient) {
 	var made []*netClient
 	return func(existing, nw int) (ex, nc []fl.RoundClient, err error) {
 		made = nil

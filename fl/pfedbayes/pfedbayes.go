@@ -186,7 +186,9 @@ type Result struct {
 	// 700–800"), reached in the rounds given.
 	BestPM, BestGM fl.RoundEval
 	History        []fl.RoundEval
-	// Global is v = (μ, ρ) of the server, Clients the v_i = (μ_i, ρ_i).
+	// Global is v = (μ, ρ) of the server, Clients the v_i = (μ_i, ρ_i)
+	// of the in-process clients (nil with Options.Clients: they stay on
+	// the clients).
 	Global  []float64
 	Clients [][]float64
 	// Seconds is the whole run, TrainSeconds the rounds without the
