@@ -57,6 +57,7 @@ type client struct {
 	o            *Options
 	pool         *fedrun.Pool[*worker]
 	group, index int
+	dim          int // the length of v = (μ, ρ), of the global vector
 	st           clientState
 }
 
@@ -84,7 +85,7 @@ func newClient(c *data.ClientData, o *Options, pool *fedrun.Pool[*worker], group
 	if err := checkClient(c, o, group, index); err != nil {
 		return nil, err
 	}
-	k := &client{data: c, o: o, pool: pool, group: group, index: index}
+	k := &client{data: c, o: o, pool: pool, group: group, index: index, dim: len(v0)}
 	if group == GroupExisting {
 		k.st.v = append([]float64(nil), v0...)
 		if o.Optimizer == Adam {
@@ -127,9 +128,6 @@ func checkClient(c *data.ClientData, o *Options, group, index int) error {
 	return nil
 }
 
-// dim is the length of v = (μ, ρ), of the global vector.
-func (k *client) dim() int { return 2 * k.o.Arch.NumWeights() }
-
 // Fit is ClientUpdate(i, vᵗ) of an existing client: R local iterations
 // from v_w = global and its own v_i (updated in place), the localised
 // global model v_w written into out. It returns the mean over the
@@ -138,7 +136,7 @@ func (k *client) Fit(t fl.RoundTask, global, out []float64) (float64, error) {
 	if k.group != GroupExisting {
 		return 0, fmt.Errorf("pfedbayes: new client %d does not train", k.index)
 	}
-	if n := k.dim(); len(global) != n || len(out) != n {
+	if n := k.dim; len(global) != n || len(out) != n {
 		return 0, fmt.Errorf("pfedbayes: client %d: global of %d and update of %d values, the model has %d", k.index,
 			len(global), len(out), n)
 	}
@@ -158,7 +156,7 @@ func (k *client) Fit(t fl.RoundTask, global, out []float64) (float64, error) {
 // EvalDraws weight draws from the stream (Seed, tagEval, t.Round, t.Model,
 // index), or of the mean μ.
 func (k *client) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, error) {
-	if n := k.dim(); len(global) != n {
+	if n := k.dim; len(global) != n {
 		return fl.ClientEval{}, fmt.Errorf("pfedbayes: client %d: global of %d values, the model has %d", k.index,
 			len(global), n)
 	}
@@ -198,12 +196,12 @@ func (k *client) stateLen() int {
 	if k.group != GroupExisting {
 		return 0
 	}
-	n := k.dim()
+	n := k.dim
 	if k.o.Variant == Code {
 		n++
 	}
 	if k.o.Optimizer == Adam {
-		n += 2 * (2*k.dim() + 1)
+		n += 2 * (2*k.dim + 1)
 	}
 	return n
 }
@@ -247,7 +245,7 @@ func (k *client) SetState(s []float64) error {
 		}
 		return nil
 	}
-	d := k.dim()
+	d := k.dim
 	rest := s[d:]
 	next := 0
 	if k.o.Variant == Code {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/internal/blobs"
+	"github.com/pacpfl/pacpfl/fl/internal/fedround"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 )
 
 // netClient stands for a client in another process: every call builds a
@@ -417,5 +420,30 @@ func TestNewClientBadInput(t *testing.T) {
 	}
 	if _, err := k.Evaluate(fl.EvalTask{Round: -1, Model: ModelGM}, v0); err == nil {
 		t.Error("round −1 accepted")
+	}
+}
+
+// An in-process client's update, called as the round loop calls it, does
+// not allocate (either variant and optimiser).
+func TestFitAllocs(t *testing.T) {
+	ds := blobs.Dataset(2, 30, 10, 1)
+	for _, o := range []Options{DefaultOptions(), CodeOptions()} {
+		o.Arch, o.Batch, o.LocalSteps = tinyArch.WithDefaults(), 8, 3
+		pool := fedrun.NewPool(1, func() (*worker, error) { return newWorker(o.Arch) })
+		v0 := initial(&o)
+		c, err := newClient(&ds.Existing[0], &o, pool, GroupExisting, 0, v0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, len(v0))
+		rng := rand.New(rand.NewPCG(1, 2))
+		local := fedround.Local([]fl.RoundClient{c}, 1, tagRound, nil)
+		if a := testing.AllocsPerRun(20, func() {
+			if err := local(0, 3, v0, out, rng); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Errorf("%v, %v: a client update allocates %v times", o.Variant, o.Optimizer, a)
+		}
 	}
 }
