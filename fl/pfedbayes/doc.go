@@ -5,7 +5,7 @@
 //
 //	Server: input T, R, S, η₁, η₂, β, b, K, v⁰ = (μ⁰, ρ⁰)
 //	for t = 0..T−1:
-//	    for i = 1..N in parallel: v_w,i ← ClientUpdate(i, vᵗ)
+//	    for i = 1..N in parallel: v_w,i ← ClientUpdate(i, vᵗ)  # client i's Fit
 //	    Sᵗ ← S clients drawn uniformly                        # (seed, "agg", t)
 //	    vᵗ⁺¹ ← (1 − β) vᵗ + (β/S) Σ_{i∈Sᵗ} v_w,i
 //	ClientUpdate(i, vᵗ):  v_w ← vᵗ                              # v_i is kept by the client
@@ -45,6 +45,23 @@
 // of standard deviation 0.001 (training and evaluation), ρ⁰ = −3, the rows
 // cycled in order, only the S selected clients training and the server
 // averaging them weighted by their sizes (docs/math.md).
+//
+// Clients: the server holds only v; client i is an fl.RoundClient
+// (NewClient, from its own data and the Options) that keeps v_i, the Code
+// variant's place in its rows and Adam's moments between rounds as an
+// fl.StatefulClient, and starts them at v⁰ of o.Seed (Init), so that the
+// same clients run in process or, injected through Options.Clients, in
+// other processes. Its Fit is ClientUpdate (the S clients of Sᵗ in the
+// Code variant; every client in the Paper variant, whose server hears
+// only Sᵗ). Its Evaluate scores, on its own test set, model ModelPM (q_i)
+// or ModelGM (w) of an existing client, or ModelNewGM (w) of a new one;
+// a group's figures are the plain means over its clients. A client that
+// does not answer (Fit or Evaluate fails) ends the run with an error
+// naming the round and the client: Algorithm 1 has no partial round — the
+// Paper variant updates every v_i each round and averages S clients drawn
+// regardless of who answers — and v_i lives on the client only, which
+// restores it after a restart with SetState from the state it saved after
+// its last Fit.
 //
 // Determinism: client i's stream in round t is fedrun's (seed, tag, t, i),
 // each client's state is touched by its own update only, and the server

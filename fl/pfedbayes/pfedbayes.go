@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
-	"github.com/pacpfl/pacpfl/fl/internal/fedscore"
 	"github.com/pacpfl/pacpfl/fl/internal/flatnet"
 	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 	"github.com/pacpfl/pacpfl/lml"
@@ -64,6 +65,14 @@ type Options struct {
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).
 	Stop func() error
+	// Clients, if set, returns the run's clients (remote ones, package
+	// rpc): existing clients 0..existing−1 (GroupExisting, fl.StatefulClient
+	// holding v_i) and new clients 0..new−1 (GroupNew), as NewClient builds
+	// them. Run then reads of ds only the features, classes, numbers of
+	// clients and their training and test sizes, never a client's rows or
+	// state, and Result.Clients is nil. Nil: NewClient's clients over ds,
+	// in process.
+	Clients func(existing, new int) (ex, nw []fl.RoundClient, err error)
 }
 
 // Optimizer is the update rule of the personalised and the localised
@@ -177,7 +186,9 @@ type Result struct {
 	// 700–800"), reached in the rounds given.
 	BestPM, BestGM fl.RoundEval
 	History        []fl.RoundEval
-	// Global is v = (μ, ρ) of the server, Clients the v_i = (μ_i, ρ_i).
+	// Global is v = (μ, ρ) of the server, Clients the v_i = (μ_i, ρ_i)
+	// of the in-process clients (nil with Options.Clients: they stay on
+	// the clients).
 	Global  []float64
 	Clients [][]float64
 	// Seconds is the whole run, TrainSeconds the rounds without the
@@ -207,6 +218,7 @@ type worker struct {
 	probs                []float64
 	muQ, rhoQ, muW, rhoW []float64  // the vectors of the update in progress
 	adamQ, adamW         *adamState // their Adam moments (nil: SGD)
+	loss                 float64    // the last clientUpdate's mean loss over its iterations
 }
 
 func newWorker(a lml.BNN) (*worker, error) {
@@ -320,7 +332,7 @@ func (w *worker) step(x, y []float64, n int, o *Options) (float64, error) {
 
 // clientUpdate is ClientUpdate(i, vᵗ): R steps on the client's data from
 // its state vi (updated in place) and v_w = global, the localised global
-// model written into out.
+// model written into out and the mean loss of the iterations into w.loss.
 func (w *worker) clientUpdate(c *data.ClientData, st *clientState, global, out []float64, o *Options,
 	rng *rand.Rand) error {
 	vi := st.v
@@ -334,21 +346,24 @@ func (w *worker) clientUpdate(c *data.ClientData, st *clientState, global, out [
 	w.nrm.Seed(rng)
 	d := w.net.D()
 	n := c.M()
+	w.loss = 0
 	for r := 0; r < o.LocalSteps; r++ {
+		var l float64
+		var err error
 		if o.Variant == Code {
 			x, y := st.rows.batch(c, d, o.Batch)
-			if _, err := w.codeStep(x, y, o); err != nil {
+			l, err = w.codeStep(x, y, o)
+		} else {
+			var x, y []float64
+			if x, y, err = w.rows.Sample(c.X, c.Y, d, o.Batch, rng); err != nil {
 				return err
 			}
-			continue
+			l, err = w.step(x, y, n, o)
 		}
-		x, y, err := w.rows.Sample(c.X, c.Y, d, o.Batch, rng)
 		if err != nil {
 			return err
 		}
-		if _, err := w.step(x, y, n, o); err != nil {
-			return err
-		}
+		w.loss += l / float64(o.LocalSteps)
 	}
 	for j, v := range out {
 		if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(vi[j]) || math.IsInf(vi[j], 0) {
@@ -383,7 +398,7 @@ func (w *worker) predict(v, x []float64, draws int, noise float64, rng *rand.Ran
 }
 
 // Run trains pFedBayes on ds's existing clients and evaluates both models
-// (module doc).
+// (module doc); its clients are o.Clients' or, without it, in process.
 func Run(ds *data.Dataset, o Options) (*Result, error) {
 	start := time.Now()
 	o.Arch = o.Arch.WithDefaults()
@@ -395,33 +410,11 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		return nil, fmt.Errorf("pfedbayes: %w", err)
 	}
 	N := len(sizes)
-	pool := fedrun.NewPool(64, func() (*worker, error) { return newWorker(o.Arch) })
-	nw := o.Arch.NumWeights()
-	// v⁰: μ⁰ ~ N(0, MuInit²), ρ⁰ constant; every v_i starts there.
-	global := make([]float64, 2*nw)
-	init := rand.New(rand.NewPCG(o.Seed, tagInit))
-	for j := 0; j < nw; j++ {
-		global[j] = o.MuInit * init.NormFloat64()
-		global[nw+j] = o.Rho0
-	}
-	clients := make([][]float64, N)
-	states := make([]clientState, N)
-	for i := range clients {
-		clients[i] = append([]float64(nil), global...)
-		states[i].v = clients[i]
-		if o.Optimizer == Adam {
-			z := func() *adamState { return &adamState{m: make([]float64, 2*nw), s: make([]float64, 2*nw)} }
-			states[i].adamQ, states[i].adamW = z(), z()
-		}
-	}
-	res := &Result{Global: global, Clients: clients}
-	local := func(i, _ int, g, out []float64, rng *rand.Rand) error {
-		w, err := pool.Get()
-		if err != nil {
-			return err
-		}
-		defer pool.Put(w)
-		return w.clientUpdate(&ds.Existing[i], &states[i], g, out, &o, rng)
+	global := initial(&o) // v⁰; every v_i starts there
+	res := &Result{Global: global}
+	ex, nc, err := runClients(ds, &o, global, res)
+	if err != nil {
+		return nil, err
 	}
 	server := func(_ int, g, mean []float64) {
 		for j, v := range g {
@@ -429,12 +422,11 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 	}
 	evaluate := func(round int, final bool) error {
-		pm, err := evalGroup(pool, ds.Existing, func(i int) []float64 { return clients[i] }, ds.Classes, &o,
-			uint64(round), 0)
+		pm, err := fedround.Score(ex, fl.EvalTask{Round: round, Model: ModelPM}, global)
 		if err != nil {
 			return fmt.Errorf("personalised models: %w", err)
 		}
-		gm, err := evalGroup(pool, ds.Existing, func(int) []float64 { return global }, ds.Classes, &o, uint64(round), 1)
+		gm, err := fedround.Score(ex, fl.EvalTask{Round: round, Model: ModelGM}, global)
 		if err != nil {
 			return fmt.Errorf("global model: %w", err)
 		}
@@ -443,9 +435,8 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		res.History = append(res.History, e)
 		if final {
 			res.PM, res.GM = pm, gm
-			if len(ds.New) > 0 {
-				nm, err := evalGroup(pool, ds.New, func(int) []float64 { return global }, ds.Classes, &o, uint64(round),
-					2)
+			if len(nc) > 0 {
+				nm, err := fedround.Score(nc, fl.EvalTask{Round: round, Model: ModelNewGM}, global)
 				if err != nil {
 					return fmt.Errorf("global model, new clients: %w", err)
 				}
@@ -469,7 +460,8 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		train, hear = o.ClientsPerRound, 0
 		copy(weights, sizes)
 	}
-	if err := fedrun.RunHooks(N, train, o.Rounds, weights, global, o.Seed, tagRound, local,
+	if err := fedrun.RunHooks(N, train, o.Rounds, weights, global, o.Seed, tagRound,
+		fedround.Local(ex, o.Seed, tagRound, nil),
 		fedrun.Hooks{Server: server, AfterRound: win.AfterRound, Aggregate: hear}); err != nil {
 		return nil, err
 	}
@@ -483,13 +475,43 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	return res, nil
 }
 
-// evalGroup scores the models v(i) on the clients' test sets.
-func evalGroup(pool *fedrun.Pool[*worker], clients []data.ClientData, v func(i int) []float64, classes int, o *Options,
-	round, group uint64) (fl.ClassGroupMetrics, error) {
-	return fedscore.Score(pool, clients, classes, func(w *worker, i int) ([]float64, error) {
-		rng := rand.New(rand.NewPCG(o.Seed, data.StreamID(tagEval, round, group, uint64(i))))
-		return w.predict(v(i), clients[i].XTest, o.EvalDraws, o.NoiseStd, rng)
-	})
+// runClients returns the run's existing and new clients: o.Clients' (one
+// per client of ds, checked) or in-process ones over ds sharing a worker
+// pool, their v_i (copies of v0) then in res.Clients.
+func runClients(ds *data.Dataset, o *Options, v0 []float64, res *Result) (ex, nc []fl.RoundClient, err error) {
+	if o.Clients != nil {
+		ex, nc, err = o.Clients(len(ds.Existing), len(ds.New))
+		if err != nil {
+			return nil, nil, fmt.Errorf("pfedbayes: clients: %w", err)
+		}
+		if len(ex) != len(ds.Existing) || len(nc) != len(ds.New) {
+			return nil, nil, fmt.Errorf("pfedbayes: %d existing and %d new clients for a data set of %d and %d",
+				len(ex), len(nc), len(ds.Existing), len(ds.New))
+		}
+		for i, c := range slices.Concat(ex, nc) {
+			if c == nil {
+				return nil, nil, fmt.Errorf("pfedbayes: client %d is nil", i)
+			}
+		}
+		return ex, nc, nil
+	}
+	pool := fedrun.NewPool(64, func() (*worker, error) { return newWorker(o.Arch) })
+	res.Clients = make([][]float64, len(ds.Existing))
+	ex = make([]fl.RoundClient, len(ds.Existing))
+	for i := range ex {
+		c, err := newClient(&ds.Existing[i], o, pool, GroupExisting, i, v0)
+		if err != nil {
+			return nil, nil, err
+		}
+		ex[i], res.Clients[i] = c, c.st.v
+	}
+	nc = make([]fl.RoundClient, len(ds.New))
+	for i := range nc {
+		if nc[i], err = newClient(&ds.New[i], o, pool, GroupNew, i, v0); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ex, nc, nil
 }
 
 // RunMethod runs pFedBayes as a method of a personalised-classification
