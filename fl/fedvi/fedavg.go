@@ -336,8 +336,9 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 	if o.Progress != nil {
 		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
 	}
-	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, w, o.Seed, tagAvgRound,
-		fedround.Local(ex, o.Seed, tagAvgRound, nil), fedrun.Hooks{Server: server, AfterRound: win.AfterRound}); err != nil {
+	local := fedround.Local(ex, o.Seed, tagAvgRound, nil)
+	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, w, o.Seed, tagAvgRound, local,
+		fedrun.Hooks{Server: server, AfterRound: win.AfterRound}); err != nil {
 		return nil, nil, err
 	}
 	if win.Last > 0 {
