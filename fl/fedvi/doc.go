@@ -30,7 +30,28 @@
 // global features of its whole training set (dropout off) the same way
 // through P and classifies its test images by the mean softmax over a few
 // β draws;
-// a group's accuracy is weighted by the clients' test-set sizes.
+// a group's accuracy is weighted by the clients' test-set sizes (the server
+// weighs their scores by ClientEval.Tests).
+//
+// Clients (NewClient; NewFedAvgClient for FedAvg on the network, TrainFedAvg)
+// are fl.RoundClients: the round loop and every evaluation call them only
+// through Fit and Evaluate, so each may run in its own process from its own
+// data (Options.Clients). They keep no state between rounds: θ comes from
+// the server every round and the momentum v stays on it. Fit's draws come
+// from the fl.RoundTask's stream; the models Evaluate scores
+// (fl.EvalTask.Model) are
+//
+//	FedVI   ModelPersonal  (0)  P's classifier from the training set under θ;
+//	                            β draws from (Seed, "fvie", group, round, index)
+//	FedAvg  ModelGlobal    (0)  the global weights
+//	        ModelFineTuned (1)  FedAvg+FT: the global weights fine-tuned on the
+//	                            training set, from (Seed, "favf", group, index)
+//
+// A client that does not answer (its Fit or Evaluate fails, its connection
+// is lost) ends the run with that error: the server never steps from part
+// of S⁽ᵗ⁾ and never reports a group's weighted accuracy over part of the
+// group. (Algorithm 1 would take the step over the clients that answered,
+// n = Σ n_k over them; the round engine does not drop clients.)
 //
 // The network (Arch, Model) is the paper's FEMNIST one: E = conv32 →
 // ReLU → conv64 → ReLU → maxpool 2 → dropout 0.25 → flatten → dense 128 →

@@ -183,11 +183,8 @@ func Evaluate(pool *Pool, theta []float64, clients []data.ClientData, classes, d
 			return err
 		}
 		defer pool.put(m)
-		if err := m.Personalise(theta, clients[k].X); err != nil {
-			return fmt.Errorf("client %d: %w", k, err)
-		}
 		rng := rand.New(rand.NewPCG(seed, data.StreamID(tag, uint64(k))))
-		pr, err := m.Predict(clients[k].XTest, draws, rng)
+		pr, err := m.predictClient(theta, &clients[k], draws, rng)
 		if err != nil {
 			return fmt.Errorf("client %d: %w", k, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
+	"github.com/pacpfl/pacpfl/fl/internal/fedround"
+	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 )
 
 // Plain is one worker's copy of the FedAvg network of FedVI's Table 1:
@@ -220,27 +222,6 @@ func (p *Plain) Predict(w, x []float64) ([]float64, error) {
 	return probs, nil
 }
 
-// evaluatePlain scores the group's test sets under the weights w, each
-// client's own weights if ft.Epochs > 0: w fine-tuned by ft on its
-// training data, client k drawing from the stream (seed, tag, k).
-func evaluatePlain(drv *fedavg.Driver[data.ClientData], w []float64, clients []data.ClientData, classes int,
-	ft FineTune, seed, tag uint64) (GroupEval, error) {
-	var g fl.ClassGroupMetrics
-	var err error
-	if ft.Epochs > 0 {
-		s := fedavg.Schedule{Steps: ft.Epochs, Batch: ft.Batch, LR: ft.LR}
-		g, err = fedavg.ScoreFineTuned(drv, clients, classes, w, s, func(k int) *rand.Rand {
-			return rand.New(rand.NewPCG(seed, data.StreamID(tag, uint64(k))))
-		})
-	} else {
-		g, err = fedavg.Score(drv, clients, classes, func(int) []float64 { return w })
-	}
-	if err != nil {
-		return GroupEval{}, err
-	}
-	return withWeighted(g, clients)
-}
-
 // groupEval turns the predictions of a group into its metrics.
 func groupEval(preds []fl.ClassPrediction, clients []data.ClientData, classes int) (GroupEval, error) {
 	g, err := fl.EvaluateClassification(preds, clients, classes)
@@ -265,27 +246,43 @@ type FineTune struct {
 	LR            float64
 }
 
+// validate checks the fine-tuning (Epochs 0: none).
+func (ft FineTune) validate() error {
+	if ft.Epochs < 0 || (ft.Epochs > 0 && (ft.Batch < 1 || !(ft.LR > 0) || math.IsInf(ft.LR, 0))) {
+		return fmt.Errorf("fedvi: fine-tuning %d epochs, batch %d, step %v: want epochs ≥ 0, batch ≥ 1, a "+
+			"finite step > 0", ft.Epochs, ft.Batch, ft.LR)
+	}
+	return nil
+}
+
 // DefaultFineTune is 5 epochs of SGD in mini-batches of 32 at FedVI's
 // client step 0.02 (our choice; the papers leave it open).
 func DefaultFineTune() FineTune { return FineTune{Epochs: 5, Batch: 32, LR: 0.02} }
 
-// TrainFedAvg runs FedAvg (fedavg.Driver on the network Plain) on ds's
-// participating clients with o's rounds, clients per round, mini-batch,
-// local epochs, client step and server optimiser (SGD with momentum on the size-weighted mean update, so that
-// FedVI and FedAvg differ only in the model; momentum 0 and server step 1
-// is McMahan et al.'s FedAvg), evaluating both groups after each of the
-// last o.EvalLast rounds. If ft.Epochs > 0 it also returns FedAvg+FT: the
-// final global model fine-tuned on every client's training data (both
-// groups), evaluated once.
+// TrainFedAvg runs FedAvg on the network Plain on ds's participating
+// clients with o's rounds, clients per round, mini-batch, local epochs,
+// client step and server optimiser (SGD with momentum on the size-weighted
+// mean update, so that FedVI and FedAvg differ only in the model; momentum
+// 0 and server step 1 is McMahan et al.'s FedAvg), evaluating both groups'
+// ModelGlobal after each of the last o.EvalLast rounds:
+//
+//	w⁽⁰⁾ ← init;  v ← 0
+//	for t = 1..T:  S⁽ᵗ⁾ ← c clients at random
+//	    w_k ← Fit(k, w⁽ᵗ⁾) in parallel;  n ← Σ n_k  (n_k = |D_k|)
+//	    v ← μ·v + α_s·(Σ_k (n_k/n) w_k − w⁽ᵗ⁾);  w⁽ᵗ⁺¹⁾ ← w⁽ᵗ⁾ + v
+//
+// If ft.Epochs > 0 it also returns FedAvg+FT: every client's
+// ModelFineTuned (the final global model fine-tuned on its training
+// data, both groups), evaluated once. The clients are NewFedAvgClient's
+// (or o.Clients').
 func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result, err error) {
 	start := time.Now()
 	o.Arch = o.Arch.withDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if ft.Epochs < 0 || (ft.Epochs > 0 && (ft.Batch < 1 || !(ft.LR > 0) || math.IsInf(ft.LR, 0))) {
-		return nil, nil, fmt.Errorf("fedvi: fine-tuning %d epochs, batch %d, step %v: want epochs ≥ 0, batch ≥ 1, a "+
-			"finite step > 0", ft.Epochs, ft.Batch, ft.LR)
+	if err := ft.validate(); err != nil {
+		return nil, nil, err
 	}
 	a := o.Arch
 	if ds.D != a.InChannels*a.InH*a.InW || ds.Classes != a.Classes {
@@ -303,8 +300,14 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 			return nil, nil, fmt.Errorf("fedvi: participating client %d has no training examples", k)
 		}
 	}
-	drv := fedavg.NewDriver(func() (fedavg.Model[data.ClientData], error) { return NewPlain(a) }, 64)
+	pool := fedrun.NewPool(64, func() (*Plain, error) { return NewPlain(a) })
 	p0, err := NewPlain(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	ex, nw, err := roundClients(ds, o.Clients, func(c *data.ClientData, group, index int) (fl.RoundClient, error) {
+		return newAvgClient(c, &o, ft, pool, group, index)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -317,7 +320,7 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 			global[j] = th + vel[j]
 		}
 	}
-	eval := func(round int, ft FineTune) (evaluation, error) {
+	eval := func(round, model int) (evaluation, error) {
 		for _, v := range w {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return evaluation{}, fmt.Errorf("fedvi: FedAvg's global weights diverged "+
@@ -325,32 +328,23 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 					o.ClientLR)
 			}
 		}
-		r := evaluation{round: fl.NewRoundEval(round)}
-		var err error
-		r.existing, err = evaluatePlain(drv, w, ds.Existing, ds.Classes, ft, o.Seed, data.StreamID(tagAvgFT, 0))
-		if err != nil {
-			return r, fmt.Errorf("participating clients: %w", err)
-		}
-		r.round.ExistingWeighted = r.existing.Weighted
-		if len(ds.New) > 0 {
-			if r.new, err = evaluatePlain(drv, w, ds.New, ds.Classes, ft, o.Seed,
-				data.StreamID(tagAvgFT, 1)); err != nil {
-				return r, fmt.Errorf("non-participating clients: %w", err)
-			}
-			r.round.NewWeighted = r.new.Weighted
-		}
-		return r, nil
+		return evaluateGroups(ex, nw, fl.EvalTask{Round: round, Model: model}, w)
 	}
 	plain = &Result{}
-	plan := fedavg.Plan{Rounds: o.Rounds, ClientsPerRound: o.ClientsPerRound, Seed: o.Seed, Tag: tagAvgRound,
-		Local: fedavg.Schedule{Steps: o.LocalEpochs, Batch: o.Batch, LR: o.ClientLR}, Server: server,
-		Eval:     func(round int, _ bool) error { return plain.add(eval(round, FineTune{})) },
-		EvalLast: o.EvalLast, Stop: o.Stop}
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Stop: o.Stop,
+		Eval: func(round int, _ bool) error { return plain.add(eval(round, ModelGlobal)) }}
 	if o.Progress != nil {
-		plan.Progress = func(e fl.RoundEvent) { e.Value = math.NaN(); o.Progress(e) }
+		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
 	}
-	if _, err := drv.Train(ds.Existing, weights, w, plan); err != nil {
+	local := fedround.Local(ex, o.Seed, tagAvgRound, nil)
+	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, w, o.Seed, tagAvgRound, local,
+		fedrun.Hooks{Server: server, AfterRound: win.AfterRound}); err != nil {
 		return nil, nil, err
+	}
+	if win.Last > 0 {
+		if err := win.Finish(); err != nil {
+			return nil, nil, err
+		}
 	}
 	plain.finish(w, start)
 	if ft.Epochs == 0 {
@@ -358,7 +352,7 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 	}
 	ftStart := time.Now()
 	tuned = &Result{}
-	if err := tuned.add(eval(o.Rounds, ft)); err != nil {
+	if err := tuned.add(eval(o.Rounds, ModelFineTuned)); err != nil {
 		return nil, nil, fmt.Errorf("fine-tuning: %w", err)
 	}
 	tuned.finish(w, ftStart)

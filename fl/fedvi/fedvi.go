@@ -8,6 +8,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 )
 
@@ -40,6 +41,15 @@ type Options struct {
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).
 	Stop func() error
+	// Clients, if set, gives the run's clients, in the data set's order,
+	// in place of in-process ones over its data: the participating and the
+	// non-participating ones, each built as NewClient (Train) or
+	// NewFedAvgClient (TrainFedAvg) builds client k of its group, e.g.
+	// remote clients answering from their own data. The server then reads
+	// of the data set only D, Classes, Name, the number of clients of each
+	// group and the participating clients' training-set sizes (len(Y): the
+	// weights n_k); the scores come from the clients' ClientEvals.
+	Clients func(existing, new int) (ex, nw []fl.RoundClient, err error)
 }
 
 // DefaultOptions are the paper's FEMNIST settings: batch 256 (128 + 128),
@@ -127,7 +137,9 @@ func (r *Result) Final() *fl.RoundEval {
 //	    (Δ_k, n_k) ← ClientUpdate(k, θ⁽ᵗ⁾) in parallel;  n ← Σ n_k
 //	    g ← −Σ_k (n_k/n) Δ_k;  v ← μ·v − α_s·g;  θ⁽ᵗ⁺¹⁾ ← θ⁽ᵗ⁾ + v
 //
-// The result depends on o.Seed only, not on GOMAXPROCS.
+// ClientUpdate and the evaluations are the clients' Fit and Evaluate
+// (NewClient's, or o.Clients'); θ and v stay on the server. The result
+// depends on o.Seed only, not on GOMAXPROCS.
 func Train(ds *data.Dataset, o Options) (*Result, error) {
 	start := time.Now()
 	o.Arch = o.Arch.withDefaults()
@@ -163,16 +175,13 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 	pool.put(m0)
 	vel := make([]float64, len(theta))
 	res := &Result{}
-	local := func(k, _ int, global, out []float64, rng *rand.Rand) error {
-		m, err := pool.get()
-		if err != nil {
-			return err
-		}
-		defer pool.put(m)
-		c := &ds.Existing[k]
-		_, err = m.ClientUpdate(global, out, c.X, c.Y, &o, rng)
-		return err
+	ex, nw, err := roundClients(ds, o.Clients, func(c *data.ClientData, group, index int) (fl.RoundClient, error) {
+		return newClient(c, &o, pool, group, index)
+	})
+	if err != nil {
+		return nil, err
 	}
+	local := fedround.Local(ex, o.Seed, tagRound, nil)
 	server := func(_ int, global, mean []float64) {
 		for j, th := range global {
 			g := th - mean[j] // −Σ (n_k/n) Δ_k
@@ -181,7 +190,7 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 		}
 	}
 	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Stop: o.Stop,
-		Eval: func(round int, _ bool) error { return res.add(evaluateBoth(pool, theta, ds, &o, round-1)) }}
+		Eval: func(round int, _ bool) error { return res.add(evaluateBoth(ex, nw, theta, &o, round)) }}
 	if o.Progress != nil {
 		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
 	}
@@ -220,29 +229,16 @@ func (r *Result) add(e evaluation, err error) error {
 	return nil
 }
 
-// evaluateBoth evaluates the participating and the non-participating
-// clients after round t (0-based; −1 before training).
-func evaluateBoth(pool *Pool, theta []float64, ds *data.Dataset, o *Options, t int) (evaluation, error) {
+// evaluateBoth evaluates ModelPersonal of the participating and the
+// non-participating clients after round (0: before training).
+func evaluateBoth(ex, nw []fl.RoundClient, theta []float64, o *Options, round int) (evaluation, error) {
 	for _, v := range theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return evaluation{}, fmt.Errorf("fedvi: the global parameters diverged "+
 				"(server learning rate %g, momentum %g, client learning rate %g)", o.ServerLR, o.Momentum, o.ClientLR)
 		}
 	}
-	r := evaluation{round: fl.NewRoundEval(t + 1)}
-	var err error
-	stream := func(group uint64) uint64 { return data.StreamID(tagEval, group, uint64(t+1)) }
-	if r.existing, err = Evaluate(pool, theta, ds.Existing, ds.Classes, o.EvalDraws, o.Seed, stream(0)); err != nil {
-		return r, fmt.Errorf("participating clients: %w", err)
-	}
-	r.round.ExistingWeighted = r.existing.Weighted
-	if len(ds.New) > 0 {
-		if r.new, err = Evaluate(pool, theta, ds.New, ds.Classes, o.EvalDraws, o.Seed, stream(1)); err != nil {
-			return r, fmt.Errorf("non-participating clients: %w", err)
-		}
-		r.round.NewWeighted = r.new.Weighted
-	}
-	return r, nil
+	return evaluateGroups(ex, nw, fl.EvalTask{Round: round, Model: ModelPersonal}, theta)
 }
 
 // RunMethod runs FedVI as a method of the personalised-classification
