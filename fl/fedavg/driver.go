@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
-	"github.com/pacpfl/pacpfl/fl/internal/fedscore"
 )
 
 // Model is one goroutine's copy of an architecture FedAvg trains: a
@@ -184,45 +182,3 @@ func TrainClients(clients []fl.RoundClient, weights, global []float64, p Plan) (
 }
 
 var errNoPredict = errors.New("fedavg: the model does not predict (not a Predictor)")
-
-// Score returns the class metrics of the weights w(i) on client i's test
-// set (fl.EvaluateClassification), the clients scored over the cores; the
-// model must be a Predictor.
-func Score(d *Driver[data.ClientData], clients []data.ClientData, classes int,
-	w func(i int) []float64) (fl.ClassGroupMetrics, error) {
-	return fedscore.Score(d.pool, clients, classes, func(m Model[data.ClientData], i int) ([]float64, error) {
-		p, ok := m.(Predictor)
-		if !ok {
-			return nil, errNoPredict
-		}
-		return p.Predict(w(i), clients[i].XTest)
-	})
-}
-
-// ScoreFineTuned is FedAvg+FT's evaluation: every client trains its own
-// copy of global by s on its training data, drawing from rng(i), and the
-// copies are scored on the clients' test sets as Score does.
-func ScoreFineTuned(d *Driver[data.ClientData], clients []data.ClientData, classes int, global []float64, s Schedule,
-	rng func(i int) *rand.Rand) (fl.ClassGroupMetrics, error) {
-	preds := make([]fl.ClassPrediction, len(clients))
-	err := fedrun.Each(d.pool, len(clients), func(m Model[data.ClientData], i int) error {
-		pr, ok := m.(Predictor)
-		if !ok {
-			return errNoPredict
-		}
-		w := make([]float64, len(global))
-		if _, err := m.Train(&clients[i], global, w, s, rng(i)); err != nil {
-			return fmt.Errorf("client %d, fine-tuning: %w", i, err)
-		}
-		p, err := pr.Predict(w, clients[i].XTest)
-		if err != nil {
-			return fmt.Errorf("client %d: %w", i, err)
-		}
-		preds[i] = fl.ClassPrediction{Probs: p}
-		return nil
-	})
-	if err != nil {
-		return fl.ClassGroupMetrics{}, err
-	}
-	return fl.EvaluateClassification(preds, clients, classes)
-}

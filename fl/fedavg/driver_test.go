@@ -51,7 +51,9 @@ func TestDriverAveragesAndReports(t *testing.T) {
 	if _, err := drv.Train(clients, weights[:1], global, p); err == nil {
 		t.Error("2 clients with 1 weight accepted")
 	}
-	_, err := Score(drv, clients, 2, func(int) []float64 { return global })
+	k := drv.RoundClient(&clients[0], ClientSettings[data.ClientData]{
+		Test: func(c *data.ClientData) (x, y []float64, classes int) { return c.X, []float64{0}, 2 }})
+	_, err := k.Evaluate(fl.EvalTask{}, global)
 	if err == nil || !strings.Contains(err.Error(), "does not predict") {
 		t.Errorf("scoring a model without Predict: %v", err)
 	}
