@@ -78,13 +78,119 @@ func (e *ListenError) Unwrap() error { return e.Err }
 // so that the run can be resumed.
 func Federate(ctx context.Context, o FederateOptions,
 	train func(clients func() ([]fl.Client, error)) (*fl.MethodResult, error)) (*fl.MethodResult, error) {
+	if o.Train == nil || train == nil {
+		return nil, errors.New("rpc: no training configuration or run")
+	}
+	sv, err := serve(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	defer stopGRPC(sv.gs)
+	co := sv.co
+	cfg := o.Train
+	cfg.Resume = o.Resume
+	cfg.OnDrop = sv.onDrop
+	cfg.AfterRound = func(s *fl.Server, round int) error {
+		var save func() error
+		if o.Save != nil {
+			save = func() error {
+				st, err := s.State()
+				if err == nil {
+					err = o.Save(st)
+				}
+				return err
+			}
+		}
+		return sv.afterRound(ctx, round, cfg.Rounds, save)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = cfg.ClientsPerRound
+		if cfg.Workers == 0 {
+			cfg.Workers = min(o.Server.Clients, fl.DefaultClientsPerRound)
+		}
+	}
+	clients := func() ([]fl.Client, error) {
+		if err := sv.waitClients(ctx, &o); err != nil {
+			return nil, err
+		}
+		return co.Clients(), nil
+	}
+	return sv.finish(train(clients))
+}
+
+// RoundsRun is a round-based peer method's run with remote clients
+// (FederateRounds).
+type RoundsRun struct {
+	// Rounds is the method's number of rounds (its last one is saved).
+	Rounds int
+	// Resume, if set, is the state to continue from (its Clients restore
+	// the server's record of the clients' accepted updates).
+	Resume *fl.RoundState
+	// Save, if set, stores the state every FederateOptions.SaveEvery
+	// rounds, after the last round and after the round under way when ctx
+	// is done.
+	Save func(*fl.RoundState) error
+	// Run trains the method with the remote clients (clients waits for
+	// every client to join and returns them in id order), its rounds
+	// resumed and saved through ck and its left-out updates told to
+	// onDrop.
+	Run func(clients func() ([]fl.RoundClient, error), ck fl.RoundCheckpoint,
+		onDrop func(round, client int, err error)) (*fl.MethodResult, error)
+}
+
+// FederateRounds is Federate for a round-based peer method (FedAvg,
+// FedProx, pFedBayes, FedVI): the remote clients are fl.RoundClients, the
+// checkpoint an fl.RoundState. o.Train, o.Resume and o.Save are not used.
+func FederateRounds(ctx context.Context, o FederateOptions, r RoundsRun) (*fl.MethodResult, error) {
+	if r.Run == nil || r.Rounds < 0 {
+		return nil, errors.New("rpc: no run or a negative number of rounds")
+	}
+	sv, err := serve(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	defer stopGRPC(sv.gs)
+	if r.Resume != nil && r.Resume.Clients != nil {
+		if err := sv.co.SetStateRounds(r.Resume.Clients); err != nil {
+			return nil, err
+		}
+	}
+	ck := fl.RoundCheckpoint{Resume: r.Resume, AfterRound: func(st *fl.RoundState) error {
+		st.Clients = sv.co.StateRounds()
+		var save func() error
+		if r.Save != nil {
+			save = func() error { return r.Save(st) }
+		}
+		return sv.afterRound(ctx, st.Round, r.Rounds, save)
+	}}
+	clients := func() ([]fl.RoundClient, error) {
+		if err := sv.waitClients(ctx, &o); err != nil {
+			return nil, err
+		}
+		return sv.co.RoundClients(), nil
+	}
+	return sv.finish(r.Run(clients, ck, sv.onDrop))
+}
+
+// served is a coordinator listening and serving (serve).
+type served struct {
+	co    *Coordinator
+	gs    *grpc.Server
+	logf  func(format string, a ...any)
+	every int // save every this many rounds
+	// stopped is the run's end after a signal (afterRound).
+	stopped *Interrupted
+}
+
+// serve checks o's transport settings, starts the coordinator on
+// o.Listen and cuts the round under way o.Grace after ctx is done; the
+// caller stops sv.gs (stopGRPC).
+func serve(ctx context.Context, o *FederateOptions) (*served, error) {
 	switch {
 	case o.Listen == "":
 		return nil, errors.New("rpc: no address to listen on")
 	case o.Creds == nil:
 		return nil, errors.New("rpc: no transport credentials (ServerTLS, or Insecure on loopback)")
-	case o.Train == nil || train == nil:
-		return nil, errors.New("rpc: no training configuration or run")
 	case o.SaveEvery < 0 || o.Grace < 0 || o.Wait < 0:
 		return nil, errors.New("rpc: negative SaveEvery, Grace or Wait")
 	}
@@ -110,7 +216,6 @@ func Federate(ctx context.Context, o FederateOptions,
 	gs := co.NewServer(o.Creds)
 	RegisterService(gs, co)
 	go gs.Serve(co.Listener(lis))
-	defer stopGRPC(gs)
 	mode := "TLS"
 	if o.Creds.Info().SecurityProtocol != "tls" {
 		mode = "plaintext"
@@ -131,59 +236,59 @@ func Federate(ctx context.Context, o FederateOptions,
 		case <-co.Stopped():
 		}
 	}()
+	return &served{co: co, gs: gs, logf: logf, every: every}, nil
+}
 
-	cfg := o.Train
-	var stopped *Interrupted
-	cfg.Resume = o.Resume
-	cfg.OnDrop = func(round, client int, err error) { logf("round %d: client %d left out: %v", round, client, err) }
-	cfg.AfterRound = func(s *fl.Server, round int) error {
-		sig := ctx.Err() != nil
-		saved := false
-		if o.Save != nil && (sig || round%every == 0 || round == cfg.Rounds) {
-			st, err := s.State()
-			if err == nil {
-				err = o.Save(st)
-			}
-			if err != nil {
-				return fmt.Errorf("checkpoint after round %d: %w", round, err)
-			}
-			saved = true
+func (sv *served) onDrop(round, client int, err error) {
+	sv.logf("round %d: client %d left out: %v", round, client, err)
+}
+
+// afterRound saves the state after round (of rounds) with save, if set,
+// when a save is due (every sv.every rounds, the last round, ctx done),
+// and after ctx is done stops the run with an *Interrupted.
+func (sv *served) afterRound(ctx context.Context, round, rounds int, save func() error) error {
+	sig := ctx.Err() != nil
+	saved := false
+	if save != nil && (sig || round%sv.every == 0 || round == rounds) {
+		if err := save(); err != nil {
+			return fmt.Errorf("checkpoint after round %d: %w", round, err)
 		}
-		if sig && round < cfg.Rounds {
-			stopped = &Interrupted{Round: round, Saved: saved}
-			return stopped
-		}
-		return nil
+		saved = true
 	}
-	if cfg.Workers == 0 {
-		cfg.Workers = cfg.ClientsPerRound
-		if cfg.Workers == 0 {
-			cfg.Workers = min(o.Server.Clients, fl.DefaultClientsPerRound)
-		}
+	if sig && round < rounds {
+		sv.stopped = &Interrupted{Round: round, Saved: saved}
+		return sv.stopped
 	}
-	clients := func() ([]fl.Client, error) {
-		wctx := ctx
-		if o.Wait > 0 {
-			var cancel context.CancelFunc
-			wctx, cancel = context.WithTimeout(ctx, o.Wait)
-			defer cancel()
-		}
-		if err := co.WaitReady(wctx); err != nil {
-			return nil, err
-		}
-		logf("all %d clients joined: training", o.Server.Clients)
-		return co.Clients(), nil
-	}
-	res, err := train(clients)
+	return nil
+}
+
+// finish ends the federation after the run: the clients are told it is
+// over, or after a failed or interrupted run keep retrying (it may be
+// resumed).
+func (sv *served) finish(res *fl.MethodResult, err error) (*fl.MethodResult, error) {
 	if err != nil {
-		co.Shutdown() // the clients keep retrying: the run may be resumed
-		if stopped != nil && errors.Is(err, stopped) {
-			return nil, stopped
+		sv.co.Shutdown()
+		if sv.stopped != nil && errors.Is(err, sv.stopped) {
+			return nil, sv.stopped
 		}
 		return nil, err
 	}
-	co.Finish()
+	sv.co.Finish()
 	return res, nil
+}
+
+// waitClients waits (at most o.Wait) for every client to join.
+func (sv *served) waitClients(ctx context.Context, o *FederateOptions) error {
+	if o.Wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Wait)
+		defer cancel()
+	}
+	if err := sv.co.WaitReady(ctx); err != nil {
+		return err
+	}
+	sv.logf("all %d clients joined: training", o.Server.Clients)
+	return nil
 }
 
 // stopGRPC lets the sessions send Done, then stops within a few seconds.

@@ -104,6 +104,9 @@ const checkpointMagic = "pacpfl checkpoint 1\n"
 type checkpointBody struct {
 	ConfigHash string
 	State      fl.State
+	// Round is a peer method's server state (FederateRounds); State is
+	// then empty.
+	Round *fl.RoundState
 }
 
 // Checkpoint is a server's checkpoint, Dir/server.ckpt: the state of the
@@ -122,8 +125,17 @@ func (c Checkpoint) Path() string { return filepath.Join(c.Dir, CheckpointFile) 
 // Save writes st atomically with mode 0600, and syncs the directory so that
 // the new file survives a crash.
 func (c Checkpoint) Save(st *fl.State) error {
+	return c.save(checkpointBody{ConfigHash: c.ConfigHash, State: *st})
+}
+
+// SaveRound is Save for a peer method's server state.
+func (c Checkpoint) SaveRound(st *fl.RoundState) error {
+	return c.save(checkpointBody{ConfigHash: c.ConfigHash, Round: st})
+}
+
+func (c Checkpoint) save(cb checkpointBody) error {
 	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(checkpointBody{ConfigHash: c.ConfigHash, State: *st}); err != nil {
+	if err := gob.NewEncoder(&body).Encode(cb); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(body.Bytes())
@@ -141,8 +153,32 @@ func (c Checkpoint) Save(st *fl.State) error {
 }
 
 // Load reads the checkpoint, refusing (with a ConfigError naming the file)
-// a missing, foreign or corrupted one and one of another configuration.
+// a missing, foreign or corrupted one, one of another configuration and a
+// peer method's.
 func (c Checkpoint) Load() (*fl.State, error) {
+	cb, err := c.load()
+	if err != nil {
+		return nil, err
+	}
+	if cb.Round != nil {
+		return nil, configErrorf("checkpoint %s is a peer method's, not PAC-PFL's", c.Path())
+	}
+	return &cb.State, nil
+}
+
+// LoadRound is Load for a peer method's server state.
+func (c Checkpoint) LoadRound() (*fl.RoundState, error) {
+	cb, err := c.load()
+	if err != nil {
+		return nil, err
+	}
+	if cb.Round == nil {
+		return nil, configErrorf("checkpoint %s is PAC-PFL's, not a peer method's", c.Path())
+	}
+	return cb.Round, nil
+}
+
+func (c Checkpoint) load() (*checkpointBody, error) {
 	path := c.Path()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -167,7 +203,7 @@ func (c Checkpoint) Load() (*fl.State, error) {
 		return nil, configErrorf("checkpoint %s is from another configuration (hash %.12s…, this run %.12s…): "+
 			"use the flags of the run that wrote it", path, cb.ConfigHash, c.ConfigHash)
 	}
-	return &cb.State, nil
+	return &cb, nil
 }
 
 // WriteCerts writes the files of a test federation into dir, made with

@@ -72,6 +72,8 @@ type ServerSetup struct {
 	ck      Checkpoint
 	creds   credentials.TransportCredentials
 	resumed *fl.State
+	// resumedRound is a peer method's checkpoint (FederateRounds).
+	resumedRound *fl.RoundState
 }
 
 // Open checks the settings (Check), loads the checkpoint to resume from
@@ -84,8 +86,12 @@ func (s *ServerSettings) Open(configHash string) (*ServerSetup, error) {
 	o := &ServerSetup{s: *s, ck: Checkpoint{Dir: s.Checkpoint, ConfigHash: configHash}}
 	var err error
 	if s.Resume {
-		if o.resumed, err = o.ck.Load(); err != nil {
+		cb, err := o.ck.load()
+		if err != nil {
 			return nil, fieldErrorf([]string{"Resume"}, "%s: %v", err)
+		}
+		if o.resumedRound = cb.Round; cb.Round == nil {
+			o.resumed = &cb.State
 		}
 	}
 	if o.creds, err = s.Auth.Credentials(s.Listen); err != nil {
@@ -119,28 +125,23 @@ type ServerRun struct {
 // ctx ends the run it logs where to resume from and returns an
 // *Interrupted.
 func (o *ServerSetup) Federate(ctx context.Context, r ServerRun) (*fl.MethodResult, error) {
+	if o.resumedRound != nil {
+		return nil, fieldErrorf([]string{"Resume"}, "%s: checkpoint %s is a peer method's, not PAC-PFL's",
+			o.ck.Path())
+	}
 	s, cfg, sc := &o.s, r.Train, r.Server
 	cfg.Quorum, cfg.MaxNormFactor, cfg.MaxUpdateNorm, cfg.Robust = s.Quorum, s.MaxNormFactor, s.MaxUpdateNorm, s.Robust
 	if err := cfg.Validate(sc.Clients); err != nil {
 		return nil, configErrorf("%s", strings.TrimPrefix(err.Error(), "server: "))
 	}
-	toks, err := s.Auth.Tokens(sc.Clients)
+	logf := logger(r.Log)
+	fo, err := o.federateOptions(sc, logf)
 	if err != nil {
 		return nil, err
 	}
-	logf := r.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	sc.Tokens, sc.ClientCerts, sc.MaxPayload, sc.Limits, sc.Log = toks, s.Auth.ClientCA != "", s.MaxPayload, s.Limits,
-		logf
-	sc.RoundTimeout = s.RoundTimeout
-	if sc.RoundTimeout == 0 {
-		sc.RoundTimeout = -1 // no deadline
-	}
-	fo := FederateOptions{Listen: s.Listen, Creds: o.creds, Server: sc, Train: cfg, Wait: s.Wait, Resume: o.resumed}
+	fo.Train, fo.Resume = cfg, o.resumed
 	if s.Checkpoint != "" {
-		fo.Save, fo.SaveEvery = o.ck.Save, s.CheckpointEvery
+		fo.Save = o.ck.Save
 	}
 	fo.OnListen = func(net.Addr) {
 		if r.IDs != nil {
@@ -155,16 +156,107 @@ func (o *ServerSetup) Federate(ctx context.Context, r ServerRun) (*fl.MethodResu
 		}
 	}
 	res, err := Federate(ctx, fo, r.Run)
+	return res, o.ended(err, logf)
+}
+
+func logger(logf func(string, ...any)) func(string, ...any) {
+	if logf == nil {
+		return func(string, ...any) {}
+	}
+	return logf
+}
+
+// federateOptions are the FederateOptions of a run whose clients' side is
+// sc: the settings' transport, tokens, limits and deadline.
+func (o *ServerSetup) federateOptions(sc ServerConfig, logf func(string, ...any)) (FederateOptions, error) {
+	s := &o.s
+	toks, err := s.Auth.Tokens(sc.Clients)
+	if err != nil {
+		return FederateOptions{}, err
+	}
+	sc.Tokens, sc.ClientCerts, sc.MaxPayload, sc.Limits, sc.Log = toks, s.Auth.ClientCA != "", s.MaxPayload, s.Limits,
+		logf
+	sc.RoundTimeout = s.RoundTimeout
+	if sc.RoundTimeout == 0 {
+		sc.RoundTimeout = -1 // no deadline
+	}
+	return FederateOptions{Listen: s.Listen, Creds: o.creds, Server: sc, Wait: s.Wait, SaveEvery: s.CheckpointEvery},
+		nil
+}
+
+// ended logs where an interrupted run can be resumed from and names the
+// address of one that could not listen.
+func (o *ServerSetup) ended(err error, logf func(string, ...any)) error {
+	s := &o.s
 	var intr *Interrupted
 	var le *ListenError
 	switch {
 	case errors.As(err, &le):
-		return nil, fieldErrorf([]string{"Listen"}, "%s %s: %v", s.Listen, le.Err)
+		return fieldErrorf([]string{"Listen"}, "%s %s: %v", s.Listen, le.Err)
 	case errors.As(err, &intr) && s.Checkpoint != "":
 		logf("stopped after round %d: checkpoint in %s; continue with the same flags and --resume", intr.Round,
 			s.Checkpoint)
 	case errors.As(err, &intr):
 		logf("stopped after round %d (no --checkpoint: the state is lost)", intr.Round)
 	}
-	return res, err
+	return err
+}
+
+// PeerRun is what a peer method's server trains (ServerSetup.FederateRounds).
+type PeerRun struct {
+	// Server is the clients' side of the coordinator: their number, model
+	// kind and length of the global vector (ModelKind, Dim), and data
+	// (DataHashes, DataHint). The tokens, limits and deadline come from
+	// the settings.
+	Server ServerConfig
+	// Rounds is the method's number of rounds.
+	Rounds int
+	// Run trains the method with the remote clients: its Options.Clients
+	// from clients, its Checkpoint ck and its Drops drops.
+	Run func(clients func() ([]fl.RoundClient, error), ck fl.RoundCheckpoint, drops Drops) (*fl.MethodResult, error)
+	Log func(format string, a ...any)
+}
+
+// Drops are the settings' quorum and norm filter for a peer method, with
+// the server's log of every left-out update (fedavg.Drops's fields).
+type Drops struct {
+	Quorum        int
+	MaxNormFactor float64
+	OnDrop        func(round, client int, err error)
+}
+
+// FederateRounds is Federate for a round-based peer method: the remote
+// clients are fl.RoundClients and the checkpoint an fl.RoundState. The
+// settings' PAC-PFL-only filters (MaxUpdateNorm, a robust aggregator) are
+// refused.
+func (o *ServerSetup) FederateRounds(ctx context.Context, r PeerRun) (*fl.MethodResult, error) {
+	s := &o.s
+	switch {
+	case o.resumed != nil:
+		return nil, fieldErrorf([]string{"Resume"}, "%s: checkpoint %s is PAC-PFL's, not a peer method's", o.ck.Path())
+	case s.MaxUpdateNorm != 0 || s.Robust.Rule != "" && s.Robust.Rule != fl.RobustMean:
+		return nil, fieldErrorf([]string{"MaxUpdateNorm", "Robust.Rule"}, "%s and %s apply to PAC-PFL only")
+	case s.Quorum > r.Server.Clients:
+		return nil, fieldErrorf([]string{"Quorum"}, "%s %d is above the %d clients", s.Quorum, r.Server.Clients)
+	}
+	logf := logger(r.Log)
+	fo, err := o.federateOptions(r.Server, logf)
+	if err != nil {
+		return nil, err
+	}
+	rr := RoundsRun{Rounds: r.Rounds, Resume: o.resumedRound}
+	if s.Checkpoint != "" {
+		rr.Save = o.ck.SaveRound
+	}
+	fo.OnListen = func(net.Addr) {
+		if o.resumedRound != nil {
+			logf("resuming from %s after round %d", o.ck.Path(), o.resumedRound.Round)
+		}
+	}
+	rr.Run = func(clients func() ([]fl.RoundClient, error), ck fl.RoundCheckpoint,
+		onDrop func(int, int, error)) (*fl.MethodResult, error) {
+		return r.Run(clients, ck, Drops{Quorum: s.Quorum, MaxNormFactor: s.MaxNormFactor, OnDrop: onDrop})
+	}
+	res, err := FederateRounds(ctx, fo, rr)
+	return res, o.ended(err, logf)
 }
