@@ -271,7 +271,7 @@ func (c *roundClient) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, 
 		}
 		return nil
 	}
-	count := func(n int64) fl.ClientEval {
+	counted := func(n int64) fl.ClientEval {
 		return fl.ClientEval{Accuracy: math.NaN(), CE: math.NaN(), Tests: c.test.M(), Extra: []float64{float64(n)}}
 	}
 	switch t.Model {
@@ -282,11 +282,14 @@ func (c *roundClient) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, 
 		if err := needTest(); err != nil {
 			return fl.ClientEval{}, err
 		}
-		return count(int64(meanErrors(global, a, &c.test))), nil
+		return counted(int64(meanErrors(global, a, &c.test))), nil
 	case ModelGibbsError:
+		if len(global) != 2*P {
+			return fl.ClientEval{}, fmt.Errorf("genfl: Gibbs error of %d values, want %d", len(global), 2*P)
+		}
 		q, err := posterior()
-		if err != nil || len(global) != 2*P {
-			return fl.ClientEval{}, fmt.Errorf("genfl: Gibbs error of %d values: %v", len(global), err)
+		if err != nil {
+			return fl.ClientEval{}, err
 		}
 		if err := needTest(); err != nil {
 			return fl.ClientEval{}, err
@@ -295,11 +298,14 @@ func (c *roundClient) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, 
 			return fl.ClientEval{}, fmt.Errorf("genfl: %d weight draws per test example, want ≥ 1", c.o.TestDraws)
 		}
 		n := gibbsCounts(q, a, []Client{c.test}, c.index, c.o.TestDraws, c.o.Workers, c.o.Seed)
-		return count(n[0]), nil
+		return counted(n[0]), nil
 	case ModelFullErrors:
+		if len(global) != 2*P {
+			return fl.ClientEval{}, fmt.Errorf("genfl: Full estimator of %d values, want %d", len(global), 2*P)
+		}
 		q, err := posterior()
-		if err != nil || len(global) != 2*P {
-			return fl.ClientEval{}, fmt.Errorf("genfl: Full estimator of %d values: %v", len(global), err)
+		if err != nil {
+			return fl.ClientEval{}, err
 		}
 		cfg := c.o.MC
 		cfg.Progress = nil
@@ -307,7 +313,7 @@ func (c *roundClient) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, 
 			return fl.ClientEval{}, fmt.Errorf("genfl: FEDBOUND needs n ≥ 1 Monte Carlo samples, got %d", cfg.N)
 		}
 		n, err := fullErrors(q, a, []Client{c.post}, c.index, cfg)
-		return count(n), err
+		return counted(n), err
 	case ModelPairErrors:
 		q, err := posterior()
 		if err != nil {
@@ -332,7 +338,7 @@ func (c *roundClient) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, 
 			return fl.ClientEval{}, fmt.Errorf("genfl: FEDBOUND needs n ≥ 1 Monte Carlo samples, got %d", c.o.MC.N)
 		}
 		errs, pairs := pairErrors(q, a, &c.post, lo, total, c.o.MC)
-		e := count(errs)
+		e := counted(errs)
 		e.Extra = append(e.Extra, float64(pairs))
 		return e, nil
 	case ModelPersonalBound:
@@ -356,7 +362,7 @@ func (c *roundClient) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, 
 		if err != nil {
 			return fl.ClientEval{}, err
 		}
-		e := count(r.Errors)
+		e := counted(r.Errors)
 		e.Extra = append(e.Extra, float64(r.Evals), float64(r.N), kl, float64(c.post.M()), r.Seconds)
 		return e, nil
 	case ModelPersonalTest:
@@ -371,7 +377,7 @@ func (c *roundClient) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, 
 		}
 		n := gibbsCounts(c.q, a, []Client{c.test}, 0, c.o.TestDraws, c.o.Workers,
 			data.StreamID(tagPTest, c.o.Seed, uint64(c.index)))
-		return count(n[0]), nil
+		return counted(n[0]), nil
 	case ModelPredict:
 		if c.q == nil {
 			return fl.ClientEval{}, fmt.Errorf("genfl: user %d is not personalised", c.index)

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 )
 
 // PriorKind is the paper's data-free (random) or learnt prior.
@@ -146,7 +145,8 @@ func (o *Options) runUsers(train, test []Client) (*users, error) {
 // RunFLSOB is the paper's FL-SOB experiment: prior (data-free, or learnt on
 // S¹), GenFL (Alg. 1) on the bound's sample with m = its total size,
 // FEDBOUND (Alg. 2) on it, and the Gibbs test error on the users' test
-// examples; every phase that touches a user's data is its RoundClient's.
+// examples; every phase that touches a user's data is its RoundClient's
+// (train[k] and test[k] are user k's rows).
 func RunFLSOB(train, test []Client, o Options) (*FLSOBResult, error) {
 	if err := o.Arch.Validate(); err != nil {
 		return nil, err
@@ -285,18 +285,17 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 	o.phase("bound")
 	done = 0
 	prior := append([]float64{p.Sigma}, p.Mu...)
-	bounds, err := fedround.Evaluate(u.clients, fl.EvalTask{Model: ModelPersonalBound}, prior)
+	bounds, err := u.evaluate(0, ModelPersonalBound, prior, 6, nil, tick)
 	if err != nil {
 		return nil, err
 	}
 	for k, e := range bounds {
-		b, err := checkedBound(&o, e, u.post[k])
+		b, err := o.personalBound(e, u.post[k])
 		if err != nil {
 			return nil, fmt.Errorf("user %d: %w", k, err)
 		}
 		res.Clients[k].Bound = b
 		res.Clients[k].TrainError = b.Err
-		tick()
 	}
 	t3 := nowSeconds()
 	res.Timings.Bound = t3 - t2
@@ -304,7 +303,7 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 	if o.TestDraws < 1 {
 		return nil, fmt.Errorf("genfl: %d weight draws per test example, want ≥ 1", o.TestDraws)
 	}
-	tests, err := evaluate(u.clients, 0, ModelPersonalTest, nil, 1, u.test)
+	tests, err := u.evaluate(0, ModelPersonalTest, nil, 1, u.test, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -317,19 +316,6 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 	}
 	res.Timings.Test = nowSeconds() - t3
 	return res, nil
-}
-
-// checkedBound is personalBound after evaluate's checks of e.
-func checkedBound(o *Options, e fl.ClientEval, mk int) (*Bound, error) {
-	if len(e.Extra) != 6 {
-		return nil, fmt.Errorf("genfl: %d bound terms, want 6", len(e.Extra))
-	}
-	for _, v := range e.Extra {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("genfl: bound terms %v", e.Extra)
-		}
-	}
-	return o.personalBound(e, mk)
 }
 
 // forEach runs f(0..n−1) on w goroutines; the first error wins.

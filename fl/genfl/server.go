@@ -193,27 +193,53 @@ func personalise(clients []fl.RoundClient, p *Prior, a Arch, o *ObjectiveConfig,
 	})
 }
 
-// evaluate asks every client for model (fedround.Evaluate) and checks that
-// each answers n finite non-negative numbers and, if tests is set, its
-// number of test rows.
-func evaluate(clients []fl.RoundClient, round, model int, global []float64, n int, tests []int) ([]fl.ClientEval,
+// evaluate asks every client for model and checks that each answers n
+// finite non-negative numbers and, if tests is set, its number of test
+// rows; done, if set, hears each answer. In-process clients answer one
+// after the other, each over the cores (as the pooled estimates ran);
+// injected ones all at once (fedround.Evaluate).
+func (u *users) evaluate(round, model int, global []float64, n int, tests []int, done func()) ([]fl.ClientEval,
 	error) {
-	evals, err := fedround.Evaluate(clients, fl.EvalTask{Round: round, Model: model}, global)
-	if err != nil {
-		return nil, err
-	}
-	for k, e := range evals {
+	check := func(k int, e fl.ClientEval) error {
 		if len(e.Extra) != n {
-			return nil, fmt.Errorf("genfl: client %d answered %d numbers, want %d", k, len(e.Extra), n)
+			return fmt.Errorf("genfl: client %d answered %d numbers, want %d", k, len(e.Extra), n)
 		}
 		for _, v := range e.Extra {
 			if !(v >= 0) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("genfl: client %d answered %v", k, e.Extra)
+				return fmt.Errorf("genfl: client %d answered %v", k, e.Extra)
 			}
 		}
 		if tests != nil && e.Tests != tests[k] {
-			return nil, fmt.Errorf("genfl: client %d has %d test examples, the server counts %d", k, e.Tests, tests[k])
+			return fmt.Errorf("genfl: client %d has %d test examples, the server counts %d", k, e.Tests, tests[k])
 		}
+		if done != nil {
+			done()
+		}
+		return nil
+	}
+	t := fl.EvalTask{Round: round, Model: model}
+	if u.local == nil {
+		evals, err := fedround.Evaluate(u.clients, t, global)
+		if err != nil {
+			return nil, err
+		}
+		for k, e := range evals {
+			if err := check(k, e); err != nil {
+				return nil, err
+			}
+		}
+		return evals, nil
+	}
+	evals := make([]fl.ClientEval, len(u.clients))
+	for k, c := range u.clients {
+		e, err := c.Evaluate(t, global)
+		if err != nil {
+			return nil, fmt.Errorf("client %d: %w", k, err)
+		}
+		if err := check(k, e); err != nil {
+			return nil, err
+		}
+		evals[k] = e
 	}
 	return evals, nil
 }
@@ -230,7 +256,7 @@ func count(e fl.ClientEval, j int) (int64, error) {
 // pooledErrors is the 0–1 error rate over every client's test rows (each
 // evaluated draws times) of model, the clients' counts summed.
 func (u *users) pooledErrors(round, model int, global []float64, draws int) (float64, error) {
-	evals, err := evaluate(u.clients, round, model, global, 1, u.test)
+	evals, err := u.evaluate(round, model, global, 1, u.test, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -287,7 +313,12 @@ func (o *Options) fedBound(u *users, s []Client, q *Posterior, p *Prior) (*Bound
 		default:
 			return nil, fmt.Errorf("genfl: unknown estimator %v", cfg.Estimator)
 		}
-		evals, err := evaluate(u.clients, o.PosteriorFed.Rounds, model, global, n, nil)
+		done := 0
+		evals, err := u.evaluate(o.PosteriorFed.Rounds, model, global, n, nil, func() {
+			if done++; cfg.Progress != nil {
+				cfg.Progress(fl.RoundEvent{Round: done, Rounds: len(u.clients), Value: math.NaN()})
+			}
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -304,9 +335,6 @@ func (o *Options) fedBound(u *users, s []Client, q *Posterior, p *Prior) (*Bound
 					return nil, fmt.Errorf("client %d: %w", k, err)
 				}
 				pairs += c
-			}
-			if cfg.Progress != nil {
-				cfg.Progress(fl.RoundEvent{Round: k + 1, Rounds: len(evals), Value: math.NaN()})
 			}
 		}
 		evalsN := int64(cfg.N) * int64(m)
