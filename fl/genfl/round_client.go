@@ -83,9 +83,10 @@ var _ fl.StatefulClient = (*roundClient)(nil)
 // NewRoundClient builds user index's GenFL client from its own data (the
 // training rows split as o.Prior says, the test rows) and o, for a process
 // that answers the server's Fit and Evaluate (package doc: the phases of
-// Fit, the Model numbers of Evaluate). It computes what the in-process
-// client computes, to the bit. GenFL takes only existing clients: group
-// must be 0.
+// Fit, the Model numbers of Evaluate). Given the run's o (its settings
+// and seeds; callbacks unused), it computes what the in-process client
+// computes, to the bit. GenFL takes only existing clients: group must be
+// 0, index is the user's position among them.
 func NewRoundClient(c *data.ClientData, o Options, group, index int) (fl.StatefulClient, error) {
 	if group != 0 {
 		return nil, fmt.Errorf("genfl: only existing clients take part, not group %d", group)
