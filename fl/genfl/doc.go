@@ -36,6 +36,33 @@
 // only). RunFLSOB and RunPFL run a whole experiment; the kl, kl⁻¹ and
 // McAllester's bound live in package fl (bounds_kl.go).
 //
+// Clients. Every step that touches a user's data is its fl.RoundClient's
+// (NewRoundClient in another process, Options.Clients to inject them; in
+// process by default); the server sees vectors and counts only:
+//
+//	Fit, the phase global[0] names (out: global with the state replaced):
+//	  [1, μ]                      prior's ERM round on S¹_k, stream (seed, "erm", t, k)
+//	  [2, m, σ_P, μ_P, μ, ρ]      GenFL's userUpdate(k, (μ, ρ), m), stream (seed, "user", t, k)
+//	  [3, σ_P, μ_P]               personalisation Q_k ← userUpdate(k, P, m_k), stream (seed, "pers", k);
+//	                              Q_k = (μ_k, ρ_k) is the client's state (AppendState), out = global
+//	Evaluate, Model (Extra: counts; the server sums them, inverts the bounds):
+//	  ModelMeanError      μ                  0–1 errors of the network μ on the test rows
+//	  ModelGibbsError     (μ, ρ)             Gibbs errors of Q on the test rows
+//	  ModelFullErrors     (μ, ρ)             FEDBOUND's Full estimator on the user's sample
+//	  ModelPairErrors     (μ, ρ, m_1..m_K)   FEDBOUND's Pairs on the pairs whose example is the user's
+//	  ModelPersonalBound  (σ_P, μ_P)         errors, evaluations, n, KL(Q_k‖P), m_k of Alg. 4
+//	  ModelPersonalTest   —                  Gibbs errors of Q_k on the test rows
+//	  ModelPredict        [draws]            accuracy and CE of Q_k's predictive (RunMethod)
+//
+// A round averages the users of S_t, all of which must answer: GenFL's
+// protocol has no stragglers, and a client that fails (or does not echo the
+// round's header) ends the run with its error, as does a client whose
+// counts are missing, negative or inconsistent in an evaluation. In
+// process, FL-SOB's Pairs estimator runs pooled over the users' samples
+// (SampleError): its blocks mix users, and each client's exact replay
+// (ModelPairErrors, used with injected clients) evaluates every block that
+// holds one of its examples, K times the pooled work.
+//
 // Determinism: every random draw comes from a PCG stream named by (seed,
 // purpose, indices); users run on Workers goroutines but the server sums
 // their results in user order, so a run depends on its seeds only (tested

@@ -116,8 +116,13 @@ func newPairEval(a Arch) *pairEval {
 // errors samples the network's outputs for the rows x (one independent
 // weight draw per row) and counts the 0–1 errors against y.
 func (e *pairEval) errors(m moments, x []float64, y []int, eps func() float64) int {
+	return zeroOneErrors(e.sample(m, x, len(y), eps), y, e.net.arch.Classes)
+}
+
+// sample returns the network's sampled logits (rows × classes) for the rows
+// x, one independent weight draw per row.
+func (e *pairEval) sample(m moments, x []float64, rows int, eps func() float64) []float64 {
 	n := e.net
-	rows := len(y)
 	n.size(rows)
 	grow := func(b []float64, k int) []float64 {
 		if cap(b) < k {
@@ -155,7 +160,7 @@ func (e *pairEval) errors(m moments, x []float64, y []int, eps func() float64) i
 		}
 		in = out
 	}
-	return zeroOneErrors(n.acts[last], y, n.arch.Classes)
+	return n.acts[last]
 }
 
 // index maps a position in the concatenation of the users' samples to
@@ -312,6 +317,21 @@ func GibbsError(q *Posterior, a Arch, cs []Client, r int, workers int, seed uint
 	if err := checkClients(cs, a); err != nil {
 		return 0, nil, err
 	}
+	counts := gibbsCounts(q, a, cs, 0, r, workers, seed)
+	per := make([]float64, len(cs))
+	var all int64
+	for k, c := range counts {
+		per[k] = float64(c) / float64(cs[k].M()*r)
+		all += c
+	}
+	return float64(all) / float64(TotalM(cs)*r), per, nil
+}
+
+// gibbsCounts is GibbsError's count of 0–1 errors per user of cs, user k's
+// blocks drawing from the streams (seed, "test", first+k, block start): a
+// client counting alone (first = its index) draws what the pooled count
+// draws for it.
+func gibbsCounts(q *Posterior, a Arch, cs []Client, first, r, workers int, seed uint64) []int64 {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -326,7 +346,8 @@ func GibbsError(q *Posterior, a Arch, cs []Client, r int, workers int, seed uint
 		}
 	}
 	counts := make([]int, len(blocks))
-	err := parallelBlocks(len(blocks), workers, func() *pairEval { return newPairEval(a) },
+	// The block function never fails.
+	_ = parallelBlocks(len(blocks), workers, func() *pairEval { return newPairEval(a) },
 		func(e *pairEval, b int) error {
 			bk := blocks[b]
 			c := &cs[bk.user]
@@ -341,23 +362,15 @@ func GibbsError(q *Posterior, a Arch, cs []Client, r int, workers int, seed uint
 				copy(x[(p-bk.lo)*a.In:(p-bk.lo+1)*a.In], c.X[i*a.In:(i+1)*a.In])
 				y[p-bk.lo] = c.Y[i]
 			}
-			rng := stream(seed, tagTest, uint64(bk.user), uint64(bk.lo))
+			rng := stream(seed, tagTest, uint64(first+bk.user), uint64(bk.lo))
 			counts[b] = e.errors(m, x, y, rng.NormFloat64)
 			return nil
 		})
-	if err != nil {
-		return 0, nil, err
-	}
-	per := make([]float64, len(cs))
-	var all int64
+	per := make([]int64, len(cs))
 	for b, bk := range blocks {
-		per[bk.user] += float64(counts[b])
-		all += int64(counts[b])
+		per[bk.user] += int64(counts[b])
 	}
-	for k := range per {
-		per[k] /= float64(cs[k].M() * r)
-	}
-	return float64(all) / float64(TotalM(cs)*r), per, nil
+	return per
 }
 
 // MeanError is the 0–1 error of the deterministic network at the posterior
@@ -367,17 +380,24 @@ func MeanError(mu []float64, a Arch, cs []Client) (float64, error) {
 	if err := checkClients(cs, a); err != nil {
 		return 0, err
 	}
-	n := newNet(a, linalg.NewNative(0))
 	errs := 0
 	for k := range cs {
-		c := &cs[k]
-		for lo := 0; lo < c.M(); lo += 1024 {
-			hi := min(lo+1024, c.M())
-			logits := n.forward(mu, c.X[lo*a.In:hi*a.In], hi-lo, 0, nil)
-			errs += zeroOneErrors(logits, c.Y[lo:hi], a.Classes)
-		}
+		errs += meanErrors(mu, a, &cs[k])
 	}
 	return float64(errs) / float64(TotalM(cs)), nil
+}
+
+// meanErrors is the number of 0–1 errors of the network with weights mu on
+// the rows of c.
+func meanErrors(mu []float64, a Arch, c *Client) int {
+	n := newNet(a, linalg.NewNative(0))
+	errs := 0
+	for lo := 0; lo < c.M(); lo += 1024 {
+		hi := min(lo+1024, c.M())
+		logits := n.forward(mu, c.X[lo*a.In:hi*a.In], hi-lo, 0, nil)
+		errs += zeroOneErrors(logits, c.Y[lo:hi], a.Classes)
+	}
+	return errs
 }
 
 // fullEval evaluates S stacked weight samples on a user's rows.
@@ -483,12 +503,28 @@ func (f *fullEval) errors(x []float64, y []int, S int) int {
 
 func sampleFull(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, error) {
 	start := nowSeconds()
+	errs, err := fullErrors(q, a, cs, 0, cfg)
+	if err != nil {
+		return MCResult{}, err
+	}
+	m := TotalM(cs)
+	evals := int64(cfg.N) * int64(m)
+	// err = Σ_k (m_k/m)·errors_k/(n·m_k) = Σ errors/(n·m).
+	return MCResult{Errors: errs, Evals: evals, Err: float64(errs) / float64(evals), N: cfg.N, Seconds: nowSeconds() -
+		start}, nil
+}
+
+// fullErrors is the Full estimator's count of 0–1 errors over the users of
+// cs, user k's blocks of samples drawn from the streams (cfg.Seed, "full",
+// first+k, block): a client counting alone (first = its index) draws what
+// the pooled count draws for it.
+func fullErrors(q *Posterior, a Arch, cs []Client, first int, cfg MCConfig) (int64, error) {
 	S := cfg.Stack
 	if S == 0 {
 		S = 4
 	}
 	if S < 1 {
-		return MCResult{}, fmt.Errorf("genfl: %d stacked samples", S)
+		return 0, fmt.Errorf("genfl: %d stacked samples", S)
 	}
 	sigma := make([]float64, len(q.Rho))
 	for j, r := range q.Rho {
@@ -502,7 +538,7 @@ func sampleFull(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, erro
 		func(f *fullEval, b int) error {
 			k, blk := b/perUser, b%perUser
 			s := min(S, cfg.N-blk*S)
-			rng := stream(cfg.Seed, tagFull, uint64(k), uint64(blk))
+			rng := stream(cfg.Seed, tagFull, uint64(first+k), uint64(blk))
 			f.draw(q.Mu, s, rng.NormFloat64)
 			c := &cs[k]
 			var e int64
@@ -514,18 +550,65 @@ func sampleFull(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, erro
 			pc.add(s)
 			return nil
 		})
-	if err != nil {
-		return MCResult{}, err
-	}
 	var errs int64
 	for _, c := range counts {
 		errs += c
 	}
-	m := TotalM(cs)
-	evals := int64(cfg.N) * int64(m)
-	// err = Σ_k (m_k/m)·errors_k/(n·m_k) = Σ errors/(n·m).
-	return MCResult{Errors: errs, Evals: evals, Err: float64(errs) / float64(evals), N: cfg.N, Seconds: nowSeconds() -
-		start}, nil
+	return errs, err
+}
+
+// pairErrors is the Pairs estimator's count of 0–1 errors over the pairs
+// whose example is one of own's rows, own being the rows [lo, lo+own.M())
+// of the concatenated sample of total examples. Each block replays the
+// pooled draws (the examples, then the noise of every row) and evaluates
+// the whole block with the other users' rows zeroed, so the GEMMs have the
+// pooled shapes and own's rows get the pooled bits: the counts of all
+// users sum to samplePairs's. It also returns the number of own pairs.
+func pairErrors(q *Posterior, a Arch, own *Client, lo, total int, cfg MCConfig) (errs, pairs int64) {
+	m := newMoments(q)
+	nb := (cfg.N + pairBlock - 1) / pairBlock
+	counts := make([]int, nb)
+	mine := make([]int, nb)
+	C := a.Classes
+	// The block function never fails.
+	_ = parallelBlocks(nb, cfg.workers(), func() *pairEval { return newPairEval(a) },
+		func(e *pairEval, b int) error {
+			rows := min(pairBlock, cfg.N-b*pairBlock)
+			rng := stream(cfg.Seed, tagPairs, uint64(b))
+			if cap(e.x) < rows*a.In {
+				e.x = make([]float64, rows*a.In)
+				e.y = make([]int, rows)
+			}
+			x, y := e.x[:rows*a.In], e.y[:rows]
+			n := 0
+			for r := range rows {
+				i := rng.IntN(total) - lo
+				if i >= 0 && i < own.M() {
+					copy(x[r*a.In:(r+1)*a.In], own.X[i*a.In:(i+1)*a.In])
+					y[r] = own.Y[i]
+					n++
+				} else {
+					clear(x[r*a.In : (r+1)*a.In])
+					y[r] = -1
+				}
+			}
+			if n == 0 {
+				return nil
+			}
+			logits := e.sample(m, x, rows, rng.NormFloat64)
+			for r, lab := range y {
+				if lab >= 0 {
+					counts[b] += zeroOneErrors(logits[r*C:(r+1)*C], y[r:r+1], C)
+				}
+			}
+			mine[b] = n
+			return nil
+		})
+	for b := range counts {
+		errs += int64(counts[b])
+		pairs += int64(mine[b])
+	}
+	return errs, pairs
 }
 
 // Bound is FEDBOUND's result: the sampling step and the double inversion.

@@ -9,7 +9,6 @@ import (
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 	"github.com/pacpfl/pacpfl/linalg"
 )
@@ -133,93 +132,6 @@ func selectUsers(k int, c float64, seed uint64, round int) []int {
 		}
 	}
 	return perm
-}
-
-// localUpdate is one user's work in a round under the settings fed:
-// start from state, write the updated state into out and return the mean
-// training objective.
-type localUpdate func(w *worker, c *Client, fed *Federation, state, out [][]float64, rng *rand.Rand) (float64, error)
-
-// fedAvg runs the server loop shared by GenFL and the prior's ERM on the
-// one FedAvg driver (fedavg.Driver): each round, the selected users update
-// the state in parallel, each from its own stream (seed, tag, round, user),
-// and the new state is Σ_{k∈S_t} m_k w^k / Σ_{k∈S_t} m_k summed in user
-// order — the paper's line 9 sums over all K users with weights m_k/m, a
-// misprint. Results do not depend on the number of workers.
-func fedAvg(cs []Client, state [][]float64, fed *Federation, tag uint64, newWorker func() *worker,
-	update localUpdate) error {
-	// The driver averages one vector: the state's parts end to end.
-	var flat []float64
-	lens := make([]int, len(state))
-	for j, s := range state {
-		flat = append(flat, s...)
-		lens[j] = len(s)
-	}
-	weights := make([]float64, len(cs))
-	for k := range cs {
-		weights[k] = float64(cs[k].M())
-	}
-	drv := fedavg.NewDriver(func() (fedavg.Model[Client], error) {
-		return &fedModel{w: newWorker(), lens: lens, fed: fed, update: update}, nil
-	}, fed.workers())
-	plan := fedavg.Plan{
-		Rounds:   fed.Rounds,
-		Select:   func(t int) []int { return selectUsers(len(cs), fed.Fraction, fed.Seed, t) },
-		Local:    fedavg.Schedule{Steps: fed.LocalEpochs, Batch: fed.Batch, LR: fed.LR},
-		Seed:     fed.Seed,
-		Tag:      tag,
-		Workers:  fed.workers(),
-		Progress: fed.Progress,
-		Stop:     fed.Stop,
-	}
-	if _, err := drv.Train(cs, weights, flat, plan); err != nil {
-		return err
-	}
-	for j, part := range split(flat, lens) {
-		copy(state[j], part)
-	}
-	return nil
-}
-
-// fedModel is a worker as the driver's fedavg.Model: the state's parts
-// (the posterior's μ and ρ, or the prior's μ) of lengths lens end to end
-// in one vector, update a user's local work on them.
-type fedModel struct {
-	w      *worker
-	lens   []int
-	fed    *Federation
-	update localUpdate
-}
-
-// NumParams is the length of the state.
-func (m *fedModel) NumParams() int {
-	n := 0
-	for _, l := range m.lens {
-		n += l
-	}
-	return n
-}
-
-// Train is a user's local update: s.Steps epochs of s.Batch at step
-// s.LR, the momentum of the federation. GenFL has no proximal term.
-func (m *fedModel) Train(c *Client, start, out []float64, s fedavg.Schedule, rng *rand.Rand) (float64, error) {
-	if s.Mu != 0 {
-		return 0, fmt.Errorf("genfl: no proximal term (μ = %v)", s.Mu)
-	}
-	fed := *m.fed
-	fed.LocalEpochs, fed.Batch, fed.LR = s.Steps, s.Batch, s.LR
-	return m.update(m.w, c, &fed, split(start, m.lens), split(out, m.lens), rng)
-}
-
-// split cuts v into consecutive parts of the given lengths.
-func split(v []float64, lens []int) [][]float64 {
-	parts := make([][]float64, len(lens))
-	off := 0
-	for j, l := range lens {
-		parts[j] = v[off : off+l : off+l]
-		off += l
-	}
-	return parts
 }
 
 // worker holds one goroutine's buffers: its network and the vectors of a
@@ -440,25 +352,27 @@ func (w *worker) userUpdate(c *Client, p *Prior, terms objectiveTerms, o *Object
 // σ_P); each round max(C·K, 1) users run userUpdate — E local epochs of SGD
 // with momentum on the objective f with the total sample size m — and the
 // server averages their (μ, ρ) weighted by their sizes. It returns Q =
-// N(μ_T, softplus(ρ_T)²).
+// N(μ_T, softplus(ρ_T)²). The users are in-process RoundClients.
 func Train(cs []Client, p *Prior, m int, a Arch, o ObjectiveConfig, fed Federation) (*Posterior, error) {
 	if err := checkTraining(cs, p, a, &o, &fed); err != nil {
 		return nil, err
 	}
-	terms, err := newObjectiveTerms(o.Objective, m, o.Delta, o.KLPenalty)
-	if err != nil {
-		return nil, err
+	run := &Options{Arch: a, Prior: RandomPriorKind, Objective: o, PosteriorFed: fed}
+	clients, sizes := localClients(cs, run, func(c *roundClient, k int) { c.post = cs[k] })
+	return trainRounds(clients, sizes, p, m, a, &o, &fed)
+}
+
+// localClients are in-process clients of run over cs (set places user k's
+// rows) and the users' sizes.
+func localClients(cs []Client, run *Options, set func(c *roundClient, k int)) ([]fl.RoundClient, []int) {
+	pl := newPools(run.Arch, max(run.PosteriorFed.workers(), run.PriorFed.workers()))
+	clients, sizes := make([]fl.RoundClient, len(cs)), make([]int, len(cs))
+	for k := range cs {
+		c := &roundClient{o: run, index: k, p: run.Arch.NumParams(), pools: pl}
+		set(c, k)
+		clients[k], sizes[k] = c, cs[k].M()
 	}
-	q := PosteriorAt(p)
-	state := [][]float64{q.Mu, q.Rho}
-	err = fedAvg(cs, state, &fed, tagUser, func() *worker { return newWorker(a, true) },
-		func(w *worker, c *Client, fed *Federation, state, out [][]float64, rng *rand.Rand) (float64, error) {
-			return w.userUpdate(c, p, terms, &o, fed, state, out, rng)
-		})
-	if err != nil {
-		return nil, fmt.Errorf("genfl: %w", err)
-	}
-	return q, nil
+	return clients, sizes
 }
 
 func checkTraining(cs []Client, p *Prior, a Arch, o *ObjectiveConfig, fed *Federation) error {
@@ -481,62 +395,34 @@ func checkTraining(cs []Client, p *Prior, a Arch, o *ObjectiveConfig, fed *Feder
 // of the objective with its own sample size m = m_k, from Q = P, on its
 // own data; the stream is (seed, "pers", user).
 func Personalise(c *Client, user int, p *Prior, a Arch, o ObjectiveConfig, fed Federation) (*Posterior, error) {
-	cs := []Client{*c}
-	if err := checkTraining(cs, p, a, &o, &fed); err != nil {
+	if err := checkTraining([]Client{*c}, p, a, &o, &fed); err != nil {
 		return nil, err
 	}
-	terms, err := newObjectiveTerms(o.Objective, c.M(), o.Delta, o.KLPenalty)
-	if err != nil {
+	if user < 0 {
+		return nil, fmt.Errorf("genfl: user %d", user)
+	}
+	run := &Options{Arch: a, Prior: RandomPriorKind, Objective: o, PosteriorFed: fed, PersonalEpochs: fed.LocalEpochs}
+	rc := &roundClient{o: run, index: user, p: a.NumParams(), post: *c, pools: newPools(a, 1)}
+	global := append([]float64{phasePersonalise, p.Sigma}, p.Mu...)
+	t := fl.RoundTask{Seed: fed.Seed, Stream: data.StreamID(tagPers, uint64(user))}
+	if _, err := rc.Fit(t, global, make([]float64, len(global))); err != nil {
 		return nil, err
 	}
-	q := PosteriorAt(p)
-	w := newWorker(a, true)
-	state := [][]float64{q.Mu, q.Rho}
-	if _, err := w.userUpdate(c, p, terms, &o, &fed, state, state,
-		stream(fed.Seed, tagPers, uint64(user))); err != nil {
-		return nil, fmt.Errorf("genfl: personalising user %d: %w", user, err)
-	}
-	return q, nil
+	return rc.q, nil
 }
 
 // LearnPrior learns the prior mean by federated ERM (FedAvg of
-// deterministic networks on fedavg.Driver, cross-entropy, dropout, SGD
-// with momentum) from the means of init, on data the bound will not use;
-// the prior is N(μ_learnt, sigma²). The paper trains it with momentum 0.99 and dropout
-// 0.2 for 100 rounds of 5 local epochs.
+// deterministic networks, cross-entropy, dropout, SGD with momentum) from
+// the means of init, on data the bound will not use; the prior is
+// N(μ_learnt, sigma²). The paper trains it with momentum 0.99 and dropout
+// 0.2 for 100 rounds of 5 local epochs. The users are in-process
+// RoundClients.
 func LearnPrior(cs []Client, init *Prior, sigma float64, a Arch, dropout float64, fed Federation) (*Prior, error) {
 	o := DefaultObjective()
 	if err := checkTraining(cs, init, a, &o, &fed); err != nil {
 		return nil, err
 	}
-	if !(dropout >= 0 && dropout < 1) {
-		return nil, fmt.Errorf("genfl: dropout %v must lie in [0, 1)", dropout)
-	}
-	mu := append([]float64(nil), init.Mu...)
-	state := [][]float64{mu}
-	err := fedAvg(cs, state, &fed, tagERM, func() *worker { return newWorker(a, false) },
-		func(w *worker, c *Client, fed *Federation, state, out [][]float64, rng *rand.Rand) (float64, error) {
-			copy(w.mu, state[0])
-			clear(w.vm)
-			v, err := w.epochs(c, a.In, fed, rng, func(x []float64, y []int) (float64, error) {
-				logits := w.net.forward(w.mu, x, len(y), dropout, rng)
-				loss, _, err := crossEntropy(logits, y, a.Classes)
-				if err != nil {
-					return 0, err
-				}
-				w.net.backward(w.mu, x, logits, w.g)
-				for j, g := range w.g {
-					w.vm[j] = fed.Momentum*w.vm[j] + g
-					w.mu[j] -= fed.LR * w.vm[j]
-				}
-				return loss, nil
-			})
-			copy(out[0], w.mu)
-			return v, err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("genfl: learning the prior: %w", err)
-	}
-	p := &Prior{Mu: mu, Sigma: sigma}
-	return p, p.Validate(a)
+	run := &Options{Arch: a, Prior: LearntPriorKind, PriorFed: fed, Dropout: dropout}
+	clients, sizes := localClients(cs, run, func(c *roundClient, k int) { c.erm = cs[k] })
+	return learnPrior(clients, sizes, init, sigma, a, dropout, &fed)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 )
 
 // MethodGenFL is GenFL's name among the methods of a comparison.
@@ -64,16 +65,17 @@ func PredictProbs(q *Posterior, a Arch, x []float64, draws int, seed uint64) ([]
 // RunMethod runs GenFL's PFL variant (Alg. 3) as a method of a
 // personalised-classification comparison on ds: the prior learnt on the
 // first half of every existing client's training data (or data-free),
-// each client's personalised posterior Q_k from its second half, and its
-// predictive on its test set (draws weight draws per image) for accuracy
-// and the calibration error (42). New clients get no figures (GenFL has no
-// protocol for clients that did not take part). Per-client bounds are not
-// computed here (experiment genfl does).
+// each client's personalised posterior Q_k from its second half (kept by
+// its client), and its predictive on its test set (draws weight draws per
+// image) for accuracy and the calibration error (42) (Evaluate
+// ModelPredict). New clients get no figures (GenFL has no protocol for
+// clients that did not take part). Per-client bounds are not computed here
+// (experiment genfl does). With o.Clients set, ds gives the sizes of the
+// existing clients' training and test rows only.
 func RunMethod(ds *data.Dataset, o Options, draws int) (*fl.MethodResult, error) {
 	start := time.Now()
-	train, err := TrainClients(ds)
-	if err != nil {
-		return nil, err
+	if ds.Classes < 2 {
+		return nil, fmt.Errorf("genfl: %s is not a classification data set", ds.Name)
 	}
 	if err := o.Arch.Validate(); err != nil {
 		return nil, err
@@ -82,29 +84,40 @@ func RunMethod(ds *data.Dataset, o Options, draws int) (*fl.MethodResult, error)
 		return nil, fmt.Errorf("genfl: data set %s has %d features and %d classes, the network %s", ds.Name, ds.D,
 			ds.Classes, o.Arch)
 	}
-	p, s, err := o.prior(train)
+	if draws < 1 {
+		return nil, fmt.Errorf("genfl: %d weight draws per prediction, want ≥ 1", draws)
+	}
+	u, err := o.users(len(ds.Existing), func(i int) int { return len(ds.Existing[i].Y) },
+		func(i int) int { return len(ds.Existing[i].YTest) },
+		func(i int, pl *pools) (*roundClient, error) {
+			c := &ds.Existing[i]
+			train, err := NewClient(c.X, c.Y, ds.D, ds.Classes)
+			if err != nil {
+				return nil, fmt.Errorf("client %d: %w", i, err)
+			}
+			test, err := NewClient(c.XTest, c.YTest, ds.D, ds.Classes)
+			if err != nil {
+				return nil, fmt.Errorf("client %d, test rows: %w", i, err)
+			}
+			return newRoundClient(train, test, &o, i, pl)
+		})
+	if err != nil {
+		return nil, err
+	}
+	p, err := o.prior(u)
 	if err != nil {
 		return nil, err
 	}
 	fed := o.PosteriorFed
 	fed.LocalEpochs = o.PersonalEpochs
-	preds := make([]fl.ClassPrediction, len(s))
-	err = forEach(len(s), max(1, fed.workers()), func(k int) error {
-		q, err := Personalise(&s[k], k, p, o.Arch, o.Objective, fed)
-		if err != nil {
-			return err
-		}
-		pr, err := PredictProbs(q, o.Arch, ds.Existing[k].XTest, draws, data.StreamID(tagPredct, o.Seed, uint64(k)))
-		preds[k] = fl.ClassPrediction{Probs: pr}
-		return err
-	})
+	if err := personalise(u.clients, p, o.Arch, &o.Objective, &fed, max(1, fed.workers()), func() {}); err != nil {
+		return nil, err
+	}
+	evals, err := fedround.Evaluate(u.clients, fl.EvalTask{Model: ModelPredict}, []float64{float64(draws)})
 	if err != nil {
 		return nil, err
 	}
-	e, err := fl.EvaluateClassification(preds, ds.Existing, ds.Classes)
-	if err != nil {
-		return nil, err
-	}
+	e := fl.GroupClassMetrics(evals)
 	out := &fl.MethodResult{Method: MethodGenFL, ExistingClass: &e, Elapsed: time.Since(start)}
 	out.Seconds = out.Elapsed.Seconds()
 	return out, nil

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync"
 
-	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 )
 
@@ -76,6 +75,14 @@ type Options struct {
 	// personalisation and each user's bound (Round users done of Rounds,
 	// Value NaN), one call at a time.
 	UserProgress func(fl.RoundEvent)
+	// Clients, if set, makes the run's RoundClients: existing is the
+	// number K of users (GenFL asks for no new clients and ignores nw),
+	// client k being user k (NewRoundClient(…, 0, k) over the k-th
+	// existing client's data, in another process). The run then reads only
+	// the sizes of the users' training and test rows from its data, never
+	// the rows, and reports no personalised posteriors (PFLResult). Nil:
+	// in-process clients over the run's data.
+	Clients func(existing, new int) (ex, nw []fl.RoundClient, err error)
 }
 
 // Stage timings in seconds.
@@ -103,71 +110,93 @@ func (o *Options) phase(name string) {
 	}
 }
 
-// prior builds the data-free prior, or learns one on the first halves and
-// returns the second halves as the bound's sample.
-func (o *Options) prior(train []Client) (*Prior, []Client, error) {
+// prior builds the data-free prior, or learns one by ERM rounds on the
+// users' first halves.
+func (o *Options) prior(u *users) (*Prior, error) {
 	p0, err := RandomPrior(o.Arch, o.SigmaPrior, stream(o.Seed, tagPrior))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	switch o.Prior {
 	case RandomPriorKind:
-		return p0, train, nil
+		return p0, nil
 	case LearntPriorKind:
-		s1 := make([]Client, len(train))
-		s2 := make([]Client, len(train))
-		for k := range train {
-			s1[k], s2[k] = train[k].Split()
-			if s1[k].M() == 0 || s2[k].M() == 0 {
-				return nil, nil, fmt.Errorf(
-					"genfl: user %d has %d examples, too few to split between prior and posterior", k, train[k].M())
-			}
-		}
 		o.phase("prior")
-		p, err := LearnPrior(s1, p0, o.SigmaPrior, o.Arch, o.Dropout, o.PriorFed)
-		return p, s2, err
+		return learnPrior(u.clients, u.erm, p0, o.SigmaPrior, o.Arch, o.Dropout, &o.PriorFed)
 	}
-	return nil, nil, fmt.Errorf("genfl: unknown prior kind %v", o.Prior)
+	return nil, fmt.Errorf("genfl: unknown prior kind %v", o.Prior)
+}
+
+// runUsers are the users of RunFLSOB and RunPFL: o.Clients's (reading the
+// sizes of train and test only) or in-process ones over train and test.
+func (o *Options) runUsers(train, test []Client) (*users, error) {
+	if len(test) != len(train) {
+		return nil, fmt.Errorf("genfl: %d users with training data, %d with test data", len(train), len(test))
+	}
+	if o.Clients == nil {
+		if err := checkClients(test, o.Arch); err != nil {
+			return nil, fmt.Errorf("test examples: %w", err)
+		}
+	}
+	return o.users(len(train), func(i int) int { return train[i].M() }, func(i int) int { return test[i].M() },
+		func(i int, pl *pools) (*roundClient, error) { return newRoundClient(train[i], test[i], o, i, pl) })
 }
 
 // RunFLSOB is the paper's FL-SOB experiment: prior (data-free, or learnt on
 // S¹), GenFL (Alg. 1) on the bound's sample with m = its total size,
 // FEDBOUND (Alg. 2) on it, and the Gibbs test error on the users' test
-// examples.
+// examples; every phase that touches a user's data is its RoundClient's
+// (train[k] and test[k] are user k's rows).
 func RunFLSOB(train, test []Client, o Options) (*FLSOBResult, error) {
-	if err := checkClients(test, o.Arch); err != nil {
-		return nil, fmt.Errorf("test examples: %w", err)
+	if err := o.Arch.Validate(); err != nil {
+		return nil, err
 	}
-	var res FLSOBResult
-	t0 := nowSeconds()
-	p, s, err := o.prior(train)
+	u, err := o.runUsers(train, test)
 	if err != nil {
 		return nil, err
 	}
-	if res.PriorTest, err = MeanError(p.Mu, o.Arch, test); err != nil {
+	var res FLSOBResult
+	t0 := nowSeconds()
+	p, err := o.prior(u)
+	if err != nil {
+		return nil, err
+	}
+	if res.PriorTest, err = u.pooledErrors(o.PriorFed.Rounds, ModelMeanError, p.Mu, 1); err != nil {
 		return nil, err
 	}
 	t1 := nowSeconds()
 	res.Timings.Prior = t1 - t0
 	o.phase("posterior")
-	q, err := Train(s, p, TotalM(s), o.Arch, o.Objective, o.PosteriorFed)
+	m := 0
+	for _, mk := range u.post {
+		m += mk
+	}
+	q, err := trainRounds(u.clients, u.post, p, m, o.Arch, &o.Objective, &o.PosteriorFed)
 	if err != nil {
 		return nil, err
 	}
 	t2 := nowSeconds()
 	res.Timings.Posterior = t2 - t1
 	o.phase("bound")
-	if res.Bound, err = FedBound(q, p, o.Arch, s, o.Objective.Delta, o.DeltaPrime, o.MC); err != nil {
+	var s []Client
+	for _, c := range u.local {
+		s = append(s, c.post)
+	}
+	if res.Bound, err = o.fedBound(u, s, q, p); err != nil {
 		return nil, err
 	}
 	res.TrainError = res.Bound.Err
 	t3 := nowSeconds()
 	res.Timings.Bound = t3 - t2
 	o.phase("test")
-	if res.TestError, _, err = GibbsError(q, o.Arch, test, o.TestDraws, o.Workers, o.Seed); err != nil {
+	if o.TestDraws < 1 {
+		return nil, fmt.Errorf("genfl: %d weight draws per test example, want ≥ 1", o.TestDraws)
+	}
+	qv := append(append([]float64(nil), q.Mu...), q.Rho...)
+	if res.TestError, err = u.pooledErrors(o.PosteriorFed.Rounds, ModelGibbsError, qv, o.TestDraws); err != nil {
 		return nil, err
 	}
-	if res.MeanTest, err = MeanError(q.Mu, o.Arch, test); err != nil {
+	if res.MeanTest, err = u.pooledErrors(o.PosteriorFed.Rounds, ModelMeanError, q.Mu, 1); err != nil {
 		return nil, err
 	}
 	res.Timings.Test = nowSeconds() - t3
@@ -197,25 +226,29 @@ type PFLResult struct {
 // FEDBOUND without aggregation, m = m_k, each holding with probability
 // ≥ 1 − δ − δ′ on its own), with Q_k's Gibbs error on the user's test
 // examples. The paper learns the prior mean with "GenFL on S_P" in Alg. 3
-// and by ERM in its experiments section; ERM is used here (PriorFed).
+// and by ERM in its experiments section; ERM is used here (PriorFed). Q_k
+// stays on user k's client, which answers its bound's terms and test
+// errors; the server inverts the bound.
 func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
-	if err := checkClients(test, o.Arch); err != nil {
-		return nil, fmt.Errorf("test examples: %w", err)
+	if err := o.Arch.Validate(); err != nil {
+		return nil, err
 	}
-	if len(test) != len(train) {
-		return nil, fmt.Errorf("genfl: %d users with training data, %d with test data", len(train), len(test))
+	u, err := o.runUsers(train, test)
+	if err != nil {
+		return nil, err
 	}
 	if o.PersonalEpochs < 1 {
 		return nil, fmt.Errorf("genfl: %d personalisation epochs, want ≥ 1", o.PersonalEpochs)
 	}
-	res := &PFLResult{Clients: make([]ClientBound, len(train)), Posteriors: make([]*Posterior, len(train))}
+	K := len(train)
+	res := &PFLResult{Clients: make([]ClientBound, K)}
 	t0 := nowSeconds()
-	p, s, err := o.prior(train)
+	p, err := o.prior(u)
 	if err != nil {
 		return nil, err
 	}
 	res.Prior = p
-	if res.PriorTest, err = MeanError(p.Mu, o.Arch, test); err != nil {
+	if res.PriorTest, err = u.pooledErrors(o.PriorFed.Rounds, ModelMeanError, p.Mu, 1); err != nil {
 		return nil, err
 	}
 	t1 := nowSeconds()
@@ -234,44 +267,52 @@ func RunPFL(train, test []Client, o Options) (*PFLResult, error) {
 		if o.UserProgress != nil {
 			mu.Lock()
 			done++
-			o.UserProgress(fl.RoundEvent{Round: done, Rounds: len(s), Value: math.NaN()})
+			o.UserProgress(fl.RoundEvent{Round: done, Rounds: K, Value: math.NaN()})
 			mu.Unlock()
 		}
 	}
-	err = forEach(len(s), workers, func(k int) error {
-		q, err := Personalise(&s[k], k, p, o.Arch, o.Objective, fed)
-		res.Posteriors[k] = q
-		tick()
-		return err
-	})
-	if err != nil {
+	if err := personalise(u.clients, p, o.Arch, &o.Objective, &fed, workers, tick); err != nil {
 		return nil, err
+	}
+	if u.local != nil {
+		res.Posteriors = make([]*Posterior, K)
+		for k, c := range u.local {
+			res.Posteriors[k] = c.q
+		}
 	}
 	t2 := nowSeconds()
 	res.Timings.Posterior = t2 - t1
 	o.phase("bound")
 	done = 0
-	for k := range s {
-		mc := o.ClientMC
-		mc.Seed = data.StreamID(tagPBound, o.Seed, uint64(k))
-		b, err := FedBound(res.Posteriors[k], p, o.Arch, s[k:k+1], o.Objective.Delta, o.DeltaPrime, mc)
+	prior := append([]float64{p.Sigma}, p.Mu...)
+	bounds, err := u.evaluate(0, ModelPersonalBound, prior, 6, nil, tick)
+	if err != nil {
+		return nil, err
+	}
+	for k, e := range bounds {
+		b, err := o.personalBound(e, u.post[k])
 		if err != nil {
 			return nil, fmt.Errorf("user %d: %w", k, err)
 		}
 		res.Clients[k].Bound = b
 		res.Clients[k].TrainError = b.Err
-		tick()
 	}
 	t3 := nowSeconds()
 	res.Timings.Bound = t3 - t2
 	o.phase("test")
-	for k := range s {
-		g, _, err := GibbsError(res.Posteriors[k], o.Arch, test[k:k+1], o.TestDraws, workers,
-			data.StreamID(tagPTest, o.Seed, uint64(k)))
+	if o.TestDraws < 1 {
+		return nil, fmt.Errorf("genfl: %d weight draws per test example, want ≥ 1", o.TestDraws)
+	}
+	tests, err := u.evaluate(0, ModelPersonalTest, nil, 1, u.test, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, e := range tests {
+		c, err := count(e, 0)
 		if err != nil {
 			return nil, fmt.Errorf("user %d: %w", k, err)
 		}
-		res.Clients[k].TestError = g
+		res.Clients[k].TestError = float64(c) / float64(u.test[k]*o.TestDraws)
 	}
 	res.Timings.Test = nowSeconds() - t3
 	return res, nil
