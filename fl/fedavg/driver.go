@@ -12,9 +12,9 @@ import (
 
 // Model is one goroutine's copy of an architecture FedAvg trains: a
 // network whose weights are one flat vector, and the buffers of its local
-// training (and of its prediction, if it is a Predictor). The driver never looks inside the vector, so
-// any network — this package's MLP, FedVI's CNN, GenFL's learnt prior —
-// runs the same rounds. C is the type of a client's training data.
+// training (and of its prediction, if it is a Predictor). The driver never
+// looks inside the vector, so any network runs the same rounds. C is the
+// type of a client's training data.
 type Model[C any] interface {
 	// NumParams is the length of the flat weight vector.
 	NumParams() int
@@ -36,9 +36,8 @@ type Predictor interface {
 
 // Schedule is one local training's settings.
 type Schedule struct {
-	// Steps is the amount of training in the model's unit: SGD steps on
-	// sampled minibatches (this package's MLP) or epochs over the
-	// client's data in shuffled minibatches (FedVI's CNN, GenFL's net).
+	// Steps is the amount of training in the model's unit (this
+	// package's MLP: SGD steps on sampled minibatches).
 	Steps int
 	Batch int     // minibatch size
 	LR    float64 // step size η

@@ -28,9 +28,8 @@
 // 700–800) and at the end.
 //
 // The rounds, evaluations and fine-tuning run on Driver, which trains any
-// Model — a flat weight vector, ClientUpdate (Model.Train) and prediction:
-// this package's MLP (Run) and GenFL's learnt prior (genfl.LearnPrior)
-// are adapters of their networks to it.
+// Model — a flat weight vector, ClientUpdate (Model.Train) and prediction;
+// this package's MLP is one.
 //
 // Clients: Run calls its clients only as fl.RoundClients (Fit is
 // ClientUpdate; Evaluate scores EvalGlobal or, for FedAvg+FT,

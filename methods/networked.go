@@ -1,0 +1,61 @@
+package methods
+
+import (
+	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/fedavg"
+	"github.com/pacpfl/pacpfl/harness"
+)
+
+// Networked is a method whose clients can run in other processes: the
+// server runs the method made by Remote, each client process answers with
+// the client Client builds from its own data, and with every client
+// answering the networked run is the in-process one bit for bit (package
+// rpc carries the rounds).
+type Networked interface {
+	harness.Method
+	// Remote returns the method run with r's clients, drops and
+	// checkpoint.
+	Remote(r Remote) harness.Method
+	// Client builds the client index of group (0: existing, 1: new) from
+	// its own data c, for a run with the random streams of seed on a data
+	// set of classes classes.
+	Client(c *data.ClientData, classes int, seed uint64, group, index int) (fl.RoundClient, error)
+	// Dim is the length of the method's global vector for classes classes.
+	Dim(classes int) (int, error)
+	// Rounds is the method's number of rounds.
+	Rounds() int
+}
+
+// Remote puts other clients (package rpc's) in place of a method's
+// in-process ones.
+type Remote struct {
+	// Clients returns the existing and the new clients (a method's
+	// Options.Clients).
+	Clients func(existing, new int) (ex, nw []fl.RoundClient, err error)
+	// Drops let a round go on without clients that fail.
+	Drops fedavg.Drops
+	// Checkpoint resumes and saves the server's rounds.
+	Checkpoint fl.RoundCheckpoint
+}
+
+// Remote returns FedAvg (or FedProx, FedAvg+FT) with r's clients; it
+// trains on its own, sharing no run with a pair.
+func (m FedAvg) Remote(r Remote) harness.Method {
+	m.Options.Clients, m.Options.Drops, m.Options.Checkpoint = r.Clients, r.Drops, r.Checkpoint
+	m.shared = nil
+	return m
+}
+
+// Client is fedavg.NewClient with the run's options.
+func (m FedAvg) Client(c *data.ClientData, classes int, seed uint64, group, index int) (fl.RoundClient, error) {
+	o := m.Options
+	o.Seed = seed
+	return fedavg.NewClient(c, o, group, index)
+}
+
+// Dim is the network's number of weights.
+func (m FedAvg) Dim(int) (int, error) { return m.Options.Arch.WithDefaults().NumWeights(), nil }
+
+// Rounds is Options.Rounds.
+func (m FedAvg) Rounds() int { return m.Options.Rounds }
