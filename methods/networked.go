@@ -59,3 +59,9 @@ func (m FedAvg) Dim(int) (int, error) { return m.Options.Arch.WithDefaults().Num
 
 // Rounds is Options.Rounds.
 func (m FedAvg) Rounds() int { return m.Options.Rounds }
+
+// The groups of a Networked method's clients (Client's group).
+const (
+	GroupExisting = 0 // participating clients
+	GroupNew      = 1 // clients that never took part in training
+)
