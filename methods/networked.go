@@ -65,3 +65,7 @@ const (
 	GroupExisting = 0 // participating clients
 	GroupNew      = 1 // clients that never took part in training
 )
+
+// NetworkedMethods are the methods whose clients can run in other
+// processes (pacpfl server/client --method), in table order.
+var NetworkedMethods = []string{fedavg.MethodFedAvg, fedavg.MethodFedProx, fedavg.MethodFedAvgFT}

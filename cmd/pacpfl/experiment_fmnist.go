@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/pacpfl/pacpfl/methods"
 	"github.com/pacpfl/pacpfl/papers"
 	"github.com/pacpfl/pacpfl/report"
+	"github.com/pacpfl/pacpfl/rpc"
 	"github.com/pacpfl/pacpfl/runlog"
 )
 
@@ -93,13 +95,35 @@ type fmnistExperiment struct {
 	quiet    bool
 	jsonPath string
 	set      methods.Settings // the methods' settings (newMethods)
+	// wrap, if set, replaces the methods before they run (pacpfl server
+	// --method: served to client processes).
+	wrap func([]harness.Method) ([]harness.Method, error)
 }
 
 // parseFMNIST parses and checks the flags of experiment fmnist; ok=false:
 // exit with status.
 func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status int, ok bool) {
-	x = &fmnistExperiment{f: newTrainFlags(), bf: newBNNFlags(), methods: stringList(slices.Clone(bnnMethods))}
+	x = newFMNIST()
 	fs := newFlagSet("experiment fmnist", stderr)
+	x.register(fs, false)
+	if st, ok := parseFlags(fs, args, false); !ok {
+		return nil, st, false
+	}
+	if err := x.check(fs); err != nil {
+		return nil, fail(stderr, "experiment", err), false
+	}
+	return x, exitOK, true
+}
+
+func newFMNIST() *fmnistExperiment {
+	return &fmnistExperiment{f: newTrainFlags(), bf: newBNNFlags(), methods: stringList(slices.Clone(bnnMethods)),
+		seeds: 1, seedBase: 1}
+}
+
+// register registers the flags of experiment fmnist; peer: those of one
+// method's run across machines (pacpfl server/client --method: one seed,
+// --seed; --method, --quiet and --json are the caller's).
+func (x *fmnistExperiment) register(fs *flag.FlagSet, peer bool) {
 	// The comparison computes no bounds, and its seeds are --seeds and
 	// --seed-base: it registers neither the bounds' flags nor --seed.
 	x.f.registerSVGD(fs)
@@ -110,27 +134,24 @@ func parseFMNIST(args []string, stderr io.Writer) (x *fmnistExperiment, status i
 	x.bf.registerFMNIST(fs)
 	x.bf.registerNet(fs)
 	fmnistClientFlags(fs)
-	fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
-	fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
-	fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's PFL; "+
-		"existing clients only), fedvi, fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local fine-tuning "+
-		"on FedVI's CNN, with a ReLU after its dense 128); pfedbayes, fedavg, fedprox and fedavg-ft (its baselines "+
-		"on the same MLP)")
+	if peer {
+		fs.Uint64Var(&x.seedBase, "seed", 1, "the run's seed (the same for the server and every client)")
+	} else {
+		fs.IntVar(&x.seeds, "seeds", 5, "number of seeds")
+		fs.Uint64Var(&x.seedBase, "seed-base", 1, "first seed; seeds are seed-base, seed-base+1, …")
+		fs.Var(&x.methods, "methods", "comma-separated methods to run: pacpfl, vanilla, pooled; also genfl (GenFL's "+
+			"PFL; existing clients only), fedvi, fedvi-fedavg and fedvi-fedavg-ft (FedAvg and FedAvg with local "+
+			"fine-tuning on FedVI's CNN, with a ReLU after its dense 128); pfedbayes, fedavg, fedprox and fedavg-ft "+
+			"(its baselines on the same MLP)")
+	}
 	for _, mk := range fmnistMethodFlags {
 		x.mf = append(x.mf, mk())
 		x.mf[len(x.mf)-1].add(fs)
 	}
-	fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
-	fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
-	if st, ok := parseFlags(fs, args, false); !ok {
-		return nil, st, false
+	if !peer {
+		fs.BoolVar(&x.quiet, "quiet", false, "no progress output")
+		fs.StringVar(&x.jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	}
-	if err := x.check(fs); err != nil {
-		return nil, fail(stderr, "experiment", err), false
-	}
-	// Bounds are not part of the comparison.
-	x.f.o.Bounds.PriorSamples = 0
-	return x, exitOK, true
 }
 
 // check validates the flags before any data are read and sets the
@@ -163,7 +184,12 @@ func (x *fmnistExperiment) check(fs *flag.FlagSet) error {
 	bf.bnnDefaults(f)
 	bf.dirichletDefaults(f)
 	bf.noPACPFL = !slices.Contains(x.methods, fl.MethodPACPFL)
-	return bf.check(f)
+	if err := bf.check(f); err != nil {
+		return err
+	}
+	// Bounds are not part of the comparison.
+	x.f.o.Bounds.PriorSamples = 0
+	return nil
 }
 
 // runExperimentFMNIST is pacpfl experiment fmnist: PAC-PFL, Vanilla and
@@ -174,21 +200,29 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return st
 	}
+	return x.run("experiment", stdout, stderr)
+}
+
+// run runs the experiment and writes its report, failing as cmd.
+func (x *fmnistExperiment) run(cmd string, stdout, stderr io.Writer) int {
 	f, bf := &x.f, &x.bf
 	start := time.Now()
 	im, err := bf.images()
 	if err != nil {
-		return fail(stderr, "experiment", err)
+		return fail(stderr, cmd, err)
 	}
 	// The first seed's data set checks every method's options before any
 	// work, and is the data of that seed.
 	ds0, err := bf.dataset(im, f, x.seedBase)
 	if err != nil {
-		return fail(stderr, "experiment", err)
+		return fail(stderr, cmd, err)
 	}
 	hms, err := x.newMethods(ds0)
+	if err == nil && x.wrap != nil {
+		hms, err = x.wrap(hms)
+	}
 	if err != nil {
-		return fail(stderr, "experiment", err)
+		return fail(stderr, cmd, err)
 	}
 	exp := harness.Experiment{Methods: hms, Seeds: harness.Seeds(x.seeds, x.seedBase),
 		Data: func(seed uint64) (*data.Dataset, error) {
@@ -206,11 +240,14 @@ func runExperimentFMNIST(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = acc.Err()
 	}
+	if errors.As(err, new(*rpc.Interrupted)) {
+		return exitError // rpc logged where to resume from
+	}
 	if err != nil {
-		return fail(stderr, "experiment", err)
+		return fail(stderr, cmd, libError(err))
 	}
 	rep := report.NewFMNIST(bf.imageSplit(f), hr.Seeds, acc.Methods(x.methods))
-	return emitReport("experiment", x.jsonPath, rep, func(w io.Writer) {
+	return emitReport(cmd, x.jsonPath, rep, func(w io.Writer) {
 		rep.WriteText(w, x.methods, x.set.Label)
 		for _, m := range x.mf {
 			m.note(w, x)

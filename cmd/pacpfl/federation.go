@@ -131,8 +131,12 @@ func (p *fedParse) check(fs *flag.FlagSet, jsonPath string) error {
 
 func runServer(args []string, stdout, stderr io.Writer) int {
 	stderr = rpc.SyncWriter(stderr) // the log lines come from the sessions' goroutines too
+	if m, ok := peerMethodArg(args); ok {
+		return runPeerServer(m, args, stdout, stderr)
+	}
 	fs, sf, p := newFlagSet("server", stderr), &serverFlags{}, &fedParse{}
 	sf.add(fs)
+	registerMethod(fs)
 	p.flags(fs, args, true)
 	registerExplain(fs, &p.explain)
 	if st, ok := parseFlags(fs, args, false); !ok {
@@ -175,11 +179,17 @@ func configHash(fs *flag.FlagSet) string {
 	return cli.ValuesHash(fs, func(name string) bool { return serverOnlyFlags[name] })
 }
 
-func runClient(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("client", stderr)
-	var o rpc.ParticipateOptions
-	a := &o.Auth
-	fs.StringVar(&o.Server, "server", "", "server `host:port` (required)")
+// clientFlags are a client process's flags beyond its data and model.
+type clientFlags struct {
+	o          rpc.ParticipateOptions
+	id         *int
+	giveUp     *time.Duration
+	maxClasses *int
+}
+
+func (c *clientFlags) add(fs *flag.FlagSet) {
+	a := &c.o.Auth
+	fs.StringVar(&c.o.Server, "server", "", "server `host:port` (required)")
 	fs.StringVar(&a.CAFile, "ca", "", "CA certificate `FILE` that signed the server's (PEM)")
 	fs.StringVar(&a.TokenFile, "token-file", "",
 		"this client's secret token `FILE` (mode 0600; required unless --insecure or a client certificate)")
@@ -187,10 +197,48 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 		"mutual TLS: this client's certificate `FILE` (PEM; pacpfl certs writes client-I.pem)")
 	fs.StringVar(&a.KeyFile, "tls-key", "", "mutual TLS: this client's key `FILE` (PEM, mode 0600)")
 	fs.BoolVar(&a.Insecure, "insecure", false, "plaintext, for loopback addresses only")
-	id := fs.Int("client", -1, "this client's index I (0-based, required)")
-	giveUp := fs.Duration("give-up", 10*time.Minute, "stop retrying after this long without a session (0: never)")
-	maxClasses := fs.Int("max-classes", rpc.DefaultMaxClasses, "most class labels accepted from the server (--data "+
+	c.id = fs.Int("client", -1, "this client's index I (0-based, required)")
+	c.giveUp = fs.Duration("give-up", 10*time.Minute, "stop retrying after this long without a session (0: never)")
+	c.maxClasses = fs.Int("max-classes", rpc.DefaultMaxClasses, "most class labels accepted from the server (--data "+
 		"FILE.csv --task classification: the network grows with them)")
+}
+
+// check validates the flags whatever the client's data; maxID bounds
+// --client (≤ 0: no bound known yet).
+func (c *clientFlags) check(maxID int) error {
+	switch {
+	case c.o.Server == "":
+		return usagef("--server host:port is required")
+	case *c.id < 0 || (maxID > 0 && *c.id >= maxID):
+		return usagef("--client %d: want 0 ≤ I < --clients %d", *c.id, maxID)
+	case *c.giveUp < 0:
+		return usagef("--give-up %v must be ≥ 0", *c.giveUp)
+	case *c.maxClasses < 2:
+		return usagef("--max-classes %d must be ≥ 2", *c.maxClasses)
+	}
+	return nil
+}
+
+// participate runs the client until the federation is over.
+func (c *clientFlags) participate(stderr io.Writer) int {
+	c.o.Client.GiveUp, c.o.Client.MaxClasses = *c.giveUp, *c.maxClasses
+	c.o.Client.Log = rpc.NewLog(stderr, "pacpfl client: ")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := rpc.Participate(ctx, c.o); err != nil {
+		return fail(stderr, "client", libError(err))
+	}
+	return exitOK
+}
+
+func runClient(args []string, stdout, stderr io.Writer) int {
+	if m, ok := peerMethodArg(args); ok {
+		return runPeerClient(m, args, stderr)
+	}
+	fs := newFlagSet("client", stderr)
+	var c clientFlags
+	c.add(fs)
+	registerMethod(fs)
 	// The data and model flags of pacpfl train: give the server's (the
 	// client regenerates the data set and keeps client --client; the server
 	// refuses a client whose data or model differ). --data FILE.csv: this
@@ -203,27 +251,18 @@ func runClient(args []string, stdout, stderr io.Writer) int {
 	if err := p.check(fs, ""); err != nil {
 		return fail(stderr, "client", err)
 	}
-	switch {
-	case o.Server == "":
-		return fail(stderr, "client", usagef("--server host:port is required"))
-	case *id < 0 || (!p.csv && p.bf.model == modelGP && *id >= p.f.poly.Existing):
-		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < --clients %d", *id, p.f.poly.Existing))
-	case *giveUp < 0:
-		return fail(stderr, "client", usagef("--give-up %v must be ≥ 0", *giveUp))
-	case *maxClasses < 2:
-		return fail(stderr, "client", usagef("--max-classes %d must be ≥ 2", *maxClasses))
+	maxID := 0
+	if !p.csv && p.bf.model == modelGP {
+		maxID = p.f.poly.Existing
+	}
+	if err := c.check(maxID); err != nil {
+		return fail(stderr, "client", err)
 	}
 	var err error
-	if o.Client, o.Source, err = p.client(*id, stderr); err != nil {
+	if c.o.Client, c.o.Source, err = p.client(*c.id, stderr); err != nil {
 		return fail(stderr, "client", libError(err))
 	}
-	o.Client.GiveUp, o.Client.MaxClasses, o.Client.Log = *giveUp, *maxClasses, rpc.NewLog(stderr, "pacpfl client: ")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := rpc.Participate(ctx, o); err != nil {
-		return fail(stderr, "client", libError(err))
-	}
-	return exitOK
+	return c.participate(stderr)
 }
 
 // client is client id of the flags' mode, and the file of its data
