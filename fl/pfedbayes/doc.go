@@ -55,13 +55,32 @@
 // Code variant; every client in the Paper variant, whose server hears
 // only Sᵗ). Its Evaluate scores, on its own test set, model ModelPM (q_i)
 // or ModelGM (w) of an existing client, or ModelNewGM (w) of a new one;
-// a group's figures are the plain means over its clients. A client that
-// does not answer (Fit or Evaluate fails) ends the run with an error
-// naming the round and the client: Algorithm 1 has no partial round — the
-// Paper variant updates every v_i each round and averages S clients drawn
-// regardless of who answers — and v_i lives on the client only, which
-// restores it after a restart with SetState from the state it saved after
-// its last Fit.
+// a group's figures are the plain means over its clients.
+//
+// A client that does not answer: by default (Options.Drops' Quorum 0) a
+// failed Fit or Evaluate ends the run with an error naming the round and
+// the client, as Algorithm 1 has no partial round. With Quorum > 0 a
+// round goes on without the clients whose Fit failed or whose update was
+// rejected (MaxNormFactor), if at least Quorum of the round's trained
+// clients remain; each left out is told to OnDrop:
+//
+//	Paper: all N train (Quorum counts of N); Sᵗ is drawn as above, and
+//	       vᵗ⁺¹ ← (1 − β) vᵗ + β · the plain mean of v_w,i over the i ∈ Sᵗ
+//	       that answered; none of Sᵗ answered: the run ends.
+//	Code:  the S of Sᵗ train (Quorum counts of S), and vᵗ⁺¹ ← (1 − β) vᵗ +
+//	       β Σ n_i v_w,i / Σ n_i over those that answered, the sizes
+//	       renormalised.
+//
+// An Evaluate still has to answer. The server never holds a client's state:
+// what a dropped client keeps is the client's business (package rpc rolls a
+// remote client back to the state of its last accepted update); v_i lives
+// on the client only, which restores it after a restart with SetState from
+// the state it saved after its last Fit.
+//
+// Checkpoints (Options.Checkpoint): the server's state after a round is v,
+// the round and the history; a resumed run continues from it with the
+// clients that kept their state through that round, and gives the
+// uninterrupted run's result bit for bit.
 //
 // Determinism: client i's stream in round t is fedrun's (seed, tag, t, i),
 // each client's state is touched by its own update only, and the server

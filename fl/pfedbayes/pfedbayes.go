@@ -9,6 +9,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
+	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 	"github.com/pacpfl/pacpfl/fl/internal/flatnet"
@@ -73,6 +74,18 @@ type Options struct {
 	// state, and Result.Clients is nil. Nil: NewClient's clients over ds,
 	// in process.
 	Clients func(existing, new int) (ex, nw []fl.RoundClient, err error)
+	// Drops lets a round go on without clients whose Fit fails or whose
+	// update is rejected (remote ones): with Quorum > 0 a round completes
+	// if at least Quorum of the clients that trained answered and were
+	// accepted, and the server averages those of them it hears (package
+	// doc, "Clients"). Quorum 0: a failed Fit ends the run.
+	fedavg.Drops
+	// Checkpoint resumes the rounds from a saved state (its Server nil)
+	// and hears the state after every round, after that round's
+	// evaluation. Resuming after round k > 0 needs the clients that kept
+	// their v_i through round k, injected with Clients: in-process clients
+	// would start again at v⁰.
+	Checkpoint fl.RoundCheckpoint
 }
 
 // Optimizer is the update rule of the personalised and the localised
@@ -168,6 +181,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("pfedbayes: unknown optimizer %d", o.Optimizer)
 	case o.Rounds < 0 || o.EvalDraws < 0:
 		return fmt.Errorf("pfedbayes: T = %d and the predictive's weight draws %d must be ≥ 0", o.Rounds, o.EvalDraws)
+	case o.Quorum < 0 || !(o.MaxNormFactor >= 0) || math.IsInf(o.MaxNormFactor, 0) ||
+		o.MaxNormFactor > 0 && o.Quorum == 0:
+		return fmt.Errorf("pfedbayes: quorum %d must be ≥ 0 and the norm factor %v finite, ≥ 0 and only with a "+
+			"quorum", o.Quorum, o.MaxNormFactor)
 	}
 	return o.Arch.Validate()
 }
@@ -411,10 +428,23 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	}
 	N := len(sizes)
 	global := initial(&o) // v⁰; every v_i starts there
+	if err := o.Checkpoint.Check(o.Rounds, len(global), 0); err != nil {
+		return nil, fmt.Errorf("pfedbayes: %w", err)
+	}
+	first := 0 // the first round to run
+	r := o.Checkpoint.Resume
+	if r != nil && r.Round > 0 && o.Clients == nil {
+		return nil, fmt.Errorf("pfedbayes: resuming after round %d needs the clients' v_i of that round: "+
+			"in-process clients start at v⁰ (inject the clients that kept theirs with Options.Clients)", r.Round)
+	}
 	res := &Result{Global: global}
 	ex, nc, err := runClients(ds, &o, global, res)
 	if err != nil {
 		return nil, err
+	}
+	if r != nil {
+		copy(global, r.Global) // after runClients: the clients start at v⁰
+		res.History, first = slices.Clone(r.History), r.Round
 	}
 	server := func(_ int, g, mean []float64) {
 		for j, v := range g {
@@ -460,13 +490,34 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		train, hear = o.ClientsPerRound, 0
 		copy(weights, sizes)
 	}
+	hooks := fedrun.Hooks{Server: server, AfterRound: win.AfterRound, Aggregate: hear, Start: first,
+		Quorum: o.Quorum, MaxNormFactor: o.MaxNormFactor, OnDrop: o.OnDrop}
+	if f := o.Checkpoint.AfterRound; f != nil {
+		hooks.AfterRound = func(t int) error {
+			if err := win.AfterRound(t); err != nil {
+				return err
+			}
+			return f(&fl.RoundState{Round: t + 1, Global: global, History: res.History})
+		}
+	}
 	if err := fedrun.RunHooks(N, train, o.Rounds, weights, global, o.Seed, tagRound,
-		fedround.Local(ex, o.Seed, tagRound, nil),
-		fedrun.Hooks{Server: server, AfterRound: win.AfterRound, Aggregate: hear}); err != nil {
+		fedround.Local(ex, o.Seed, tagRound, nil), hooks); err != nil {
 		return nil, err
 	}
 	if err := win.Finish(); err != nil {
 		return nil, err
+	}
+	if first == o.Rounds && o.Rounds > 0 {
+		// Resumed after the last round: its final scores again (the same
+		// numbers), in place of the history's copy.
+		if h := res.History; len(h) > 0 && h[len(h)-1].Round == o.Rounds {
+			res.History = h[:len(h)-1]
+		}
+		t0 := time.Now()
+		if err := evaluate(o.Rounds, true); err != nil {
+			return nil, err
+		}
+		win.Seconds += time.Since(t0).Seconds()
 	}
 	res.BestPM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.PM })
 	res.BestGM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.GM })
