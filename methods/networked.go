@@ -4,6 +4,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
+	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/harness"
 )
 
@@ -68,4 +69,25 @@ const (
 
 // NetworkedMethods are the methods whose clients can run in other
 // processes (pacpfl server/client --method), in table order.
-var NetworkedMethods = []string{fedavg.MethodFedAvg, fedavg.MethodFedProx, fedavg.MethodFedAvgFT}
+var NetworkedMethods = []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx,
+	fedavg.MethodFedAvgFT}
+
+// Remote returns pFedBayes with r's clients (each keeps its personalised
+// distribution and optimiser moments in its own process).
+func (m PFedBayes) Remote(r Remote) harness.Method {
+	m.Options.Clients, m.Options.Drops, m.Options.Checkpoint = r.Clients, r.Drops, r.Checkpoint
+	return m
+}
+
+// Client is pfedbayes.NewClient with the run's options.
+func (m PFedBayes) Client(c *data.ClientData, classes int, seed uint64, group, index int) (fl.RoundClient, error) {
+	o := m.Options
+	o.Seed = seed
+	return pfedbayes.NewClient(c, o, group, index)
+}
+
+// Dim is twice the network's number of weights (means and ρ).
+func (m PFedBayes) Dim(int) (int, error) { return 2 * m.Options.Arch.WithDefaults().NumWeights(), nil }
+
+// Rounds is Options.Rounds.
+func (m PFedBayes) Rounds() int { return m.Options.Rounds }

@@ -75,8 +75,10 @@ func runPeerServer(method string, args []string, stdout, stderr io.Writer) int {
 		return st
 	}
 	x.quiet, x.jsonPath = sf.quiet, sf.jsonPath
-	if err := checkOutput("--json", x.jsonPath); err != nil {
-		return fail(stderr, "server", err)
+	if x.jsonPath != "" {
+		if err := checkOutput("--json", x.jsonPath); err != nil {
+			return fail(stderr, "server", err)
+		}
 	}
 	setup, err := sf.st.Open(configHash(fs))
 	if err != nil {

@@ -103,8 +103,9 @@ type Plan struct {
 // Drops let a round complete without some of its clients (fedrun's Hooks
 // of the same names): with Quorum > 0, a client whose update failed or was
 // rejected (MaxNormFactor: its norm ‖w_i − wᵗ‖ above that factor times
-// the median of the others') is told to OnDrop and left out, and wᵗ⁺¹ is
-// the size-weighted mean of the rest, if at least Quorum remain.
+// the median of the others') is told to OnDrop and left out, and the
+// server's mean is over the rest, their weights renormalised (FedAvg: the
+// size-weighted mean), if at least Quorum remain.
 type Drops struct {
 	Quorum        int
 	MaxNormFactor float64

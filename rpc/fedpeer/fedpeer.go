@@ -74,12 +74,13 @@ func (s *served) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs har
 	return s.setup.FederateRounds(ctx, rpc.PeerRun{Server: sc, Rounds: s.m.Rounds(), Log: s.log,
 		Run: func(clients func() ([]fl.RoundClient, error), ck fl.RoundCheckpoint, d rpc.Drops) (*fl.MethodResult,
 			error) {
+			// Every client joins before the method's clock starts.
+			rc, err := clients()
+			if err != nil {
+				return nil, err
+			}
 			rm := s.m.Remote(methods.Remote{Checkpoint: ck, Drops: fedavg.Drops(d),
 				Clients: func(ne, nn int) (ex, nw []fl.RoundClient, err error) {
-					rc, err := clients()
-					if err != nil {
-						return nil, nil, err
-					}
 					if len(rc) != ne+nn {
 						return nil, nil, fmt.Errorf("fedpeer: %d clients for %d existing and %d new", len(rc), ne, nn)
 					}
