@@ -11,7 +11,7 @@
 //	Server:  θ⁽⁰⁾ ← Glorot init;  v ← 0
 //	for each round t:  S⁽ᵗ⁾ ← c clients at random (without replacement)
 //	    for k ∈ S⁽ᵗ⁾ in parallel:  (Δ_k, n_k) ← ClientUpdate(k, θ⁽ᵗ⁾)
-//	    n ← Σ n_k;  g ← −Σ (n_k/n) Δ_k
+//	    n ← Σ n_k;  g ← −Σ (n_k/n) Δ_k                   (over the k that answered)
 //	    v ← μ·v − α_s·g;  θ⁽ᵗ⁺¹⁾ ← θ⁽ᵗ⁾ + v              (server SGD with momentum)
 //	ClientUpdate(k, θ):  for each mini-batch of D_k (one epoch, shuffled):
 //	    (D_s, D_q) ← S(batch)                            (first half / second half)
@@ -47,11 +47,23 @@
 //	        ModelFineTuned (1)  FedAvg+FT: the global weights fine-tuned on the
 //	                            training set, from (Seed, "favf", group, index)
 //
-// A client that does not answer (its Fit or Evaluate fails, its connection
-// is lost) ends the run with that error: the server never steps from part
-// of S⁽ᵗ⁾ and never reports a group's weighted accuracy over part of the
-// group. (Algorithm 1 would take the step over the clients that answered,
-// n = Σ n_k over them; the round engine does not drop clients.)
+// A participating client whose Fit fails in a round (an error, a lost
+// connection) ends the run with that error, unless Options.Drops sets a
+// Quorum: then the round goes on without it, as Algorithm 1 would step over
+// the clients that answered — n ← Σ n_k and g ← −Σ (n_k/n) Δ_k over them,
+// their weights renormalised, then v and θ as usual — if at least Quorum
+// of S⁽ᵗ⁾ did (fewer end the run). MaxNormFactor also leaves out an update
+// whose norm ‖θ_k − θ⁽ᵗ⁾‖ is far above the median of the round's others,
+// and OnDrop hears every client left out. TrainFedAvg's mean drops clients
+// the same way. An evaluation needs every client of its group (one that
+// fails ends the run): a group's weighted accuracy is never over part of
+// the group.
+//
+// Checkpoints (Options.Checkpoint): the server's state between rounds is
+// fl.RoundState's Round, Global (θ; TrainFedAvg's w), Server (the momentum
+// v) and History, from which the Result's means over the last rounds are
+// computed; a run resumed from the state after any round gives the
+// uninterrupted run's Result bit for bit (its Seconds aside).
 //
 // The network (Arch, Model) is the paper's FEMNIST one: E = conv32 →
 // ReLU → conv64 → ReLU → maxpool 2 → dropout 0.25 → flatten → dense 128 →

@@ -10,7 +10,6 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
-	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 )
 
@@ -274,7 +273,8 @@ func DefaultFineTune() FineTune { return FineTune{Epochs: 5, Batch: 32, LR: 0.02
 // If ft.Epochs > 0 it also returns FedAvg+FT: every client's
 // ModelFineTuned (the final global model fine-tuned on its training
 // data, both groups), evaluated once. The clients are NewFedAvgClient's
-// (or o.Clients').
+// (or o.Clients'); o.Drops and o.Checkpoint work as in Train (the
+// checkpoint's Server is v).
 func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result, err error) {
 	start := time.Now()
 	o.Arch = o.Arch.withDefaults()
@@ -314,12 +314,6 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 	w := make([]float64, p0.NumParams())
 	p0.Init(w, rand.New(rand.NewPCG(o.Seed, tagAvgInit)))
 	vel := make([]float64, len(w))
-	server := func(_ int, global, mean []float64) {
-		for j, th := range global {
-			vel[j] = o.Momentum*vel[j] + o.ServerLR*(mean[j]-th)
-			global[j] = th + vel[j]
-		}
-	}
 	eval := func(round, model int) (evaluation, error) {
 		for _, v := range w {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -331,20 +325,19 @@ func TrainFedAvg(ds *data.Dataset, o Options, ft FineTune) (plain, tuned *Result
 		return evaluateGroups(ex, nw, fl.EvalTask{Round: round, Model: model}, w)
 	}
 	plain = &Result{}
-	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Stop: o.Stop,
-		Eval: func(round int, _ bool) error { return plain.add(eval(round, ModelGlobal)) }}
-	if o.Progress != nil {
-		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
-	}
-	local := fedround.Local(ex, o.Seed, tagAvgRound, nil)
-	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, w, o.Seed, tagAvgRound, local,
-		fedrun.Hooks{Server: server, AfterRound: win.AfterRound}); err != nil {
+	s := &server{o: &o, clients: ex, weights: weights, global: w, vel: vel, tag: tagAvgRound, res: plain,
+		step: func(_ int, global, mean []float64) {
+			for j, th := range global {
+				vel[j] = o.Momentum*vel[j] + o.ServerLR*(mean[j]-th)
+				global[j] = th + vel[j]
+			}
+		},
+		eval: func(round int) (evaluation, error) { return eval(round, ModelGlobal) }}
+	if err := s.resume(); err != nil {
 		return nil, nil, err
 	}
-	if win.Last > 0 {
-		if err := win.Finish(); err != nil {
-			return nil, nil, err
-		}
+	if err := s.run(); err != nil {
+		return nil, nil, err
 	}
 	plain.finish(w, start)
 	if ft.Epochs == 0 {

@@ -8,8 +8,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/internal/fedround"
-	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
+	"github.com/pacpfl/pacpfl/fl/fedavg"
 )
 
 // MethodFedVI is FedVI's name among the methods of a comparison.
@@ -50,6 +49,15 @@ type Options struct {
 	// group and the participating clients' training-set sizes (len(Y): the
 	// weights n_k); the scores come from the clients' ClientEvals.
 	Clients func(existing, new int) (ex, nw []fl.RoundClient, err error)
+	// Drops lets a round go on without participating clients whose Fit
+	// fails or whose update is rejected (remote ones; package doc): with
+	// Quorum > 0 the server steps from those that remain, if at least
+	// Quorum do. Quorum 0: a client that fails ends the run.
+	fedavg.Drops
+	// Checkpoint resumes the rounds from a saved state (θ, its Server the
+	// momentum v) and hears the state after every round, once that
+	// round's evaluation is done.
+	Checkpoint fl.RoundCheckpoint
 }
 
 // DefaultOptions are the paper's FEMNIST settings: batch 256 (128 + 128),
@@ -87,6 +95,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("fedvi: %d evaluation draws, want ≥ 0", o.EvalDraws)
 	case o.EvalLast < 0:
 		return fmt.Errorf("fedvi: evaluation over the last %d rounds, want ≥ 0", o.EvalLast)
+	case o.Quorum < 0 || !(o.MaxNormFactor >= 0) || math.IsInf(o.MaxNormFactor, 0) ||
+		o.MaxNormFactor > 0 && o.Quorum == 0:
+		return fmt.Errorf("fedvi: quorum %d and norm factor %v, want quorum ≥ 0 and a finite factor ≥ 0 "+
+			"(> 0 only with a quorum)", o.Quorum, o.MaxNormFactor)
 	}
 	return nil
 }
@@ -138,8 +150,10 @@ func (r *Result) Final() *fl.RoundEval {
 //	    g ← −Σ_k (n_k/n) Δ_k;  v ← μ·v − α_s·g;  θ⁽ᵗ⁺¹⁾ ← θ⁽ᵗ⁾ + v
 //
 // ClientUpdate and the evaluations are the clients' Fit and Evaluate
-// (NewClient's, or o.Clients'); θ and v stay on the server. The result
-// depends on o.Seed only, not on GOMAXPROCS.
+// (NewClient's, or o.Clients'); θ and v stay on the server. With o.Quorum
+// the sums run over the clients of S⁽ᵗ⁾ that answered (package doc);
+// o.Checkpoint resumes a run and saves its state after every round. The
+// result depends on o.Seed only, not on GOMAXPROCS.
 func Train(ds *data.Dataset, o Options) (*Result, error) {
 	start := time.Now()
 	o.Arch = o.Arch.withDefaults()
@@ -181,27 +195,20 @@ func Train(ds *data.Dataset, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	local := fedround.Local(ex, o.Seed, tagRound, nil)
-	server := func(_ int, global, mean []float64) {
-		for j, th := range global {
-			g := th - mean[j] // −Σ (n_k/n) Δ_k
-			vel[j] = o.Momentum*vel[j] - o.ServerLR*g
-			global[j] = th + vel[j]
-		}
-	}
-	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Stop: o.Stop,
-		Eval: func(round int, _ bool) error { return res.add(evaluateBoth(ex, nw, theta, &o, round)) }}
-	if o.Progress != nil {
-		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
-	}
-	if err := fedrun.RunHooks(n, o.ClientsPerRound, o.Rounds, weights, theta, o.Seed, tagRound, local,
-		fedrun.Hooks{Server: server, AfterRound: win.AfterRound}); err != nil {
+	s := &server{o: &o, clients: ex, weights: weights, global: theta, vel: vel, tag: tagRound, res: res,
+		step: func(_ int, global, mean []float64) {
+			for j, th := range global {
+				g := th - mean[j] // −Σ (n_k/n) Δ_k
+				vel[j] = o.Momentum*vel[j] - o.ServerLR*g
+				global[j] = th + vel[j]
+			}
+		},
+		eval: func(round int) (evaluation, error) { return evaluateBoth(ex, nw, theta, &o, round) }}
+	if err := s.resume(); err != nil {
 		return nil, err
 	}
-	if win.Last > 0 {
-		if err := win.Finish(); err != nil {
-			return nil, err
-		}
+	if err := s.run(); err != nil {
+		return nil, err
 	}
 	for _, j := range theta {
 		if math.IsNaN(j) || math.IsInf(j, 0) {
