@@ -4,6 +4,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
+	"github.com/pacpfl/pacpfl/fl/fedvi"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/harness"
 )
@@ -70,7 +71,7 @@ const (
 // NetworkedMethods are the methods whose clients can run in other
 // processes (pacpfl server/client --method), in table order.
 var NetworkedMethods = []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx,
-	fedavg.MethodFedAvgFT}
+	fedavg.MethodFedAvgFT, fedvi.MethodFedVI, MethodFedVIFedAvg, MethodFedVIFedAvgFT}
 
 // Remote returns pFedBayes with r's clients (each keeps its personalised
 // distribution and optimiser moments in its own process).
@@ -91,3 +92,62 @@ func (m PFedBayes) Dim(int) (int, error) { return 2 * m.Options.Arch.WithDefault
 
 // Rounds is Options.Rounds.
 func (m PFedBayes) Rounds() int { return m.Options.Rounds }
+
+// fedviClientOptions are the options a FedVI-family run on classes
+// classes with seed gives its clients (fedviRunOptions's).
+func fedviClientOptions(o fedvi.Options, classes int, seed uint64) fedvi.Options {
+	if o.Arch.Classes == 0 {
+		o.Arch.Classes = classes
+		o.Arch = o.Arch.WithDefaults()
+	}
+	o.Seed = seed
+	return o
+}
+
+// Remote returns FedVI with r's clients.
+func (m FedVI) Remote(r Remote) harness.Method {
+	m.Options.Clients, m.Options.Drops, m.Options.Checkpoint = r.Clients, r.Drops, r.Checkpoint
+	return m
+}
+
+// Client is fedvi.NewClient with the run's options.
+func (m FedVI) Client(c *data.ClientData, classes int, seed uint64, group, index int) (fl.RoundClient, error) {
+	return fedvi.NewClient(c, fedviClientOptions(m.Options, classes, seed), group, index)
+}
+
+// Dim is the number of FedVI's global parameters θ.
+func (m FedVI) Dim(classes int) (int, error) {
+	net, err := fedvi.NewModel(fedviClientOptions(m.Options, classes, 0).Arch, nil)
+	if err != nil {
+		return 0, err
+	}
+	return net.NumParams(), nil
+}
+
+// Rounds is Options.Rounds.
+func (m FedVI) Rounds() int { return m.Options.Rounds }
+
+// Remote returns FedAvg on FedVI's network with r's clients; it trains on
+// its own, sharing no run with a pair.
+func (m FedVIFedAvg) Remote(r Remote) harness.Method {
+	m.Options.Clients, m.Options.Drops, m.Options.Checkpoint = r.Clients, r.Drops, r.Checkpoint
+	m.shared = nil
+	return m
+}
+
+// Client is fedvi.NewFedAvgClient with the run's options.
+func (m FedVIFedAvg) Client(c *data.ClientData, classes int, seed uint64, group, index int) (fl.RoundClient, error) {
+	return fedvi.NewFedAvgClient(c, fedviClientOptions(m.Options, classes, seed), m.FineTune, group, index)
+}
+
+// Dim is the number of the network's weights.
+func (m FedVIFedAvg) Dim(classes int) (int, error) {
+	net, err := fedvi.NewPlain(fedviClientOptions(m.Options, classes, 0).Arch)
+	if err != nil {
+		return 0, err
+	}
+	return net.NumParams(), nil
+}
+
+// Rounds is Options.Rounds.
+func (m FedVIFedAvg) Rounds() int { return m.Options.Rounds }
