@@ -27,6 +27,10 @@ type Networked interface {
 	Dim(classes int) (int, error)
 	// Rounds is the method's number of rounds.
 	Rounds() int
+	// Stateful reports whether its clients keep state between rounds
+	// (fl.StatefulClient): their server then checkpoints after every
+	// round, since a client keeps its state at its last two updates only.
+	Stateful() bool
 }
 
 // Remote puts other clients (package rpc's) in place of a method's
@@ -62,6 +66,9 @@ func (m FedAvg) Dim(int) (int, error) { return m.Options.Arch.WithDefaults().Num
 // Rounds is Options.Rounds.
 func (m FedAvg) Rounds() int { return m.Options.Rounds }
 
+// Stateful is false: FedAvg's clients keep nothing between rounds.
+func (FedAvg) Stateful() bool { return false }
+
 // The groups of a Networked method's clients (Client's group).
 const (
 	GroupExisting = 0 // participating clients
@@ -92,6 +99,9 @@ func (m PFedBayes) Dim(int) (int, error) { return 2 * m.Options.Arch.WithDefault
 
 // Rounds is Options.Rounds.
 func (m PFedBayes) Rounds() int { return m.Options.Rounds }
+
+// Stateful is true: a client keeps its personalised distribution.
+func (PFedBayes) Stateful() bool { return true }
 
 // fedviClientOptions are the options a FedVI-family run on classes
 // classes with seed gives its clients (fedviRunOptions's).
@@ -127,6 +137,9 @@ func (m FedVI) Dim(classes int) (int, error) {
 // Rounds is Options.Rounds.
 func (m FedVI) Rounds() int { return m.Options.Rounds }
 
+// Stateful is false: FedVI's clients keep nothing between rounds.
+func (FedVI) Stateful() bool { return false }
+
 // Remote returns FedAvg on FedVI's network with r's clients; it trains on
 // its own, sharing no run with a pair.
 func (m FedVIFedAvg) Remote(r Remote) harness.Method {
@@ -151,3 +164,6 @@ func (m FedVIFedAvg) Dim(classes int) (int, error) {
 
 // Rounds is Options.Rounds.
 func (m FedVIFedAvg) Rounds() int { return m.Options.Rounds }
+
+// Stateful is false: its clients keep nothing between rounds.
+func (FedVIFedAvg) Stateful() bool { return false }

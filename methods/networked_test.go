@@ -35,6 +35,9 @@ func TestNetworkedRemoteIsTheRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if _, ok := c.(fl.StatefulClient); ok != nm.Stateful() && g == GroupExisting {
+					t.Errorf("%s: Stateful() is %v, its client %T", nm.Name(), nm.Stateful(), c)
+				}
 				if g == GroupExisting {
 					ex = append(ex, c)
 				} else {

@@ -211,6 +211,10 @@ type PeerRun struct {
 	Server ServerConfig
 	// Rounds is the method's number of rounds.
 	Rounds int
+	// EveryRound checkpoints after every round whatever the settings
+	// say: a method whose clients keep state (at their last two updates)
+	// must resume from the round before the one under way.
+	EveryRound bool
 	// Run trains the method with the remote clients: its Options.Clients
 	// from clients, its Checkpoint ck and its Drops drops.
 	Run func(clients func() ([]fl.RoundClient, error), ck fl.RoundCheckpoint, drops Drops) (*fl.MethodResult, error)
@@ -247,6 +251,9 @@ func (o *ServerSetup) FederateRounds(ctx context.Context, r PeerRun) (*fl.Method
 	rr := RoundsRun{Rounds: r.Rounds, Resume: o.resumedRound}
 	if s.Checkpoint != "" {
 		rr.Save = o.ck.SaveRound
+		if r.EveryRound {
+			fo.SaveEvery = 1
+		}
 	}
 	fo.OnListen = func(net.Addr) {
 		if o.resumedRound != nil {

@@ -7,8 +7,12 @@
 # checkpoints after the round under way and exits 1) and resumed again; the
 # clients reconnect by themselves.
 # The final report must equal `pacpfl train`'s with the same flags, figure
-# for figure (timings aside). Bounded by a watchdog; every process it started
-# is killed on exit and the scratch directory removed. About 10 s.
+# for figure (timings aside). Then the same for a peer method whose clients
+# keep state, pFedBayes on Fashion-MNIST (--method pfedbayes, state files):
+# a client and then the server are SIGKILLed mid-run and restarted, the
+# server with --resume, and the report must equal pacpfl experiment fmnist's.
+# Bounded by a watchdog; every process it started is killed on exit and the
+# scratch directory removed. About 30 s.
 #
 #   bash scripts/federation_e2e.sh        (from anywhere in the repository)
 set -euo pipefail
@@ -103,4 +107,46 @@ if ! diff <(strip "$T/train.json") <(strip "$T/resumed.json") >"$T/diff.log"; th
 	die "the resumed networked report differs from pacpfl train's"
 fi
 echo "    client 1 killed and restarted; server SIGKILLed (resumed from round $round), SIGTERMed after round $term and resumed: report identical to pacpfl train"
+
+echo "==> pfedbayes: server and 5 client processes over TLS; SIGKILL a client, then the server, and resume"
+PEER=(--partition dirichlet --clients 4 --new-clients 1 --max-images 2000 --hidden 16 --fed-rounds 600
+	--fed-eval-last 2 --fed-local-steps 2 --fed-clients-per-round 3 --seed 3)
+"$P" experiment fmnist --methods pfedbayes --seeds 1 --seed-base 3 "${PEER[@]:0:${#PEER[@]}-2}" --quiet \
+	--json "$T/peer-inproc.json" >/dev/null
+"$P" certs --out "$T/pcerts" --clients 5 >/dev/null
+: >"$T/server.log"
+start_peer_server() {
+	"$P" server --method pfedbayes --listen "$ADDR" --tls-cert "$T/pcerts/server.pem" --tls-key "$T/pcerts/server.key" \
+		--tokens "$T/pcerts" --checkpoint "$T/pckpt" --wait 60s --quiet "${PEER[@]}" "$@" >>"$T/server.out" \
+		2>>"$T/server.log" &
+	SERVER=$!
+	PIDS+=($SERVER)
+}
+start_peer_client() {
+	"$P" client --method pfedbayes --server "$ADDR" --ca "$T/pcerts/ca.pem" --token-file "$T/pcerts/client-$1.token" \
+		--client "$1" --state-file "$T/state-$1" --give-up 60s "${PEER[@]}" 2>>"$T/pclient$1.log" &
+	CL[$1]=$!
+	PIDS+=(${CL[$1]})
+}
+start_peer_server --json "$T/peer-first.json"
+for i in 0 1 2 3 4; do start_peer_client "$i"; done
+wait_for "[ -f '$T/pckpt/server.ckpt' ] && [ -f '$T/state-2' ]"
+{ kill -9 "${CL[2]}" && wait "${CL[2]}"; } 2>/dev/null || true
+start_peer_client 2
+wait_for "grep -q 'client 2 rejoined' '$T/server.log'"
+before=$(stat -c %.9Y "$T/pckpt/server.ckpt")
+wait_for "[ \$(stat -c %.9Y '$T/pckpt/server.ckpt') != $before ]"
+kill -9 "$SERVER" 2>/dev/null || die "the pfedbayes run finished before the server could be killed (raise --fed-rounds)"
+wait "$SERVER" 2>/dev/null || true
+[ ! -e "$T/peer-first.json" ] || die "the killed pfedbayes server wrote a report"
+start_peer_server --resume --json "$T/peer-resumed.json"
+wait "$SERVER" || die "the resumed pfedbayes server failed"
+for i in 0 1 2 3 4; do wait "${CL[$i]}" || die "pfedbayes client $i failed"; done
+round=$(sed -n 's/.*resuming from .* after round \([0-9]*\).*/\1/p' "$T/server.log" | head -n 1)
+[ -n "$round" ] && [ "$round" -gt 0 ] && [ "$round" -lt 600 ] || die "pfedbayes resumed after round '$round': not mid-run"
+peerstrip() { grep -v '"seconds_per_round"' "$1"; }
+if ! diff <(peerstrip "$T/peer-inproc.json") <(peerstrip "$T/peer-resumed.json") >"$T/diff.log"; then
+	die "the resumed networked pfedbayes report differs from pacpfl experiment fmnist's"
+fi
+echo "    client 2 killed and restarted from its state file; server SIGKILLed and resumed after round $round: report identical to experiment fmnist"
 echo "==> federation end-to-end: passed"

@@ -71,7 +71,8 @@ func (s *served) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs har
 	if err != nil {
 		return nil, err
 	}
-	return s.setup.FederateRounds(ctx, rpc.PeerRun{Server: sc, Rounds: s.m.Rounds(), Log: s.log,
+	return s.setup.FederateRounds(ctx, rpc.PeerRun{Server: sc, Rounds: s.m.Rounds(), EveryRound: s.m.Stateful(),
+		Log: s.log,
 		Run: func(clients func() ([]fl.RoundClient, error), ck fl.RoundCheckpoint, d rpc.Drops) (*fl.MethodResult,
 			error) {
 			// Every client joins before the method's clock starts.
