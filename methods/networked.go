@@ -1,10 +1,13 @@
 package methods
 
 import (
+	"fmt"
+
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/fl/fedvi"
+	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/fl/pfedbayes"
 	"github.com/pacpfl/pacpfl/harness"
 )
@@ -27,10 +30,25 @@ type Networked interface {
 	Dim(classes int) (int, error)
 	// Rounds is the method's number of rounds.
 	Rounds() int
-	// Stateful reports whether its clients keep state between rounds
-	// (fl.StatefulClient): their server then checkpoints after every
-	// round, since a client keeps its state at its last two updates only.
-	Stateful() bool
+	// Traits say what its server must know of its clients.
+	Traits() Traits
+}
+
+// Traits are what a Networked method's server must know of its clients.
+type Traits struct {
+	// Stateful: the clients keep state between rounds
+	// (fl.StatefulClient), so the server checkpoints after every round (a
+	// client keeps its state at its last two updates only).
+	Stateful bool
+	// NoNewClients: the method scores no new clients (their processes
+	// are not waited for).
+	NoNewClients bool
+	// NoCheckpoint: the method cannot resume its rounds (a checkpoint is
+	// refused).
+	NoCheckpoint bool
+	// VariableDim: the method's vectors vary in length, Dim being the
+	// most entries of one.
+	VariableDim bool
 }
 
 // Remote puts other clients (package rpc's) in place of a method's
@@ -66,8 +84,8 @@ func (m FedAvg) Dim(int) (int, error) { return m.Options.Arch.WithDefaults().Num
 // Rounds is Options.Rounds.
 func (m FedAvg) Rounds() int { return m.Options.Rounds }
 
-// Stateful is false: FedAvg's clients keep nothing between rounds.
-func (FedAvg) Stateful() bool { return false }
+// Traits: FedAvg's clients keep nothing between rounds.
+func (FedAvg) Traits() Traits { return Traits{} }
 
 // The groups of a Networked method's clients (Client's group).
 const (
@@ -78,7 +96,7 @@ const (
 // NetworkedMethods are the methods whose clients can run in other
 // processes (pacpfl server/client --method), in table order.
 var NetworkedMethods = []string{pfedbayes.MethodPFedBayes, fedavg.MethodFedAvg, fedavg.MethodFedProx,
-	fedavg.MethodFedAvgFT, fedvi.MethodFedVI, MethodFedVIFedAvg, MethodFedVIFedAvgFT}
+	fedavg.MethodFedAvgFT, genfl.MethodGenFL, fedvi.MethodFedVI, MethodFedVIFedAvg, MethodFedVIFedAvgFT}
 
 // Remote returns pFedBayes with r's clients (each keeps its personalised
 // distribution and optimiser moments in its own process).
@@ -100,8 +118,8 @@ func (m PFedBayes) Dim(int) (int, error) { return 2 * m.Options.Arch.WithDefault
 // Rounds is Options.Rounds.
 func (m PFedBayes) Rounds() int { return m.Options.Rounds }
 
-// Stateful is true: a client keeps its personalised distribution.
-func (PFedBayes) Stateful() bool { return true }
+// Traits: a client keeps its personalised distribution.
+func (PFedBayes) Traits() Traits { return Traits{Stateful: true} }
 
 // fedviClientOptions are the options a FedVI-family run on classes
 // classes with seed gives its clients (fedviRunOptions's).
@@ -137,8 +155,8 @@ func (m FedVI) Dim(classes int) (int, error) {
 // Rounds is Options.Rounds.
 func (m FedVI) Rounds() int { return m.Options.Rounds }
 
-// Stateful is false: FedVI's clients keep nothing between rounds.
-func (FedVI) Stateful() bool { return false }
+// Traits: FedVI's clients keep nothing between rounds.
+func (FedVI) Traits() Traits { return Traits{} }
 
 // Remote returns FedAvg on FedVI's network with r's clients; it trains on
 // its own, sharing no run with a pair.
@@ -165,5 +183,40 @@ func (m FedVIFedAvg) Dim(classes int) (int, error) {
 // Rounds is Options.Rounds.
 func (m FedVIFedAvg) Rounds() int { return m.Options.Rounds }
 
-// Stateful is false: its clients keep nothing between rounds.
-func (FedVIFedAvg) Stateful() bool { return false }
+// Traits: its clients keep nothing between rounds.
+func (FedVIFedAvg) Traits() Traits { return Traits{} }
+
+// Remote returns GenFL with r's clients (r.Drops and r.Checkpoint do not
+// apply: every user of a round must answer, and its phases do not resume).
+func (m GenFL) Remote(r Remote) harness.Method {
+	m.Options.Clients = r.Clients
+	return m
+}
+
+// Client is genfl.NewRoundClient with the run's options (new clients: none).
+func (m GenFL) Client(c *data.ClientData, _ int, seed uint64, group, index int) (fl.RoundClient, error) {
+	if group != GroupExisting {
+		return nil, fmt.Errorf("genfl: no new clients (client %d of group %d)", index, group)
+	}
+	o := m.Options
+	o.Reseed(seed)
+	return genfl.NewRoundClient(c, o, group, index)
+}
+
+// Dim bounds the length of GenFL's vectors: a round's header (phase, m,
+// σ_P, μ_P) and state (μ, ρ) of the network's P parameters, 3 + 3P.
+func (m GenFL) Dim(int) (int, error) {
+	if err := m.Options.Arch.Validate(); err != nil {
+		return 0, err
+	}
+	return 3 + 3*m.Options.Arch.NumParams(), nil
+}
+
+// Rounds is the posterior's federated rounds.
+func (m GenFL) Rounds() int { return m.Options.PosteriorFed.Rounds }
+
+// Traits: each client keeps its personalised posterior Q_k; GenFL scores
+// no new clients and does not resume; its vectors vary by phase.
+func (GenFL) Traits() Traits {
+	return Traits{Stateful: true, NoNewClients: true, NoCheckpoint: true, VariableDim: true}
+}

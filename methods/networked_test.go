@@ -30,13 +30,19 @@ func TestNetworkedRemoteIsTheRun(t *testing.T) {
 		}
 		var ex, nw []fl.RoundClient
 		for g, group := range [][]data.ClientData{ds.Existing, ds.New} {
+			if g == GroupNew && nm.Traits().NoNewClients {
+				if _, err := nm.Client(&group[0], ds.Classes, seed, g, 0); err == nil {
+					t.Errorf("%s: a new client built", nm.Name())
+				}
+				continue
+			}
 			for i := range group {
 				c, err := nm.Client(&group[i], ds.Classes, seed, g, i)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, ok := c.(fl.StatefulClient); ok != nm.Stateful() && g == GroupExisting {
-					t.Errorf("%s: Stateful() is %v, its client %T", nm.Name(), nm.Stateful(), c)
+				if _, ok := c.(fl.StatefulClient); ok != nm.Traits().Stateful && g == GroupExisting {
+					t.Errorf("%s: Stateful is %v, its client %T", nm.Name(), nm.Traits().Stateful, c)
 				}
 				if g == GroupExisting {
 					ex = append(ex, c)

@@ -35,6 +35,9 @@ type ClientConfig struct {
 	// pFedBayes, …) once the server's Welcome has arrived; it is called
 	// once. A fl.StatefulClient's state is kept in StateFile.
 	NewRound func() (fl.RoundClient, error)
+	// VariableDim: a peer method whose vectors vary in length, Dim being
+	// the most entries of one.
+	VariableDim bool
 	// StateFile is where a stateful client keeps its state between rounds
 	// (written atomically after every update, before the update is sent);
 	// a restarted client resumes from it. "": in memory only.
@@ -389,10 +392,11 @@ func (cs *clientSession) work(st pb.Federation_SessionClient, w *pb.Work) error 
 	})
 }
 
-// receive reads the payload announced by w (k×dim float64s) into
-// cs.particles, sizing cs.grad alike.
+// receive reads the payload announced by w (k×dim float64s, dim w.Dim ≤
+// the local model's, checked by the caller) into cs.particles, sizing
+// cs.grad alike.
 func (cs *clientSession) receive(st pb.Federation_SessionClient, w *pb.Work) error {
-	n := int(w.K) * cs.cfg.Dim
+	n := int(w.K) * int(w.Dim)
 	if err := checkHeader(w.Payload, n, cs.cfg.MaxPayload); err != nil {
 		return localError{fmt.Errorf("work of round %d: %w", w.Round+1, err)}
 	}
@@ -426,7 +430,8 @@ func (cs *clientSession) roundWork(st pb.Federation_SessionClient, w *pb.Work) e
 	if cs.round == nil {
 		return localError{fmt.Errorf("the server asks for a peer method's %v; this client trains PAC-PFL", w.Task)}
 	}
-	if w.Dim != uint64(cfg.Dim) || w.K != 1 || (w.Task != pb.Task_FIT && w.Task != pb.Task_EVALUATE) {
+	badDim := w.Dim != uint64(cfg.Dim) && !(cfg.VariableDim && w.Dim >= 1 && w.Dim <= uint64(cfg.Dim))
+	if badDim || w.K != 1 || (w.Task != pb.Task_FIT && w.Task != pb.Task_EVALUATE) {
 		return localError{fmt.Errorf("%v work with k = %d vectors of length %d; the local model has %d", w.Task, w.K,
 			w.Dim, cfg.Dim)}
 	}

@@ -61,10 +61,22 @@ func (p *Proxy) stateRound() int {
 	return p.lastFit
 }
 
+// checkDim refuses a global vector of a length the clients do not take.
+func (p *Proxy) checkDim(global []float64) error {
+	cfg := &p.co.cfg
+	if n := len(global); n < 1 || n > cfg.Dim || (n != cfg.Dim && !cfg.VariableDim) {
+		return fmt.Errorf("rpc: a global vector of %d values; the clients take %d", n, cfg.Dim)
+	}
+	return nil
+}
+
 func (r *roundProxy) Fit(t fl.RoundTask, global, out []float64) (float64, error) {
 	p := (*Proxy)(r)
 	if len(out) != len(global) {
 		return 0, fmt.Errorf("rpc: an update of %d values for a global vector of %d", len(out), len(global))
+	}
+	if err := p.checkDim(global); err != nil {
+		return 0, err
 	}
 	rep, err := p.do(&job{w: fl.Work{Round: t.Round, Client: p.id, Particles: global, K: 1, Dim: len(global),
 		Seed: t.Seed, Stream: t.Stream}, task: pb.Task_FIT, grad: out, stateRound: int64(p.stateRound())})
@@ -79,6 +91,9 @@ func (r *roundProxy) Fit(t fl.RoundTask, global, out []float64) (float64, error)
 
 func (r *roundProxy) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, error) {
 	p := (*Proxy)(r)
+	if err := p.checkDim(global); err != nil {
+		return fl.ClientEval{}, err
+	}
 	rep, err := p.do(&job{w: fl.Work{Round: t.Round, Client: p.id, Particles: global, K: 1, Dim: len(global)},
 		task: pb.Task_EVALUATE, model: t.Model, stateRound: int64(p.stateRound())})
 	return rep.eval, err

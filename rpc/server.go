@@ -31,8 +31,11 @@ const ProtocolVersion = 2
 type ServerConfig struct {
 	Clients   int    // n: client ids are 0..n-1
 	ModelKind string // the clients' model ("gp")
-	Dim       int    // dφ
-	Beta      string // client temperature sent to the clients
+	Dim       int    // dφ, or the length of a peer method's global vector
+	// VariableDim: a peer method's vectors vary in length, Dim being the
+	// most entries of one.
+	VariableDim bool
+	Beta        string // client temperature sent to the clients
 	// Tokens[i] is client i's secret; nil: no token authentication.
 	Tokens [][]byte
 	// DataHashes[i], if set, is the DataHash client i must report.

@@ -215,6 +215,12 @@ type PeerRun struct {
 	// say: a method whose clients keep state (at their last two updates)
 	// must resume from the round before the one under way.
 	EveryRound bool
+	// NoCheckpoint: the method does not resume (a checkpoint in the
+	// settings is refused).
+	NoCheckpoint bool
+	// VariableDim: the method's vectors vary in length, Server.Dim being
+	// the most entries of one (ServerConfig.VariableDim).
+	VariableDim bool
 	// Run trains the method with the remote clients: its Options.Clients
 	// from clients, its Checkpoint ck and its Drops drops.
 	Run func(clients func() ([]fl.RoundClient, error), ck fl.RoundCheckpoint, drops Drops) (*fl.MethodResult, error)
@@ -242,7 +248,10 @@ func (o *ServerSetup) FederateRounds(ctx context.Context, r PeerRun) (*fl.Method
 		return nil, fieldErrorf([]string{"MaxUpdateNorm", "Robust.Rule"}, "%s and %s apply to PAC-PFL only")
 	case s.Quorum > r.Server.Clients:
 		return nil, fieldErrorf([]string{"Quorum"}, "%s %d is above the %d clients", s.Quorum, r.Server.Clients)
+	case r.NoCheckpoint && (s.Checkpoint != "" || s.Resume):
+		return nil, fieldErrorf([]string{"Checkpoint", "Resume"}, "%s and %s: this method does not resume its rounds")
 	}
+	r.Server.VariableDim = r.VariableDim
 	logf := logger(r.Log)
 	fo, err := o.federateOptions(r.Server, logf)
 	if err != nil {

@@ -31,15 +31,20 @@ func Kind(m methods.Networked, classes int) (kind string, dim int, err error) {
 }
 
 // Server is the coordinator's view of ds for method m: every client,
-// existing and new, with the DataHash of its training data, so that a
-// client process started with other data settings is refused.
+// existing and new (unless the method scores none), with the DataHash of
+// its training data, so that a client process started with other data
+// settings is refused.
 func Server(m methods.Networked, ds *data.Dataset) (rpc.ServerConfig, error) {
 	kind, dim, err := Kind(m, ds.Classes)
 	if err != nil {
 		return rpc.ServerConfig{}, err
 	}
 	var h [][]byte
-	for _, g := range [][]data.ClientData{ds.Existing, ds.New} {
+	groups := [][]data.ClientData{ds.Existing, ds.New}
+	if m.Traits().NoNewClients {
+		groups = groups[:1]
+	}
+	for _, g := range groups {
 		for i := range g {
 			h = append(h, rpc.DataHash(&g[i]))
 		}
@@ -71,8 +76,9 @@ func (s *served) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs har
 	if err != nil {
 		return nil, err
 	}
-	return s.setup.FederateRounds(ctx, rpc.PeerRun{Server: sc, Rounds: s.m.Rounds(), EveryRound: s.m.Stateful(),
-		Log: s.log,
+	tr := s.m.Traits()
+	return s.setup.FederateRounds(ctx, rpc.PeerRun{Server: sc, Rounds: s.m.Rounds(), EveryRound: tr.Stateful,
+		NoCheckpoint: tr.NoCheckpoint, VariableDim: tr.VariableDim, Log: s.log,
 		Run: func(clients func() ([]fl.RoundClient, error), ck fl.RoundCheckpoint, d rpc.Drops) (*fl.MethodResult,
 			error) {
 			// Every client joins before the method's clock starts.
@@ -84,6 +90,9 @@ func (s *served) Run(ctx context.Context, ds *data.Dataset, seed uint64, obs har
 				Clients: func(ne, nn int) (ex, nw []fl.RoundClient, err error) {
 					if len(rc) != ne+nn {
 						return nil, nil, fmt.Errorf("fedpeer: %d clients for %d existing and %d new", len(rc), ne, nn)
+					}
+					if nn == 0 {
+						return rc, nil, nil
 					}
 					return rc[:ne], rc[ne:], nil
 				}})
@@ -128,5 +137,6 @@ func Client(m methods.Networked, o ClientOptions) (rpc.ClientConfig, error) {
 		return rpc.ClientConfig{}, err
 	}
 	return rpc.ClientConfig{ID: o.ID, ModelKind: kind, Dim: dim, DataSize: o.Data.M(), DataHash: rpc.DataHash(o.Data),
-		StateFile: o.StateFile, NewRound: func() (fl.RoundClient, error) { return rc, nil }}, nil
+		StateFile: o.StateFile, NewRound: func() (fl.RoundClient, error) { return rc, nil },
+		VariableDim: m.Traits().VariableDim}, nil
 }
