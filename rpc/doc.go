@@ -1,5 +1,6 @@
-// Package rpc runs PAC-PFL across machines: a server that holds the
-// hyper-posterior's particles and clients that keep their data, over gRPC.
+// Package rpc runs PAC-PFL and the round-based peer methods across
+// machines: a server that holds the hyper-posterior's particles (or a peer
+// method's global vector) and clients that keep their data, over gRPC.
 //
 // The server side is a Coordinator whose Proxies are the fl.Clients of an
 // unchanged fl.Server loop, so a networked run is the in-process run with
@@ -20,6 +21,16 @@
 // or CSVServer (a CSV file whose rows each client reads from its own
 // file) describes. WriteCerts writes a test federation's certificates and
 // tokens. Settings the caller got wrong are ConfigErrors.
+//
+// A peer method (FedAvg, pFedBayes, FedVI, GenFL) runs on the same
+// coordinator through its fl.RoundClients: RoundClients are remote ones
+// (Fit sends the round's global vector and the client's stream, Evaluate
+// asks for the client's score of one of its models), FederateRounds is the
+// whole server with an fl.RoundState checkpoint, and a client process
+// answers with ClientConfig.NewRound's client; a stateful client keeps its
+// state at its last two updates in ClientConfig.StateFile, and the server's
+// record of its accepted updates (StateRounds) says which it must be at.
+// Package rpc/fedpeer puts a methods.Networked method on it.
 //
 // Security: the transport is TLS 1.3 (ServerTLS, ClientTLS; GenerateCerts
 // makes a test CA), optionally mutual, with client certificates naming
