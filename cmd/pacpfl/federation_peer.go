@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/internal/cli"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/rpc"
 	"github.com/pacpfl/pacpfl/rpc/fedpeer"
 )
@@ -56,18 +57,6 @@ func parsePeer(cmd, method string, args []string, stderr io.Writer,
 	return x, fs, exitOK, true
 }
 
-// networked is the one method of ms, which runs across processes.
-func networked(ms []harness.Method) (methods.Networked, error) {
-	if len(ms) != 1 {
-		return nil, fmt.Errorf("%d methods for one server", len(ms))
-	}
-	nm, ok := ms[0].(methods.Networked)
-	if !ok {
-		return nil, fmt.Errorf("%s cannot run across processes", ms[0].Name())
-	}
-	return nm, nil
-}
-
 func runPeerServer(method string, args []string, stdout, stderr io.Writer) int {
 	sf := &serverFlags{}
 	x, fs, st, ok := parsePeer("server", method, args, stderr, sf.add)
@@ -86,7 +75,7 @@ func runPeerServer(method string, args []string, stdout, stderr io.Writer) int {
 	}
 	log := rpc.NewLog(stderr, "pacpfl server: ")
 	x.wrap = func(ms []harness.Method) ([]harness.Method, error) {
-		nm, err := networked(ms)
+		nm, err := fedpeer.Networked(ms)
 		if err != nil {
 			return nil, err
 		}
@@ -122,19 +111,12 @@ func runPeerClient(method string, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "client", err)
 	}
-	n, id := len(ds.Existing), *c.id
-	if id >= n+len(ds.New) {
-		return fail(stderr, "client", usagef("--client %d: want 0 ≤ I < %d (%d existing, then %d new clients)", id,
-			n+len(ds.New), n, len(ds.New)))
-	}
-	own := &ds.Existing[min(id, n-1)]
-	if id >= n {
-		own = &ds.New[id-n]
-	}
-	nm, err := networked(ms)
+	nm, err := fedpeer.Networked(ms)
 	if err == nil {
-		c.o.Client, err = fedpeer.Client(nm, fedpeer.ClientOptions{ID: id, Existing: n, Data: own, Classes: ds.Classes,
-			Seed: x.seedBase, StateFile: stateFile})
+		c.o.Client, err = fedpeer.ClientOf(nm, ds, *c.id, x.seedBase, stateFile)
+	}
+	if errors.As(err, new(*option.FieldError)) {
+		err = asUsage(err)
 	}
 	if err != nil {
 		return fail(stderr, "client", libError(err))

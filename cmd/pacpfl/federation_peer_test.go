@@ -91,6 +91,8 @@ func TestPeerBadInvocations(t *testing.T) {
 		{[]string{"server", "--method", "genfl", "--listen", "127.0.0.1:7000", "--insecure", "--checkpoint", dir,
 			"--data-dir", writeFakeFMNIST(t, 140), "--max-images", "1200"}, "does not resume"},
 		{[]string{"client", "--method", "fedavg", "--insecure", "--client", "0"}, "--server"},
+		{[]string{"client", "--method", "fedavg", "--server", "127.0.0.1:7000", "--insecure", "--client", "12",
+			"--data-dir", writeFakeFMNIST(t, 140), "--max-images", "1200"}, "--client 12: want 0 ≤ I < 12"},
 		{[]string{"server", "--method", "fedavg", "--listen", "127.0.0.1:7000", "--insecure", "--aggregator",
 			"median", "--data-dir", writeFakeFMNIST(t, 140), "--max-images", "1200"}, "PAC-PFL only"},
 	} {

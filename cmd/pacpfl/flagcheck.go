@@ -73,7 +73,7 @@ var libraryFlags = map[string]string{
 	"Spec.ClientColumn": "client-column", "Spec.TargetColumn": "target-column",
 	"Federate.TestFraction": "test-fraction", "Spec.Task": "task", "Model.Samples": "samples",
 	"Options.SigmaMu": "sigma-mu", "Options.SigmaOmega": "sigma-omega", "Options.Bounds.WeightDraws": "weight-draws",
-	"Beta": "beta",
+	"Beta": "beta", "ID": "client",
 }
 
 // libraryFlag is the flag of a library option field (libraryFlags).

@@ -17,6 +17,7 @@ import (
 	"github.com/pacpfl/pacpfl/fl/fedavg"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/methods"
+	"github.com/pacpfl/pacpfl/option"
 	"github.com/pacpfl/pacpfl/rpc"
 )
 
@@ -139,4 +140,38 @@ func Client(m methods.Networked, o ClientOptions) (rpc.ClientConfig, error) {
 	return rpc.ClientConfig{ID: o.ID, ModelKind: kind, Dim: dim, DataSize: o.Data.M(), DataHash: rpc.DataHash(o.Data),
 		StateFile: o.StateFile, NewRound: func() (fl.RoundClient, error) { return rc, nil },
 		VariableDim: m.Traits().VariableDim}, nil
+}
+
+// Networked is the one method of ms (methods.New's), which must run
+// across processes.
+func Networked(ms []harness.Method) (methods.Networked, error) {
+	if len(ms) != 1 {
+		return nil, fmt.Errorf("fedpeer: %d methods for one server", len(ms))
+	}
+	nm, ok := ms[0].(methods.Networked)
+	if !ok {
+		return nil, fmt.Errorf("fedpeer: %s cannot run across processes", ms[0].Name())
+	}
+	return nm, nil
+}
+
+// ClientOf is the rpc.ClientConfig of client process id of method m on the
+// split ds (existing clients first, then new ones), which keeps only its
+// own client's data. An id out of range is an *option.FieldError of "ID".
+func ClientOf(m methods.Networked, ds *data.Dataset, id int, seed uint64, stateFile string) (rpc.ClientConfig,
+	error) {
+	n, nn := len(ds.Existing), len(ds.New)
+	if m.Traits().NoNewClients {
+		nn = 0
+	}
+	if id < 0 || id >= n+nn {
+		return rpc.ClientConfig{}, option.Format("", []string{"ID"}, "%s %d: want 0 ≤ I < %d (%d existing, then %d "+
+			"new clients)", id, n+nn, n, nn)
+	}
+	own := &ds.Existing[min(id, n-1)]
+	if id >= n {
+		own = &ds.New[id-n]
+	}
+	return Client(m, ClientOptions{ID: id, Existing: n, Data: own, Classes: ds.Classes, Seed: seed,
+		StateFile: stateFile})
 }
