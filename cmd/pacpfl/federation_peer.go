@@ -98,23 +98,11 @@ func runPeerClient(method string, args []string, stderr io.Writer) int {
 	if err := c.check(0); err != nil {
 		return fail(stderr, "client", err)
 	}
-	f, bf := &x.f, &x.bf
-	im, err := bf.images()
-	var ds *data.Dataset
-	if err == nil {
-		ds, err = bf.dataset(im, f, x.seedBase) // the client keeps its own part
-	}
-	var ms []harness.Method
-	if err == nil {
-		ms, err = x.newMethods(ds)
-	}
+	im, err := x.bf.images()
 	if err != nil {
 		return fail(stderr, "client", err)
 	}
-	nm, err := fedpeer.Networked(ms)
-	if err == nil {
-		c.o.Client, err = fedpeer.ClientOf(nm, ds, *c.id, x.seedBase, stateFile)
-	}
+	c.o.Client, err = x.peerClient(im, *c.id, stateFile)
 	if errors.As(err, new(*option.FieldError)) {
 		err = asUsage(err)
 	}
@@ -122,4 +110,32 @@ func runPeerClient(method string, args []string, stderr io.Writer) int {
 		return fail(stderr, "client", libError(err))
 	}
 	return c.participate(stderr)
+}
+
+// peerClient is the configuration of client process id: an existing client
+// builds only its own share of the split, a new one the split.
+func (x *fmnistExperiment) peerClient(im *data.Images, id int, stateFile string) (rpc.ClientConfig, error) {
+	f, bf := &x.f, &x.bf
+	meta := &data.Dataset{Name: im.Name, D: im.D(), Classes: im.Classes} // the methods' settings need no rows
+	ms, err := x.newMethods(meta)
+	var nm methods.Networked
+	if err == nil {
+		nm, err = fedpeer.Networked(ms)
+	}
+	if err != nil {
+		return rpc.ClientConfig{}, err
+	}
+	if n := bf.imageSplit(f).Existing(im.Classes); id >= 0 && id < n {
+		own, err := bf.client(im, f, x.seedBase, id)
+		if err != nil {
+			return rpc.ClientConfig{}, err
+		}
+		return fedpeer.Client(nm, fedpeer.ClientOptions{ID: id, Existing: n, Data: own, Classes: im.Classes,
+			Seed: x.seedBase, StateFile: stateFile})
+	}
+	ds, err := bf.dataset(im, f, x.seedBase)
+	if err != nil {
+		return rpc.ClientConfig{}, err
+	}
+	return fedpeer.ClientOf(nm, ds, id, x.seedBase, stateFile)
 }
