@@ -28,13 +28,15 @@ func peerReport(t *testing.T, path string) string {
 
 // pacpfl server --method and its client processes report exactly what
 // experiment fmnist reports for the method: pFedBayes (stateful clients
-// with state files) and FedAvg+FT (with new clients).
+// with state files), FedAvg+FT (with new clients), FedVI and FedAvg+FT on
+// FedVI's network.
 func TestPeerServerMatchesExperiment(t *testing.T) {
 	dir := writeFakeFMNIST(t, 140)
-	for _, method := range []string{"pfedbayes", "fedavg-ft"} {
+	for _, method := range []string{"pfedbayes", "fedavg-ft", "fedvi", "fedvi-fedavg-ft"} {
 		tmp := t.TempDir()
 		common := []string{"--data-dir", dir, "--fed-rounds", "3", "--fed-eval-last", "2", "--fed-local-steps", "2",
-			"--fed-batch", "10", "--fedavg-ft-steps", "2", "--hidden", "8", "--max-images", "1200"}
+			"--fed-batch", "10", "--fedavg-ft-steps", "2", "--hidden", "8", "--max-images", "1200", "--fedvi-rounds", "2",
+			"--fedvi-eval-last", "1", "--fedvi-ft-epochs", "1", "--fedvi-clients-per-round", "3"}
 		want, got := filepath.Join(tmp, "exp.json"), filepath.Join(tmp, "server.json")
 		args := append([]string{"experiment", "fmnist", "--seeds", "1", "--seed-base", "5", "--methods", method,
 			"--quiet", "--json", want}, common...)
