@@ -211,11 +211,11 @@ func RPC(ctx context.Context, cfg RPCConfig, out Output) ([]RPCRow, error) {
 		"plaintext and TLS 1.3 alternated\n", cfg.Reps)
 	dimName := "dφ"
 	if peer != nil {
-		out.printf("%s: a global vector of %d values (%s); each client's Fit writes global + 1, "+
-			"its Evaluate returns a constant score\n", cfg.Method, peer.dim, peer.about)
+		out.printf("%s: global vector of %d values (%s)\n", cfg.Method, peer.dim, peer.about)
+		out.printf("clients computing next to nothing: Fit writes global + 1, Evaluate returns a constant\n")
 		if peer.stateful {
 			out.printf("stateful clients: each saves its state (%d values) to a file in a temporary directory "+
-				"after every Fit, before sending the update\n", rpcStateLen)
+				"after every Fit\n", rpcStateLen)
 		}
 		dimName = "dim"
 	}

@@ -404,9 +404,9 @@ func TestRPCPeerRows(t *testing.T) {
 			}
 			assert.Equal(t, 4, rows[6].Clients)
 			lines := strings.Split(strings.TrimSpace(text.String()), "\n")
-			header := 3
+			header := 4
 			if c.stateful {
-				header = 4
+				header = 5
 			}
 			assert.Len(t, lines, header+8)
 			assert.Contains(t, lines[header], "ms per Fit beyond")
