@@ -373,6 +373,50 @@ func TestRPCRows(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalid)
 }
 
+// RPC of a peer method: Fit, Evaluate, transfer and concurrency over both
+// transports, a figure and no errors; pFedBayes's clients save their state
+// and say so. An unknown method is refused.
+func TestRPCPeerRows(t *testing.T) {
+	for _, c := range []struct {
+		method   string
+		dim      int
+		stateful bool
+	}{{"fedavg", 79_510, false}, {"pfedbayes", 2 * 79_510, true}} {
+		t.Run(c.method, func(t *testing.T) {
+			var text bytes.Buffer
+			cfg := RPCConfig{Reps: 1, Updates: 3, Clients: 4, Rounds: 2, Transfers: 1, Method: c.method}
+			rows, err := RPC(context.Background(), cfg, Output{W: &text})
+			require.NoError(t, err)
+			require.Len(t, rows, 8)
+			for i, r := range rows {
+				test := []string{"fit", "evaluate", "transfer", "concurrent"}[i/2]
+				assert.Equal(t, test, r.Test)
+				assert.Equal(t, []string{"plaintext", "tls"}[i%2], r.Transport)
+				assert.Equal(t, c.method, r.Method)
+				assert.Equal(t, 1, r.K)
+				assert.Equal(t, 8*r.Dim, r.Bytes)
+				if test != "transfer" {
+					assert.Equal(t, c.dim, r.Dim)
+				}
+				assert.Equal(t, c.stateful && test != "evaluate", r.StateFile)
+				assert.Zero(t, r.Errors)
+				assert.Greater(t, r.PerUpdate+r.MBps+r.RoundMS, 0.0)
+			}
+			assert.Equal(t, 4, rows[6].Clients)
+			lines := strings.Split(strings.TrimSpace(text.String()), "\n")
+			header := 4
+			if c.stateful {
+				header = 5
+			}
+			assert.Len(t, lines, header+8)
+			assert.Contains(t, lines[header], "ms per Fit beyond")
+			assert.Equal(t, c.stateful, strings.Contains(lines[header], "state file saved per update"))
+		})
+	}
+	_, err := RPC(context.Background(), RPCConfig{Method: "fedsomething"}, Output{})
+	assert.ErrorIs(t, err, ErrInvalid)
+}
+
 func TestRowsErrAndCancel(t *testing.T) {
 	assert.NoError(t, rowsErr([]ConvRow{{}}, func(r ConvRow) bool { return r.Error != "" }))
 	assert.ErrorIs(t, rowsErr([]ConvRow{{}, {Error: "x"}}, func(r ConvRow) bool { return r.Error != "" }), ErrRowFailed)

@@ -103,6 +103,8 @@ func runBenchRPC(args []string, stdout, stderr io.Writer) int {
 	b.fs.IntVar(&cfg.Clients, "clients", suite.DefaultRPCClients, "clients of the concurrency test")
 	b.fs.IntVar(&cfg.Rounds, "rounds", suite.DefaultRPCRounds, "rounds of the concurrency test")
 	b.fs.IntVar(&cfg.Transfers, "transfers", suite.DefaultRPCTransfers, "25 MB round trips per transfer measurement")
+	b.fs.StringVar(&cfg.Method, "method", suite.RPCMethodPACPFL, "whose rounds to carry: "+suite.RPCMethodPACPFL+
+		" (particle updates) or a peer method's Fit and Evaluate ("+strings.Join(suite.RPCPeerMethods, ", ")+")")
 	return b.run(args, b.positive("reps", "updates", "k", "clients", "rounds", "transfers"),
 		func() (string, float64, error) { return "", 0, nil }, benchOf(suite.RPC, &cfg))
 }

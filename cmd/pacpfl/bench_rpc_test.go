@@ -33,3 +33,29 @@ func TestBenchRPCSmall(t *testing.T) {
 		t.Errorf("--clients 0: exit %d", code)
 	}
 }
+
+// bench rpc --method pfedbayes: four tests × two transports, each row
+// naming the method; an unknown method is a usage error.
+func TestBenchRPCPeerMethod(t *testing.T) {
+	code, out, errOut := runCLI("bench", "rpc", "--method", "pfedbayes", "--reps", "1", "--updates", "3", "--clients",
+		"3", "--rounds", "2", "--transfers", "1", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, line := range lines {
+		var r suite.RPCRow
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if r.Method != "pfedbayes" || r.Errors != 0 {
+			t.Errorf("%+v", r)
+		}
+	}
+	if len(lines) != 8 {
+		t.Errorf("%d rows, want 4 tests × 2 transports", len(lines))
+	}
+	if code, _, _ := runCLI("bench", "rpc", "--method", "nope"); code != exitUsage {
+		t.Errorf("--method nope: exit %d", code)
+	}
+}
