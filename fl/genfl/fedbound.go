@@ -109,6 +109,14 @@ type pairEval struct {
 	mean, vr []float64
 }
 
+// block returns the buffers of a block of rows examples of in features.
+func (e *pairEval) block(rows, in int) ([]float64, []int) {
+	if cap(e.x) < rows*in {
+		e.x, e.y = make([]float64, rows*in), make([]int, rows)
+	}
+	return e.x[:rows*in], e.y[:rows]
+}
+
 func newPairEval(a Arch) *pairEval {
 	return &pairEval{net: newNet(a, linalg.NewNative(1))}
 }
@@ -279,11 +287,7 @@ func samplePairs(q *Posterior, a Arch, cs []Client, cfg MCConfig) (MCResult, err
 		func(e *pairEval, b int) error {
 			rows := min(pairBlock, cfg.N-b*pairBlock)
 			rng := stream(cfg.Seed, tagPairs, uint64(b))
-			if cap(e.x) < rows*a.In {
-				e.x = make([]float64, rows*a.In)
-				e.y = make([]int, rows)
-			}
-			x, y := e.x[:rows*a.In], e.y[:rows]
+			x, y := e.block(rows, a.In)
 			for r := range rows {
 				k, i := ix.locate(rng.IntN(total))
 				copy(x[r*a.In:(r+1)*a.In], cs[k].X[i*a.In:(i+1)*a.In])
@@ -352,11 +356,7 @@ func gibbsCounts(q *Posterior, a Arch, cs []Client, first, r, workers int, seed 
 			bk := blocks[b]
 			c := &cs[bk.user]
 			rows := bk.hi - bk.lo
-			if cap(e.x) < rows*a.In {
-				e.x = make([]float64, rows*a.In)
-				e.y = make([]int, rows)
-			}
-			x, y := e.x[:rows*a.In], e.y[:rows]
+			x, y := e.block(rows, a.In)
 			for p := bk.lo; p < bk.hi; p++ {
 				i := p % c.M()
 				copy(x[(p-bk.lo)*a.In:(p-bk.lo+1)*a.In], c.X[i*a.In:(i+1)*a.In])
@@ -575,11 +575,7 @@ func pairErrors(q *Posterior, a Arch, own *Client, lo, total int, cfg MCConfig) 
 		func(e *pairEval, b int) error {
 			rows := min(pairBlock, cfg.N-b*pairBlock)
 			rng := stream(cfg.Seed, tagPairs, uint64(b))
-			if cap(e.x) < rows*a.In {
-				e.x = make([]float64, rows*a.In)
-				e.y = make([]int, rows)
-			}
-			x, y := e.x[:rows*a.In], e.y[:rows]
+			x, y := e.block(rows, a.In)
 			n := 0
 			for r := range rows {
 				i := rng.IntN(total) - lo
