@@ -3,7 +3,9 @@ package fedpeer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
+	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/lml"
 	"github.com/pacpfl/pacpfl/methods"
@@ -37,6 +40,12 @@ func freeAddr(t *testing.T) string {
 // each is told the federation is over.
 func clients(t *testing.T, m methods.Networked, ds *data.Dataset, seed uint64, addr string) func() {
 	t.Helper()
+	return clientsIn(t, m, ds, seed, addr, "")
+}
+
+// clientsIn is clients with state files in dir ("": none).
+func clientsIn(t *testing.T, m methods.Networked, ds *data.Dataset, seed uint64, addr, dir string) func() {
+	t.Helper()
 	var wg sync.WaitGroup
 	n := len(ds.Existing)
 	for id := 0; id < n+len(ds.New); id++ {
@@ -44,7 +53,11 @@ func clients(t *testing.T, m methods.Networked, ds *data.Dataset, seed uint64, a
 		if id >= n {
 			c = &ds.New[id-n]
 		}
-		cfg, err := Client(m, ClientOptions{ID: id, Existing: n, Data: c, Classes: ds.Classes, Seed: seed})
+		o := ClientOptions{ID: id, Existing: n, Data: c, Classes: ds.Classes, Seed: seed}
+		if dir != "" {
+			o.StateFile = filepath.Join(dir, fmt.Sprintf("state-%d", id))
+		}
+		cfg, err := Client(m, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,5 +179,45 @@ func TestClientMismatchRefused(t *testing.T) {
 	}
 	if _, err := Client(m, ClientOptions{ID: -1, Existing: 2, Data: &ds.Existing[0]}); err == nil {
 		t.Error("client id -1 accepted")
+	}
+}
+
+// pFedBayes (stateful clients, state files) and GenFL (stateful, vectors
+// of several lengths, no new clients) served over TCP give the in-process
+// results bit for bit.
+func TestServedStatefulMethodsBitIdentical(t *testing.T) {
+	ds, seed := data.Blobs(4, 30, 20, 3), uint64(7)
+	b := methods.DefaultPFedBayes()
+	b.Options.Arch, b.Options.Rounds, b.Options.EvalLast, b.Options.LocalSteps, b.Options.ClientsPerRound = tinyMLP, 4,
+		2, 2, 3
+	g := methods.DefaultGenFL()
+	g.Options.Arch = genfl.Arch{In: 2, Hidden: []int{4}, Classes: 2}
+	g.Options.PriorFed.Rounds, g.Options.PosteriorFed.Rounds, g.Options.PersonalEpochs, g.Options.TestDraws = 3, 2, 1, 2
+	g.Options.PriorFed.LocalEpochs = 1
+	for _, m := range []methods.Networked{b, g} {
+		want, err := m.Run(context.Background(), ds, seed, harness.ObserverFunc(func(harness.Event) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, dir := freeAddr(t), t.TempDir()
+		sub := ds
+		if m.Traits().NoNewClients {
+			c := *ds
+			c.New = nil
+			sub = &c // the client processes there are
+		}
+		wait := clientsIn(t, m, sub, seed, addr, dir)
+		ckpt := t.TempDir()
+		if m.Traits().NoCheckpoint {
+			ckpt = ""
+		}
+		got, err := serve(t, context.Background(), m, ds, seed, addr, ckpt, false, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name(), err)
+		}
+		wait()
+		if a, b := asmtest.Digest(*got.ExistingClass), asmtest.Digest(*want.ExistingClass); a != b {
+			t.Errorf("%s: served %s, in process %s", m.Name(), a, b)
+		}
 	}
 }
