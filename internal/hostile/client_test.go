@@ -88,7 +88,7 @@ func (f *fakeCoord) session(st pb.Federation_SessionServer) error {
 		return err
 	}
 	reg := m.GetRegister()
-	if reg == nil || reg.Protocol != 1 || reg.ClientId != f.id || reg.ModelKind != "gp" ||
+	if reg == nil || reg.Protocol != ProtocolVersion || reg.ClientId != f.id || reg.ModelKind != "gp" ||
 		reg.Dimension != uint64(f.dim) {
 		return status.Errorf(codes.FailedPrecondition, "bad registration %v", m)
 	}
