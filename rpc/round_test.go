@@ -208,3 +208,47 @@ func TestRoundClientPoisonedUpdateRejected(t *testing.T) {
 		t.Error("the poisoned update reached the caller's buffer")
 	}
 }
+
+// liar answers Evaluate with the score it is given.
+type liar struct {
+	counter
+	ev fl.ClientEval
+}
+
+func (l *liar) Evaluate(fl.EvalTask, []float64) (fl.ClientEval, error) { return l.ev, nil }
+
+// The server refuses a client's score outside its ranges before anyone
+// uses it, and a loss beyond ±MaxLoss.
+func TestRoundClientBadScoresRejected(t *testing.T) {
+	l := &liar{}
+	tn := peerNet(t, 1, 2, "liar", func(int) (fl.RoundClient, error) { return l, nil }, nil)
+	rc := tn.co.RoundClients()[0]
+	for _, c := range []struct {
+		ev   fl.ClientEval
+		want string
+	}{
+		{fl.ClientEval{Accuracy: 101, Tests: 1}, "accuracy"},
+		{fl.ClientEval{Accuracy: math.NaN(), Tests: 1}, "accuracy"},
+		{fl.ClientEval{CE: 1.5, Tests: 1}, "calibration"},
+		{fl.ClientEval{}, "test points"},
+		{fl.ClientEval{Tests: 1, Extra: []float64{1, math.Inf(1)}}, "further number 1"},
+		{fl.ClientEval{Tests: 1, Extra: make([]float64, maxExtra+1)}, "further numbers"},
+	} {
+		l.ev = c.ev
+		if _, err := rc.Evaluate(fl.EvalTask{}, []float64{1, 2}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("score %+v: %v, want an error naming %q", c.ev, err, c.want)
+		}
+	}
+	l.ev = fl.ClientEval{Accuracy: 50, CE: 0.25, Tests: 4, Extra: []float64{3}}
+	if ev, err := rc.Evaluate(fl.EvalTask{}, []float64{1, 2}); err != nil || ev.Accuracy != 50 || ev.Extra[0] != 3 {
+		t.Errorf("a good score: %+v, %v", ev, err)
+	}
+	if _, err := rc.Evaluate(fl.EvalTask{}, []float64{1, 2, 3}); err == nil {
+		t.Error("a global vector of the wrong length was sent")
+	}
+	l.s = 2 * MaxLoss // Fit's loss is its state after the update
+	if _, err := rc.Fit(fl.RoundTask{}, []float64{1, 2}, make([]float64, 2)); err == nil ||
+		!strings.Contains(err.Error(), "training loss") {
+		t.Errorf("a loss of %g: %v", 2*MaxLoss+1, err)
+	}
+}
