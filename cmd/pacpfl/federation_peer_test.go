@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,13 @@ func peerReport(t *testing.T, path string) string {
 // FedVI's network.
 func TestPeerServerMatchesExperiment(t *testing.T) {
 	dir := writeFakeFMNIST(t, 140)
-	for _, method := range []string{"pfedbayes", "fedavg-ft", "fedvi", "fedvi-fedavg-ft"} {
+	ms := []string{"pfedbayes", "fedavg-ft"}
+	if runtime.GOARCH == "amd64" {
+		// FedVI's paper network is minutes per round under qemu (CI's arm64
+		// run); rpc/fedpeer and methods cover its clients there.
+		ms = append(ms, "fedvi", "fedvi-fedavg-ft")
+	}
+	for _, method := range ms {
 		tmp := t.TempDir()
 		common := []string{"--data-dir", dir, "--fed-rounds", "3", "--fed-eval-last", "2", "--fed-local-steps", "2",
 			"--fed-batch", "10", "--fedavg-ft-steps", "2", "--hidden", "8", "--max-images", "1200", "--fedvi-rounds", "2",
