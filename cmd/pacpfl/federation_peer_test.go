@@ -36,7 +36,7 @@ func TestPeerServerMatchesExperiment(t *testing.T) {
 	ms := []string{"pfedbayes", "fedavg-ft"}
 	if runtime.GOARCH == "amd64" {
 		// FedVI's paper network is minutes per round under qemu (CI's arm64
-		// run); rpc/fedpeer and methods cover its clients there.
+		// run); the tests of methods and fl/fedvi cover its clients there.
 		ms = append(ms, "fedvi", "fedvi-fedavg-ft")
 	}
 	for _, method := range ms {
