@@ -10,7 +10,13 @@ package fedpeer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"sort"
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
@@ -23,12 +29,70 @@ import (
 
 // Kind is the model kind a method's server and clients register with, and
 // the length of its global vector, for classes classes: a server and a
-// client of different methods or networks do not train together.
+// client of different methods, networks or settings (a fingerprint of
+// every exported setting of m) do not train together.
 func Kind(m methods.Networked, classes int) (kind string, dim int, err error) {
 	if dim, err = m.Dim(classes); err != nil {
 		return "", 0, err
 	}
-	return fmt.Sprintf("%s dim=%d classes=%d", m.Name(), dim, classes), dim, nil
+	return fmt.Sprintf("%s dim=%d classes=%d settings=%s", m.Name(), dim, classes, Fingerprint(m)), dim, nil
+}
+
+// Fingerprint is a short hash of v's exported data (numbers, strings,
+// booleans, and the structs, slices, arrays, maps and pointers holding
+// them), in field order: the same settings give the same fingerprint in
+// every process. Functions, channels and unexported fields (hooks and run
+// state) are left out.
+func Fingerprint(v any) string {
+	h := sha256.New()
+	fingerprint(h, reflect.ValueOf(v))
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+func fingerprint(w io.Writer, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Invalid, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		fmt.Fprint(w, "-")
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			fmt.Fprint(w, "nil")
+			return
+		}
+		fingerprint(w, v.Elem())
+	case reflect.Struct:
+		t := v.Type()
+		fmt.Fprint(w, "{")
+		for i := range v.NumField() {
+			if f := t.Field(i); f.IsExported() {
+				fmt.Fprintf(w, "%s:", f.Name)
+				fingerprint(w, v.Field(i))
+				fmt.Fprint(w, ";")
+			}
+		}
+		fmt.Fprint(w, "}")
+	case reflect.Slice, reflect.Array:
+		fmt.Fprintf(w, "[%d:", v.Len())
+		for i := range v.Len() {
+			fingerprint(w, v.Index(i))
+			fmt.Fprint(w, ",")
+		}
+		fmt.Fprint(w, "]")
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+		fmt.Fprint(w, "map[")
+		for _, k := range keys {
+			fingerprint(w, k)
+			fmt.Fprint(w, ":")
+			fingerprint(w, v.MapIndex(k))
+			fmt.Fprint(w, ",")
+		}
+		fmt.Fprint(w, "]")
+	case reflect.Float32, reflect.Float64:
+		fmt.Fprintf(w, "%x", math.Float64bits(v.Float()))
+	default:
+		fmt.Fprintf(w, "%v", v)
+	}
 }
 
 // Server is the coordinator's view of ds for method m: every client,

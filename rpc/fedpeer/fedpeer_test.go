@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"path/filepath"
 	"strings"
@@ -219,5 +220,32 @@ func TestServedStatefulMethodsBitIdentical(t *testing.T) {
 		if a, b := asmtest.Digest(*got.ExistingClass), asmtest.Digest(*want.ExistingClass); a != b {
 			t.Errorf("%s: served %s, in process %s", m.Name(), a, b)
 		}
+	}
+}
+
+// The model kind tells methods apart by any exported setting, and not by
+// hooks or run state.
+func TestKindFingerprintsSettings(t *testing.T) {
+	a, b := fedAvg(false), fedAvg(false)
+	b.Options.Progress = func(fl.RoundEvent) {}
+	b.Options.Stop = func() error { return nil }
+	ka, _, err := Kind(a, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kb, _, _ := Kind(b, 2); kb != ka {
+		t.Errorf("hooks changed the kind: %s, %s", ka, kb)
+	}
+	b.Options.LocalSteps++
+	if kb, _, _ := Kind(b, 2); kb == ka {
+		t.Errorf("another number of local steps, the same kind %s", ka)
+	}
+	c := fedAvg(false)
+	c.Options.LR = math.Nextafter(c.Options.LR, 1)
+	if kc, _, _ := Kind(c, 2); kc == ka {
+		t.Errorf("a step one ulp larger, the same kind %s", ka)
+	}
+	if Fingerprint(map[string]int{"a": 1, "b": 2}) != Fingerprint(map[string]int{"b": 2, "a": 1}) {
+		t.Error("a map's fingerprint depends on its order")
 	}
 }
