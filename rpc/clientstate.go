@@ -117,8 +117,12 @@ func (cs *clientState) at(r int) error {
 	if cs.prev != nil {
 		have = fmt.Sprintf("%d or %d", cs.prev.Round+1, cs.cur.Round+1)
 	}
+	hint := ""
+	if cs.path != "" {
+		hint = fmt.Sprintf(" (%s from another run? remove it to start afresh)", cs.path)
+	}
 	return fmt.Errorf("client state mismatch: this client's state is after round %s, the server's after round %d "+
-		"(0: the start); it cannot take part in this run", have, r+1)
+		"(0: the start); it cannot take part in this run%s", have, r+1, hint)
 }
 
 // fitted records the state after round r's update and saves it before the
