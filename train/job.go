@@ -61,8 +61,8 @@ type CSVJob struct {
 // beyond its result and options.
 type SyntheticInfo struct {
 	// Dataset names the data set in the JSON report ("polynomial",
-	// "fmnist"); Description names a BNN's split in the text header
-	// ("fmnist labels5 small").
+	// "pv-ew-150", "fmnist"); Description names it in the text ("PV-EW(150)";
+	// "": Polynomial) or a BNN's split ("fmnist labels5 small").
 	Dataset, Description string
 	Seed                 uint64
 	// Extra is Polynomial's personalisation-only samples per client.
@@ -296,14 +296,18 @@ func (o *Outcome) Report(totalSeconds float64) (*report.TrainText, any) {
 func (j *GPJob) report(res *fl.MethodResult, cert *report.Certification,
 	totalSeconds float64) (*report.TrainText, any) {
 	ds, o, in := j.Data, j.Options, j.Info
+	name := in.Description
+	if name == "" {
+		name = "Polynomial"
+	}
 	text := &report.TrainText{
-		Setting: fmt.Sprintf("PAC-PFL, GP clients on Polynomial: %d existing clients (m_i=%d), %d new; "+
-			"k=%d particles, T=%d rounds, seed %d", len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K,
+		Setting: fmt.Sprintf("PAC-PFL, GP clients on %s: %d existing clients (m_i=%d), %d new; "+
+			"k=%d particles, T=%d rounds, seed %d", name, len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K,
 			o.Server.Rounds, in.Seed),
 		Certification: cert,
-		Header: fmt.Sprintf("PAC-PFL on Polynomial: n=%d existing (m_i=%d), %d new clients; "+
+		Header: fmt.Sprintf("PAC-PFL on %s: n=%d existing (m_i=%d), %d new clients; "+
 			"k=%d, T=%d, c=%d, τ=%.4g, σ_P=%g, β=%s, seed %d; GP inference %s",
-			len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound,
+			name, len(ds.Existing), ds.MinM(), len(ds.New), o.Server.K, o.Server.Rounds, o.Server.ClientsPerRound,
 			o.Server.Tau, o.SigmaP, o.Beta, in.Seed, j.Inference),
 		LML: "mean client LML", Train: res.Train, NoRounds: o.Server.Rounds == 0, Private: o.Server.DP != nil,
 		Existing: report.RegressionLine(len(ds.Existing), res.Existing.MeanRSMSE, res.Existing.MeanCE),

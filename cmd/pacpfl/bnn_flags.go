@@ -15,6 +15,7 @@ const (
 	modelGP       = "gp"
 	modelBNN      = "bnn"
 	dataPoly      = "polynomial"
+	dataPV        = "pv"
 	dataFMNIST    = "fmnist"
 	partLabels5   = data.PartitionLabels5
 	partDirichlet = data.PartitionDirichlet
@@ -77,8 +78,9 @@ var (
 func (b *bnnFlags) registerChoice(fs *flag.FlagSet) {
 	fs.StringVar(&b.model, "model", b.model,
 		"client model: gp (regression, Polynomial) or bnn (classification, Fashion-MNIST)")
-	fs.StringVar(&b.data, "data", b.data, "data set: polynomial (GP), fmnist (BNN) or a CSV file of your own (pacpfl "+
-		"train --data FILE.csv -h lists its flags); the default follows --model")
+	fs.StringVar(&b.data, "data", b.data, "data set: polynomial (GP), pv (GP; pacpfl train --data pv -h lists its "+
+		"flags), fmnist (BNN) or a CSV file of your own (pacpfl train --data FILE.csv -h lists its flags); the "+
+		"default follows --model")
 	fs.StringVar(&b.net.Arch, "arch", b.net.Arch, "bnn: network: mlp (784-H-10) or bcnn (the paper's CNN, dense H)")
 }
 
@@ -151,19 +153,19 @@ func (b *bnnFlags) resolve(fs *flag.FlagSet) error {
 	switch {
 	case b.model != modelGP && b.model != modelBNN:
 		return usagef("unknown --model %q (want gp or bnn)", b.model)
-	case b.data != dataPoly && b.data != dataFMNIST:
-		return usagef("unknown --data %q (want polynomial or fmnist)", b.data)
-	case b.model == modelGP && b.data != dataPoly:
-		return usagef("--model gp runs on --data polynomial (fmnist is for --model bnn)")
+	case b.data != dataPoly && b.data != dataFMNIST && b.data != dataPV:
+		return usagef("unknown --data %q (want polynomial, pv or fmnist)", b.data)
+	case b.model == modelGP && b.data == dataFMNIST:
+		return usagef("--model gp runs on --data polynomial or pv (fmnist is for --model bnn)")
 	case b.model == modelBNN && b.data != dataFMNIST:
-		return usagef("--model bnn runs on --data fmnist (polynomial is for --model gp)")
+		return usagef("--model bnn runs on --data fmnist (polynomial and pv are for --model gp)")
 	}
 	other := bnnOnly
 	if b.model == modelBNN {
 		other = gpOnly
 	}
 	for _, name := range other {
-		if b.set[name] {
+		if b.set[name] && !(name == "samples" && b.data == dataPV) { // PV's --samples: per house
 			return usagef("--%s does not apply to --model %s", name, b.model)
 		}
 	}

@@ -90,6 +90,8 @@ type fedParse struct {
 	bf  bnnFlags
 	c   csvFlags
 	csv bool // --data FILE.csv: a client reads its own rows of the file
+	// pv is --data pv's --variant and --samples (nil: other data).
+	pv *pvFlags
 	// certify and explain are train's --certify and --explain.
 	certify, explain bool
 }
@@ -101,6 +103,14 @@ func (p *fedParse) flags(fs *flag.FlagSet, args []string, server bool) {
 	p.f, p.bf = newTrainFlags(), newBNNFlags()
 	if p.csv = csvDataArg(args); p.csv {
 		registerCSVRun(fs, &p.c, &p.f, &p.bf, server)
+		return
+	}
+	if v, _ := cli.FlagValue(args, "data"); v == dataPV {
+		// GP clients on PV, its server settings (methods.DefaultPACPFL)
+		// the defaults; --samples is PV's (training samples per house).
+		p.f, p.pv = regressionFlags(dataPV), addPVFlags(fs, dataPV)
+		p.f.registerTraining(fs, true)
+		p.bf.registerChoice(fs)
 		return
 	}
 	p.f.registerTraining(fs, true)
@@ -115,6 +125,14 @@ func (p *fedParse) check(fs *flag.FlagSet, jsonPath string) error {
 		}
 	} else if err := p.bf.resolve(fs); err != nil {
 		return err
+	}
+	if p.pv != nil {
+		if flagSet(fs, "extra") {
+			return usagef("--extra applies to --data polynomial")
+		}
+		if err := p.pv.apply(&p.f); err != nil {
+			return err
+		}
 	}
 	if err := p.f.afterParse(fs, jsonPath); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/pacpfl/pacpfl/clienteval"
@@ -241,7 +242,12 @@ func (p *fedParse) job(stderr io.Writer) (*train.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	info.Dataset, info.Extra = dataPoly, f.poly.Extra
+	info.Dataset = f.datasetKey()
+	if f.pv == nil {
+		info.Extra = f.poly.Extra
+	} else {
+		info.Description = fmt.Sprintf("PV-%s(%d)", strings.ToUpper(f.pv.Variant), f.pv.Train)
+	}
 	return &train.Job{GP: &train.GPJob{Data: ds, Options: o, Inference: f.inference(), Info: info}}, nil
 }
 

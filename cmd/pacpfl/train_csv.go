@@ -16,7 +16,7 @@ import (
 // pacpfl predict and pacpfl plot predictive.
 
 // Built-in data sets of --data; any other value is a CSV file.
-var builtinData = []string{dataPoly, dataFMNIST}
+var builtinData = []string{dataPoly, dataPV, dataFMNIST}
 
 // csvDataArg reports whether args give train a CSV file: --data with a
 // value that is not a built-in data set.
