@@ -3,6 +3,7 @@ package fedavg
 import (
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pacpfl/pacpfl/asm/asmtest"
@@ -19,7 +20,7 @@ type remote struct {
 	c            *data.ClientData
 	o            Options
 	group, index int
-	fits         *int
+	fits         *atomic.Int64
 }
 
 func (r remote) client() fl.RoundClient {
@@ -31,7 +32,7 @@ func (r remote) client() fl.RoundClient {
 }
 
 func (r remote) Fit(t fl.RoundTask, global, out []float64) (float64, error) {
-	*r.fits++
+	r.fits.Add(1)
 	t.RNG = nil
 	o := make([]float64, len(out))
 	loss, err := r.client().Fit(t, append([]float64(nil), global...), o)
@@ -55,7 +56,7 @@ func TestRemoteClientsBitIdentical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fits := 0
+		var fits atomic.Int64
 		o.Clients = func(ne, nn int) (ex, nw []fl.RoundClient, err error) {
 			for g, group := range [][]data.ClientData{ds.Existing, ds.New} {
 				for i := range group {
@@ -73,8 +74,8 @@ func TestRemoteClientsBitIdentical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fits != o.Rounds*o.ClientsPerRound {
-			t.Fatalf("μ = %g: %d remote updates, want %d", mu, fits, o.Rounds*o.ClientsPerRound)
+		if n := fits.Load(); n != int64(o.Rounds*o.ClientsPerRound) {
+			t.Fatalf("μ = %g: %d remote updates, want %d", mu, n, o.Rounds*o.ClientsPerRound)
 		}
 		// %v prints every float exactly (shortest round trip), NaN as NaN.
 		values := func(r *Result) string {
