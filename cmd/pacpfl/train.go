@@ -138,7 +138,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	err := p.check(fs, *jsonPath)
 	if err == nil && p.certify && !p.gpClients() {
-		err = usagef("--certify needs GP clients (Polynomial or a CSV regression task)")
+		err = usagef("--certify needs GP clients (Polynomial, PV or a CSV regression task)")
 	}
 	if err == nil {
 		err = p.runJob(stdout, stderr, *jsonPath, "train", *quiet, func(job *train.Job) (*train.Outcome, error) {
