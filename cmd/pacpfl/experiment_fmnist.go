@@ -125,10 +125,13 @@ func newFMNIST() *fmnistExperiment {
 // --seed; --method, --quiet and --json are the caller's).
 func (x *fmnistExperiment) register(fs *flag.FlagSet, peer bool) {
 	// The comparison computes no bounds, and its seeds are --seeds and
-	// --seed-base: it registers neither the bounds' flags nor --seed.
-	x.f.registerSVGD(fs)
-	x.f.registerTemp(fs)
-	x.f.registerDP(fs)
+	// --seed-base: it registers neither the bounds' flags nor --seed. A
+	// peer method's run has no PAC-PFL server to configure.
+	if !peer {
+		x.f.registerSVGD(fs)
+		x.f.registerTemp(fs)
+		x.f.registerDP(fs)
+	}
 	x.f.registerData(fs)
 	x.bf.registerChoice(fs)
 	x.bf.registerFMNIST(fs)
