@@ -165,64 +165,56 @@ func bitEqual(a, b reflect.Value, path string) error {
 func TestInjectedClientsBitIdentical(t *testing.T) {
 	ds := blobs.Dataset(5, 30, 20, 3)
 	ds.Existing[1].X, ds.Existing[1].Y = ds.Existing[1].X[:10*2], ds.Existing[1].Y[:10] // unequal sizes
-	for _, v := range []Variant{Paper, Code} {
-		for _, opt := range []Optimizer{SGD, Adam} {
-			t.Run(v.String()+"/"+opt.String(), func(t *testing.T) {
-				o := DefaultOptions()
-				if v == Code {
-					o = CodeOptions()
-				}
-				o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.ClientsPerRound, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 3,
-					2, 5
-				o.Optimizer, o.EvalDraws, o.MC, o.LR1, o.LR2 = opt, 2, 2, 0.01, 0.01
-				if v == Code {
-					o.MC = 1
-				}
-				plain, err := Run(ds, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				clients, made := netClients(ds, o)
-				on := o
-				on.Clients = clients
-				remote, err := Run(sizesOnly(ds), on)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if remote.Clients != nil {
-					t.Fatal("the server reports the clients' states")
-				}
-				nw := 2 * tinyArch.NumWeights()
-				for i, c := range plain.Clients {
-					if err := bitEqual(reflect.ValueOf(c), reflect.ValueOf((*made)[i].state[:nw]),
-						"v_i"); err != nil {
-						t.Fatalf("client %d: %v", i, err)
-					}
-				}
-				plain.Clients = nil
-				for _, r := range []*Result{plain, remote} {
-					r.Seconds, r.TrainSeconds = 0, 0
-				}
-				if err := bitEqual(reflect.ValueOf(plain), reflect.ValueOf(remote), "Result"); err != nil {
-					t.Fatal(err)
-				}
-				pm, err := RunMethod(ds, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rm, err := RunMethod(sizesOnly(ds), on)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, m := range []*fl.MethodResult{pm, rm} {
-					m.Seconds, m.Elapsed, m.RoundSeconds = 0, 0, 0
-				}
-				if err := bitEqual(reflect.ValueOf(pm), reflect.ValueOf(rm), "MethodResult"); err != nil {
-					t.Fatal(err)
-				}
-			})
+	eachVariant(t, func(t *testing.T, v Variant, opt Optimizer, o Options) {
+		o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.ClientsPerRound, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 3,
+			2, 5
+		o.Optimizer, o.EvalDraws, o.MC, o.LR1, o.LR2 = opt, 2, 2, 0.01, 0.01
+		if v == Code {
+			o.MC = 1
 		}
-	}
+		plain, err := Run(ds, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients, made := netClients(ds, o)
+		on := o
+		on.Clients = clients
+		remote, err := Run(sizesOnly(ds), on)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if remote.Clients != nil {
+			t.Fatal("the server reports the clients' states")
+		}
+		nw := 2 * tinyArch.NumWeights()
+		for i, c := range plain.Clients {
+			if err := bitEqual(reflect.ValueOf(c), reflect.ValueOf((*made)[i].state[:nw]),
+				"v_i"); err != nil {
+				t.Fatalf("client %d: %v", i, err)
+			}
+		}
+		plain.Clients = nil
+		for _, r := range []*Result{plain, remote} {
+			r.Seconds, r.TrainSeconds = 0, 0
+		}
+		if err := bitEqual(reflect.ValueOf(plain), reflect.ValueOf(remote), "Result"); err != nil {
+			t.Fatal(err)
+		}
+		pm, err := RunMethod(ds, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm, err := RunMethod(sizesOnly(ds), on)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*fl.MethodResult{pm, rm} {
+			m.Seconds, m.Elapsed, m.RoundSeconds = 0, 0, 0
+		}
+		if err := bitEqual(reflect.ValueOf(pm), reflect.ValueOf(rm), "MethodResult"); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // Run refuses injected clients of the wrong number and stops at a
@@ -444,6 +436,22 @@ func TestFitAllocs(t *testing.T) {
 			}
 		}); a != 0 {
 			t.Errorf("%v, %v: a client update allocates %v times", o.Variant, o.Optimizer, a)
+		}
+	}
+}
+
+// eachVariant runs f as a subtest for both variants and both optimisers,
+// o the variant's default options.
+func eachVariant(t *testing.T, f func(t *testing.T, v Variant, opt Optimizer, o Options)) {
+	for _, v := range []Variant{Paper, Code} {
+		for _, opt := range []Optimizer{SGD, Adam} {
+			t.Run(v.String()+"/"+opt.String(), func(t *testing.T) {
+				o := DefaultOptions()
+				if v == Code {
+					o = CodeOptions()
+				}
+				f(t, v, opt, o)
+			})
 		}
 	}
 }

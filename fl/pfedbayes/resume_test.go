@@ -56,97 +56,89 @@ var errStop = errors.New("stopped for the test")
 func TestResumeBitIdentical(t *testing.T) {
 	ds := blobs.Dataset(4, 30, 20, 2)
 	ds.Existing[1].X, ds.Existing[1].Y = ds.Existing[1].X[:10*2], ds.Existing[1].Y[:10] // unequal sizes
-	for _, v := range []Variant{Paper, Code} {
-		for _, opt := range []Optimizer{SGD, Adam} {
-			t.Run(v.String()+"/"+opt.String(), func(t *testing.T) {
-				o := DefaultOptions()
-				if v == Code {
-					o = CodeOptions()
+	eachVariant(t, func(t *testing.T, v Variant, opt Optimizer, o Options) {
+		o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.ClientsPerRound, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 2,
+			3, 7
+		o.Optimizer, o.EvalDraws, o.LR1, o.LR2, o.Beta = opt, 2, 0.01, 0.01, 0.7
+		if v == Code && opt == SGD {
+			o.LR1, o.LR2 = 1e-4, 1e-4 // the summed likelihood's steps are larger
+		}
+		saved := 0
+		o.Checkpoint.AfterRound = func(st *fl.RoundState) error {
+			if saved++; st.Round != saved || st.Server != nil {
+				return fmt.Errorf("state of round %d (server %v) after %d rounds", st.Round, st.Server, saved)
+			}
+			return nil
+		}
+		want, err := Run(ds, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if saved != o.Rounds {
+			t.Fatalf("%d states saved in %d rounds", saved, o.Rounds)
+		}
+		nw := 2 * tinyArch.NumWeights()
+		wantClients := want.Clients
+		want.Clients, want.Seconds, want.TrainSeconds = nil, 0, 0
+		for _, k := range []int{0, 2, o.Rounds} {
+			clients, live := liveClients(t, ds, o)
+			b := o
+			b.Clients = clients
+			var st *fl.RoundState
+			b.Checkpoint.AfterRound = func(s *fl.RoundState) error {
+				if s.Round == k {
+					st = copyState(s)
+					return errStop
 				}
-				o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.ClientsPerRound, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 2,
-					3, 7
-				o.Optimizer, o.EvalDraws, o.LR1, o.LR2, o.Beta = opt, 2, 0.01, 0.01, 0.7
-				if v == Code && opt == SGD {
-					o.LR1, o.LR2 = 1e-4, 1e-4 // the summed likelihood's steps are larger
-				}
-				saved := 0
-				o.Checkpoint.AfterRound = func(st *fl.RoundState) error {
-					if saved++; st.Round != saved || st.Server != nil {
-						return fmt.Errorf("state of round %d (server %v) after %d rounds", st.Round, st.Server, saved)
-					}
-					return nil
-				}
-				want, err := Run(ds, o)
+				return nil
+			}
+			if k == 0 {
+				v0, err := Init(o)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if saved != o.Rounds {
-					t.Fatalf("%d states saved in %d rounds", saved, o.Rounds)
+				st = &fl.RoundState{Global: v0}
+			} else if _, err := Run(ds, b); !errors.Is(err, errStop) {
+				t.Fatalf("k = %d: the run was not stopped: %v", k, err)
+			}
+			if st == nil || st.Round != k {
+				t.Fatalf("k = %d: no state of round %d", k, k)
+			}
+			c := o
+			c.Clients, c.Checkpoint = clients, fl.RoundCheckpoint{Resume: st}
+			got, err := Run(ds, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Seconds, got.TrainSeconds = 0, 0
+			if err := bitEqual(reflect.ValueOf(want), reflect.ValueOf(got), "Result"); err != nil {
+				t.Errorf("resumed after round %d: %v", k, err)
+			}
+			for i, l := range live {
+				s := l.(fl.StatefulClient).AppendState(nil)[:nw]
+				if err := bitEqual(reflect.ValueOf(wantClients[i]), reflect.ValueOf(s), "v_i"); err != nil {
+					t.Errorf("resumed after round %d, client %d: %v", k, i, err)
 				}
-				nw := 2 * tinyArch.NumWeights()
-				wantClients := want.Clients
-				want.Clients, want.Seconds, want.TrainSeconds = nil, 0, 0
-				for _, k := range []int{0, 2, o.Rounds} {
-					clients, live := liveClients(t, ds, o)
-					b := o
-					b.Clients = clients
-					var st *fl.RoundState
-					b.Checkpoint.AfterRound = func(s *fl.RoundState) error {
-						if s.Round == k {
-							st = copyState(s)
-							return errStop
-						}
-						return nil
-					}
-					if k == 0 {
-						v0, err := Init(o)
-						if err != nil {
-							t.Fatal(err)
-						}
-						st = &fl.RoundState{Global: v0}
-					} else if _, err := Run(ds, b); !errors.Is(err, errStop) {
-						t.Fatalf("k = %d: the run was not stopped: %v", k, err)
-					}
-					if st == nil || st.Round != k {
-						t.Fatalf("k = %d: no state of round %d", k, k)
-					}
-					c := o
-					c.Clients, c.Checkpoint = clients, fl.RoundCheckpoint{Resume: st}
-					got, err := Run(ds, c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got.Seconds, got.TrainSeconds = 0, 0
-					if err := bitEqual(reflect.ValueOf(want), reflect.ValueOf(got), "Result"); err != nil {
-						t.Errorf("resumed after round %d: %v", k, err)
-					}
-					for i, l := range live {
-						s := l.(fl.StatefulClient).AppendState(nil)[:nw]
-						if err := bitEqual(reflect.ValueOf(wantClients[i]), reflect.ValueOf(s), "v_i"); err != nil {
-							t.Errorf("resumed after round %d, client %d: %v", k, i, err)
-						}
-					}
-				}
-				o.Checkpoint.AfterRound = nil
-				inf := slices.Clone(want.Global)
-				inf[3] = math.Inf(1)
-				clients, _ := liveClients(t, ds, o)
-				for _, bad := range []fl.RoundState{{Round: 5, Global: want.Global}, {Round: 2, Global: []float64{1}},
-					{Round: 2, Global: want.Global, Server: []float64{1}}, {Round: 2, Global: inf},
-					{Round: -1, Global: want.Global}} {
-					c := o
-					c.Clients, c.Checkpoint.Resume = clients, &bad
-					if _, err := Run(ds, c); err == nil || !strings.Contains(err.Error(), "checkpoint") {
-						t.Errorf("resumed from round %d of %d values: %v", bad.Round, len(bad.Global), err)
-					}
-				}
-				o.Checkpoint.Resume = &fl.RoundState{Round: 2, Global: want.Global}
-				if _, err := Run(ds, o); err == nil || !strings.Contains(err.Error(), "in-process clients") {
-					t.Errorf("in-process clients resumed after round 2: %v", err)
-				}
-			})
+			}
 		}
-	}
+		o.Checkpoint.AfterRound = nil
+		inf := slices.Clone(want.Global)
+		inf[3] = math.Inf(1)
+		clients, _ := liveClients(t, ds, o)
+		for _, bad := range []fl.RoundState{{Round: 5, Global: want.Global}, {Round: 2, Global: []float64{1}},
+			{Round: 2, Global: want.Global, Server: []float64{1}}, {Round: 2, Global: inf},
+			{Round: -1, Global: want.Global}} {
+			c := o
+			c.Clients, c.Checkpoint.Resume = clients, &bad
+			if _, err := Run(ds, c); err == nil || !strings.Contains(err.Error(), "checkpoint") {
+				t.Errorf("resumed from round %d of %d values: %v", bad.Round, len(bad.Global), err)
+			}
+		}
+		o.Checkpoint.Resume = &fl.RoundState{Round: 2, Global: want.Global}
+		if _, err := Run(ds, o); err == nil || !strings.Contains(err.Error(), "in-process clients") {
+			t.Errorf("in-process clients resumed after round 2: %v", err)
+		}
+	})
 }
 
 // flaky is a client whose Fit fails in round failAt (0-based; −1: never)
