@@ -159,3 +159,14 @@ func (c *RoundCheckpoint) Check(rounds, dim, server int) error {
 	}
 	return nil
 }
+
+// AppendRoundEval appends e to a history, replacing its last evaluation if
+// that is of e's round: a run resumed after its last round scores that
+// round again (fedrun's EvalWindow.Finish).
+func AppendRoundEval(h []RoundEval, e RoundEval) []RoundEval {
+	if n := len(h); n > 0 && h[n-1].Round == e.Round {
+		h[n-1] = e
+		return h
+	}
+	return append(h, e)
+}

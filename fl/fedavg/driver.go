@@ -139,7 +139,7 @@ func TrainClients(clients []fl.RoundClient, weights, global []float64, p Plan) (
 	}
 	loss := make([]float64, len(clients)) // a round's clients are distinct
 	var round []int
-	win := fedrun.EvalWindow{Rounds: p.Rounds, Stop: p.Stop, Eval: p.Eval}
+	win := fedrun.EvalWindow{Rounds: p.Rounds, Stop: p.Stop, Eval: p.Eval, Start: p.Start}
 	if p.Eval != nil {
 		win.Last = p.EvalLast
 	}

@@ -269,7 +269,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 		e := fl.NewRoundEval(round)
 		e.GM = m.MeanAccuracy
-		res.History = append(res.History, e)
+		res.History = fl.AppendRoundEval(res.History, e)
 		if final {
 			res.GM = m
 			if len(nw) > 0 {
@@ -304,16 +304,6 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	evalSeconds, err := TrainClients(ex, weights, global, plan)
 	if err != nil {
 		return nil, err
-	}
-	if first == o.Rounds && o.Rounds > 0 {
-		// Resumed after the last round: its final scores again (the same
-		// numbers), in place of the history's copy.
-		if h := res.History; len(h) > 0 && h[len(h)-1].Round == o.Rounds {
-			res.History = h[:len(h)-1]
-		}
-		if err := evaluate(o.Rounds, true); err != nil {
-			return nil, err
-		}
 	}
 	res.BestGM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.GM })
 	res.Seconds = time.Since(start).Seconds()

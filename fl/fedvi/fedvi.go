@@ -231,7 +231,7 @@ func (r *Result) add(e evaluation, err error) error {
 	if err != nil {
 		return err
 	}
-	r.History = append(r.History, e.round)
+	r.History = fl.AppendRoundEval(r.History, e.round)
 	r.Existing, r.New = e.existing, e.new
 	return nil
 }

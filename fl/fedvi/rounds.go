@@ -68,12 +68,11 @@ func checkHistory(r *fl.RoundState, rounds, evalLast int) error {
 }
 
 // run runs the rounds after s.first, evaluating the last o.EvalLast of
-// them, with o.Drops and o.Checkpoint.AfterRound. A run resumed after its
-// last round evaluates that round again (the same numbers) in place of
-// the history's copy.
+// them, with o.Drops and o.Checkpoint.AfterRound (a run resumed after its
+// last round evaluates that round again: EvalWindow.Finish).
 func (s *server) run() error {
 	o := s.o
-	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Stop: o.Stop,
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Stop: o.Stop, Start: s.first,
 		Eval: func(round int, _ bool) error { return s.res.add(s.eval(round)) }}
 	if o.Progress != nil {
 		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
@@ -94,12 +93,8 @@ func (s *server) run() error {
 		local, hooks); err != nil {
 		return err
 	}
-	switch {
-	case win.Last == 0:
+	if win.Last == 0 {
 		return nil
-	case s.first == o.Rounds && o.Rounds > 0:
-		s.res.History = s.res.History[:len(s.res.History)-1] // checkHistory: round o.Rounds's
-		return s.res.add(s.eval(o.Rounds))
 	}
 	return win.Finish()
 }

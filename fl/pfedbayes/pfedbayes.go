@@ -462,7 +462,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 		e := fl.NewRoundEval(round)
 		e.PM, e.GM = pm.MeanAccuracy, gm.MeanAccuracy
-		res.History = append(res.History, e)
+		res.History = fl.AppendRoundEval(res.History, e)
 		if final {
 			res.PM, res.GM = pm, gm
 			if len(nc) > 0 {
@@ -475,7 +475,7 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 		}
 		return nil
 	}
-	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Stop: o.Stop}
+	win := fedrun.EvalWindow{Rounds: o.Rounds, Last: o.EvalLast, Eval: evaluate, Stop: o.Stop, Start: first}
 	if o.Progress != nil {
 		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
 	}
@@ -506,18 +506,6 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	}
 	if err := win.Finish(); err != nil {
 		return nil, err
-	}
-	if first == o.Rounds && o.Rounds > 0 {
-		// Resumed after the last round: its final scores again (the same
-		// numbers), in place of the history's copy.
-		if h := res.History; len(h) > 0 && h[len(h)-1].Round == o.Rounds {
-			res.History = h[:len(h)-1]
-		}
-		t0 := time.Now()
-		if err := evaluate(o.Rounds, true); err != nil {
-			return nil, err
-		}
-		win.Seconds += time.Since(t0).Seconds()
 	}
 	res.BestPM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.PM })
 	res.BestGM = fl.BestRound(res.History, func(e fl.RoundEval) float64 { return e.GM })

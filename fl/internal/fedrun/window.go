@@ -15,7 +15,11 @@ type EvalWindow struct {
 	// Stop, if set, is asked after every round (after Progress); an error
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).
-	Stop    func() error
+	Stop func() error
+	// Start is a resumed run's rounds done. A run resumed after its last
+	// round scores that round again in Finish: the final-only figures
+	// are not in a checkpoint (the method replaces its history's copy).
+	Start   int
 	Seconds float64 // time spent in Eval so far
 }
 
@@ -36,11 +40,15 @@ func (w *EvalWindow) AfterRound(t int) error {
 	return nil
 }
 
-// Finish scores the initial models of a run of no rounds (a run of some
-// rounds was scored by AfterRound).
+// Finish scores the initial models of a run of no rounds, and the last
+// round of a run resumed after it (a run of some rounds was scored by
+// AfterRound).
 func (w *EvalWindow) Finish() error {
-	if w.Rounds == 0 {
+	switch {
+	case w.Rounds == 0:
 		return w.eval(0, true)
+	case w.Last > 0 && w.Start == w.Rounds:
+		return w.eval(w.Rounds, true)
 	}
 	return nil
 }

@@ -59,3 +59,27 @@ func TestEvalWindow(t *testing.T) {
 		t.Fatalf("the evaluation's error was lost: %v", err)
 	}
 }
+
+// A run resumed after its last round scores that round again in Finish,
+// as final; one resumed earlier, or without a window, does not.
+func TestEvalWindowResumedAfterLastRound(t *testing.T) {
+	for _, c := range []struct {
+		start, last int
+		want        []int
+	}{{5, 2, []int{5}}, {3, 2, nil}, {5, 0, nil}} {
+		var got []int
+		w := EvalWindow{Rounds: 5, Last: c.last, Start: c.start, Eval: func(round int, final bool) error {
+			if !final {
+				t.Errorf("start %d: round %d scored as not final", c.start, round)
+			}
+			got = append(got, round)
+			return nil
+		}}
+		if err := w.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(c.want) || (len(got) == 1 && got[0] != c.want[0]) {
+			t.Errorf("start %d, last %d: Finish scored %v, want %v", c.start, c.last, got, c.want)
+		}
+	}
+}
