@@ -139,7 +139,7 @@ func TrainClients(clients []fl.RoundClient, weights, global []float64, p Plan) (
 	}
 	loss := make([]float64, len(clients)) // a round's clients are distinct
 	var round []int
-	win := fedrun.EvalWindow{Rounds: p.Rounds, Stop: p.Stop, Eval: p.Eval, Start: p.Start}
+	win := fedrun.EvalWindow{Rounds: p.Rounds, Stop: p.Stop, Eval: p.Eval, Start: p.Start, After: p.AfterRound}
 	if p.Eval != nil {
 		win.Last = p.EvalLast
 	}
@@ -164,10 +164,7 @@ func TrainClients(clients []fl.RoundClient, weights, global []float64, p Plan) (
 					return err
 				}
 			}
-			if err := win.AfterRound(t); err != nil || p.AfterRound == nil {
-				return err
-			}
-			return p.AfterRound(t + 1)
+			return win.AfterRound(t)
 		},
 	}
 	n := len(clients)

@@ -77,16 +77,12 @@ func (s *server) run() error {
 	if o.Progress != nil {
 		win.Progress = func(t, rounds int) { o.Progress(fl.RoundEvent{Round: t, Rounds: rounds, Value: math.NaN()}) }
 	}
-	after := win.AfterRound
 	if f := o.Checkpoint.AfterRound; f != nil {
-		after = func(t int) error {
-			if err := win.AfterRound(t); err != nil {
-				return err
-			}
-			return f(&fl.RoundState{Round: t + 1, Global: s.global, Server: s.vel, History: s.res.History})
+		win.After = func(round int) error {
+			return f(&fl.RoundState{Round: round, Global: s.global, Server: s.vel, History: s.res.History})
 		}
 	}
-	hooks := fedrun.Hooks{Server: s.step, AfterRound: after, Start: s.first,
+	hooks := fedrun.Hooks{Server: s.step, AfterRound: win.AfterRound, Start: s.first,
 		Quorum: o.Quorum, MaxNormFactor: o.MaxNormFactor, OnDrop: o.OnDrop}
 	local := fedround.Local(s.clients, o.Seed, s.tag, nil)
 	if err := fedrun.RunHooks(len(s.clients), o.ClientsPerRound, o.Rounds, s.weights, s.global, o.Seed, s.tag,

@@ -493,11 +493,8 @@ func Run(ds *data.Dataset, o Options) (*Result, error) {
 	hooks := fedrun.Hooks{Server: server, AfterRound: win.AfterRound, Aggregate: hear, Start: first,
 		Quorum: o.Quorum, MaxNormFactor: o.MaxNormFactor, OnDrop: o.OnDrop}
 	if f := o.Checkpoint.AfterRound; f != nil {
-		hooks.AfterRound = func(t int) error {
-			if err := win.AfterRound(t); err != nil {
-				return err
-			}
-			return f(&fl.RoundState{Round: t + 1, Global: global, History: res.History})
+		win.After = func(round int) error {
+			return f(&fl.RoundState{Round: round, Global: global, History: res.History})
 		}
 	}
 	if err := fedrun.RunHooks(N, train, o.Rounds, weights, global, o.Seed, tagRound,

@@ -16,6 +16,9 @@ type EvalWindow struct {
 	// it returns ends the run with that error (a caller's cancellation:
 	// ctx.Err).
 	Stop func() error
+	// After, if set, is called after every round (1-based) once it is
+	// scored and Stop has not ended the run: a checkpoint.
+	After func(round int) error
 	// Start is a resumed run's rounds done. A run resumed after its last
 	// round scores that round again in Finish: the final-only figures
 	// are not in a checkpoint (the method replaces its history's copy).
@@ -35,7 +38,12 @@ func (w *EvalWindow) AfterRound(t int) error {
 		w.Progress(t+1, w.Rounds)
 	}
 	if w.Stop != nil {
-		return w.Stop()
+		if err := w.Stop(); err != nil {
+			return err
+		}
+	}
+	if w.After != nil {
+		return w.After(t + 1)
 	}
 	return nil
 }

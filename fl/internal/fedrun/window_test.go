@@ -83,3 +83,25 @@ func TestEvalWindowResumedAfterLastRound(t *testing.T) {
 		}
 	}
 }
+
+// After hears every round once it is scored, unless Stop ended the run.
+func TestEvalWindowAfter(t *testing.T) {
+	var log []string
+	stop := false
+	w := EvalWindow{Rounds: 3, Last: 1,
+		Eval:  func(round int, _ bool) error { log = append(log, fmt.Sprint("eval ", round)); return nil },
+		After: func(round int) error { log = append(log, fmt.Sprint("after ", round)); return nil },
+		Stop: func() error {
+			if stop {
+				return errors.New("stopped")
+			}
+			return nil
+		}}
+	for t0 := range 3 {
+		stop = t0 == 2
+		_ = w.AfterRound(t0)
+	}
+	if got := fmt.Sprint(log); got != "[after 1 after 2 eval 3]" {
+		t.Errorf("calls %s", got)
+	}
+}
