@@ -9,7 +9,6 @@ import (
 	"github.com/pacpfl/pacpfl/asm/asmtest"
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/internal/blobs"
 )
 
 // remote stands for a client in another process: every call builds a
@@ -47,7 +46,7 @@ func (r remote) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, error)
 // A run whose clients are remote ones built by NewClient is bit-identical
 // to the in-process run: every weight, evaluation and fine-tuned score.
 func TestRemoteClientsBitIdentical(t *testing.T) {
-	ds := blobs.Dataset(4, 30, 20, 3)
+	ds := data.Blobs(4, 30, 20, 3)
 	for _, mu := range []float64{0, 0.3} {
 		o := DefaultOptions()
 		o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound = tinyArch, 5, 3, 8, 3
@@ -90,7 +89,7 @@ func TestRemoteClientsBitIdentical(t *testing.T) {
 // NewClient refuses bad data and settings with an error; a client refuses
 // vectors of the wrong size and models it does not have.
 func TestNewClientErrors(t *testing.T) {
-	ds := blobs.Dataset(2, 10, 5, 2)
+	ds := data.Blobs(2, 10, 5, 2)
 	o := DefaultOptions()
 	o.Arch = tinyArch
 	bad := ds.Existing[0]
@@ -133,7 +132,7 @@ func TestNewClientErrors(t *testing.T) {
 // with the uninterrupted run's weights and scores; a state that does not
 // fit the run is refused.
 func TestResumeBitIdentical(t *testing.T) {
-	ds := blobs.Dataset(4, 30, 20, 3)
+	ds := data.Blobs(4, 30, 20, 3)
 	o := DefaultOptions()
 	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound = tinyArch, 5, 3, 8, 3
 	o.EvalLast, o.FineTune, o.Seed, o.LR = 3, 3, 11, 0.1

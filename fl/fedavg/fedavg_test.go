@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/internal/blobs"
 	"github.com/pacpfl/pacpfl/fl/internal/flatnet"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -19,7 +19,7 @@ var tinyArch = lml.BNN{Arch: lml.ArchMLP, InC: 1, InH: 1, InW: 2, Hidden: 4, Cla
 // FedAvg with one client, one round and one local step on the whole data
 // (b ≥ m) is one SGD step w⁰ − η ∇CE(w⁰) from the initialisation.
 func TestOneClientOneStepIsSGD(t *testing.T) {
-	ds := blobs.Dataset(1, 12, 5, 2)
+	ds := data.Blobs(1, 12, 5, 2)
 	ds.New = nil
 	o := DefaultOptions()
 	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.EvalLast, o.FineTune, o.Seed = tinyArch, 1, 1, 100, 1, 0, 9
@@ -52,7 +52,7 @@ func TestOneClientOneStepIsSGD(t *testing.T) {
 // FedProx with μ = 0 is FedAvg, bit for bit; μ > 0 changes the model and
 // pulls the local weights towards the global ones.
 func TestFedProxZeroIsFedAvg(t *testing.T) {
-	ds := blobs.Dataset(3, 40, 10, 3)
+	ds := data.Blobs(3, 40, 10, 3)
 	o := DefaultOptions()
 	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound, o.EvalLast, o.FineTune, o.Seed = tinyArch, 3, 4, 8, 2,
 		2, 0, 4
@@ -102,7 +102,7 @@ func TestFedProxZeroIsFedAvg(t *testing.T) {
 
 // A run, FedAvg+FT included, depends on its seed only.
 func TestRunDeterministicAndLearns(t *testing.T) {
-	ds := blobs.Dataset(4, 60, 100, 5)
+	ds := data.Blobs(4, 60, 100, 5)
 	o := DefaultOptions()
 	o.Arch, o.Rounds, o.LocalSteps, o.Batch, o.ClientsPerRound, o.EvalLast, o.FineTune, o.Seed = tinyArch, 15, 5, 16, 3,
 		3, 5, 6
@@ -128,7 +128,7 @@ func TestRunDeterministicAndLearns(t *testing.T) {
 }
 
 func TestBadSettings(t *testing.T) {
-	ds := blobs.Dataset(2, 10, 5, 1)
+	ds := data.Blobs(2, 10, 5, 1)
 	for name, f := range map[string]func(*Options){
 		"η = 0":      func(o *Options) { o.LR = 0 },
 		"μ < 0":      func(o *Options) { o.Mu = -1 },

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/asm/asmtest"
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/internal/blobs"
 )
 
 // TestPinnedOutputs pins the exact bits of small seeded runs of FedAvg,
@@ -14,7 +14,7 @@ import (
 // of a floating-point sum shows here.
 func TestPinnedOutputs(t *testing.T) {
 	asmtest.PinGeneric(t)
-	ds := blobs.Dataset(4, 30, 20, 3)
+	ds := data.Blobs(4, 30, 20, 3)
 	for _, c := range []struct {
 		name string
 		mu   float64

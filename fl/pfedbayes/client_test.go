@@ -12,7 +12,6 @@ import (
 
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
-	"github.com/pacpfl/pacpfl/fl/internal/blobs"
 	"github.com/pacpfl/pacpfl/fl/internal/fedround"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 )
@@ -163,7 +162,7 @@ func bitEqual(a, b reflect.Value, path string) error {
 // shared rng, a server that holds only the numbers of rows — gives the
 // in-process run's result bit for bit, on both variants and optimisers.
 func TestInjectedClientsBitIdentical(t *testing.T) {
-	ds := blobs.Dataset(5, 30, 20, 3)
+	ds := data.Blobs(5, 30, 20, 3)
 	ds.Existing[1].X, ds.Existing[1].Y = ds.Existing[1].X[:10*2], ds.Existing[1].Y[:10] // unequal sizes
 	eachVariant(t, func(t *testing.T, v Variant, opt Optimizer, o Options) {
 		o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.ClientsPerRound, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 3,
@@ -220,7 +219,7 @@ func TestInjectedClientsBitIdentical(t *testing.T) {
 // Run refuses injected clients of the wrong number and stops at a
 // client's error, naming it.
 func TestInjectedClientsErrors(t *testing.T) {
-	ds := blobs.Dataset(3, 20, 10, 1)
+	ds := data.Blobs(3, 20, 10, 1)
 	o := DefaultOptions()
 	o.Arch, o.Rounds, o.EvalLast, o.Batch, o.LocalSteps = tinyArch, 2, 1, 5, 2
 	clients, _ := netClients(ds, o)
@@ -256,7 +255,7 @@ func (failing) Evaluate(fl.EvalTask, []float64) (fl.ClientEval, error) {
 // wrong size, non-finite entries, negative second moments and counts out
 // of range; a new client has no state.
 func TestClientState(t *testing.T) {
-	ds := blobs.Dataset(2, 20, 10, 1)
+	ds := data.Blobs(2, 20, 10, 1)
 	for _, v := range []Variant{Paper, Code} {
 		for _, opt := range []Optimizer{SGD, Adam} {
 			o := DefaultOptions()
@@ -352,7 +351,7 @@ func TestClientState(t *testing.T) {
 // NewClient refuses bad data and options with an error, and a client
 // refuses vectors of the wrong length and models it does not have.
 func TestNewClientBadInput(t *testing.T) {
-	ds := blobs.Dataset(2, 20, 10, 1)
+	ds := data.Blobs(2, 20, 10, 1)
 	o := DefaultOptions()
 	o.Arch = tinyArch
 	good := ds.Existing[0]
@@ -418,7 +417,7 @@ func TestNewClientBadInput(t *testing.T) {
 // An in-process client's update, called as the round loop calls it, does
 // not allocate (either variant and optimiser).
 func TestFitAllocs(t *testing.T) {
-	ds := blobs.Dataset(2, 30, 10, 1)
+	ds := data.Blobs(2, 30, 10, 1)
 	for _, o := range []Options{DefaultOptions(), CodeOptions()} {
 		o.Arch, o.Batch, o.LocalSteps = tinyArch.WithDefaults(), 8, 3
 		pool := fedrun.NewPool(1, func() (*worker, error) { return newWorker(o.Arch) })

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/pacpfl/pacpfl/data"
-	"github.com/pacpfl/pacpfl/fl/internal/blobs"
 	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 )
 
@@ -153,7 +152,7 @@ func TestBatchCursor(t *testing.T) {
 // the S selected clients train (the others keep v⁰ after one round), and
 // the server's model is their size-weighted mean (β = 1).
 func TestCodeRun(t *testing.T) {
-	ds := blobs.Dataset(4, 30, 20, 3)
+	ds := data.Blobs(4, 30, 20, 3)
 	ds.Existing[1].X, ds.Existing[1].Y = ds.Existing[1].X[:10*2], ds.Existing[1].Y[:10] // unequal sizes
 	o := CodeOptions()
 	o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.ClientsPerRound, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 3, 2, 5

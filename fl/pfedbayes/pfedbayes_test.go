@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pacpfl/pacpfl/fl/internal/blobs"
+	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl/internal/meanfield"
 	"github.com/pacpfl/pacpfl/lml"
 )
@@ -163,7 +163,7 @@ func TestStepMonteCarloDraws(t *testing.T) {
 // A run depends on its seed only: GOMAXPROCS 1 and 2 give the same
 // models and scores; with S < N the server averages S of the clients.
 func TestRunDeterministic(t *testing.T) {
-	ds := blobs.Dataset(4, 30, 20, 3)
+	ds := data.Blobs(4, 30, 20, 3)
 	o := Options{Arch: tinyArch, Rho0: -2.5, MuInit: 0.1, Zeta: 10, LR1: 1e-3, LR2: 1e-3, MC: 2, Batch: 8,
 		LocalSteps: 3,
 		Beta:       0.9, Rounds: 4, ClientsPerRound: 3, EvalLast: 2, EvalDraws: 2, PersonalSteps: 1, NoiseStd: 1,
@@ -203,7 +203,7 @@ func TestRunDeterministic(t *testing.T) {
 // pFedBayes learns the blobs: the personalised and the global model beat
 // chance clearly after a few rounds.
 func TestRunLearns(t *testing.T) {
-	ds := blobs.Dataset(3, 60, 200, 4)
+	ds := data.Blobs(3, 60, 200, 4)
 	o := DefaultOptions()
 	o.Arch = lml.BNN{Arch: lml.ArchMLP, InC: 1, InH: 1, InW: 2, Hidden: 8, Classes: 2}
 	o.Rounds, o.EvalLast, o.Batch, o.LocalSteps, o.ClientsPerRound, o.Seed = 30, 1, 20, 10, 3, 1
@@ -217,7 +217,7 @@ func TestRunLearns(t *testing.T) {
 }
 
 func TestBadSettings(t *testing.T) {
-	ds := blobs.Dataset(2, 10, 5, 1)
+	ds := data.Blobs(2, 10, 5, 1)
 	for name, f := range map[string]func(*Options){
 		"ζ = 0":      func(o *Options) { o.Zeta = 0 },
 		"η₁ = NaN":   func(o *Options) { o.LR1 = math.NaN() },

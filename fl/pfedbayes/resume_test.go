@@ -13,7 +13,6 @@ import (
 	"github.com/pacpfl/pacpfl/data"
 	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/fedavg"
-	"github.com/pacpfl/pacpfl/fl/internal/blobs"
 	"github.com/pacpfl/pacpfl/fl/internal/fedrun"
 )
 
@@ -54,7 +53,7 @@ var errStop = errors.New("stopped for the test")
 // optimisers; a checkpoint that does not fit the run is refused, and so is
 // resuming in-process clients after round k > 0.
 func TestResumeBitIdentical(t *testing.T) {
-	ds := blobs.Dataset(4, 30, 20, 2)
+	ds := data.Blobs(4, 30, 20, 2)
 	ds.Existing[1].X, ds.Existing[1].Y = ds.Existing[1].X[:10*2], ds.Existing[1].Y[:10] // unequal sizes
 	eachVariant(t, func(t *testing.T, v Variant, opt Optimizer, o Options) {
 		o.Arch, o.Batch, o.LocalSteps, o.Rounds, o.ClientsPerRound, o.EvalLast, o.Seed = tinyArch, 8, 3, 4, 2,
@@ -165,7 +164,7 @@ func (f *flaky) Fit(t fl.RoundTask, global, out []float64) (float64, error) {
 // returned; OnDrop hears the client. Without a quorum, or with one the
 // round misses, the same failure ends the run.
 func TestQuorumLeavesOutFailedClient(t *testing.T) {
-	ds := blobs.Dataset(5, 30, 20, 1)
+	ds := data.Blobs(5, 30, 20, 1)
 	for i := range ds.Existing {
 		m := 12 + 4*i // unequal sizes: the Code variant's weights
 		ds.Existing[i].X, ds.Existing[i].Y = ds.Existing[i].X[:m*2], ds.Existing[i].Y[:m]
