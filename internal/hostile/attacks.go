@@ -169,10 +169,12 @@ func (i *Idle) end(err error, byUs bool) {
 			i.err = err
 		}
 		i.mu.Unlock()
-		close(i.ended)
+		// closed before ended: closedWithin, woken by ended, must find
+		// closed already closed when the server ended the connection.
 		if !byUs {
 			close(i.closed)
 		}
+		close(i.ended)
 		i.nc.Close()
 	})
 }

@@ -300,10 +300,12 @@ func (c *Conn) end(err error, byUs bool) {
 		c.mu.Lock()
 		c.endedAt, c.endErr, c.byUs = time.Now(), err, byUs
 		c.mu.Unlock()
-		close(c.ended)
+		// closed before ended: closedWithin, woken by ended, must find
+		// closed already closed when the server ended the connection.
 		if !byUs {
 			close(c.closed)
 		}
+		close(c.ended)
 		c.nc.Close()
 		c.mu.Lock()
 		c.notify()
