@@ -38,7 +38,7 @@ func DefaultHidden() []int { return []int{600, 600} }
 // (PFL) 10,000; 5 personalisation epochs; 10 test draws. Workers 0 (all
 // cores); Phase and UserProgress unset.
 func DefaultOptions(prior PriorKind, est Estimator, seed uint64) Options {
-	learnt := prior == LearntPriorKind
+	learnt := prior != RandomPriorKind // a given prior is trained from as a learnt one
 	pick := func(ifLearnt, ifRandom int) int {
 		if learnt {
 			return ifLearnt

@@ -33,7 +33,9 @@
 // The prior is data-free (RandomPrior: truncated normal means, σ_P =
 // 0.025) or learnt (LearnPrior: federated ERM with dropout on the first
 // half S¹_k of every user's sample, the bound then using the second halves
-// only). RunFLSOB and RunPFL run a whole experiment; the kl, kl⁻¹ and
+// only) or given (GivenPriorKind: the caller's, trained on the first halves
+// only, e.g. PAC-PFL's prior; the posterior and the bound as with a learnt
+// one). RunFLSOB and RunPFL run a whole experiment; the kl, kl⁻¹ and
 // McAllester's bound live in package fl (bounds_kl.go).
 //
 // Clients. Every step that touches a user's data is its fl.RoundClient's

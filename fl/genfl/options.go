@@ -78,8 +78,10 @@ func (o *Options) Validate() error {
 		return bad("must lie in (0, 1)", []string{"Objective.PMin"}, o.Objective.PMin)
 	case len(o.Arch.Hidden) == 0:
 		return bad("needs at least one width", []string{"Arch.Hidden"})
-	case o.Prior != RandomPriorKind && o.Prior != LearntPriorKind:
+	case o.Prior != RandomPriorKind && o.Prior != LearntPriorKind && o.Prior != GivenPriorKind:
 		return fmt.Errorf("genfl: unknown prior %v", o.Prior)
+	case o.Prior != GivenPriorKind && o.Given != nil:
+		return fmt.Errorf("genfl: a given prior with prior kind %v (want %v)", o.Prior, GivenPriorKind)
 	case o.MC.Estimator != Pairs && o.MC.Estimator != Full, o.ClientMC.Estimator != Pairs &&
 		o.ClientMC.Estimator != Full:
 		return fmt.Errorf("genfl: estimators %v (FEDBOUND) and %v (each user's bound): want pairs or full",
@@ -90,5 +92,21 @@ func (o *Options) Validate() error {
 	if err := o.Arch.Validate(); err != nil {
 		return err
 	}
+	if o.Prior == GivenPriorKind {
+		if err := o.checkGiven(); err != nil {
+			return err
+		}
+	}
 	return o.Objective.validate()
+}
+
+// checkGiven reports a missing given prior or one that does not fit Arch.
+func (o *Options) checkGiven() error {
+	if o.Given == nil {
+		return fmt.Errorf("genfl: prior kind %v without Options.Given", GivenPriorKind)
+	}
+	if err := o.Given.Validate(o.Arch); err != nil {
+		return fmt.Errorf("genfl: given prior: %w", err)
+	}
+	return nil
 }

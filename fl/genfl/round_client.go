@@ -122,7 +122,7 @@ func newRoundClient(train, test Client, o *Options, index int, pl *pools) (*roun
 	c := &roundClient{o: o, index: index, p: o.Arch.NumParams(), post: train, test: test, pools: pl}
 	switch o.Prior {
 	case RandomPriorKind:
-	case LearntPriorKind:
+	case LearntPriorKind, GivenPriorKind:
 		c.erm, c.post = train.Split()
 		if c.erm.M() == 0 || c.post.M() == 0 {
 			return nil, fmt.Errorf(
@@ -135,9 +135,10 @@ func newRoundClient(train, test Client, o *Options, index int, pl *pools) (*roun
 }
 
 // shares returns the sizes of a user's shares of m training examples: the
-// prior's and the posterior's (learnt prior: ⌊m/2⌋ and the rest).
+// prior's and the posterior's (learnt or given prior: ⌊m/2⌋ and the
+// rest).
 func (o *Options) shares(m int) (erm, post int) {
-	if o.Prior == LearntPriorKind {
+	if o.Prior == LearntPriorKind || o.Prior == GivenPriorKind {
 		return m / 2, m - m/2
 	}
 	return 0, m

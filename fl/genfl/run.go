@@ -3,6 +3,7 @@ package genfl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/pacpfl/pacpfl/fl"
@@ -19,15 +20,24 @@ const (
 	// of every user's sample; the posterior and the bound use the second
 	// halves S²_k only, which the prior never saw.
 	LearntPriorKind
+	// GivenPriorKind: μ_P and σ_P are the caller's (Options.Given), learnt
+	// on the first halves S¹_k or on no user data at all (another method's
+	// prior, e.g. PAC-PFL's hyper-posterior, trained on S¹_k only); as with
+	// a learnt prior, the posterior and the bound use the second halves
+	// S²_k only. The bound holds only if the given prior never saw S²_k:
+	// that is the caller's to ensure.
+	GivenPriorKind
 )
 
-// String is "random" or "learnt".
+// String is "random", "learnt" or "given".
 func (k PriorKind) String() string {
 	switch k {
 	case RandomPriorKind:
 		return "random"
 	case LearntPriorKind:
 		return "learnt"
+	case GivenPriorKind:
+		return "given"
 	}
 	return fmt.Sprintf("PriorKind(%d)", int(k))
 }
@@ -45,8 +55,11 @@ func ParsePriorKind(s string) (PriorKind, error) {
 
 // Options configure a whole run (prior, GenFL, FEDBOUND, test errors).
 type Options struct {
-	Arch       Arch
-	Prior      PriorKind
+	Arch  Arch
+	Prior PriorKind
+	// Given is the prior of GivenPriorKind (nil otherwise); SigmaPrior
+	// does not apply to it.
+	Given      *Prior
 	SigmaPrior float64
 	// PriorFed is the learnt prior's federated ERM (the paper: 100 rounds
 	// of 5 local epochs, momentum 0.99) with Dropout.
@@ -123,6 +136,11 @@ func (o *Options) prior(u *users) (*Prior, error) {
 	case LearntPriorKind:
 		o.phase("prior")
 		return learnPrior(u.clients, u.erm, p0, o.SigmaPrior, o.Arch, o.Dropout, &o.PriorFed)
+	case GivenPriorKind:
+		if err := o.checkGiven(); err != nil {
+			return nil, err
+		}
+		return &Prior{Mu: slices.Clone(o.Given.Mu), Sigma: o.Given.Sigma}, nil
 	}
 	return nil, fmt.Errorf("genfl: unknown prior kind %v", o.Prior)
 }
