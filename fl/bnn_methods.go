@@ -141,34 +141,7 @@ func checkClassification(ds *data.Dataset, b *BNNModel) error {
 // existing and new clients.
 func RunPACPFLBNN(ds *data.Dataset, b *BNNModel, opt BNNOptions) (*MethodResult, error) {
 	start := time.Now()
-	if err := checkClassification(ds, b); err != nil {
-		return nil, err
-	}
-	prior, err := BNNHyperPrior(b.Model, opt.SigmaMu, opt.SigmaOmega)
-	if err != nil {
-		return nil, err
-	}
-	var clients []Client
-	if opt.Clients != nil {
-		if clients, err = opt.Clients(b); err != nil {
-			return nil, err
-		}
-		if len(clients) != len(ds.Existing) {
-			return nil, fmt.Errorf("%d training clients for %d existing clients", len(clients), len(ds.Existing))
-		}
-	} else {
-		clients = make([]Client, len(ds.Existing))
-		for i := range ds.Existing {
-			if clients[i], err = b.NewClient(&ds.Existing[i]); err != nil {
-				return nil, fmt.Errorf("client %d: %w", i, err)
-			}
-		}
-	}
-	srv, err := NewServer(opt.Server, prior, clients)
-	if err != nil {
-		return nil, err
-	}
-	res, err := srv.Run()
+	res, prior, err := trainPACPFLBNN(ds, b, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +169,49 @@ func RunPACPFLBNN(ds *data.Dataset, b *BNNModel, opt BNNOptions) (*MethodResult,
 	out.Elapsed = time.Since(start)
 	out.Seconds = out.Elapsed.Seconds()
 	return out, nil
+}
+
+// TrainPACPFLBNN runs PAC-PFL's server with BNN clients on the existing
+// clients of ds (Algorithm 1, or 3 with DP) and returns the hyper-posterior's
+// particles, without personalising or evaluating any client.
+func TrainPACPFLBNN(ds *data.Dataset, b *BNNModel, opt BNNOptions) (*Result, error) {
+	res, _, err := trainPACPFLBNN(ds, b, opt)
+	return res, err
+}
+
+func trainPACPFLBNN(ds *data.Dataset, b *BNNModel, opt BNNOptions) (*Result, HyperPrior, error) {
+	if err := checkClassification(ds, b); err != nil {
+		return nil, nil, err
+	}
+	prior, err := BNNHyperPrior(b.Model, opt.SigmaMu, opt.SigmaOmega)
+	if err != nil {
+		return nil, nil, err
+	}
+	var clients []Client
+	if opt.Clients != nil {
+		if clients, err = opt.Clients(b); err != nil {
+			return nil, nil, err
+		}
+		if len(clients) != len(ds.Existing) {
+			return nil, nil, fmt.Errorf("%d training clients for %d existing clients", len(clients), len(ds.Existing))
+		}
+	} else {
+		clients = make([]Client, len(ds.Existing))
+		for i := range ds.Existing {
+			if clients[i], err = b.NewClient(&ds.Existing[i]); err != nil {
+				return nil, nil, fmt.Errorf("client %d: %w", i, err)
+			}
+		}
+	}
+	srv, err := NewServer(opt.Server, prior, clients)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := srv.Run()
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, prior, nil
 }
 
 // RunVanillaBNN is the Vanilla baseline with BNN clients: every client
