@@ -24,29 +24,32 @@ const (
 // certificate (FL-SOB, or PFL's per-user bounds) over the seeds, with the
 // settings it was computed under.
 type GenFL struct {
-	Dataset    string      `json:"dataset"`
-	Partition  string      `json:"partition"` // iid or shards
-	Prior      string      `json:"prior"`
-	Objective  string      `json:"objective"`
-	Setting    string      `json:"setting"` // flsob or pfl
-	Bound      Summary     `json:"bound"`
-	TestError  Summary     `json:"test_error"`
-	TrainError Summary     `json:"train_error"`
-	KL         Summary     `json:"kl"`
-	BoundIs    string      `json:"bound_is"` // what the bound is a bound on, in words
-	Confidence float64     `json:"confidence"`
-	Delta      float64     `json:"delta"`
-	DeltaPrime float64     `json:"delta_prime"`
-	Estimator  string      `json:"estimator"`
-	MCSamples  int         `json:"mc_samples"`
-	Arch       string      `json:"arch"`
-	KLPenalty  float64     `json:"kl_penalty"`
-	Rounds     int         `json:"rounds"`
-	Epochs     int         `json:"local_epochs"`
-	HoldsAll   bool        `json:"bound_above_test_error_every_seed"`
-	Seeds      []GenFLSeed `json:"per_seed"`
-	Seconds    float64     `json:"seconds"`
-	CPU        string      `json:"cpu"`
+	Dataset    string  `json:"dataset"`
+	Partition  string  `json:"partition"` // iid or shards
+	Prior      string  `json:"prior"`
+	Objective  string  `json:"objective"`
+	Setting    string  `json:"setting"` // flsob or pfl
+	Bound      Summary `json:"bound"`
+	TestError  Summary `json:"test_error"`
+	TrainError Summary `json:"train_error"`
+	KL         Summary `json:"kl"`
+	BoundIs    string  `json:"bound_is"` // what the bound is a bound on, in words
+	Confidence float64 `json:"confidence"`
+	Delta      float64 `json:"delta"`
+	DeltaPrime float64 `json:"delta_prime"`
+	Estimator  string  `json:"estimator"`
+	MCSamples  int     `json:"mc_samples"`
+	Arch       string  `json:"arch"`
+	KLPenalty  float64 `json:"kl_penalty"`
+	Rounds     int     `json:"rounds"`
+	Epochs     int     `json:"local_epochs"`
+	HoldsAll   bool    `json:"bound_above_test_error_every_seed"`
+	// Particles > 0: the prior is PAC-PFL's (methods.PACPFLPriorBound),
+	// a uniform draw from its hyper-posterior's particles.
+	Particles int         `json:"pacpfl_particles,omitempty"`
+	Seeds     []GenFLSeed `json:"per_seed"`
+	Seconds   float64     `json:"seconds"`
+	CPU       string      `json:"cpu"`
 }
 
 // GenFLSeed is one seed's figures. For PFL, Bound, TestError, TrainError
@@ -129,7 +132,9 @@ func (r *GenFL) Add(hr *harness.Report, seconds float64) error {
 }
 
 // NewGenFLSeed is one seed's row from methods.GenFLBound's result (its
-// Detail a *genfl.FLSOBResult or *genfl.PFLResult).
+// Detail a *genfl.FLSOBResult or *genfl.PFLResult) or from
+// methods.PACPFLPriorBound's (a Detail whose PFL method gives the
+// per-client means over PAC-PFL's particles).
 func NewGenFLSeed(seed uint64, mr *fl.MethodResult) (GenFLSeed, error) {
 	var r GenFLSeed
 	switch res := mr.Detail.(type) {
@@ -147,6 +152,12 @@ func NewGenFLSeed(seed uint64, mr *fl.MethodResult) (GenFLSeed, error) {
 			return r, fmt.Errorf("report: seed %d: a PFL result without users", seed)
 		}
 		r = pflSeed(seed, res)
+	case interface{ PFL() *genfl.PFLResult }: // methods.PACPFLPriorResult
+		p := res.PFL()
+		if len(p.Clients) == 0 {
+			return r, fmt.Errorf("report: seed %d: a PFL result without users", seed)
+		}
+		r = pflSeed(seed, p)
 	default:
 		return r, fmt.Errorf("report: seed %d: %T is not a GenFL certificate", seed, mr.Detail)
 	}
@@ -181,10 +192,25 @@ func pflSeed(seed uint64, res *genfl.PFLResult) GenFLSeed {
 		PriorSeconds: res.Timings.Prior, TrainSeconds: res.Timings.Posterior}
 }
 
+// SetPACPFLPrior marks the report as methods.PACPFLPriorBound's, with k
+// particles.
+func (r *GenFL) SetPACPFLPrior(k int) {
+	r.Particles, r.Prior = k, fmt.Sprintf("PAC-PFL's (%d particles, learnt on S¹)", k)
+}
+
 // boundStatement says what the printed bound is a bound on.
 func (r *GenFL) boundStatement(m int) string {
 	n := fmt.Sprintf("n = %d Monte Carlo %s", r.MCSamples,
 		map[string]string{"pairs": "(weight draw, training image) pairs", "full": "weight draws per user"}[r.Estimator])
+	if r.Setting == genflPFL && r.Particles > 0 {
+		return fmt.Sprintf("for each user k separately, with probability ≥ %.2f (1 − δ − δ′, δ = %g, δ′ = %g, each "+
+			"split evenly over the %d particles) over its sample S²_k and the %s, the expected 0–1 error on user k's "+
+			"image distribution of its stochastic classifier (a prior P drawn uniformly from PAC-PFL's particles, "+
+			"learnt on the users' first halves S¹ only; Q_k(P) personalised from P on S²_k; a fresh weight draw "+
+			"W ∼ Q_k(P) per prediction) is ≤ its bound, the mean of its bounds under the particles; assumes user k's "+
+			"images are i.i.d. from that distribution. PAC-PFL's own SVGD posterior is not what is certified",
+			r.Confidence, r.Delta, r.DeltaPrime, r.Particles, n)
+	}
 	if r.Setting == genflPFL {
 		return fmt.Sprintf("for each user k separately, with probability ≥ %.2f (1 − δ − δ′, δ = %g, δ′ = %g) over "+
 			"its sample S²_k and the %s, the expected 0–1 error on user k's image distribution of its stochastic "+

@@ -104,6 +104,8 @@ func (o *GenFL) Observe(ev harness.Event) {
 		switch ev.Phase {
 		case methods.PhasePriorERM:
 			o.p.Round("prior ERM", "loss", ev.Round, ev.Rounds, ev.Value)
+		case methods.PhasePACPFLServer:
+			o.p.Round("PAC-PFL server", "ln Z^C", ev.Round, ev.Rounds, ev.Value)
 		case "":
 			o.p.Round("GenFL", "objective", ev.Round, ev.Rounds, ev.Value)
 		case methods.PhaseSampling:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pacpfl/pacpfl/data"
+	"github.com/pacpfl/pacpfl/fl"
 	"github.com/pacpfl/pacpfl/fl/genfl"
 	"github.com/pacpfl/pacpfl/harness"
 	"github.com/pacpfl/pacpfl/internal/flagvalue"
@@ -25,6 +26,7 @@ import (
 type genflFlags struct {
 	o                                    genfl.Options
 	prior, objective, estimator, setting string
+	pacpflRounds                         int           // --prior pacpfl: PAC-PFL's server rounds
 	fs                                   *flag.FlagSet // to name o's fields by their flags
 }
 
@@ -47,7 +49,10 @@ func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 		return fmt.Sprintf("%s (0: %v with a learnt prior, %v with a random one", what, learnt, random)
 	}
 	fs.StringVar(&g.prior, "prior", d.Prior.String(), "prior: learnt (ERM on the first half of every user's data; "+
-		"posterior and bound on the second) or random (data-free, truncated normal means)")
+		"posterior and bound on the second), random (data-free, truncated normal means) or pacpfl (PAC-PFL's "+
+		"hyper-posterior learnt on the first halves, certified the same way, printed beside the learnt prior's; "+
+		"pfl, one --hidden width)")
+	fs.IntVar(&g.pacpflRounds, "pacpfl-rounds", fl.DefaultBNNRounds, "--prior pacpfl: rounds of PAC-PFL's server")
 	fs.StringVar(&g.objective, "objective", d.Objective.Objective.String(),
 		"training objective: f1 (Pinsker relaxation) or f2 (quadratic relaxation)")
 	fs.Var((*flagvalue.Ints)(&o.Arch.Hidden), "hidden",
@@ -89,7 +94,11 @@ func addGenFLFlags(fs *flag.FlagSet, g *genflFlags) {
 func (g *genflFlags) options(seed uint64) (genfl.Options, error) {
 	o := g.o
 	var err error
-	if o.Prior, err = genfl.ParsePriorKind(g.prior); err != nil {
+	prior := g.prior
+	if prior == priorPACPFL { // GenFL's learnt prior beside PAC-PFL's
+		prior = genfl.LearntPriorKind.String()
+	}
+	if o.Prior, err = genfl.ParsePriorKind(prior); err != nil {
 		return o, usageError{err}
 	}
 	if o.Objective.Objective, err = genfl.ParseObjective(g.objective); err != nil {
@@ -160,8 +169,16 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 		return fail(usageError{err})
 	}
 	deal := d.Data(im)
-	exp := harness.Experiment{Seeds: harness.Seeds(*seeds, *seedBase),
-		Methods: []harness.Method{methods.GenFLBound{Options: o0, Setting: g.setting}},
+	ms := []harness.Method{methods.GenFLBound{Options: o0, Setting: g.setting}}
+	if g.prior == priorPACPFL {
+		m, err := methods.NewPACPFLPriorBound(o0)
+		if err != nil {
+			return fail(usageError{err})
+		}
+		m.PACPFL.Options.Server.Rounds = g.pacpflRounds
+		ms = append(ms, m)
+	}
+	exp := harness.Experiment{Seeds: harness.Seeds(*seeds, *seedBase), Methods: ms,
 		Data: func(seed uint64) (*data.Dataset, error) {
 			ds, err := deal(seed)
 			if err != nil {
@@ -176,13 +193,37 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	rep := report.NewGenFL(d.Partition, g.setting, o0, report.CPUName())
-	if err := rep.Add(hr, time.Since(start).Seconds()); err != nil {
-		return fail(err)
+	var reps []*report.GenFL
+	for i := range hr.Methods {
+		one := *hr
+		one.Methods = hr.Methods[i : i+1]
+		rep := report.NewGenFL(d.Partition, g.setting, o0, report.CPUName())
+		if i == 1 {
+			rep.SetPACPFLPrior(methods.DefaultPACPFLBNN().Options.Server.K)
+		}
+		if err := rep.Add(&one, time.Since(start).Seconds()); err != nil {
+			return fail(err)
+		}
+		reps = append(reps, rep)
 	}
-	write := func(w io.Writer) { rep.WriteText(w, d.Clients, d.PooledTestImages(), o0.TestDraws) }
-	return emitReport("experiment genfl", *jsonPath, rep, write, stdout, stderr)
+	write := func(w io.Writer) {
+		for i, rep := range reps {
+			if i > 0 {
+				fmt.Fprintln(w, "\nThe same users, PAC-PFL's prior:")
+			}
+			rep.WriteText(w, d.Clients, d.PooledTestImages(), o0.TestDraws)
+		}
+	}
+	var js any = reps[0]
+	if len(reps) > 1 {
+		js = map[string]*report.GenFL{"genfl": reps[0], "pacpfl": reps[1]}
+	}
+	return emitReport("experiment genfl", *jsonPath, js, write, stdout, stderr)
 }
+
+// priorPACPFL is --prior pacpfl: GenFL's learnt prior and, on the same
+// users, PAC-PFL's (methods.PACPFLPriorBound).
+const priorPACPFL = "pacpfl"
 
 // checkData checks the users' flags (flags: those of d's fields) and sets
 // the setting's default for the partition.
@@ -195,6 +236,13 @@ func (g *genflFlags) checkData(d methods.GenFLData, flags map[string]string) err
 	}
 	if g.setting != methods.FLSOB && g.setting != methods.PFL {
 		return usagef("unknown --setting %q (flsob or pfl)", g.setting)
+	}
+	if g.pacpflRounds < 1 {
+		return usagef("--pacpfl-rounds %d: want at least 1", g.pacpflRounds)
+	}
+	if g.prior == priorPACPFL && (g.setting != methods.PFL || len(g.o.Arch.Hidden) != 1) {
+		return usagef("--prior pacpfl needs --setting pfl and one --hidden width (PAC-PFL's MLP), not %s and %d",
+			g.setting, len(g.o.Arch.Hidden))
 	}
 	return nil
 }

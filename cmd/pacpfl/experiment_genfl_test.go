@@ -64,6 +64,39 @@ func TestExperimentGenFLShortRun(t *testing.T) {
 	}
 }
 
+// --prior pacpfl prints GenFL's learnt prior and PAC-PFL's on the same
+// users, each with its statement, and writes both to the JSON.
+func TestExperimentGenFLPACPFLPrior(t *testing.T) {
+	dir := writeFakeFMNIST(t, 140)
+	path := filepath.Join(t.TempDir(), "genfl.json")
+	args := append([]string{"experiment", "genfl", "--data-dir", dir, "--partition", "shards", "--prior", "pacpfl",
+		"--setting", "pfl", "--pacpfl-rounds", "3", "--seeds", "1", "--json", path}, tinyGenFLFlags...)
+	st, out, errs := runCLI(args...)
+	require.Equal(t, exitOK, st, errs)
+	assert.Contains(t, out, "learnt prior")
+	assert.Contains(t, out, "The same users, PAC-PFL's prior:")
+	assert.Contains(t, out, "a prior P drawn uniformly from PAC-PFL's particles")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var rep map[string]map[string]any
+	require.NoError(t, json.Unmarshal(raw, &rep))
+	assert.Equal(t, "learnt", rep["genfl"]["prior"])
+	assert.Equal(t, 3.0, rep["pacpfl"]["pacpfl_particles"])
+	for _, k := range []string{"genfl", "pacpfl"} {
+		b := rep[k]["bound"].(map[string]any)["mean"].(float64)
+		e := rep[k]["train_error"].(map[string]any)["mean"].(float64)
+		assert.True(t, b >= e && b <= 1, "%s: bound %v, train error %v", k, b, e)
+	}
+	for _, bad := range [][]string{
+		{"--prior", "pacpfl", "--setting", "flsob"}, {"--prior", "pacpfl", "--setting", "pfl", "--hidden", "8,8"},
+		{"--prior", "pacpfl", "--setting", "pfl", "--pacpfl-rounds", "0"},
+	} {
+		st, out, errs := runCLI(append([]string{"experiment", "genfl", "--data-dir", dir}, bad...)...)
+		assert.Equal(t, exitUsage, st, "%v: %s", bad, errs)
+		assert.Empty(t, out, "%v", bad)
+	}
+}
+
 // The same seed gives the same report; -h lists the flags; bad values are
 // usage errors before any data are read.
 func TestExperimentGenFLFlags(t *testing.T) {
