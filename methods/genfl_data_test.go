@@ -31,6 +31,22 @@ func TestGenFLData(t *testing.T) {
 	ds, err = d.Data(im)(3)
 	require.NoError(t, err)
 	assert.Len(t, ds.Existing, 4)
+	assert.Equal(t, 4, d.Users(2))
+	// labels5: experiment fmnist's split, one user per class.
+	im10 := &data.Images{Name: "tiny10", Rows: 2, Cols: 2, Classes: 10, Pixels: make([]uint8, 50000*4),
+		Labels: make([]uint8, 50000)}
+	for i := range im10.Labels {
+		im10.Labels[i] = uint8(i % 10)
+	}
+	d.Partition, d.Split = PartitionLabels5, "small"
+	assert.Equal(t, PFL, d.Setting())
+	assert.Equal(t, 0, d.PooledTestImages())
+	assert.Equal(t, 10, d.Users(10))
+	ds, err = d.Data(im10)(3)
+	require.NoError(t, err)
+	want, err := data.Labels5(im10, data.Labels5Config{Split: "small", Seed: 3, Pixels: data.PixelsUnit})
+	require.NoError(t, err)
+	assert.Equal(t, want.Existing, ds.Existing)
 	d.Partition = "x"
 	assert.Empty(t, d.Setting())
 	_, err = d.Data(im)(3)
@@ -50,6 +66,7 @@ func TestGenFLDataValidate(t *testing.T) {
 		{func(d *GenFLData) { d.Train = -1 }, "Train", -1},
 		{func(d *GenFLData) { d.Test = 0 }, "Test", 0},
 		{func(d *GenFLData) { d.Partition, d.ShardSize = PartitionShards, 0 }, "ShardSize", 0},
+		{func(d *GenFLData) { d.Partition, d.Split = PartitionLabels5, "huge" }, "Split", "huge"},
 	} {
 		d := DefaultGenFLData()
 		c.set(&d)

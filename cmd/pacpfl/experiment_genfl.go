@@ -132,8 +132,11 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 	addGenFLFlags(fs, &g)
 	d := methods.DefaultGenFLData()
 	fs.StringVar(&d.Partition, "partition", d.Partition,
-		"users: iid (label-blind random draws) or shards (label-sorted shards, McMahan et al.)")
-	fs.IntVar(&d.Clients, "clients", d.Clients, "number of users K")
+		"users: iid (label-blind random draws), shards (label-sorted shards, McMahan et al.) or labels5 (experiment "+
+			"fmnist's split: one user per class holding 5 labels, --split)")
+	fs.StringVar(&d.Split, "split", d.Split, "labels5: small, medium or large (training / test images per label "+
+		"and user: 50/950, 200/800, 900/300)")
+	fs.IntVar(&d.Clients, "clients", d.Clients, "number of users K (iid, shards)")
 	fs.IntVar(&d.Train, "train-per-client", d.Train, "iid: training images per user")
 	fs.IntVar(&d.Test, "test-per-client", d.Test, "iid: test images per user")
 	fs.IntVar(&d.ShardSize, "shard-size", d.ShardSize,
@@ -211,7 +214,7 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 			if i > 0 {
 				fmt.Fprintln(w, "\nThe same users, PAC-PFL's prior:")
 			}
-			rep.WriteText(w, d.Clients, d.PooledTestImages(), o0.TestDraws)
+			rep.WriteText(w, d.Users(o0.Arch.Classes), d.PooledTestImages(), o0.TestDraws)
 		}
 	}
 	var js any = reps[0]
