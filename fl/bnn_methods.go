@@ -187,27 +187,7 @@ func trainPACPFLBNN(ds *data.Dataset, b *BNNModel, opt BNNOptions) (*Result, Hyp
 	if err != nil {
 		return nil, nil, err
 	}
-	var clients []Client
-	if opt.Clients != nil {
-		if clients, err = opt.Clients(b); err != nil {
-			return nil, nil, err
-		}
-		if len(clients) != len(ds.Existing) {
-			return nil, nil, fmt.Errorf("%d training clients for %d existing clients", len(clients), len(ds.Existing))
-		}
-	} else {
-		clients = make([]Client, len(ds.Existing))
-		for i := range ds.Existing {
-			if clients[i], err = b.NewClient(&ds.Existing[i]); err != nil {
-				return nil, nil, fmt.Errorf("client %d: %w", i, err)
-			}
-		}
-	}
-	srv, err := NewServer(opt.Server, prior, clients)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := srv.Run()
+	res, err := trainServer(ds, opt.Server, prior, remoteOf(opt.Clients, b), b.NewClient)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -195,27 +195,7 @@ func trainPACPFL(ds *data.Dataset, g *GPModel, opt PACPFLOptions) (*Result, *GPM
 	if opt.ZeroMean {
 		hp = zeroMeanPrior{HyperPrior: hp, nm: g.meanParams()}
 	}
-	var clients []Client
-	if opt.Clients != nil {
-		if clients, err = opt.Clients(g); err != nil {
-			return nil, nil, err
-		}
-		if len(clients) != len(ds.Existing) {
-			return nil, nil, fmt.Errorf("%d training clients for %d existing clients", len(clients), len(ds.Existing))
-		}
-	} else {
-		clients = make([]Client, len(ds.Existing))
-		for i := range ds.Existing {
-			if clients[i], err = g.NewClient(&ds.Existing[i]); err != nil {
-				return nil, nil, fmt.Errorf("client %d: %w", i, err)
-			}
-		}
-	}
-	srv, err := NewServer(opt.Server, hp, clients)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := srv.Run()
+	res, err := trainServer(ds, opt.Server, hp, remoteOf(opt.Clients, g), g.NewClient)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -563,4 +543,51 @@ func DefaultVanillaOptions() VanillaOptions {
 // DefaultPooledOptions: exact GP on 300 random pooled points, 300 Adam steps.
 func DefaultPooledOptions() PooledOptions {
 	return PooledOptions{Points: 300, Steps: 300, LR: 1e-2, InitSigma: 0.5}
+}
+
+// trainServer runs Algorithm 1 (3 with DP) with cfg and hp on ds's
+// existing clients (existingClients).
+func trainServer(ds *data.Dataset, cfg Config, hp HyperPrior, remote func() ([]Client, error),
+	local func(*data.ClientData) (Client, error)) (*Result, error) {
+	clients, err := existingClients(ds, remote, local)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := NewServer(cfg, hp, clients)
+	if err != nil {
+		return nil, err
+	}
+	return srv.Run()
+}
+
+// remoteOf binds a Clients option to its model (nil stays nil).
+func remoteOf[M any](clients func(M) ([]Client, error), m M) func() ([]Client, error) {
+	if clients == nil {
+		return nil
+	}
+	return func() ([]Client, error) { return clients(m) }
+}
+
+// existingClients are the training clients of ds's existing clients:
+// remote's (one per existing client) when remote is set, else local's.
+func existingClients(ds *data.Dataset, remote func() ([]Client, error),
+	local func(*data.ClientData) (Client, error)) ([]Client, error) {
+	if remote != nil {
+		clients, err := remote()
+		if err != nil {
+			return nil, err
+		}
+		if len(clients) != len(ds.Existing) {
+			return nil, fmt.Errorf("%d training clients for %d existing clients", len(clients), len(ds.Existing))
+		}
+		return clients, nil
+	}
+	clients := make([]Client, len(ds.Existing))
+	for i := range ds.Existing {
+		var err error
+		if clients[i], err = local(&ds.Existing[i]); err != nil {
+			return nil, fmt.Errorf("client %d: %w", i, err)
+		}
+	}
+	return clients, nil
 }

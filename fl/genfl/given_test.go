@@ -13,15 +13,7 @@ import (
 // and the bound), the same personalisation, bounds and test errors; the
 // run copies the prior.
 func TestGivenPriorRunsAsLearnt(t *testing.T) {
-	ds := netDataset(5)
-	train, err := TrainClients(ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	test, err := TestClients(ds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, train, test := netUsers(t, 5)
 	learnt := netOptions(LearntPriorKind, Pairs, new([]fl.RoundEvent))
 	want, err := RunPFL(train, test, learnt)
 	if err != nil {
@@ -68,9 +60,7 @@ func TestGivenPriorRunsAsLearnt(t *testing.T) {
 }
 
 func TestGivenPriorChecked(t *testing.T) {
-	ds := netDataset(3)
-	train, _ := TrainClients(ds)
-	test, _ := TestClients(ds)
+	_, train, test := netUsers(t, 3)
 	o := netOptions(GivenPriorKind, Pairs, new([]fl.RoundEvent))
 	for _, c := range []struct {
 		name  string

@@ -132,15 +132,7 @@ func noTimes(b *Bound) Bound {
 // estimators, and RunMethod; the clients' saved states are the in-process
 // personalised posteriors.
 func TestNetworkClientsAreBitIdentical(t *testing.T) {
-	ds := netDataset(5)
-	train, err := TrainClients(ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	test, err := TestClients(ds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds, train, test := netUsers(t, 5)
 	for _, kind := range []PriorKind{RandomPriorKind, LearntPriorKind} {
 		for _, est := range []Estimator{Pairs, Full} {
 			var evWant, evGot []fl.RoundEvent
@@ -330,4 +322,19 @@ func (l *lying) Evaluate(t fl.EvalTask, global []float64) (fl.ClientEval, error)
 		e.Extra = nil
 	}
 	return e, err
+}
+
+// netUsers is netDataset(k) and its users' training and test rows.
+func netUsers(t *testing.T, k int) (*data.Dataset, []Client, []Client) {
+	t.Helper()
+	ds := netDataset(k)
+	train, err := TrainClients(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := TestClients(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds, train, test
 }
