@@ -14,7 +14,7 @@ import (
 )
 
 // PACPFLPriorBound certifies the 0–1 error of personalised BNN clients
-// whose prior is PAC-PFL's (docs/math.md §7.5), on the split and with the
+// whose prior is PAC-PFL's (docs/math.md §7.4), on the split and with the
 // certificate of GenFL's PFL (Alg. 3/4), so that the two priors stand side
 // by side:
 //
