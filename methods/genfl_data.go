@@ -31,8 +31,10 @@ type GenFLData struct {
 	// ShardSize: images per shard of PartitionShards.
 	ShardSize int
 	// Split: small, medium or large (data.Labels5Sizes) of
-	// PartitionLabels5.
-	Split string
+	// PartitionLabels5, with New new clients and at most MaxImages images
+	// (0: no cap; data.Labels5Config).
+	Split          string
+	New, MaxImages int
 }
 
 // DefaultGenFLData is the paper's federation: 100 users with 540 training
@@ -63,6 +65,13 @@ func (d GenFLData) Validate() error {
 		if c.v < 1 {
 			return option.Range("", c.field, c.v, "must be at least 1")
 		}
+	}
+	if d.New < 0 || d.MaxImages < 0 {
+		f, v := "New", d.New
+		if d.MaxImages < 0 {
+			f, v = "MaxImages", d.MaxImages
+		}
+		return option.Range("", f, v, "must be at least 0")
 	}
 	return nil
 }
@@ -102,7 +111,7 @@ func (d GenFLData) Data(im *data.Images) func(seed uint64) (*data.Dataset, error
 		case PartitionShards:
 			return data.Shards(im, data.ShardsConfig{Clients: d.Clients, ShardSize: d.ShardSize, Seed: seed})
 		case PartitionLabels5:
-			return data.Labels5(im, data.Labels5Config{Split: d.Split, Seed: seed, Pixels: data.PixelsUnit})
+			return data.Labels5(im, data.Labels5Config{Split: d.Split, New: d.New, MaxImages: d.MaxImages, Seed: seed, Pixels: data.PixelsUnit})
 		}
 		return nil,
 			fmt.Errorf("methods: unknown GenFL partition %q (%s or %s)", d.Partition, PartitionIID, PartitionShards)

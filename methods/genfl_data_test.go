@@ -67,6 +67,7 @@ func TestGenFLDataValidate(t *testing.T) {
 		{func(d *GenFLData) { d.Test = 0 }, "Test", 0},
 		{func(d *GenFLData) { d.Partition, d.ShardSize = PartitionShards, 0 }, "ShardSize", 0},
 		{func(d *GenFLData) { d.Partition, d.Split = PartitionLabels5, "huge" }, "Split", "huge"},
+		{func(d *GenFLData) { d.New = -1 }, "New", -1},
 	} {
 		d := DefaultGenFLData()
 		c.set(&d)

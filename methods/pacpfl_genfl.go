@@ -26,11 +26,13 @@ import (
 //     from that prior on its second half S²_k, its FEDBOUND bound on S²_k
 //     at δ/k and δ′/k, and its Gibbs test error.
 //
-// All k·K bounds hold together with probability ≥ 1 − δ − δ′ (a union
+// A client's k bounds hold together with probability ≥ 1 − δ − δ′ (a union
 // bound), so the mean over κ of client k's bounds bounds the expected 0–1
 // error of its personalised posterior with the prior drawn uniformly from
 // PAC-PFL's particles, the predictor whose test error is the mean over κ
-// of the Gibbs test errors. What is certified is that posterior, not the
+// of the Gibbs test errors. The new clients of ds, whose data PAC-PFL never
+// saw (PAC-PFL's Lemma 4.6 situation), get the same certificate with their
+// whole training sample for the posterior and the bound. What is certified is that posterior, not the
 // SVGD posterior PAC-PFL personalises with by default (whose KL to any
 // prior is infinite).
 type PACPFLPriorBound struct {
@@ -63,8 +65,12 @@ type PACPFLPriorResult struct {
 	// Per existing client, means over κ: the bound, the Gibbs test error
 	// and the Monte Carlo error on S²_k.
 	Bound, TestError, TrainError []float64
-	Delta, DeltaPrime            float64 // the total, split over the k particles
-	SigmaPrior                   float64
+	// The same for ds's new clients (nil without): NewRuns one per κ, the
+	// means per new client.
+	NewRuns                               []*genfl.PFLResult
+	NewBound, NewTestError, NewTrainError []float64
+	Delta, DeltaPrime                     float64 // the total, split over the k particles
+	SigmaPrior                            float64
 }
 
 // PACPFLArch returns the GenFL network of a PAC-PFL BNN: the MLP D–H–C with ReLU
@@ -150,8 +156,21 @@ func (m PACPFLPriorBound) Run(ctx context.Context, ds *data.Dataset, seed uint64
 			return nil, fmt.Errorf("particle %d: %w", kappa, err)
 		}
 		res.Runs = append(res.Runs, run.Detail.(*genfl.PFLResult))
+		if len(ds.New) > 0 {
+			oc.GivenUnseen = true
+			nds := *ds
+			nds.Existing, nds.New = ds.New, nil
+			run, err := GenFLBound{Options: oc, Setting: PFL}.Run(ctx, &nds, seed, obs)
+			if err != nil {
+				return nil, fmt.Errorf("particle %d, new clients: %w", kappa, err)
+			}
+			res.NewRuns = append(res.NewRuns, run.Detail.(*genfl.PFLResult))
+		}
 	}
-	res.average()
+	res.Bound, res.TestError, res.TrainError = means(res.Runs)
+	if res.NewRuns != nil {
+		res.NewBound, res.NewTestError, res.NewTrainError = means(res.NewRuns)
+	}
 	out := &fl.MethodResult{Method: MethodPACPFLPrior, Train: train, Detail: res, Elapsed: time.Since(start)}
 	out.Seconds = out.Elapsed.Seconds()
 	return out, nil
@@ -176,17 +195,19 @@ func (m PACPFLPriorBound) trainPrior(ctx context.Context, model *fl.BNNModel, ds
 	return fl.TrainPACPFLBNN(ds, model, o)
 }
 
-// average fills the per-client means over the particles' runs.
-func (r *PACPFLPriorResult) average() {
-	n := len(r.Runs[0].Clients)
-	r.Bound, r.TestError, r.TrainError = make([]float64, n), make([]float64, n), make([]float64, n)
-	for _, run := range r.Runs {
+// means are the per-client means over the particles' runs of the bound,
+// the test error and the train error.
+func means(runs []*genfl.PFLResult) (bound, test, train []float64) {
+	n, k := len(runs[0].Clients), float64(len(runs))
+	bound, test, train = make([]float64, n), make([]float64, n), make([]float64, n)
+	for _, run := range runs {
 		for i, c := range run.Clients {
-			r.Bound[i] += c.Bound.Bound / float64(len(r.Runs))
-			r.TestError[i] += c.TestError / float64(len(r.Runs))
-			r.TrainError[i] += c.TrainError / float64(len(r.Runs))
+			bound[i] += c.Bound.Bound / k
+			test[i] += c.TestError / k
+			train[i] += c.TrainError / k
 		}
 	}
+	return bound, test, train
 }
 
 // PFL is the result as one genfl.PFLResult, each client's figures the means
@@ -195,13 +216,25 @@ func (r *PACPFLPriorResult) average() {
 // the totals), for the reports of GenFL's PFL; Prior is nil (there are k)
 // and PriorTest is the mean of the k prior means' test errors.
 func (r *PACPFLPriorResult) PFL() *genfl.PFLResult {
-	k := float64(len(r.Runs))
-	out := &genfl.PFLResult{Clients: make([]genfl.ClientBound, len(r.Bound))}
+	return r.pfl(r.Runs, r.TestError, r.TrainError)
+}
+
+// NewPFL is PFL for the new clients (nil without).
+func (r *PACPFLPriorResult) NewPFL() *genfl.PFLResult {
+	if r.NewRuns == nil {
+		return nil
+	}
+	return r.pfl(r.NewRuns, r.NewTestError, r.NewTrainError)
+}
+
+func (r *PACPFLPriorResult) pfl(runs []*genfl.PFLResult, test, train []float64) *genfl.PFLResult {
+	k := float64(len(runs))
+	out := &genfl.PFLResult{Clients: make([]genfl.ClientBound, len(test))}
 	out.Timings.Prior = r.Train.Elapsed.Seconds()
 	for i := range out.Clients {
 		b := &genfl.Bound{}
 		b.Delta, b.DeltaPrime, b.Confidence = r.Delta, r.DeltaPrime, 1-r.Delta-r.DeltaPrime
-		for _, run := range r.Runs {
+		for _, run := range runs {
 			c := run.Clients[i].Bound
 			b.M, b.N = c.M, c.N
 			b.Bound += c.Bound / k
@@ -218,9 +251,9 @@ func (r *PACPFLPriorResult) PFL() *genfl.PFLResult {
 			b.MC.Seconds += c.MC.Seconds
 		}
 		b.MC.N, b.MC.Err = b.N, b.Err
-		out.Clients[i] = genfl.ClientBound{Bound: b, TestError: r.TestError[i], TrainError: r.TrainError[i]}
+		out.Clients[i] = genfl.ClientBound{Bound: b, TestError: test[i], TrainError: train[i]}
 	}
-	for _, run := range r.Runs {
+	for _, run := range runs {
 		out.PriorTest += run.PriorTest / k
 		out.Timings.Posterior += run.Timings.Posterior
 		out.Timings.Bound += run.Timings.Bound

@@ -88,7 +88,8 @@ func TestPACPFLPriorLayout(t *testing.T) {
 }
 
 // The prior is trained on the first halves only: changing the second
-// halves (the bound's sample) leaves PAC-PFL's particles as they were,
+// halves (the bound's sample) and the new clients' data leaves PAC-PFL's
+// particles as they were,
 // changing a first half moves them; and the result's means are the runs'.
 func TestPACPFLPriorBoundSeparatesData(t *testing.T) {
 	m := tinyPACPFLPriorBound()
@@ -116,7 +117,28 @@ func TestPACPFLPriorBoundSeparatesData(t *testing.T) {
 		}
 	}
 
+	// New clients: PAC-PFL never saw them; each whole sample is the bound's.
+	if len(want.NewRuns) != 2 || len(want.NewBound) != len(ds.New) {
+		t.Fatalf("%d new-client runs, %d new bounds for %d new clients", len(want.NewRuns), len(want.NewBound),
+			len(ds.New))
+	}
+	for i, c := range ds.New {
+		b := want.NewRuns[0].Clients[i].Bound
+		if b.M != c.M() || !(want.NewBound[i] > 0 && want.NewBound[i] <= 1) {
+			t.Errorf("new client %d: bound %v on %d examples, want its %d", i, want.NewBound[i], b.M, c.M())
+		}
+	}
+	if p := want.NewPFL(); len(p.Clients) != len(ds.New) || p.Clients[0].Bound.Bound != want.NewBound[0] {
+		t.Errorf("NewPFL: %d clients, first bound %v", len(p.Clients), p.Clients[0].Bound.Bound)
+	}
+
 	second := cloneDataset(ds)
+	for i := range second.New {
+		c := &second.New[i]
+		for j := range c.Y {
+			c.Y[j] = float64((int(c.Y[j]) + 1) % 3)
+		}
+	}
 	for i := range second.Existing {
 		c := &second.Existing[i]
 		for j := c.M() / 2; j < c.M(); j++ {
@@ -127,7 +149,7 @@ func TestPACPFLPriorBoundSeparatesData(t *testing.T) {
 	if !slices.Equal(got.Train.Particles, want.Train.Particles) {
 		t.Error("the second halves (the bound's sample) changed PAC-PFL's prior")
 	}
-	if slices.Equal(got.Bound, want.Bound) {
+	if slices.Equal(got.Bound, want.Bound) || slices.Equal(got.NewBound, want.NewBound) {
 		t.Error("new labels on the bound's sample left every bound as it was")
 	}
 
@@ -141,10 +163,14 @@ func TestPACPFLPriorBoundSeparatesData(t *testing.T) {
 
 func cloneDataset(ds *data.Dataset) *data.Dataset {
 	c := *ds
-	c.Existing = make([]data.ClientData, len(ds.Existing))
-	for i, e := range ds.Existing {
-		e.X, e.Y = slices.Clone(e.X), slices.Clone(e.Y)
-		c.Existing[i] = e
+	clone := func(cs []data.ClientData) []data.ClientData {
+		out := make([]data.ClientData, len(cs))
+		for i, e := range cs {
+			e.X, e.Y = slices.Clone(e.X), slices.Clone(e.Y)
+			out[i] = e
+		}
+		return out
 	}
+	c.Existing, c.New = clone(ds.Existing), clone(ds.New)
 	return &c
 }

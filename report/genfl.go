@@ -46,10 +46,14 @@ type GenFL struct {
 	HoldsAll   bool    `json:"bound_above_test_error_every_seed"`
 	// Particles > 0: the prior is PAC-PFL's (methods.PACPFLPriorBound),
 	// a uniform draw from its hyper-posterior's particles.
-	Particles int         `json:"pacpfl_particles,omitempty"`
-	Seeds     []GenFLSeed `json:"per_seed"`
-	Seconds   float64     `json:"seconds"`
-	CPU       string      `json:"cpu"`
+	Particles int `json:"pacpfl_particles,omitempty"`
+	// NewBound and NewTestError: the same certificate of the new users
+	// (PAC-PFL's prior with new users; nil otherwise).
+	NewBound     *Summary    `json:"new_users_bound,omitempty"`
+	NewTestError *Summary    `json:"new_users_test_error,omitempty"`
+	Seeds        []GenFLSeed `json:"per_seed"`
+	Seconds      float64     `json:"seconds"`
+	CPU          string      `json:"cpu"`
 }
 
 // GenFLSeed is one seed's figures. For PFL, Bound, TestError, TrainError
@@ -70,6 +74,9 @@ type GenFLSeed struct {
 	ClientBound   *Spread `json:"client_bound,omitempty"`
 	ClientTest    *Spread `json:"client_test_error,omitempty"`
 	ClientsAbove  int     `json:"clients_bound_above_test_error,omitempty"`
+	NewUsers      int     `json:"new_users,omitempty"`
+	NewBound      Float   `json:"new_users_bound,omitempty"`
+	NewTestError  Float   `json:"new_users_test_error,omitempty"`
 	MCSeconds     float64 `json:"mc_seconds"`
 	EvalsPerSec   float64 `json:"mc_evaluations_per_second"`
 	PriorSeconds  float64 `json:"prior_seconds"`
@@ -126,6 +133,10 @@ func (r *GenFL) Add(hr *harness.Report, seconds float64) error {
 	r.TestError = col(func(s GenFLSeed) Float { return s.TestError })
 	r.TrainError = col(func(s GenFLSeed) Float { return s.TrainError })
 	r.KL = col(func(s GenFLSeed) Float { return s.KL })
+	if r.Seeds[0].NewUsers > 0 {
+		b, e := col(func(s GenFLSeed) Float { return s.NewBound }), col(func(s GenFLSeed) Float { return s.NewTestError })
+		r.NewBound, r.NewTestError = &b, &e
+	}
 	r.BoundIs = r.boundStatement(r.Seeds[0].M)
 	r.Seconds = seconds
 	return nil
@@ -152,12 +163,19 @@ func NewGenFLSeed(seed uint64, mr *fl.MethodResult) (GenFLSeed, error) {
 			return r, fmt.Errorf("report: seed %d: a PFL result without users", seed)
 		}
 		r = pflSeed(seed, res)
-	case interface{ PFL() *genfl.PFLResult }: // methods.PACPFLPriorResult
+	case interface {
+		PFL() *genfl.PFLResult
+		NewPFL() *genfl.PFLResult
+	}: // methods.PACPFLPriorResult
 		p := res.PFL()
 		if len(p.Clients) == 0 {
 			return r, fmt.Errorf("report: seed %d: a PFL result without users", seed)
 		}
 		r = pflSeed(seed, p)
+		if n := res.NewPFL(); n != nil && len(n.Clients) > 0 {
+			s := pflSeed(seed, n)
+			r.NewUsers, r.NewBound, r.NewTestError = len(n.Clients), s.Bound, s.TestError
+		}
 	default:
 		return r, fmt.Errorf("report: seed %d: %T is not a GenFL certificate", seed, mr.Detail)
 	}
@@ -246,6 +264,11 @@ func (r *GenFL) WriteText(w io.Writer, clients, testImages, testDraws int) {
 	}
 	fmt.Fprintf(w, "\nmean ± 95%% CI over %d seeds: bound %s, test error %s, train error %s, KL %s\n",
 		len(r.Seeds), f(r.Bound), f(r.TestError), f(r.TrainError), f(r.KL))
+	if r.NewBound != nil {
+		fmt.Fprintf(w, "new users (%d, none of their data in PAC-PFL's training; each certified on its whole "+
+			"training sample, the same statement): bound %s, test error %s\n", r.Seeds[0].NewUsers, f(*r.NewBound),
+			f(*r.NewTestError))
+	}
 	fmt.Fprintf(w, "\nThe bound: %s.\n", r.BoundIs)
 	if r.Setting == genflPFL {
 		fmt.Fprintln(w, "Test errors are Gibbs errors (the stochastic classifier) on each user's own held-out images "+

@@ -136,6 +136,9 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 			"fmnist's split: one user per class holding 5 labels, --split)")
 	fs.StringVar(&d.Split, "split", d.Split, "labels5: small, medium or large (training / test images per label "+
 		"and user: 50/950, 200/800, 900/300)")
+	fs.IntVar(&d.New, "new-clients", 0, "labels5: new users, never in training (certified with --prior pacpfl only)")
+	fs.IntVar(&d.MaxImages, "max-images", 0, "labels5: at most this many images, the split's sizes scaled down "+
+		"(0: no cap)")
 	fs.IntVar(&d.Clients, "clients", d.Clients, "number of users K (iid, shards)")
 	fs.IntVar(&d.Train, "train-per-client", d.Train, "iid: training images per user")
 	fs.IntVar(&d.Test, "test-per-client", d.Test, "iid: test images per user")

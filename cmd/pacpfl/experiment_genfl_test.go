@@ -69,19 +69,24 @@ func TestExperimentGenFLShortRun(t *testing.T) {
 func TestExperimentGenFLPACPFLPrior(t *testing.T) {
 	dir := writeFakeFMNIST(t, 140)
 	path := filepath.Join(t.TempDir(), "genfl.json")
-	args := append([]string{"experiment", "genfl", "--data-dir", dir, "--partition", "shards", "--prior", "pacpfl",
-		"--setting", "pfl", "--pacpfl-rounds", "3", "--seeds", "1", "--json", path}, tinyGenFLFlags...)
+	args := append([]string{"experiment", "genfl", "--data-dir", dir, "--partition", "labels5", "--split", "small",
+		"--new-clients", "2", "--max-images", "1200", "--prior", "pacpfl", "--setting", "pfl", "--pacpfl-rounds", "3", "--seeds", "1", "--json",
+		path}, tinyGenFLFlags...)
 	st, out, errs := runCLI(args...)
 	require.Equal(t, exitOK, st, errs)
 	assert.Contains(t, out, "learnt prior")
 	assert.Contains(t, out, "The same users, PAC-PFL's prior:")
 	assert.Contains(t, out, "a prior P drawn uniformly from PAC-PFL's particles")
+	assert.Contains(t, out, "new users (2, none of their data in PAC-PFL's training")
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var rep map[string]map[string]any
 	require.NoError(t, json.Unmarshal(raw, &rep))
 	assert.Equal(t, "learnt", rep["genfl"]["prior"])
 	assert.Equal(t, 3.0, rep["pacpfl"]["pacpfl_particles"])
+	nb := rep["pacpfl"]["new_users_bound"].(map[string]any)["mean"].(float64)
+	assert.True(t, nb > 0 && nb <= 1, "new users' bound %v", nb)
+	assert.Nil(t, rep["genfl"]["new_users_bound"])
 	for _, k := range []string{"genfl", "pacpfl"} {
 		b := rep[k]["bound"].(map[string]any)["mean"].(float64)
 		e := rep[k]["train_error"].(map[string]any)["mean"].(float64)

@@ -92,3 +92,42 @@ func TestGivenPriorChecked(t *testing.T) {
 		t.Errorf("GivenPriorKind is %q", GivenPriorKind)
 	}
 }
+
+// A given prior that saw none of the users' data (GivenUnseen) uses each
+// whole sample, as a data-free prior does: the random prior given back
+// gives the random-prior run's bounds and errors.
+func TestGivenUnseenPriorUsesWholeSample(t *testing.T) {
+	_, train, test := netUsers(t, 4)
+	random := netOptions(RandomPriorKind, Pairs, new([]fl.RoundEvent))
+	want, err := RunPFL(train, test, random)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := random
+	given.Prior, given.GivenUnseen = GivenPriorKind, true
+	given.Given = &Prior{Mu: slices.Clone(want.Prior.Mu), Sigma: want.Prior.Sigma}
+	got, err := RunPFL(train, test, given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range want.Clients {
+		g, w := got.Clients[k], want.Clients[k]
+		if noTimes(g.Bound) != noTimes(w.Bound) || g.TestError != w.TestError || g.Bound.M != train[k].M() {
+			t.Errorf("user %d: %+v (m %d), with the random prior %+v", k, g.Bound, g.Bound.M, w.Bound)
+		}
+	}
+	halves := given
+	halves.GivenUnseen = false
+	h, err := RunPFL(train, test, halves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Clients[0].Bound.M != train[0].M()-train[0].M()/2 {
+		t.Errorf("a given prior without GivenUnseen bounds on %d examples, want the second half", h.Clients[0].Bound.M)
+	}
+	bad := random
+	bad.GivenUnseen = true
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "a given prior with prior kind random") {
+		t.Errorf("GivenUnseen with a random prior: %v", err)
+	}
+}

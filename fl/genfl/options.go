@@ -80,7 +80,7 @@ func (o *Options) Validate() error {
 		return bad("needs at least one width", []string{"Arch.Hidden"})
 	case o.Prior != RandomPriorKind && o.Prior != LearntPriorKind && o.Prior != GivenPriorKind:
 		return fmt.Errorf("genfl: unknown prior %v", o.Prior)
-	case o.Prior != GivenPriorKind && o.Given != nil:
+	case o.Prior != GivenPriorKind && (o.Given != nil || o.GivenUnseen):
 		return fmt.Errorf("genfl: a given prior with prior kind %v (want %v)", o.Prior, GivenPriorKind)
 	case o.MC.Estimator != Pairs && o.MC.Estimator != Full, o.ClientMC.Estimator != Pairs &&
 		o.ClientMC.Estimator != Full:

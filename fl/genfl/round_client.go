@@ -122,7 +122,12 @@ func newRoundClient(train, test Client, o *Options, index int, pl *pools) (*roun
 	c := &roundClient{o: o, index: index, p: o.Arch.NumParams(), post: train, test: test, pools: pl}
 	switch o.Prior {
 	case RandomPriorKind:
-	case LearntPriorKind, GivenPriorKind:
+	case GivenPriorKind:
+		if o.GivenUnseen {
+			break
+		}
+		fallthrough
+	case LearntPriorKind:
 		c.erm, c.post = train.Split()
 		if c.erm.M() == 0 || c.post.M() == 0 {
 			return nil, fmt.Errorf(
@@ -136,9 +141,9 @@ func newRoundClient(train, test Client, o *Options, index int, pl *pools) (*roun
 
 // shares returns the sizes of a user's shares of m training examples: the
 // prior's and the posterior's (learnt or given prior: ⌊m/2⌋ and the
-// rest).
+// rest; a prior that saw none of their data: 0 and m).
 func (o *Options) shares(m int) (erm, post int) {
-	if o.Prior == LearntPriorKind || o.Prior == GivenPriorKind {
+	if o.Prior == LearntPriorKind || o.Prior == GivenPriorKind && !o.GivenUnseen {
 		return m / 2, m - m/2
 	}
 	return 0, m

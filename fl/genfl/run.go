@@ -58,9 +58,12 @@ type Options struct {
 	Arch  Arch
 	Prior PriorKind
 	// Given is the prior of GivenPriorKind (nil otherwise); SigmaPrior
-	// does not apply to it.
-	Given      *Prior
-	SigmaPrior float64
+	// does not apply to it. GivenUnseen: it saw none of these users' data
+	// (new users of a federation), so each user's whole sample serves its
+	// posterior and its bound.
+	Given       *Prior
+	GivenUnseen bool
+	SigmaPrior  float64
 	// PriorFed is the learnt prior's federated ERM (the paper: 100 rounds
 	// of 5 local epochs, momentum 0.99) with Dropout.
 	PriorFed Federation
