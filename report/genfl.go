@@ -233,14 +233,22 @@ func (r *GenFL) boundStatement(m int) string {
 		return fmt.Sprintf("for each user k separately, with probability ≥ %.2f (1 − δ − δ′, δ = %g, δ′ = %g) over "+
 			"its sample S²_k and the %s, the expected 0–1 error on user k's image distribution of its stochastic "+
 			"classifier Q_k (a fresh weight draw W ∼ Q_k per prediction) is ≤ its bound; assumes user k's images are "+
-			"i.i.d. from that distribution (for label-sorted shards this is an assumption, not a fact of the split)",
-			r.Confidence, r.Delta, r.DeltaPrime, n)
+			"i.i.d. from that distribution%s",
+			r.Confidence, r.Delta, r.DeltaPrime, n, r.shardsCaveat())
 	}
 	return fmt.Sprintf("with probability ≥ %.2f (1 − δ − δ′, δ = %g, δ′ = %g) over the users' pooled training sample "+
 		"(the m = %d images the prior did not see) and the %s, the expected 0–1 error of the stochastic classifier Q "+
 		"(a fresh weight draw W ∼ Q per prediction) on a Fashion-MNIST image drawn like the pool's is ≤ the bound; "+
 		"assumes the pool's images are i.i.d. (the users' images are a label-blind random draw from it)",
 		r.Confidence, r.Delta, r.DeltaPrime, m, n)
+}
+
+// shardsCaveat is what label-sorted shards add to the i.i.d. assumption.
+func (r *GenFL) shardsCaveat() string {
+	if r.Partition == "shards" {
+		return " (for label-sorted shards this is an assumption, not a fact of the split)"
+	}
+	return ""
 }
 
 // WriteText writes the report as pacpfl prints it: the per-seed table, the
@@ -270,9 +278,11 @@ func (r *GenFL) WriteText(w io.Writer, clients, testImages, testDraws int) {
 			f(*r.NewTestError))
 	}
 	fmt.Fprintf(w, "\nThe bound: %s.\n", r.BoundIs)
-	if r.Setting == genflPFL {
+	if r.Setting == genflPFL && r.Partition == "shards" {
 		fmt.Fprintln(w, "Test errors are Gibbs errors (the stochastic classifier) on each user's own held-out images "+
 			"(10 % of its data), estimates with few images.")
+	} else if r.Setting == genflPFL {
+		fmt.Fprintln(w, "Test errors are Gibbs errors (the stochastic classifier) on each user's own held-out images.")
 	} else {
 		r.writeVerdict(w, testImages, testDraws)
 	}
