@@ -210,6 +210,9 @@ func means(runs []*genfl.PFLResult) (bound, test, train []float64) {
 	return bound, test, train
 }
 
+// Particles is the number k of PAC-PFL's particles, one prior each.
+func (r *PACPFLPriorResult) Particles() int { return len(r.Runs) }
+
 // PFL is the result as one genfl.PFLResult, each client's figures the means
 // over the particles' runs (bound, KL, Monte Carlo error and sampling term,
 // test and train errors; the Monte Carlo work and times summed, δ and δ′

@@ -108,7 +108,8 @@ func NewGenFL(partition, setting string, o genfl.Options, cpu string) *GenFL {
 	return r
 }
 
-// Add appends the seeds of hr, an experiment of one methods.GenFLBound,
+// Add appends the seeds of hr, an experiment of one methods.GenFLBound or
+// methods.PACPFLPriorBound (whose prior it then names, SetPACPFLPrior),
 // and summarises them; seconds is the experiment's wall time.
 func (r *GenFL) Add(hr *harness.Report, seconds float64) error {
 	if len(hr.Methods) != 1 || len(hr.Methods[0].Results) != len(hr.Seeds) || len(hr.Seeds) == 0 {
@@ -121,6 +122,9 @@ func (r *GenFL) Add(hr *harness.Report, seconds float64) error {
 		}
 		r.HoldsAll = r.HoldsAll && s.Holds
 		r.Seeds = append(r.Seeds, s)
+		if p, ok := res.Detail.(interface{ Particles() int }); ok && i == 0 {
+			r.SetPACPFLPrior(p.Particles())
+		}
 	}
 	col := func(f func(GenFLSeed) Float) Summary {
 		var xs []float64

@@ -204,9 +204,6 @@ func runExperimentGenFL(args []string, stdout, stderr io.Writer) int {
 		one := *hr
 		one.Methods = hr.Methods[i : i+1]
 		rep := report.NewGenFL(d.Partition, g.setting, o0, report.CPUName())
-		if i == 1 {
-			rep.SetPACPFLPrior(methods.DefaultPACPFLBNN().Options.Server.K)
-		}
 		if err := rep.Add(&one, time.Since(start).Seconds()); err != nil {
 			return fail(err)
 		}

@@ -121,20 +121,16 @@ func newRoundClient(train, test Client, o *Options, index int, pl *pools) (*roun
 	}
 	c := &roundClient{o: o, index: index, p: o.Arch.NumParams(), post: train, test: test, pools: pl}
 	switch o.Prior {
-	case RandomPriorKind:
-	case GivenPriorKind:
-		if o.GivenUnseen {
-			break
-		}
-		fallthrough
-	case LearntPriorKind:
+	case RandomPriorKind, LearntPriorKind, GivenPriorKind:
+	default:
+		return nil, fmt.Errorf("genfl: unknown prior kind %v", o.Prior)
+	}
+	if o.splits() {
 		c.erm, c.post = train.Split()
 		if c.erm.M() == 0 || c.post.M() == 0 {
 			return nil, fmt.Errorf(
 				"genfl: user %d has %d examples, too few to split between prior and posterior", index, train.M())
 		}
-	default:
-		return nil, fmt.Errorf("genfl: unknown prior kind %v", o.Prior)
 	}
 	return c, nil
 }
@@ -143,10 +139,16 @@ func newRoundClient(train, test Client, o *Options, index int, pl *pools) (*roun
 // prior's and the posterior's (learnt or given prior: ⌊m/2⌋ and the
 // rest; a prior that saw none of their data: 0 and m).
 func (o *Options) shares(m int) (erm, post int) {
-	if o.Prior == LearntPriorKind || o.Prior == GivenPriorKind && !o.GivenUnseen {
+	if o.splits() {
 		return m / 2, m - m/2
 	}
 	return 0, m
+}
+
+// splits reports whether the users' samples are halved: the prior was
+// learnt, or given and learnt on the first halves.
+func (o *Options) splits() bool {
+	return o.Prior == LearntPriorKind || o.Prior == GivenPriorKind && !o.GivenUnseen
 }
 
 // Fit is the client's part of a round, the phase global[0] names: an ERM

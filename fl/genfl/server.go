@@ -33,8 +33,7 @@ func (o *Options) users(k int, trainM, testM func(i int) int,
 	for i := range k {
 		u.erm[i], u.post[i] = o.shares(trainM(i))
 		u.test[i] = testM(i)
-		if split := o.Prior == LearntPriorKind || o.Prior == GivenPriorKind && !o.GivenUnseen; split &&
-			(u.erm[i] == 0 || u.post[i] == 0) {
+		if o.splits() && (u.erm[i] == 0 || u.post[i] == 0) {
 			return nil, fmt.Errorf(
 				"genfl: user %d has %d examples, too few to split between prior and posterior", i, trainM(i))
 		}
