@@ -132,6 +132,7 @@ func TestExperimentFMNISTFedVIFlags(t *testing.T) {
 // in one table: PAC-PFL's personalised models, FedAvg's global model (said
 // so in the row).
 func TestExperimentFMNISTWeightedEveryMethod(t *testing.T) {
+	skipIfEmulated(t)
 	dir := writeFakeFMNIST(t, 60)
 	path := filepath.Join(t.TempDir(), "r.json")
 	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "6",

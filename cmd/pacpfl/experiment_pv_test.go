@@ -106,6 +106,7 @@ func TestExperimentKSweep(t *testing.T) {
 }
 
 func TestTuneBaselines(t *testing.T) {
+	skipIfEmulated(t)
 	for _, m := range []string{"mtl", "maml", "vanilla", "pooled"} {
 		path := filepath.Join(t.TempDir(), m+".json")
 		args := []string{"tune", "polynomial", "--method", m, "--clients", "4", "--folds", "2", "--quiet", "--json",

@@ -11,6 +11,7 @@ import (
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/asm/asmtest"
 	"github.com/pacpfl/pacpfl/bench"
+	"github.com/pacpfl/pacpfl/internal/emulated"
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
@@ -108,5 +109,16 @@ func TestBadClockEnvironmentIsAStartupError(t *testing.T) {
 		st, _, errOut := runCLI("version")
 		assert.Equal(t, exitUsage, st, "PACPFL_CPU_GHZ=%q", v)
 		assert.Contains(t, errOut, "PACPFL_CPU_GHZ", "PACPFL_CPU_GHZ=%q", v)
+	}
+}
+
+// skipIfEmulated skips a long end-to-end run under a user-mode emulator
+// (CI's arm64 step under qemu): what it checks is the CLI's logic, which
+// does not depend on the architecture and runs natively on amd64 in the
+// same CI; the arm64 kernels it would reach have their own tests.
+func skipIfEmulated(t *testing.T) {
+	t.Helper()
+	if emulated.Is() {
+		t.Skip("architecture-independent end-to-end run; skipped under emulation (it runs natively)")
 	}
 }

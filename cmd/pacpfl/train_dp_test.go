@@ -13,6 +13,7 @@ import (
 // flagged, and the client LMLs (not covered by the guarantee) are neither
 // printed nor written.
 func TestTrainDPReportsTheGuarantee(t *testing.T) {
+	skipIfEmulated(t)
 	for _, c := range []struct {
 		args []string
 		want []string
