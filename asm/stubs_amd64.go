@@ -45,3 +45,6 @@ func expNEON(dst, x []float64) int { return 0 }
 func sqdistRowAVX2(dst, a, bT []float64, scale float64)
 
 func sqdistRowNEON(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT, scale) }
+
+//go:noescape
+func packPanelsAVX2(dst, src []float64, off, ld, np, kb, w int)

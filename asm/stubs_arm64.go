@@ -47,3 +47,7 @@ func expAVX512(dst, x []float64) int { return 0 }
 func sqdistRowNEON(dst, a, bT []float64, scale float64)
 
 func sqdistRowAVX2(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT, scale) }
+
+func packPanelsAVX2(dst, src []float64, off, ld, np, kb, w int) {
+	PackPanelsGeneric(dst, src, off, ld, np, kb, w)
+}

@@ -555,7 +555,7 @@ func packA(dst []float64, p *gemmProblem, ic, mb, pc, kb, mr int) {
 		}
 	}
 	if p.tA { // op(A)[i][l] = a[l*lda+i]: each panel column is contiguous
-		scatterRows(dst, p.a, pc*lda+ic, lda, mb/mr, kb, mr)
+		asm.PackPanels(dst, p.a, pc*lda+ic, lda, mb/mr, kb, mr)
 	}
 }
 
@@ -581,7 +581,7 @@ func packB(dst []float64, p *gemmProblem, pc, kb, jc, nb, nr int) {
 		}
 	}
 	if !p.tB { // op(B)[l][j] = b[l*ldb+j]: panel rows are contiguous
-		scatterRows(dst, p.b, pc*ldb+jc, ldb, nb/nr, kb, nr)
+		asm.PackPanels(dst, p.b, pc*ldb+jc, ldb, nb/nr, kb, nr)
 	}
 	if p.upperB {
 		zeroBelowDiagonal(dst, pc, kb, jc, nb, nr)
@@ -599,42 +599,6 @@ func zeroBelowDiagonal(dst []float64, pc, kb, jc, nb, nr int) {
 		for x := 0; x < nr; x++ {
 			for l := max(0, j+x+1-pc); l < min(kb, j+nr-pc); l++ {
 				d[l*nr+x] = 0
-			}
-		}
-	}
-}
-
-// scatterRows packs np full w-wide panels whose rows are contiguous in src:
-// dst[q*kb*w + l*w + x] = src[off + l*ld + q*w + x] for q < np, l < kb,
-// x < w. It walks src row by row, so the reads stream along each row: a
-// panel-by-panel walk reads kb lines ld apart per panel, which thrashes one
-// L1 set (and defeats the prefetcher) when ld*8 is a multiple of 2 KiB
-// (measured: copying a 2000×256 B took 28% of a 128×256×2000 GEMM).
-func scatterRows(dst, src []float64, off, ld, np, kb, w int) {
-	if np == 0 {
-		return
-	}
-	stride := kb * w
-	for l := 0; l < kb; l++ {
-		row := src[off+l*ld : off+l*ld+np*w]
-		d := dst[l*w:]
-		switch w {
-		case 8:
-			for q := 0; q < np; q++ {
-				s := row[q*8 : q*8+8 : q*8+8]
-				t := d[q*stride : q*stride+8 : q*stride+8]
-				t[0], t[1], t[2], t[3] = s[0], s[1], s[2], s[3]
-				t[4], t[5], t[6], t[7] = s[4], s[5], s[6], s[7]
-			}
-		case 6:
-			for q := 0; q < np; q++ {
-				s := row[q*6 : q*6+6 : q*6+6]
-				t := d[q*stride : q*stride+6 : q*stride+6]
-				t[0], t[1], t[2], t[3], t[4], t[5] = s[0], s[1], s[2], s[3], s[4], s[5]
-			}
-		default:
-			for q := 0; q < np; q++ {
-				copy(d[q*stride:q*stride+w], row[q*w:q*w+w])
 			}
 		}
 	}
