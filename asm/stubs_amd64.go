@@ -48,3 +48,6 @@ func sqdistRowNEON(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT
 
 //go:noescape
 func packPanelsAVX2(dst, src []float64, off, ld, np, kb, w int)
+
+//go:noescape
+func packTransposedAVX2(dst, src []float64, off, ld, w, kb4 int)

@@ -40,3 +40,7 @@ func sqdistRowNEON(dst, a, bT []float64, scale float64) { sqdistRowGo(dst, a, bT
 func packPanelsAVX2(dst, src []float64, off, ld, np, kb, w int) {
 	PackPanelsGeneric(dst, src, off, ld, np, kb, w)
 }
+
+func packTransposedAVX2(dst, src []float64, off, ld, w, kb4 int) {
+	packTransposedGo(dst, src, off, ld, w, 0, kb4)
+}

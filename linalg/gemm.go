@@ -605,50 +605,12 @@ func zeroBelowDiagonal(dst []float64, pc, kb, jc, nb, nr int) {
 }
 
 // interleave writes dst[l*w+x] = src[off+x*ld+l] for x < cnt, l < kb: cnt
-// contiguous source rows become the columns of a w-wide panel. The full
-// 4-, 6- and 8-row cases (the micro-kernel shapes) read all rows in step and
-// write each panel row at once.
+// contiguous source rows become the columns of a w-wide panel. A full panel
+// (cnt = w, the micro-kernel shapes) is asm.PackTransposed.
 func interleave(dst, src []float64, off, ld, cnt, kb, w int) {
 	if cnt == w {
-		switch w {
-		case 6:
-			r0 := src[off : off+kb]
-			r1 := src[off+ld : off+ld+kb]
-			r2 := src[off+2*ld : off+2*ld+kb]
-			r3 := src[off+3*ld : off+3*ld+kb]
-			r4 := src[off+4*ld : off+4*ld+kb]
-			r5 := src[off+5*ld : off+5*ld+kb]
-			for l := range r0 {
-				d := dst[l*6 : l*6+6 : l*6+6]
-				d[0], d[1], d[2], d[3], d[4], d[5] = r0[l], r1[l], r2[l], r3[l], r4[l], r5[l]
-			}
-			return
-		case 8:
-			r0 := src[off : off+kb]
-			r1 := src[off+ld : off+ld+kb]
-			r2 := src[off+2*ld : off+2*ld+kb]
-			r3 := src[off+3*ld : off+3*ld+kb]
-			r4 := src[off+4*ld : off+4*ld+kb]
-			r5 := src[off+5*ld : off+5*ld+kb]
-			r6 := src[off+6*ld : off+6*ld+kb]
-			r7 := src[off+7*ld : off+7*ld+kb]
-			for l := range r0 {
-				d := dst[l*8 : l*8+8 : l*8+8]
-				d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
-				d[4], d[5], d[6], d[7] = r4[l], r5[l], r6[l], r7[l]
-			}
-			return
-		case 4:
-			r0 := src[off : off+kb]
-			r1 := src[off+ld : off+ld+kb]
-			r2 := src[off+2*ld : off+2*ld+kb]
-			r3 := src[off+3*ld : off+3*ld+kb]
-			for l := range r0 {
-				d := dst[l*4 : l*4+4 : l*4+4]
-				d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
-			}
-			return
-		}
+		asm.PackTransposed(dst[:kb*w], src, off, ld, w, kb)
+		return
 	}
 	for x := 0; x < cnt; x++ {
 		for l, v := range src[off+x*ld : off+x*ld+kb] {
