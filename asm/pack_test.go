@@ -111,15 +111,21 @@ func BenchmarkPackPanels(b *testing.B) {
 	const kb, nb, ld = 256, 1024, 2000
 	src := make([]float64, kb*ld)
 	dst := make([]float64, kb*nb)
-	for _, name := range []string{"asm", "generic"} {
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(8 * kb * nb)
+	benchTwins(b, 8*kb*nb, func() { PackPanels(dst, src, 0, ld, nb/8, kb, 8) },
+		func() { PackPanelsGeneric(dst, src, 0, ld, nb/8, kb, 8) })
+}
+
+// benchTwins times a kernel at the current level and its pure-Go twin as
+// two sub-benchmarks moving bytes each.
+func benchTwins(b *testing.B, bytes int64, simd, generic func()) {
+	for _, c := range []struct {
+		name string
+		run  func()
+	}{{"asm", simd}, {"generic", generic}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(bytes)
 			for i := 0; i < b.N; i++ {
-				if name == "asm" {
-					PackPanels(dst, src, 0, ld, nb/8, kb, 8)
-				} else {
-					PackPanelsGeneric(dst, src, 0, ld, nb/8, kb, 8)
-				}
+				c.run()
 			}
 		})
 	}
@@ -218,18 +224,13 @@ func BenchmarkPackTransposed(b *testing.B) {
 	const mb, kb, ld = 126, 256, 2000
 	src := make([]float64, mb*ld)
 	dst := make([]float64, mb*kb)
-	for _, name := range []string{"asm", "generic"} {
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(8 * mb * kb)
-			for i := 0; i < b.N; i++ {
-				for r := 0; r < mb; r += 6 {
-					if name == "asm" {
-						PackTransposed(dst[r*kb:], src, r*ld, ld, 6, kb)
-					} else {
-						PackTransposedGeneric(dst[r*kb:], src, r*ld, ld, 6, kb)
-					}
-				}
-			}
-		})
-	}
+	benchTwins(b, 8*mb*kb, func() {
+		for r := 0; r < mb; r += 6 {
+			PackTransposed(dst[r*kb:], src, r*ld, ld, 6, kb)
+		}
+	}, func() {
+		for r := 0; r < mb; r += 6 {
+			PackTransposedGeneric(dst[r*kb:], src, r*ld, ld, 6, kb)
+		}
+	})
 }
