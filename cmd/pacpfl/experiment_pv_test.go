@@ -14,6 +14,7 @@ import (
 )
 
 func TestExperimentPV(t *testing.T) {
+	skipIfEmulated(t)
 	path := filepath.Join(t.TempDir(), "pv.json")
 	code, out, errOut := runCLI("experiment", "pv", "--variant", "s", "--seeds", "1", "--clients", "3", "--new-clients",
 		"2",
