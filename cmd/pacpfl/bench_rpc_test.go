@@ -10,7 +10,7 @@ import (
 
 // A small bench rpc: every test and transport reports a figure, no errors.
 func TestBenchRPCSmall(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	code, out, errOut := runCLI("bench", "rpc", "--reps", "1", "--updates", "5", "--clients", "6", "--rounds", "2",
 		"--transfers", "1", "--json")
 	if code != exitOK {
@@ -38,7 +38,7 @@ func TestBenchRPCSmall(t *testing.T) {
 // bench rpc --method pfedbayes: four tests × two transports, each row
 // naming the method; an unknown method is a usage error.
 func TestBenchRPCPeerMethod(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	code, out, errOut := runCLI("bench", "rpc", "--method", "pfedbayes", "--reps", "1", "--updates", "3", "--clients",
 		"3", "--rounds", "2", "--transfers", "1", "--json")
 	if code != exitOK {

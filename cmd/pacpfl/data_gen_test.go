@@ -58,7 +58,7 @@ func TestDataGenerateDeterministic(t *testing.T) {
 
 // The generated file trains with the command line the generator prints.
 func TestDataGenerateTrains(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "smooth.csv")
 	st, out, errs := runCLI("data", "generate", "--clients", "4", "--new-clients", "1", "--samples", "30", "--out",

@@ -16,7 +16,7 @@ import (
 // their rows beside the paper's, and the JSON groups existing / global /
 // new with the best accuracy over the evaluated rounds.
 func TestExperimentFMNISTFedBaselines(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	dir := writeFakeFMNIST(t, 140)
 	path := filepath.Join(t.TempDir(), "exp.json")
 	args := append([]string{"experiment", "fmnist", "--data-dir", dir, "--seeds", "1", "--json", path,

@@ -38,6 +38,7 @@ type fmnistReportJSON struct {
 // groups with the weighted accuracies, and FedAvg+FT reusing FedAvg's run
 // (its time includes FedAvg's).
 func TestExperimentFMNISTFedVI(t *testing.T) {
+	skipIfRepeat(t)
 	if runtime.GOARCH != "amd64" {
 		// FedVI's paper network is minutes per round under qemu (CI's arm64
 		// run); fl/fedvi's own tests cover it there on smaller networks.
@@ -90,6 +91,7 @@ func TestExperimentFMNISTFedVI(t *testing.T) {
 // and says so; without fedvi-fedavg-ft among the methods the run skips
 // the fine-tuning.
 func TestExperimentFMNISTFedVIFedAvgNoReLU(t *testing.T) {
+	skipIfRepeat(t)
 	if runtime.GOARCH != "amd64" {
 		t.Skip("FedVI's paper-size network is too slow under emulation")
 	}
@@ -132,7 +134,7 @@ func TestExperimentFMNISTFedVIFlags(t *testing.T) {
 // in one table: PAC-PFL's personalised models, FedAvg's global model (said
 // so in the row).
 func TestExperimentFMNISTWeightedEveryMethod(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	dir := writeFakeFMNIST(t, 60)
 	path := filepath.Join(t.TempDir(), "r.json")
 	st, out, errs := runCLI("experiment", "fmnist", "--data-dir", dir, "--partition", "dirichlet", "--clients", "6",

@@ -14,7 +14,7 @@ import (
 )
 
 func TestExperimentPV(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	path := filepath.Join(t.TempDir(), "pv.json")
 	code, out, errOut := runCLI("experiment", "pv", "--variant", "s", "--seeds", "1", "--clients", "3", "--new-clients",
 		"2",
@@ -107,7 +107,7 @@ func TestExperimentKSweep(t *testing.T) {
 }
 
 func TestTuneBaselines(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	for _, m := range []string{"mtl", "maml", "vanilla", "pooled"} {
 		path := filepath.Join(t.TempDir(), m+".json")
 		args := []string{"tune", "polynomial", "--method", m, "--clients", "4", "--folds", "2", "--quiet", "--json",

@@ -32,6 +32,7 @@ func peerReport(t *testing.T, path string) string {
 // with state files), FedAvg+FT (with new clients), FedVI and FedAvg+FT on
 // FedVI's network.
 func TestPeerServerMatchesExperiment(t *testing.T) {
+	skipIfRepeat(t)
 	dir := writeFakeFMNIST(t, 140)
 	ms := []string{"pfedbayes", "fedavg-ft"}
 	if runtime.GOARCH == "amd64" {

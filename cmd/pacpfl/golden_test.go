@@ -165,6 +165,7 @@ func goldenNormalise(s, dir, fmnist, sites string) string {
 }
 
 func TestGolden(t *testing.T) {
+	skipIfRepeat(t)
 	if testing.Short() {
 		t.Skip("golden outputs: long")
 	}

@@ -17,7 +17,7 @@ import (
 // numbers the CLI writes: experiment polynomial's per-seed values equal, to
 // the bit, harness.Run of methods.New with the same settings.
 func TestLibraryRunEqualsCLI(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	names := []string{"pacpfl", "pfedgp", "mtl", "vanilla", "pooled"}
 	path := filepath.Join(t.TempDir(), "e.json")
 	st, _, errs := runCLI("experiment", "polynomial", "--methods", "pacpfl,pfedgp,mtl,vanilla,pooled", "--seeds", "2",

@@ -112,12 +112,22 @@ func TestBadClockEnvironmentIsAStartupError(t *testing.T) {
 	}
 }
 
-// skipIfEmulated skips a long end-to-end run under a user-mode emulator
-// (CI's arm64 step under qemu): what it checks is the CLI's logic, which
-// does not depend on the architecture and runs natively on amd64 in the
-// same CI; the arm64 kernels it would reach have their own tests.
-func skipIfEmulated(t *testing.T) {
+// skipIfRepeat skips a long end-to-end run where it would only repeat the
+// default build's: what it checks is the CLI's logic, which depends neither
+// on the architecture nor on the kernels. make test runs it natively in the
+// default build; its repeats would be
+//   - under a user-mode emulator (CI's arm64 step under qemu), whose arm64
+//     kernels have their own tests;
+//   - with -tags purego, whose pure-Go kernels are checked against the
+//     assembly in package asm and reach the CLI in TestGolden at the generic
+//     level in every build;
+//   - with -tags netlib, which adds OpenBLAS as a backend the CLI does not
+//     use unless asked (linalg.DefaultBackend is native).
+func skipIfRepeat(t *testing.T) {
 	t.Helper()
+	if altBuild {
+		t.Skip("end-to-end run of the CLI's logic; it runs in the default build")
+	}
 	if emulated.Is() {
 		t.Skip("architecture-independent end-to-end run; skipped under emulation (it runs natively)")
 	}

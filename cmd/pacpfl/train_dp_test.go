@@ -13,7 +13,7 @@ import (
 // flagged, and the client LMLs (not covered by the guarantee) are neither
 // printed nor written.
 func TestTrainDPReportsTheGuarantee(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -130,7 +130,7 @@ func TestExperimentDPSweep(t *testing.T) {
 
 // pacpfl tune ranks the grid by cross-validation on training data only.
 func TestTuneShortRun(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	code, out, errOut := runCLI("tune", "polynomial", "--clients", "6", "--new-clients", "0", "-T", "20", "--k", "2",
 		"--taus", "0.2,0.5", "--sigma-ps", "0.5", "--folds", "2", "--quiet")
 	if code != exitOK {

@@ -12,7 +12,7 @@ import (
 // --samples) and names it in the text and the JSON; flags of other data
 // sets are refused.
 func TestTrainPV(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	path := filepath.Join(t.TempDir(), "pv.json")
 	code, out, errOut := runCLI("train", "--data", "pv", "--variant", "ew", "--samples", "150", "--clients", "3",
 		"--new-clients", "1", "-T", "3", "--k", "2", "--bound-samples", "0", "--quiet", "--json", path)

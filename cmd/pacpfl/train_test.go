@@ -58,7 +58,7 @@ func TestTrainShortRun(t *testing.T) {
 // --certify prints one line per certificate and writes every term to the
 // JSON report; --explain prints the derivations.
 func TestTrainCertify(t *testing.T) {
-	skipIfEmulated(t)
+	skipIfRepeat(t)
 	path := filepath.Join(t.TempDir(), "out.json")
 	code, out, errOut := runCLI("train", "--clients", "4", "--new-clients", "2", "-T", "5", "--k", "2",
 		"--bound-samples", "2", "--certify", "--explain", "--quiet", "--json", path)

@@ -1,0 +1,5 @@
+//go:build !purego && !netlib
+
+package main
+
+const altBuild = false
