@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/pacpfl/pacpfl/linalg"
+
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // defaultLadder is the jitter ladder of FactorizeWithJitter: each ε is
@@ -193,7 +195,7 @@ func (f *Factor) prepare(n int) error {
 		return err
 	}
 	if cap(f.own) < n*n {
-		f.own = make([]float64, n*n)
+		f.own = hugepage.Floats(n * n)
 	}
 	f.l, f.ldl, f.n = f.own[:n*n], n, n
 	return nil

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/lapack/gonum"
 
 	"github.com/pacpfl/pacpfl/asm"
+
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // Lapack is the Cholesky part of gonum's lapack.Float64, with exactly its
@@ -225,7 +227,7 @@ func getWork(n int) *[]float64 {
 		*p = (*p)[:n*n]
 		return p
 	}
-	w := make([]float64, n*n)
+	w := hugepage.Floats(n * n)
 	return &w
 }
 

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/pacpfl/pacpfl/asm"
+
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // maxNR bounds the micro-kernel width the leaf solve supports.
@@ -51,7 +53,7 @@ type rltScratch struct {
 
 func grow(s []float64, n int) []float64 {
 	if cap(s) < n {
-		return make([]float64, n)
+		return hugepage.Floats(n)
 	}
 	return s[:n]
 }

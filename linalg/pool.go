@@ -3,6 +3,8 @@ package linalg
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // maxThreads bounds the goroutines one call uses (the per-call state holds
@@ -84,7 +86,7 @@ func (w *workspace) ensure(na, nb, nt int) {
 // alignedFloats returns a backing slice and a 64-byte aligned view of n
 // elements inside it.
 func alignedFloats(n int) (raw, view []float64) {
-	raw = make([]float64, n+8)
+	raw = hugepage.Floats(n + 8)
 	off := 0
 	for uintptr(unsafe.Pointer(&raw[off]))%64 != 0 {
 		off++

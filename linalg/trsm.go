@@ -7,6 +7,8 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/pacpfl/pacpfl/asm"
+
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // trsmBlock is the order up to which a triangular diagonal block is solved
@@ -142,7 +144,7 @@ func (t *trsmCall) part(id int) {
 	if t.s == blas.Right {
 		tmp = trsmTemps.get()
 		if need := min(n, trsmBlock) * m; len(tmp.buf) < need {
-			tmp.buf = make([]float64, need)
+			tmp.buf = hugepage.Floats(need)
 		}
 	}
 	t.solve(m, n, t.a, b, tmp)

@@ -9,6 +9,8 @@ import (
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/cholesky"
 	"github.com/pacpfl/pacpfl/linalg"
+
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // Predictor holds k particles conditioned on one client's personalisation
@@ -103,7 +105,7 @@ func (p *Predictor) FitTempered(phis, X, y []float64, scale float64) error {
 		// there: the factor is the only m² buffer a fitted particle keeps.
 		if cap(f.a) < m*m {
 			f.a = nil
-			f.a = make([]float64, m*m)
+			f.a = hugepage.Floats(m * m)
 		}
 		a := f.a[:m*m]
 		asm.SEKernel(a, m, F, df, F, df, m, m, df)

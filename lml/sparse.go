@@ -14,6 +14,8 @@ import (
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/cholesky"
 	"github.com/pacpfl/pacpfl/linalg"
+
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // DefaultSparseChunk is the default number of rows a worker of a
@@ -290,10 +292,10 @@ func (p *sparsePool) ensureM(M int) {
 	}
 	p.fz1 = make([]float64, M*(df+1))
 	p.gT = make([]float64, (df+1)*M)
-	p.kuu = make([]float64, M*M)
-	p.linvT = make([]float64, M*M)
-	p.aa = make([]float64, M*M)
-	p.bm = make([]float64, M*M)
+	p.kuu = hugepage.Floats(M * M)
+	p.linvT = hugepage.Floats(M * M)
+	p.aa = hugepage.Floats(M * M)
+	p.bm = hugepage.Floats(M * M)
 	p.t = make([]float64, M)
 	p.c = make([]float64, M)
 	p.alpha = make([]float64, M)
@@ -320,9 +322,9 @@ func (p *sparsePool) ensureGrad(M int) {
 		return
 	}
 	df := p.df
-	p.binv = make([]float64, M*M)
-	p.gsa = make([]float64, M*(M+1))
-	p.gk = make([]float64, M*M)
+	p.binv = hugepage.Floats(M * M)
+	p.gsa = hugepage.Floats(M * (M + 1))
+	p.gk = hugepage.Floats(M * M)
 	p.gzacc = make([]float64, M*(df+1))
 	p.zout = make([]float64, M*(df+1))
 }
@@ -332,7 +334,7 @@ func (p *sparsePool) ensureBlocks(n, M int, grad bool) {
 	for i := 0; i < n; i++ {
 		b := &p.blocks[i]
 		if len(b.aa) < (M+1)*(M+1) {
-			b.aa = make([]float64, (M+1)*(M+1))
+			b.aa = hugepage.Floats((M + 1) * (M + 1))
 		}
 		if grad && len(b.gz) < M*(p.df+1) {
 			b.gphi = make([]float64, p.np)
@@ -358,8 +360,8 @@ func (p *sparsePool) ensureWorker(w *sparseWorker, rows, M int) {
 	w.meanActs = acts(&p.mean)
 	w.kernActs = acts(&p.kern)
 	df := p.df
-	w.k = make([]float64, rows*(M+1))
-	w.h = make([]float64, rows*(M+1))
+	w.k = hugepage.Floats(rows * (M + 1))
+	w.h = hugepage.Floats(rows * (M + 1))
 	w.r = make([]float64, rows)
 	w.dmu = make([]float64, rows)
 	w.gf = make([]float64, rows*df)

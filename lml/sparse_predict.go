@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/pacpfl/pacpfl/asm"
+
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // SparsePredictor is Predictor with the sparse GP: k particles conditioned
@@ -125,7 +127,7 @@ func (sp *SparsePredictor) FitTempered(phis, X, y, Z []float64, scale float64) e
 // into dst (n×n, stride n, zeros above the diagonal), growing dst if needed.
 func copyFactor(dst, l []float64, ld, n int) []float64 {
 	if cap(dst) < n*n {
-		dst = make([]float64, n*n)
+		dst = hugepage.Floats(n * n)
 	}
 	dst = dst[:n*n]
 	for i := 0; i < n; i++ {

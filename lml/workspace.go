@@ -10,6 +10,7 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/cholesky"
+	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
 // DefaultJitterLadder is the diagonal jitter tried, as multiples of
@@ -187,7 +188,7 @@ func (ws *Workspace) ensure(m int) {
 func (ws *Workspace) ensureSquare(m int) []float64 {
 	if cap(ws.sq) < m*m {
 		ws.sq = nil // let the old one go before the new one is allocated
-		ws.sq = make([]float64, m*m)
+		ws.sq = hugepage.Floats(m * m)
 	}
 	return ws.sq[:m*m]
 }
