@@ -84,8 +84,7 @@ func oldEval(t *testing.T, ws *Workspace, b *linalg.Native, phi, X, y []float64,
 	trGamma := 0.5 * (asm.DotUnitary(v, v) - trAinv)
 	clear(grad)
 	gMean := append([]float64(nil), v...)
-	ws.mean.backward(phi, X, m, ws.meanActs, gMean, grad, ws.g1, ws.g2)
-	ws.kern.backward(phi, X, m, ws.kernActs, gF, grad, ws.g1, ws.g2)
+	ws.backNets(phi, X, m, gMean, gF, grad)
 	dSigma2 := trGamma / scale
 	if scale != 1 {
 		dSigma2 += fm * (1 - scale) / (2 * sigma2)

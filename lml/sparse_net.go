@@ -7,13 +7,12 @@ import (
 	"github.com/pacpfl/pacpfl/linalg"
 )
 
-// The networks of the sparse GP, run on a tile of rows at a time with the
-// BLAS: one GEMM per layer (a GEMV for a one-unit layer) instead of the
-// per-row dot products of mlp.forward, which the exact GP can afford at its
-// m ≤ a few thousand but the streamed bound, at millions of rows, cannot.
-// Every call covers one tile of rows with a single-threaded BLAS, so what a
-// row gets depends only on its tile, never on the chunk or the thread that
-// processed it.
+// The networks of both GPs, run on a tile of rows at a time with the BLAS:
+// one GEMM per layer (a GEMV for a one-unit layer), not one dot product per
+// row and unit. The sparse GP streams tiles of its millions of rows; the
+// exact GP's tile is its whole data set. Every call covers one tile of rows
+// with a single-threaded BLAS, so what a row gets depends only on its tile,
+// never on the chunk or the thread that processed it.
 
 // forwardRows runs the network on the nt rows of x (nt×ins[0], row-major)
 // and writes layer l's output for them at acts[l][off·w : (off+nt)·w]

@@ -11,6 +11,7 @@ import (
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/cholesky"
 	"github.com/pacpfl/pacpfl/internal/hugepage"
+	"github.com/pacpfl/pacpfl/linalg"
 )
 
 // DefaultJitterLadder is the diagonal jitter tried, as multiples of
@@ -37,7 +38,8 @@ type Workspace struct {
 	model      Model
 	mean, kern mlp
 	np         int
-	bl         blas.Float64 // the BLAS given to NewWorkspace (nil: default)
+	bl         blas.Float64   // the BLAS given to NewWorkspace (nil: default)
+	net        *linalg.Native // the networks' GEMMs, on one thread
 
 	fac    cholesky.Factor
 	jitter float64 // jitter of the last factorization
@@ -65,7 +67,7 @@ func NewWorkspace(model Model, b blas.Float64) (*Workspace, error) {
 	if err := model.Validate(); err != nil {
 		return nil, err
 	}
-	ws := &Workspace{model: model, np: model.NumParams(), bl: b}
+	ws := &Workspace{model: model, np: model.NumParams(), bl: b, net: linalg.NewNative(1)}
 	ws.mean = newMLP(model.D, model.MeanHidden, 1, 0)
 	ws.kern = newMLP(model.D, model.KernelHidden, model.DF, ws.mean.end)
 	ws.fac.SetBLAS(b)
@@ -227,9 +229,16 @@ func (ws *Workspace) threads() int {
 // kernel features (m×DF, row-major) as views into the workspace.
 func (ws *Workspace) features(phi, X []float64, m int) (mean, F []float64) {
 	ws.ensure(m)
-	ws.mean.forward(phi, X, m, ws.meanActs)
-	ws.kern.forward(phi, X, m, ws.kernActs)
+	ws.mean.forwardRows(ws.net, phi, X, m, 0, ws.meanActs)
+	ws.kern.forwardRows(ws.net, phi, X, m, 0, ws.kernActs)
 	return ws.meanActs[len(ws.meanActs)-1][:m], ws.kernActs[len(ws.kernActs)-1][:m*ws.model.DF]
+}
+
+// backNets accumulates into grad the networks' gradients seeded with
+// ∂LML/∂m_φ(X) (gMean, m) and ∂LML/∂F (gF, m×DF), after features.
+func (ws *Workspace) backNets(phi, X []float64, m int, gMean, gF, grad []float64) {
+	ws.mean.backwardRows(ws.net, phi, X, m, 0, ws.meanActs, gMean, grad, ws.g1, ws.g2)
+	ws.kern.backwardRows(ws.net, phi, X, m, 0, ws.kernActs, gF, grad, ws.g1, ws.g2)
 }
 
 // factor builds A = K + noiseVar·I in the m×m buffer (both triangles) from
@@ -316,9 +325,8 @@ func (ws *Workspace) eval(phi, X, y []float64, scale float64, grad []float64) (f
 	clear(grad)
 	// Mean network: ∂LML/∂m_j = v_j.
 	copy(ws.gMean[:m], v)
-	ws.mean.backward(phi, X, m, ws.meanActs, ws.gMean[:m], grad, ws.g1, ws.g2)
 	// Kernel network, seeded with ∂LML/∂F.
-	ws.kern.backward(phi, X, m, ws.kernActs, ws.gF[:m*df], grad, ws.g1, ws.g2)
+	ws.backNets(phi, X, m, ws.gMean[:m], ws.gF[:m*df], grad)
 	// Noise: A depends on σ² through σ²/scale; the tempering term on σ²
 	// directly. dσ²/ds = 2σ·sigmoid(s).
 	dSigma2 := trGamma / scale
