@@ -7,9 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/pacpfl/pacpfl/linalg"
-
 	"github.com/pacpfl/pacpfl/internal/hugepage"
+	"github.com/pacpfl/pacpfl/linalg"
 )
 
 // defaultLadder is the jitter ladder of FactorizeWithJitter: each ε is

@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/lapack/gonum"
 
 	"github.com/pacpfl/pacpfl/asm"
-
 	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 

@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/pacpfl/pacpfl/asm"
-
 	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 

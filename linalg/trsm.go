@@ -7,7 +7,6 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/pacpfl/pacpfl/asm"
-
 	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 

@@ -8,9 +8,8 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/cholesky"
-	"github.com/pacpfl/pacpfl/linalg"
-
 	"github.com/pacpfl/pacpfl/internal/hugepage"
+	"github.com/pacpfl/pacpfl/linalg"
 )
 
 // Predictor holds k particles conditioned on one client's personalisation

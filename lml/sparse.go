@@ -13,9 +13,8 @@ import (
 
 	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/cholesky"
-	"github.com/pacpfl/pacpfl/linalg"
-
 	"github.com/pacpfl/pacpfl/internal/hugepage"
+	"github.com/pacpfl/pacpfl/linalg"
 )
 
 // DefaultSparseChunk is the default number of rows a worker of a

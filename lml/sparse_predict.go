@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/pacpfl/pacpfl/asm"
-
 	"github.com/pacpfl/pacpfl/internal/hugepage"
 )
 
