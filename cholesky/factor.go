@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
+	"github.com/pacpfl/pacpfl/asm"
 	"github.com/pacpfl/pacpfl/internal/hugepage"
 	"github.com/pacpfl/pacpfl/linalg"
 )
@@ -158,7 +159,7 @@ func checkInput(a []float64, n, lda int) error {
 	}
 	for i := 0; i < n; i++ {
 		row := a[i*lda : i*lda+i+1]
-		if finite(row) {
+		if asm.AllFinite(row) {
 			continue
 		}
 		for j, v := range row {
@@ -168,25 +169,6 @@ func checkInput(a []float64, n, lda int) error {
 		}
 	}
 	return nil
-}
-
-// finite reports whether every entry of x is finite: v − v is 0 for a
-// finite v and NaN for ±Inf and NaN, so the sum of the differences is 0
-// exactly when all are finite (four partial sums, no branch per entry).
-func finite(x []float64) bool {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		y := x[i : i+4 : i+4]
-		s0 += y[0] - y[0]
-		s1 += y[1] - y[1]
-		s2 += y[2] - y[2]
-		s3 += y[3] - y[3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] - x[i]
-	}
-	return (s0+s1)+(s2+s3) == 0
 }
 
 func (f *Factor) prepare(n int) error {

@@ -524,27 +524,3 @@ func meanDiag(a []float64, n int) float64 {
 	}
 	return m / float64(n)
 }
-
-// finite against the definition: every position of short and long rows,
-// each non-finite value, and the largest finite values (whose differences
-// are still 0).
-func TestFinite(t *testing.T) {
-	for n := 0; n < 12; n++ {
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = math.MaxFloat64 * float64(1-2*(i%2))
-		}
-		if !finite(x) {
-			t.Fatalf("n=%d: finite row reported non-finite", n)
-		}
-		for pos := 0; pos < n; pos++ {
-			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-				y := append([]float64(nil), x...)
-				y[pos] = bad
-				if finite(y) {
-					t.Errorf("n=%d: %v at %d not found", n, bad, pos)
-				}
-			}
-		}
-	}
-}

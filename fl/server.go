@@ -366,13 +366,19 @@ func (s *Server) runClient(slot, ci, round int, rng *rand.Rand) error {
 // +Inf), the mean ln Z^C finite, and the norm within MaxUpdateNorm.
 func (s *Server) validate(slot, ci int, lml float64) error {
 	g := s.grads[slot]
+	// Σ v² is finite only if every v is (a NaN or ±Inf entry makes it NaN
+	// or +Inf), so the entries are scanned only to name a bad one.
 	ss := 0.0
-	for j, v := range g {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("client %d returned a non-finite gradient (%v at particle %d, coordinate %d)", ci, v,
-				j/s.dim, j%s.dim)
-		}
+	for _, v := range g {
 		ss += v * v
+	}
+	if math.IsNaN(ss) || math.IsInf(ss, 0) {
+		for j, v := range g {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("client %d returned a non-finite gradient (%v at particle %d, coordinate %d)", ci, v,
+					j/s.dim, j%s.dim)
+			}
+		}
 	}
 	if math.IsInf(ss, 0) {
 		big := 0

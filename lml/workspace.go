@@ -123,6 +123,9 @@ func (m Model) CheckData(X, y []float64) error {
 	if len(X) != len(y)*m.D {
 		return fmt.Errorf("lml: X has %d values, want m×D = %d×%d = %d (m = len(y))", len(X), len(y), m.D, len(y)*m.D)
 	}
+	if asm.AllFinite(X) && asm.AllFinite(y) {
+		return nil
+	}
 	for i, v := range X {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("lml: X[%d][%d] = %v is not finite", i/m.D, i%m.D, v)
@@ -140,6 +143,9 @@ func (m Model) CheckData(X, y []float64) error {
 func (m Model) CheckParams(phi []float64) error {
 	if n := m.NumParams(); len(phi) != n {
 		return fmt.Errorf("lml: φ has %d values, want %d for this model", len(phi), n)
+	}
+	if asm.AllFinite(phi) {
+		return nil
 	}
 	for i, v := range phi {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
