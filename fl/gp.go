@@ -233,16 +233,24 @@ func (g *GPModel) priorMoments(phi, X []float64) (mean, K []float64, sigma float
 	bi := 0
 	forward := func(hidden []int, out int) []float64 {
 		res := make([]float64, m*out)
+		// Two buffers of the widest layer take turns as a row's layer
+		// outputs.
+		width := out
+		for _, w := range hidden {
+			width = max(width, w)
+		}
+		buf := make([]float64, 2*width)
 		for r := 0; r < m; r++ {
 			h := X[r*md.D : (r+1)*md.D]
 			for l := 0; l <= len(hidden); l++ {
 				wb, bb := blocks[bi+2*l], blocks[bi+2*l+1]
 				o, in := wb.Shape[0], wb.Shape[1]
-				a := make([]float64, o)
-				for i := 0; i < o; i++ {
+				a := buf[(l%2)*width : (l%2)*width+o]
+				h = h[:in]
+				for i := range a {
 					s := phi[bb.Offset+i]
-					for j := 0; j < in; j++ {
-						s += phi[wb.Offset+i*in+j] * h[j]
+					for j, wv := range phi[wb.Offset+i*in : wb.Offset+i*in+in] {
+						s += wv * h[j]
 					}
 					if l < len(hidden) {
 						s = math.Tanh(s)
