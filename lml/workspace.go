@@ -329,9 +329,8 @@ func (ws *Workspace) eval(phi, X, y []float64, scale float64, grad []float64) (f
 	trGamma := 0.5 * (asm.DotUnitary(v, v) - trAinv)
 
 	clear(grad)
-	// Mean network: ∂LML/∂m_j = v_j.
+	// The networks, seeded with ∂LML/∂m_j = v_j and ∂LML/∂F.
 	copy(ws.gMean[:m], v)
-	// Kernel network, seeded with ∂LML/∂F.
 	ws.backNets(phi, X, m, ws.gMean[:m], ws.gF[:m*df], grad)
 	// Noise: A depends on σ² through σ²/scale; the tempering term on σ²
 	// directly. dσ²/ds = 2σ·sigmoid(s).

@@ -58,11 +58,11 @@ func pages(s []float64) []byte {
 	if len(s) == 0 {
 		return nil
 	}
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	base := unsafe.Pointer(unsafe.SliceData(s))
+	p := uintptr(base)
 	lo, hi, ok := span(p, uintptr(len(s))*8)
 	if !ok {
 		return nil
 	}
-	base := unsafe.Pointer(unsafe.SliceData(s))
 	return unsafe.Slice((*byte)(unsafe.Add(base, lo-p)), hi-lo)
 }
