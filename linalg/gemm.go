@@ -259,6 +259,14 @@ func (nat *Native) gemm(p gemmProblem, threads int) {
 			}
 		}
 	}
+	flops := 2 * float64(p.m) * float64(p.n) * float64(p.k)
+	if p.tri != blas.All {
+		flops /= 2
+	}
+	if threads <= 1 || flops < parallelMinFlops {
+		nat.gemmSolo(&p, kern, blk)
+		return
+	}
 	g := gemmCalls.get()
 	g.p, g.kern, g.blk = p, kern, blk
 	// C is cut into nr independent regions, one per goroutine (nw of them);
@@ -266,21 +274,13 @@ func (nat *Native) gemm(p gemmProblem, threads int) {
 	// atomic counter). Measured: cutting C into 2 regions per goroutine, to
 	// balance a shared machine, was 2% slower at n = 2000 (more packing) even
 	// with other jobs running, so there is one region per goroutine.
-	nw, nr := 1, 1
-	flops := 2 * float64(p.m) * float64(p.n) * float64(p.k)
+	var nr int
 	if p.tri != blas.All {
-		flops /= 2
-	}
-	if threads > 1 && flops >= parallelMinFlops {
-		if p.tri != blas.All {
-			nr = splitTriangle(g.parts[:], p.n, kern.MR, threads, p.tri)
-		} else {
-			nr = splitGrid(g.parts[:], p.m, p.n, kern.MR, kern.NR, threads)
-		}
-		nw = min(threads, nr)
+		nr = splitTriangle(g.parts[:], p.n, kern.MR, threads, p.tri)
 	} else {
-		g.parts[0] = region{0, p.m, 0, p.n}
+		nr = splitGrid(g.parts[:], p.m, p.n, kern.MR, kern.NR, threads)
 	}
+	nw := min(threads, nr)
 	g.nregions = nr
 	g.next.Store(0)
 	// The caller takes every goroutine's workspace up front, so a call with
@@ -305,6 +305,35 @@ func (nat *Native) gemm(p gemmProblem, threads int) {
 	}
 	g.p = gemmProblem{} // drop references to the caller's slices
 	gemmCalls.put(g)
+}
+
+// soloMaxFloats bounds the workspace a Native keeps for itself (gemmSolo):
+// 64 Ki doubles (512 KiB) covers the products of small clients' networks
+// and leaf blocks; larger ones go back to the shared free list.
+const soloMaxFloats = 1 << 16
+
+// gemmSolo runs p on the calling goroutine, the whole of C as one region.
+// Millions of small products (a network layer over a few rows) spent a fifth
+// of their time taking and returning a gemmCall and a workspace under the
+// free lists' locks; this path needs neither gemmCall nor, for a small
+// workspace, the lock: it swaps the Native's own workspace out and back.
+// A concurrent caller of the same Native finds the slot empty and uses the
+// free list. The arithmetic is gemmRegion's, so the result is the same to
+// the bit.
+func (nat *Native) gemmSolo(p *gemmProblem, kern *asm.GemmKernel, blk Blocking) {
+	mc := min(blk.MC, ceilDiv(p.m, kern.MR)*kern.MR)
+	nc := min(blk.NC, ceilDiv(p.n, kern.NR)*kern.NR)
+	kc := min(blk.KC, p.k)
+	na, nb, nt := mc*kc, nc*kc, kern.MR*kern.NR
+	ws := nat.solo.Swap(nil)
+	if ws == nil {
+		ws = getWorkspace()
+	}
+	ws.ensure(na, nb, nt)
+	gemmRegion(ws, kern, p, blk, region{0, p.m, 0, p.n})
+	if len(ws.a)+len(ws.b) > soloMaxFloats || !nat.solo.CompareAndSwap(nil, ws) {
+		putWorkspace(ws)
+	}
 }
 
 func roundBlocking(b Blocking, k *asm.GemmKernel) Blocking {
@@ -472,9 +501,11 @@ func macroKernel(pa, pb, tile []float64, kern *asm.GemmKernel, p *gemmProblem, i
 	beta float64) {
 	mr, nr := kern.MR, kern.NR
 	ldc := p.ldc
-	for jr := 0; jr < nb; jr += nr {
+	// Panel offsets advance by addition: a division by the (variable) tile
+	// size per tile was a tenth of a small product's time.
+	for jr, boff := 0, 0; jr < nb; jr, boff = jr+nr, boff+kb*nr {
 		ncols := min(nr, nb-jr)
-		bp := pb[(jr/nr)*kb*nr:]
+		bp := pb[boff:]
 		j := jc + jr
 		kr := kb
 		if p.upperB {
@@ -486,14 +517,14 @@ func macroKernel(pa, pb, tile []float64, kern *asm.GemmKernel, p *gemmProblem, i
 				continue
 			}
 		}
-		for ir := 0; ir < mb; ir += mr {
+		for ir, aoff := 0, 0; ir < mb; ir, aoff = ir+mr, aoff+kb*mr {
 			nrows := min(mr, mb-ir)
 			i := ic + ir
 			cls := classify(p.tri, i, nrows, j, ncols)
 			if cls == tileOut {
 				continue
 			}
-			ap := pa[(ir/mr)*kb*mr:]
+			ap := pa[aoff:]
 			bt, kt := bp, kr
 			if p.triK != triNone {
 				lo, hi := p.triK.kRange(i, mr, j, pc, kb)
@@ -511,24 +542,49 @@ func macroKernel(pa, pb, tile []float64, kern *asm.GemmKernel, p *gemmProblem, i
 			// merge the valid part.
 			t := tile[:mr*nr]
 			kern.Run(kt, ap, bt, t, nr, 1, 0)
-			for x := 0; x < nrows; x++ {
-				crow := p.c[(i+x)*ldc+j : (i+x)*ldc+j+ncols]
-				trow := t[x*nr : x*nr+ncols]
-				lo, hi := 0, ncols
-				switch p.tri {
-				case blas.Upper:
-					lo = max(0, i+x-j)
-				case blas.Lower:
-					hi = min(ncols, i+x-j+1)
-				}
-				for y := lo; y < hi; y++ {
-					if beta == 0 {
-						crow[y] = p.alpha * trow[y]
-					} else {
-						crow[y] = beta*crow[y] + p.alpha*trow[y]
-					}
-				}
+			mergeTile(p, t, nr, i, nrows, j, ncols, beta)
+		}
+	}
+}
+
+// mergeTile sets C[i+x][j+y] = alpha·t[x][y] (+ beta·C) over the nrows×ncols
+// part of the scratch tile t (row stride nr) that lies in p's triangle.
+func mergeTile(p *gemmProblem, t []float64, nr, i, nrows, j, ncols int, beta float64) {
+	alpha, ldc := p.alpha, p.ldc
+	for x := 0; x < nrows; x++ {
+		lo, hi := 0, ncols
+		switch p.tri {
+		case blas.Upper:
+			lo = max(0, i+x-j)
+		case blas.Lower:
+			hi = min(ncols, i+x-j+1)
+		}
+		if lo >= hi {
+			continue
+		}
+		trow := t[x*nr+lo : x*nr+hi]
+		crow := p.c[(i+x)*ldc+j+lo : (i+x)*ldc+j+hi]
+		crow = crow[:len(trow)]
+		// With alpha = ±1 and beta ∈ {0, 1} only the sum rounds, in any
+		// order of evaluation, fused or not: the SIMD axpy and the copy give
+		// the loops' bits, faster than scalar loads of the tile the kernel
+		// has just stored as vectors.
+		switch {
+		case beta == 1 && (alpha == 1 || alpha == -1):
+			asm.AxpyUnitary(alpha, trow, crow)
+			continue
+		case beta == 0 && alpha == 1:
+			copy(crow, trow)
+			continue
+		}
+		if beta == 0 {
+			for y, v := range trow {
+				crow[y] = alpha * v
 			}
+			continue
+		}
+		for y, v := range trow {
+			crow[y] = beta*crow[y] + alpha*v
 		}
 	}
 }
@@ -537,9 +593,9 @@ func macroKernel(pa, pb, tile []float64, kern *asm.GemmKernel, p *gemmProblem, i
 // dst[panel*kb*mr + l*mr + r]. Rows past mb are zero.
 func packA(dst []float64, p *gemmProblem, ic, mb, pc, kb, mr int) {
 	lda := p.lda
-	for ir := 0; ir < mb; ir += mr {
+	for ir, off := 0, 0; ir < mb; ir, off = ir+mr, off+kb*mr {
 		rows := min(mr, mb-ir)
-		d := dst[(ir/mr)*kb*mr : (ir/mr+1)*kb*mr]
+		d := dst[off : off+kb*mr]
 		if !p.tA { // op(A)[i][l] = a[i*lda+l]: interleave rows
 			interleave(d, p.a, (ic+ir)*lda+pc, lda, rows, kb, mr)
 		} else if rows < mr { // full panels are done below, row by row
@@ -563,9 +619,9 @@ func packA(dst []float64, p *gemmProblem, ic, mb, pc, kb, mr int) {
 // dst[panel*kb*nr + l*nr + c]. Columns past nb are zero.
 func packB(dst []float64, p *gemmProblem, pc, kb, jc, nb, nr int) {
 	ldb := p.ldb
-	for jr := 0; jr < nb; jr += nr {
+	for jr, off := 0, 0; jr < nb; jr, off = jr+nr, off+kb*nr {
 		cols := min(nr, nb-jr)
-		d := dst[(jr/nr)*kb*nr : (jr/nr+1)*kb*nr]
+		d := dst[off : off+kb*nr]
 		if p.tB { // op(B)[l][j] = b[j*ldb+l]: interleave rows of b
 			interleave(d, p.b, (jc+jr)*ldb+pc, ldb, cols, kb, nr)
 		} else if cols < nr { // full panels are done below, row by row
