@@ -307,33 +307,51 @@ func (nat *Native) gemm(p gemmProblem, threads int) {
 	gemmCalls.put(g)
 }
 
-// soloMaxFloats bounds the workspace a Native keeps for itself (gemmSolo):
-// 64 Ki doubles (512 KiB) covers the products of small clients' networks
-// and leaf blocks; larger ones go back to the shared free list.
+// soloMaxFloats bounds the workspaces gemmSolo keeps in soloSlots: 64 Ki
+// doubles (512 KiB) covers the products of small clients' networks and the
+// factorizations' leaf blocks; larger ones go back to the free list.
 const soloMaxFloats = 1 << 16
 
-// gemmSolo runs p on the calling goroutine, the whole of C as one region.
-// Millions of small products (a network layer over a few rows) spent a fifth
-// of their time taking and returning a gemmCall and a workspace under the
-// free lists' locks; this path needs neither gemmCall nor, for a small
-// workspace, the lock: it swaps the Native's own workspace out and back.
-// A concurrent caller of the same Native finds the slot empty and uses the
-// free list. The arithmetic is gemmRegion's, so the result is the same to
-// the bit.
+// soloSlots hold small workspaces for gemmSolo, shared by every Native and
+// taken and returned by atomic swaps. Millions of small products (a layer
+// over a few rows, on every client of a federation) spent a fifth of their
+// time taking and returning a gemmCall and a workspace under the free
+// lists' locks. A slot per Native instead kept hundreds of buffers (one per
+// client) cycling through the caches; these few stay warm. When every slot
+// is empty or full, the free list serves.
+var soloSlots [16]atomic.Pointer[workspace]
+
+// gemmSolo runs p on the calling goroutine, the whole of C as one region:
+// gemmRegion's arithmetic, so the result is the same to the bit.
 func (nat *Native) gemmSolo(p *gemmProblem, kern *asm.GemmKernel, blk Blocking) {
 	mc := min(blk.MC, ceilDiv(p.m, kern.MR)*kern.MR)
 	nc := min(blk.NC, ceilDiv(p.n, kern.NR)*kern.NR)
 	kc := min(blk.KC, p.k)
 	na, nb, nt := mc*kc, nc*kc, kern.MR*kern.NR
-	ws := nat.solo.Swap(nil)
+	small := na+nb <= soloMaxFloats
+	var ws *workspace
+	if small {
+		for i := range soloSlots {
+			if soloSlots[i].Load() != nil {
+				if ws = soloSlots[i].Swap(nil); ws != nil {
+					break
+				}
+			}
+		}
+	}
 	if ws == nil {
 		ws = getWorkspace()
 	}
 	ws.ensure(na, nb, nt)
 	gemmRegion(ws, kern, p, blk, region{0, p.m, 0, p.n})
-	if len(ws.a)+len(ws.b) > soloMaxFloats || !nat.solo.CompareAndSwap(nil, ws) {
-		putWorkspace(ws)
+	if small && len(ws.a)+len(ws.b) <= soloMaxFloats {
+		for i := range soloSlots {
+			if soloSlots[i].Load() == nil && soloSlots[i].CompareAndSwap(nil, ws) {
+				return
+			}
+		}
 	}
+	putWorkspace(ws)
 }
 
 func roundBlocking(b Blocking, k *asm.GemmKernel) Blocking {

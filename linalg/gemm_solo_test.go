@@ -16,9 +16,10 @@ import (
 var soloShapes = [][3]int{{10, 32, 32}, {10, 32, 1}, {32, 32, 10}, {32, 1, 10}, {10, 2, 32}, {2, 32, 10},
 	{7, 9, 5}, {13, 17, 3}, {6, 8, 4}, {5, 7, 1}, {1, 1, 65}, {37, 41, 29}, {300, 300, 300}, {250, 20, 400}}
 
-// Several goroutines sharing one Native: whichever takes its workspace slot
-// and whichever falls back to the free list, each product is the one the
-// Native computes alone, to the bit (run with -race).
+// Several goroutines on one Native: whichever takes a workspace from
+// soloSlots and whichever falls back to the free list, each product is the
+// one the Native computes alone, to the bit (run with -race; it fails if a
+// slot is read instead of swapped out).
 func TestGemmSoloConcurrent(t *testing.T) {
 	nat := NewNative(1)
 	type job struct {

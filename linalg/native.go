@@ -25,10 +25,6 @@ type Native struct {
 	threads  atomic.Int64             // <= 0: follow GOMAXPROCS at call time
 	schedule atomic.Int32             // a gemmSchedule; 0 (auto) but in tests and benchmarks
 	blocking atomic.Pointer[Blocking] // nil: DefaultBlocking at the level of the call
-	// solo is the workspace of this Native's last small one-goroutine
-	// product, kept for its next: a small product takes it without the
-	// shared free list's lock (see gemmSolo).
-	solo atomic.Pointer[workspace]
 }
 
 // Blocking holds the cache block sizes of the GEMM loops: an MC×KC block of A
