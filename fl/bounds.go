@@ -296,7 +296,17 @@ func ClippedGaussianLogZ(y, mean, chol []float64, sigma, beta, a, b float64, nSa
 				f += v * z[l]
 			}
 			r := (y[j] - f) / sigma
-			loss += math.Min(math.Max(c0+0.5*r*r, a), b)
+			// clip to [a, b] by comparisons: math.Max and math.Min, with
+			// their signed-zero cases, were a tenth of this estimator, and
+			// give the same sum (a NaN stays NaN either way).
+			l := c0 + 0.5*r*r
+			if l < a {
+				l = a
+			}
+			if l > b {
+				l = b
+			}
+			loss += l
 		}
 		terms[s] = -beta / float64(m) * loss
 	}
