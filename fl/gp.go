@@ -232,34 +232,58 @@ func (g *GPModel) priorMoments(phi, X []float64) (mean, K []float64, sigma float
 	blocks := md.Layout()
 	bi := 0
 	forward := func(hidden []int, out int) []float64 {
-		res := make([]float64, m*out)
-		// Two buffers of the widest layer take turns as a row's layer
-		// outputs.
+		// Four data rows at a time through all the layers: each unit's four
+		// sums advance together in registers, independent chains the core
+		// overlaps (a row at a time, each sum waited for its last
+		// addition). Every sum is still bias + Σ_j w_j h_j in the order of
+		// j: a row-at-a-time pass's values to the bit.
 		width := out
 		for _, w := range hidden {
 			width = max(width, w)
 		}
-		buf := make([]float64, 2*width)
-		for r := 0; r < m; r++ {
-			h := X[r*md.D : (r+1)*md.D]
+		bufs := [2][]float64{make([]float64, 4*width), make([]float64, 4*width)}
+		res := make([]float64, m*out)
+		for r0 := 0; r0 < m; r0 += 4 {
+			nb := min(4, m-r0)
+			H := X[r0*md.D : (r0+nb)*md.D] // the layer's input, in values per row
 			for l := 0; l <= len(hidden); l++ {
 				wb, bb := blocks[bi+2*l], blocks[bi+2*l+1]
 				o, in := wb.Shape[0], wb.Shape[1]
-				a := buf[(l%2)*width : (l%2)*width+o]
-				h = h[:in]
-				for i := range a {
-					s := phi[bb.Offset+i]
-					for j, wv := range phi[wb.Offset+i*in : wb.Offset+i*in+in] {
-						s += wv * h[j]
+				A := bufs[l%2][:nb*o]
+				for i := 0; i < o; i++ {
+					w := phi[wb.Offset+i*in : wb.Offset+i*in+in]
+					bias := phi[bb.Offset+i]
+					var acc [4]float64
+					if nb == 4 {
+						h0, h1, h2, h3 := H[:in], H[in:2*in], H[2*in:3*in], H[3*in:4*in]
+						s0, s1, s2, s3 := bias, bias, bias, bias
+						for j, wv := range w {
+							s0 += wv * h0[j]
+							s1 += wv * h1[j]
+							s2 += wv * h2[j]
+							s3 += wv * h3[j]
+						}
+						acc = [4]float64{s0, s1, s2, s3}
+					} else {
+						for r := 0; r < nb; r++ {
+							hr := H[r*in : r*in+in]
+							s := bias
+							for j, wv := range w {
+								s += wv * hr[j]
+							}
+							acc[r] = s
+						}
 					}
-					if l < len(hidden) {
-						s = math.Tanh(s)
+					for r, v := range acc[:nb] {
+						if l < len(hidden) {
+							v = math.Tanh(v)
+						}
+						A[r*o+i] = v
 					}
-					a[i] = s
 				}
-				h = a
+				H = A
 			}
-			copy(res[r*out:], h)
+			copy(res[r0*out:], H[:nb*out])
 		}
 		bi += 2 * (len(hidden) + 1)
 		return res
