@@ -290,18 +290,23 @@ func (g *GPModel) priorMoments(phi, X []float64) (mean, K []float64, sigma float
 	}
 	mean = forward(md.MeanHidden, 1)
 	F := forward(md.KernelHidden, md.DF)
-	K = make([]float64, m*m)
+	return mean, seKernel(F, m, md.DF), lml.NoiseStd(phi[len(phi)-1])
+}
+
+// seKernel is the m×m matrix exp(−½‖f_i − f_j‖²) of the features F (m×df).
+func seKernel(F []float64, m, df int) []float64 {
+	K := make([]float64, m*m)
 	for i := 0; i < m; i++ {
 		for j := 0; j < m; j++ {
 			s := 0.0
-			for c := 0; c < md.DF; c++ {
-				d := F[i*md.DF+c] - F[j*md.DF+c]
+			for c := 0; c < df; c++ {
+				d := F[i*df+c] - F[j*df+c]
 				s += d * d
 			}
 			K[i*m+j] = math.Exp(-0.5 * s)
 		}
 	}
-	return mean, K, lml.NoiseStd(phi[len(phi)-1])
+	return K
 }
 
 // ClippedLogZ returns a LogZCFunc for the existing clients of ds: ln Z^C_β of
