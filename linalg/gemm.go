@@ -314,9 +314,9 @@ const soloMaxFloats = 1 << 16
 
 // soloSlots hold small workspaces for gemmSolo, shared by every Native and
 // taken and returned by atomic swaps. Millions of small products (a layer
-// over a few rows, on every client of a federation) spent a fifth of their
-// time taking and returning a gemmCall and a workspace under the free
-// lists' locks. A slot per Native instead kept hundreds of buffers (one per
+// over a few rows, on every client of a federation) spent about a tenth of
+// their time taking and returning a gemmCall and a workspace under the free
+// lists' locks, more when two goroutines contended for them. A slot per Native instead kept hundreds of buffers (one per
 // client) cycling through the caches; these few stay warm. When every slot
 // is empty or full, the free list serves.
 var soloSlots [16]atomic.Pointer[workspace]
